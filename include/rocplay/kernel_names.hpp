@@ -1,0 +1,55 @@
+// Kernel names: demangling and classification (which library emitted it, what op it is, where its
+// source lives). Used by heuristics, reports and the fault path.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace rocplay {
+
+// `_Z12saxpy_kernelfPKfPfj` -> `saxpy_kernel(float, float const*, float*, unsigned int)`.
+// Returns the input unchanged when it is not a mangled name.
+std::string demangle(std::string_view name);
+
+enum class KernelFamily : std::uint8_t {
+  Unknown,
+  Triton,     // Triton JIT (`_fwd_kernel`, `triton_` prefixes, `.kd` of JIT modules)
+  Tensile,    // `Cijk_...` rocBLAS/hipBLASLt GEMMs
+  CkTile,     // Composable Kernel (`ck::`, `ck_tile::`)
+  Aten,       // `at::native::...`
+  Collective, // RCCL/NCCL `ncclDevKernel_...`, custom all-reduce, `allgather_vec`
+  Aiter,      // `aiter::...`
+  HipCpp,     // any other C++ kernel
+};
+
+enum class KernelCategory : std::uint8_t {
+  Unknown,
+  Attention,
+  Gemm,
+  MoeGemm,
+  Layernorm,
+  Softmax,
+  Elementwise,
+  Reduce,
+  Router,
+  KvCache,
+  Collective,
+  Copy,
+};
+
+std::string_view to_string(KernelFamily family);
+std::string_view to_string(KernelCategory category);
+
+struct KernelInfo {
+  std::string name;        // demangled
+  std::string short_name;  // without namespaces, parameters and template arguments
+  KernelFamily family = KernelFamily::Unknown;
+  KernelCategory category = KernelCategory::Unknown;
+  std::string op;          // the user-level op, e.g. `Tensor.index_copy_` (ATen), when known
+  std::string dtype_hint;  // e.g. `4-byte dtype` from `OpaqueType<4>`
+  std::string source_hint; // where its source lives, e.g. `aten/src/ATen/native/cuda/IndexKernel.cu`
+};
+
+KernelInfo classify_kernel(std::string_view name);
+
+} // namespace rocplay

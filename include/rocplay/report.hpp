@@ -1,0 +1,35 @@
+// Report writers: a person's text (verdict first, then evidence), versioned JSON, JSON Lines and
+// SARIF 2.1.0 for findings.
+#pragma once
+
+#include "rocplay/heuristics.hpp"
+#include "rocplay/snapshot.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+#include <string_view>
+#include <vector>
+
+namespace rocplay::report {
+
+enum class Format : std::uint8_t { Text, Json, Jsonl, Sarif };
+// Throws Error(Usage) naming the valid formats.
+Format parse_format(std::string_view name);
+
+constexpr int kJsonSchemaVersion = 1;
+
+struct TextOptions {
+  bool color = false;
+  std::size_t max_rows = 40; // per evidence table; the rest is summarised
+};
+
+void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,
+                const TextOptions& options = {});
+nlohmann::json finding_to_json(const Finding& finding);
+// {"schema":"rocplay.report","schema_version":1,"snapshot":{...},"findings":[...]}
+nlohmann::json report_to_json(const Snapshot& snapshot, const std::vector<Finding>& findings);
+// A SARIF 2.1.0 log with one rule per heuristic id that appears.
+nlohmann::json to_sarif(const std::vector<Finding>& findings, std::string_view tool_version);
+
+} // namespace rocplay::report

@@ -1,0 +1,205 @@
+// The typed model of a stopped GPU process: what every dialect (rocgdb, cuda-gdb, gdb) builds
+// from MI records, what heuristics read, and what reports and JSON carry.
+//
+// Unknown values are std::optional, never sentinels: a wave seen after a late attach has `?`
+// coordinates, and cuda-gdb has no queues. Ids are the debugger's own strings (`1.2`), kept
+// apart from hardware numbers (queue_no, os_qid, packet_id).
+#pragma once
+
+#include "rocplay/mi/transcript.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rocplay {
+
+enum class DebuggerKind : std::uint8_t { Unknown, Gdb, RocGdb, CudaGdb };
+std::string_view to_string(DebuggerKind kind);
+DebuggerKind debugger_kind_from_string(std::string_view name);
+
+struct Agent {
+  std::string id;                       // `1.1` (MI) or `1`
+  std::string state;                    // `A` supported, `U` not
+  std::string target_id;                // `AMDGPU Agent (GPUID 35090)`; cuda-gdb: device name
+  std::optional<std::uint64_t> gpu_id;  // KFD gpu_id; cuda-gdb: device index
+  std::string architecture;             // gfx90a / sm_90
+  std::string name;                     // marketing name
+  std::optional<std::uint32_t> cores;   // EUs / SMs
+  std::optional<std::uint32_t> threads; // wave slots / warps
+  std::string location;                 // PCI `0000:4a:00.0` or `29:00.0`
+  bool current = false;
+  bool operator==(const Agent&) const = default;
+};
+
+enum class QueueType : std::uint8_t { Unknown, Hsa, Pm4, Dma, Xgmi };
+
+struct Queue {
+  std::string id;
+  std::string target_id;                // `AMDGPU Queue 1:2 (QID 1)`
+  std::optional<std::uint32_t> agent;   // A of A:Q
+  std::optional<std::uint32_t> queue_no;
+  std::optional<std::uint64_t> os_qid;
+  QueueType type = QueueType::Unknown;
+  std::optional<std::uint64_t> read;    // AQL packet ids; absent when unsupported
+  std::optional<std::uint64_t> write;
+  std::optional<std::uint64_t> size;
+  std::optional<std::uint64_t> address;
+  bool current = false;
+  bool operator==(const Queue&) const = default;
+};
+
+enum class FenceScope : std::uint8_t { None, Agent, System };
+
+struct Fence {
+  bool barrier = false;
+  FenceScope acquire = FenceScope::None;
+  FenceScope release = FenceScope::None;
+  // `B|Aa|Ra`: barrier with agent-scope acquire and release.
+  bool full() const {
+    return barrier && acquire != FenceScope::None && release != FenceScope::None;
+  }
+  bool operator==(const Fence&) const = default;
+};
+
+struct Dispatch {
+  std::string id;
+  std::string target_id;                 // `AMDGPU Dispatch 1:2:1 (PKID 0)`
+  std::optional<std::uint32_t> agent;
+  std::optional<std::uint32_t> queue;
+  std::optional<std::uint64_t> dispatch_no;
+  std::optional<std::uint64_t> packet_id;
+  std::vector<std::uint64_t> grid;       // 1..3 dims, in work-items (cuda-gdb: blocks)
+  std::vector<std::uint64_t> workgroup;  // 1..3 dims (cuda-gdb: threads per block)
+  Fence fence;
+  std::string fence_text;                // as printed, `B|Aa|Ra`
+  std::string address_spaces;            // `Shared(0), Private(0)`
+  std::optional<std::uint64_t> kernel_desc;
+  std::optional<std::uint64_t> kernel_args;
+  std::optional<std::uint64_t> completion;
+  std::optional<std::uint64_t> kernel_address;
+  std::string kernel_name;               // demangled when resolved
+  std::string status;                    // cuda-gdb: `Active`
+  bool current = false;
+  bool operator==(const Dispatch&) const = default;
+};
+
+// One AMD wave, or one cuda-gdb coalesced thread range (then `count` threads, and the work-item
+// and block ranges below say which).
+struct Wave {
+  std::string thread_id;                          // debugger thread id
+  std::string target_id;                          // `AMDGPU Wave 1:2:1:1 (0,0,0)/0`
+  std::string name;                               // thread name (kernel-derived in new rocgdb)
+  std::optional<std::uint32_t> agent;
+  std::optional<std::uint32_t> queue;
+  std::optional<std::uint64_t> dispatch;          // dispatch_no (AMD) / kernel id (cuda)
+  std::optional<std::uint64_t> wave_no;
+  std::array<std::optional<std::int64_t>, 3> workgroup{};      // first block/work-group
+  std::array<std::optional<std::int64_t>, 3> workgroup_last{}; // last block of a range
+  std::optional<std::uint32_t> wave_in_group;
+  std::optional<std::uint32_t> lane_count;        // lanes in the wave (64/32 AMD, 32 cuda)
+  std::optional<std::uint32_t> first_work_item;   // flat work-item index in the group
+  std::optional<std::uint32_t> last_work_item;
+  std::uint64_t count = 1;                        // threads a cuda range stands for; 1 for waves
+  std::optional<std::uint64_t> pc;
+  std::string function;
+  std::string file;
+  std::optional<std::uint32_t> line;
+  std::string inline_function;                    // the inlined function the PC is in
+  std::string state;                              // stopped / running
+  bool operator==(const Wave&) const = default;
+};
+
+struct Frame {
+  std::uint32_t level = 0;
+  std::optional<std::uint64_t> pc;
+  std::string function;
+  std::string file;
+  std::optional<std::uint32_t> line;
+  std::string from; // shared object when there is no file
+  bool operator==(const Frame&) const = default;
+};
+
+struct HostThread {
+  std::string id;
+  std::optional<std::uint64_t> lwp;
+  std::string name;
+  std::string target_id;
+  std::string state;
+  std::vector<Frame> frames; // innermost first
+  bool operator==(const HostThread&) const = default;
+};
+
+// What `info line *PC` said about one PC.
+struct SourceLine {
+  std::uint64_t pc = 0;
+  std::string file;
+  std::optional<std::uint32_t> line;
+  std::string function;                // symbol of the PC, `_Z4kernv`
+  std::optional<std::uint64_t> offset; // +168
+  std::string inlined_from;            // cuda-gdb: `splitk_reduce at line 20 of splitk.cu`
+  bool has_code = true;                // false: "contains no code" / no line info
+  bool operator==(const SourceLine&) const = default;
+};
+
+struct Snapshot {
+  static constexpr int kFormatVersion = 1;
+  DebuggerKind debugger = DebuggerKind::Unknown;
+  std::string debugger_version;            // first line of the banner
+  std::optional<std::int64_t> pid;
+  std::optional<int> rank;                 // from metadata or --rank-from
+  std::string label;                       // where it came from: a file, `pid 4242`
+  std::string taken_at;                    // ISO 8601 UTC
+  std::optional<double> stop_seconds;      // how long the target was stopped, when known
+  std::vector<Agent> agents;
+  std::vector<Queue> queues;
+  std::vector<Dispatch> dispatches;
+  std::vector<Wave> waves;
+  std::vector<HostThread> host_threads;
+  std::vector<SourceLine> source_lines;    // one per unique PC
+  std::vector<std::string> warnings;       // things that went wrong building it
+  std::vector<std::string> notes;          // what this debugger cannot show (cuda-gdb: queues)
+  std::map<std::string, std::string> env;  // selected target environment (HSA_TOOLS_LIB ...)
+  bool operator==(const Snapshot&) const = default;
+
+  const SourceLine* source_line(std::uint64_t pc) const;
+  const Dispatch* dispatch_of(const Wave& wave) const;
+};
+
+nlohmann::json to_json(const Snapshot& snapshot);
+// Throws rocplay::Error (DataError) naming the offending field.
+Snapshot snapshot_from_json(const nlohmann::json& json);
+
+namespace snapshot {
+
+struct BuildOptions {
+  DebuggerKind debugger = DebuggerKind::Unknown; // Unknown: tell from the records
+  std::string label;
+};
+
+// Turns exchanges (live or replayed) into a Snapshot. Each exchange is claimed by the dialect that
+// recognises its command or, for raw logs, its content.
+class Builder {
+public:
+  explicit Builder(BuildOptions options = {});
+  ~Builder();
+  Builder(Builder&&) noexcept;
+  Builder& operator=(Builder&&) noexcept;
+  void add(const mi::Exchange& exchange);
+  Snapshot finish();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+Snapshot build(const std::vector<mi::Exchange>& exchanges, BuildOptions options = {});
+
+} // namespace snapshot
+} // namespace rocplay

@@ -1,0 +1,145 @@
+// GDB/MI values: a read-only view over a parsed record's node table.
+//
+// A record's values live in a flat node array whose strings are (offset, length) pairs into the
+// record's line, so a Value is two pointers and an index: cheap to copy, never allocating until a
+// c-string with escapes is decoded. A Value is valid while the record it came from lives.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace rocplay::mi {
+
+enum class NodeKind : std::uint8_t { String, Tuple, List };
+
+// One value in a record. Children of a tuple or list are consecutive siblings linked by `next`.
+struct Node {
+  std::uint32_t name_off = 0; // result name (empty for a bare value in a list or legacy shape)
+  std::uint32_t name_len = 0;
+  std::uint32_t text_off = 0; // c-string body between the quotes, still escaped
+  std::uint32_t text_len = 0;
+  std::uint32_t parent = kNone;
+  std::uint32_t first_child = kNone;
+  std::uint32_t next = kNone;
+  std::uint32_t child_count = 0;
+  NodeKind kind = NodeKind::String;
+  bool escaped = false; // body holds at least one backslash escape
+
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+};
+
+// An error from a typed accessor; `path` names the value (`threads[3].frame.addr`).
+struct AccessError {
+  std::string path;
+  std::string message; // "expected hex integer, got \"??\""
+  std::string what() const { return path + ": " + message; }
+};
+
+// A value or the reason there is none. Minimal stand-in for C++23 std::expected.
+template <class T> class [[nodiscard]] Result {
+public:
+  Result(T value) : v_(std::move(value)) {}
+  Result(AccessError error) : v_(std::move(error)) {}
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  const T& value() const { return std::get<0>(v_); }
+  const T& operator*() const { return value(); }
+  const AccessError& error() const { return std::get<1>(v_); }
+  T value_or(T fallback) const { return ok() ? value() : fallback; }
+  std::optional<T> to_optional() const {
+    return ok() ? std::optional<T>(value()) : std::nullopt;
+  }
+
+private:
+  std::variant<T, AccessError> v_;
+};
+
+// Decodes a c-string body (without the quotes). GDB's escapes `\\ \" \n \t \r \b \f \e \a \v`,
+// octal `\NNN` (1-3 digits) to the exact byte, and lldb-mi's `\xNN`. Bytes are returned as they
+// are: they need not be UTF-8. An unknown escape keeps the escaped character.
+std::string unescape(std::string_view body);
+
+// Replaces invalid UTF-8 sequences with U+FFFD, for display.
+std::string lossy_utf8(std::string_view bytes);
+
+// Encodes bytes as an MI c-string body (the inverse of unescape; used by tests and the writer).
+std::string escape(std::string_view bytes);
+
+class Value {
+public:
+  Value() = default;
+  Value(const char* line, const Node* nodes, std::uint32_t index)
+      : line_(line), nodes_(nodes), index_(index) {}
+
+  bool valid() const { return nodes_ != nullptr && index_ != Node::kNone; }
+  explicit operator bool() const { return valid(); }
+  bool is_string() const { return valid() && node().kind == NodeKind::String; }
+  bool is_tuple() const { return valid() && node().kind == NodeKind::Tuple; }
+  bool is_list() const { return valid() && node().kind == NodeKind::List; }
+
+  // The result name this value was given (`frame` in `frame={...}`); empty when bare.
+  std::string_view name() const;
+  // The c-string body as written (escapes undecoded); empty for tuples and lists.
+  std::string_view raw() const;
+  // The c-string decoded to exact bytes. For a value without escapes this is raw().
+  std::string bytes() const;
+  // Decoded and made valid UTF-8 for display.
+  std::string text() const { return lossy_utf8(bytes()); }
+  // The string when it is one and has no escapes (the common case), else the fallback.
+  std::string_view str_or(std::string_view fallback = {}) const;
+
+  // Children of a tuple or list, in order, duplicates kept.
+  std::size_t size() const { return valid() ? node().child_count : 0; }
+  Value at(std::size_t i) const;
+  // The first child named `key`; an invalid Value when there is none, so chains are safe.
+  Value operator[](std::string_view key) const;
+  Value operator[](std::size_t i) const { return at(i); }
+  std::vector<Value> all(std::string_view key) const;
+
+  // Typed reads. Decimal or 0x-hex accepted by as_u64/as_i64; as_address wants hex.
+  Result<std::uint64_t> as_u64() const;
+  Result<std::int64_t> as_i64() const;
+  Result<std::uint64_t> as_address() const;
+  Result<std::string> as_string() const;
+
+  // `threads[3].frame.addr`, computed from the parent links.
+  std::string path() const;
+  // The value in MI syntax (names included), for logs and round-trip tests.
+  std::string to_mi() const;
+
+  class iterator {
+  public:
+    iterator(const char* line, const Node* nodes, std::uint32_t i)
+        : line_(line), nodes_(nodes), i_(i) {}
+    Value operator*() const { return Value(line_, nodes_, i_); }
+    iterator& operator++() {
+      i_ = nodes_[i_].next;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+  private:
+    const char* line_;
+    const Node* nodes_;
+    std::uint32_t i_;
+  };
+  iterator begin() const {
+    return iterator(line_, nodes_, valid() ? node().first_child : Node::kNone);
+  }
+  iterator end() const { return iterator(line_, nodes_, Node::kNone); }
+
+  const Node& node() const { return nodes_[index_]; }
+
+private:
+  AccessError error(std::string message) const;
+
+  const char* line_ = nullptr;
+  const Node* nodes_ = nullptr;
+  std::uint32_t index_ = Node::kNone;
+};
+
+} // namespace rocplay::mi

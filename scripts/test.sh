@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite: unit and live tests (real gdb), the same under ASan+UBSan, the MI fuzzer
+# for ROCPLAY_FUZZ_SECONDS (default 60), the benchmarks in short mode, and the format check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+scripts/setup.sh
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "build (warnings are errors)"
+scripts/build.sh
+
+step "unit and live tests"
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 300
+
+step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DROCPLAY_WERROR=ON \
+  -DROCPLAY_SANITIZE="address;undefined" -DROCPLAY_BENCH=OFF >/dev/null
+cmake --build build-asan --parallel "$jobs"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit --timeout 600
+
+step "fuzzing the MI parser (libFuzzer, clang)"
+CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROCPLAY_FUZZ=ON \
+  -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >/dev/null
+cmake --build build-fuzz --parallel "$jobs" --target fuzz_mi_parser fuzz_transcript
+scripts/fuzz.sh "${ROCPLAY_FUZZ_SECONDS:-60}"
+
+step "benchmarks (short mode)"
+scripts/bench.sh --short
+
+step "format check"
+scripts/format.sh --check
+printf '\nall tests passed\n'

@@ -1,0 +1,33 @@
+// Subcommands register themselves here; main.cpp only wires them to CLI11.
+//
+// Each src/cli/cmd_*.cpp defines a function that adds its subcommand to the app and returns the
+// action to run when that subcommand is chosen, and registers it with a static registrar:
+//
+//   static const bool kRegistered = rocplay::cli::register_command({"mi2json", 90, &add_mi2json});
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rocplay::cli {
+
+using Action = std::function<int()>;
+
+struct CommandSpec {
+  std::string name;
+  int order; // position in --help: lower first
+  std::function<Action(CLI::App&)> add;
+};
+
+bool register_command(CommandSpec spec);
+const std::vector<CommandSpec>& registered_commands();
+
+// Prints `rocplay: error: MESSAGE` and, when given, `  hint: HINT` to stderr.
+void print_error(const std::string& message, const std::string& hint = {});
+// True when stderr is a terminal (progress bars, colour).
+bool stderr_is_tty();
+
+} // namespace rocplay::cli
