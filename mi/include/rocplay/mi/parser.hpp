@@ -27,6 +27,8 @@ struct Limits {
   std::uint32_t max_depth = 64;
   std::uint32_t max_values_per_record = 16u << 20;
   std::uint64_t max_total_bytes = std::uint64_t{64} << 30;
+  // Transcripts: an exchange (one command's records) larger than this is closed early.
+  std::size_t max_exchange_bytes = std::size_t{1} << 30;
 };
 
 // Parses one line (without its line ending). Nodes go into `scratch`, which the returned view
@@ -45,6 +47,7 @@ public:
   };
 
   explicit LineSplitter(Limits limits = {}) : limits_(limits) {}
+  // Call only once next() has returned nullopt for the previous chunk.
   void feed(std::string_view chunk);
   void finish() { finished_ = true; }
   std::optional<Line> next();
@@ -60,6 +63,7 @@ private:
   bool finished_ = false;
   bool total_exceeded_ = false;
   bool total_reported_ = false;
+  bool carry_emitted_ = false; // carry_ was handed out; clear it on the next call
   std::uint64_t line_no_ = 0;
   std::uint64_t total_bytes_ = 0;
 };

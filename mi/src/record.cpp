@@ -1,0 +1,133 @@
+#include "rocplay/mi/record.hpp"
+
+#include <string>
+
+namespace rocplay::mi {
+
+std::string_view to_string(RecordKind kind) {
+  switch (kind) {
+  case RecordKind::Result: return "result";
+  case RecordKind::Exec: return "exec";
+  case RecordKind::Status: return "status";
+  case RecordKind::Notify: return "notify";
+  case RecordKind::Console: return "console";
+  case RecordKind::Target: return "target";
+  case RecordKind::Log: return "log";
+  case RecordKind::Prompt: return "prompt";
+  case RecordKind::Error: return "error";
+  }
+  return "error";
+}
+
+std::string_view to_string(Errc errc) {
+  switch (errc) {
+  case Errc::None: return "none";
+  case Errc::LineTooLong: return "line too long";
+  case Errc::DepthExceeded: return "nesting too deep";
+  case Errc::TooManyValues: return "too many values in one record";
+  case Errc::TotalSizeExceeded: return "input larger than the size limit";
+  case Errc::UnterminatedString: return "unterminated string";
+  case Errc::UnexpectedChar: return "unexpected character";
+  case Errc::UnexpectedEnd: return "line ends too early";
+  case Errc::BadRecordClass: return "missing record class";
+  case Errc::NotMi: return "not an MI record";
+  }
+  return "unknown error";
+}
+
+std::string ParseError::message() const {
+  std::string out = "line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
+                    std::string(to_string(errc));
+  if (!excerpt.empty()) {
+    out += " near `" + excerpt + "`";
+  }
+  return out;
+}
+
+RecordView::RecordView(RecordKind kind, std::string_view line, const Node* nodes,
+                       std::uint32_t node_count, std::uint64_t line_no, const ParseError* error)
+    : kind_(kind), line_(line), nodes_(nodes), node_count_(node_count), line_no_(line_no),
+      error_(error) {}
+
+Value RecordView::results() const {
+  if (node_count_ == 0) {
+    return {};
+  }
+  return Value(line_.data(), nodes_, 0);
+}
+
+std::string RecordView::stream_text() const {
+  if (kind_ != RecordKind::Console && kind_ != RecordKind::Target && kind_ != RecordKind::Log) {
+    return {};
+  }
+  return results().bytes();
+}
+
+const ParseError& RecordView::error() const {
+  static const ParseError kNone;
+  return error_ != nullptr ? *error_ : kNone;
+}
+
+Record::Record(const RecordView& view)
+    : kind_(view.kind()), token_(view.token()), line_(view.line()),
+      nodes_(view.nodes(), view.nodes() + view.node_count()), line_no_(view.line_no()),
+      error_(view.error()) {
+  const std::string_view klass = view.klass();
+  if (!klass.empty()) {
+    klass_off_ = static_cast<std::uint32_t>(klass.data() - view.line().data());
+    klass_len_ = static_cast<std::uint32_t>(klass.size());
+  }
+}
+
+RecordView Record::view() const {
+  RecordView v(kind_, line_, nodes_.data(), static_cast<std::uint32_t>(nodes_.size()), line_no_,
+               kind_ == RecordKind::Error ? &error_ : nullptr);
+  v.token_ = token_;
+  v.klass_ = klass();
+  return v;
+}
+
+std::pair<std::string, std::size_t> join_console(const std::vector<Record>& records,
+                                                 std::size_t first) {
+  std::string text;
+  std::size_t i = first;
+  while (i < records.size() && records[i].kind() == RecordKind::Console) {
+    text += records[i].stream_text();
+    ++i;
+  }
+  return {text, i};
+}
+
+std::string console_text(const std::vector<Record>& records) {
+  std::string text;
+  for (const Record& r : records) {
+    if (r.kind() == RecordKind::Console) {
+      text += r.stream_text();
+    }
+  }
+  return text;
+}
+
+Result<Table> as_table(const Value& table) {
+  if (!table.is_tuple()) {
+    return AccessError{table.path(), "expected an MI table (a tuple with hdr and body)"};
+  }
+  const Value hdr = table["hdr"];
+  const Value body = table["body"];
+  if (!hdr.is_list() || !body.is_list()) {
+    return AccessError{table.path(), "expected an MI table with hdr=[...] and body=[...]"};
+  }
+  Table out;
+  for (const Value column : hdr) {
+    out.columns.push_back(column["col_name"].str_or(column["colhdr"].str_or()));
+  }
+  for (const Value row : body) {
+    if (!row.is_tuple()) {
+      return AccessError{row.path(), "expected a row tuple"};
+    }
+    out.rows.push_back(row);
+  }
+  return out;
+}
+
+} // namespace rocplay::mi

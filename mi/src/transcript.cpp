@@ -1,0 +1,270 @@
+#include "rocplay/mi/transcript.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+namespace rocplay::mi {
+
+namespace {
+
+constexpr std::string_view kHeader = "# rocplay-transcript";
+constexpr std::string_view kMeta = "# meta ";
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// `> 0.012 rest` -> (0.012, "rest"); nullopt when the line is not an event line.
+struct Event {
+  char dir;
+  double at;
+  std::string_view payload;
+  std::size_t payload_col; // 0-based column of the payload in the file line
+};
+
+std::optional<Event> parse_event(std::string_view line) {
+  if (line.size() < 3 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
+    return std::nullopt;
+  }
+  const std::size_t space = line.find(' ', 2);
+  const std::string_view stamp = line.substr(2, space == std::string_view::npos ? std::string_view::npos : space - 2);
+  if (stamp.empty() || stamp.size() > 32) {
+    return std::nullopt;
+  }
+  char buf[33];
+  std::memcpy(buf, stamp.data(), stamp.size());
+  buf[stamp.size()] = '\0';
+  char* end = nullptr;
+  const double at = std::strtod(buf, &end);
+  if (end != buf + stamp.size()) {
+    return std::nullopt;
+  }
+  if (space == std::string_view::npos) {
+    return Event{line[0], at, {}, line.size()};
+  }
+  return Event{line[0], at, line.substr(space + 1), space + 1};
+}
+
+} // namespace
+
+const Record* Exchange::result() const {
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    if (it->kind() == RecordKind::Result) {
+      return &*it;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<std::string> Exchange::error_message() const {
+  const Record* r = result();
+  if (r == nullptr || r->klass() != "error") {
+    return std::nullopt;
+  }
+  return r->results()["msg"].text();
+}
+
+std::string Exchange::console() const { return console_text(records); }
+
+TranscriptReader::TranscriptReader(Limits limits) : limits_(limits), lines_(limits) {}
+
+void TranscriptReader::feed(std::string_view chunk) { lines_.feed(chunk); }
+
+void TranscriptReader::finish() {
+  lines_.finish();
+  while (auto line = lines_.next()) {
+    take_line(*line);
+  }
+  if (current_) {
+    if (!current_->complete() && (!current_->records.empty() || !current_->command.empty())) {
+      info_.truncated = true;
+    }
+    close_current();
+  }
+  info_.lines = lines_.lines();
+  info_.bytes = lines_.bytes();
+}
+
+std::optional<Exchange> TranscriptReader::next() {
+  while (ready_pos_ >= ready_.size()) {
+    ready_.clear();
+    ready_pos_ = 0;
+    auto line = lines_.next();
+    if (!line) {
+      info_.lines = lines_.lines();
+      info_.bytes = lines_.bytes();
+      return std::nullopt;
+    }
+    take_line(*line);
+  }
+  return std::move(ready_[ready_pos_++]);
+}
+
+void TranscriptReader::close_current() {
+  if (!current_) {
+    return;
+  }
+  if (!current_->records.empty() || !current_->command.empty() || !current_->notes.empty()) {
+    ++info_.exchanges;
+    ready_.push_back(std::move(*current_));
+  }
+  current_.reset();
+  current_bytes_ = 0;
+}
+
+void TranscriptReader::take_line(const LineSplitter::Line& line) {
+  auto count_error = [&](const ParseError& error) {
+    ++info_.parse_errors;
+    if (info_.first_errors.size() < TranscriptInfo::kMaxKeptErrors) {
+      info_.first_errors.push_back(error);
+    }
+  };
+  if (line.error != Errc::None) {
+    ParseError error;
+    error.errc = line.error;
+    error.line = line.number;
+    error.column = 1;
+    count_error(error);
+    return;
+  }
+  const std::string_view text = line.text;
+  if (text.empty()) {
+    return;
+  }
+  if (text[0] == '#') {
+    if (starts_with(text, kHeader)) {
+      info_.format = TranscriptFormat::Recording;
+    } else if (starts_with(text, kMeta)) {
+      info_.meta_json = std::string(text.substr(kMeta.size()));
+    }
+    return; // comments: `# reconstructed from ...`
+  }
+  std::optional<Event> event;
+  if (info_.format != TranscriptFormat::RawMi) {
+    event = parse_event(text);
+    if (event && info_.format == TranscriptFormat::Unknown) {
+      info_.format = TranscriptFormat::Recording;
+    }
+  }
+  if (info_.format == TranscriptFormat::Unknown) {
+    info_.format = TranscriptFormat::RawMi;
+  }
+  if (info_.format == TranscriptFormat::RawMi || !event) {
+    RecordView rec = parse_line(text, line.number, scratch_, scratch_error_, limits_);
+    if (rec.is_error()) {
+      count_error(rec.error());
+      return;
+    }
+    take_record(rec);
+    return;
+  }
+  switch (event->dir) {
+  case '>': {
+    close_current();
+    Exchange ex;
+    std::string_view payload = event->payload;
+    std::size_t digits = 0;
+    while (digits < payload.size() && payload[digits] >= '0' && payload[digits] <= '9') {
+      ++digits;
+    }
+    if (digits > 0) {
+      std::uint64_t token = 0;
+      std::from_chars(payload.data(), payload.data() + digits, token);
+      ex.token = token;
+    }
+    ex.command = std::string(payload.substr(digits));
+    ex.sent_at = event->at;
+    current_ = std::move(ex);
+    return;
+  }
+  case '!':
+    if (!current_) {
+      current_ = Exchange{};
+      current_->sent_at = event->at;
+    }
+    current_->notes.emplace_back(event->payload);
+    return;
+  default: {
+    RecordView rec = parse_line(event->payload, line.number, scratch_, scratch_error_, limits_);
+    if (rec.is_error()) {
+      ParseError error = rec.error();
+      error.column += static_cast<std::uint32_t>(event->payload_col);
+      count_error(error);
+      return;
+    }
+    if (!current_) {
+      current_ = Exchange{};
+      current_->sent_at = event->at;
+    }
+    current_->done_at = event->at;
+    take_record(rec);
+    return;
+  }
+  }
+}
+
+void TranscriptReader::take_record(const RecordView& rec) {
+  if (rec.kind() == RecordKind::Prompt) {
+    return;
+  }
+  ++info_.records;
+  if (!current_) {
+    current_ = Exchange{};
+  }
+  current_bytes_ += rec.line().size();
+  const bool closes =
+      rec.kind() == RecordKind::Result &&
+      (!current_->token || !rec.token() || *rec.token() == *current_->token);
+  current_->records.emplace_back(rec);
+  if (closes || current_bytes_ > limits_.max_exchange_bytes) {
+    close_current();
+  }
+}
+
+std::vector<Exchange> read_transcript(std::string_view text, TranscriptInfo* info,
+                                      const Limits& limits) {
+  TranscriptReader reader(limits);
+  std::vector<Exchange> out;
+  reader.feed(text);
+  while (auto ex = reader.next()) {
+    out.push_back(std::move(*ex));
+  }
+  reader.finish();
+  while (auto ex = reader.next()) {
+    out.push_back(std::move(*ex));
+  }
+  if (info != nullptr) {
+    *info = reader.info();
+  }
+  return out;
+}
+
+TranscriptWriter::TranscriptWriter(std::FILE* out, std::string_view meta_json) : out_(out) {
+  std::fprintf(out_, "%.*s 1\n", static_cast<int>(kHeader.size()), kHeader.data());
+  std::fprintf(out_, "%.*s%.*s\n", static_cast<int>(kMeta.size()), kMeta.data(),
+               static_cast<int>(meta_json.size()), meta_json.data());
+}
+
+void TranscriptWriter::sent(double at, std::uint64_t token, std::string_view command) {
+  std::fprintf(out_, "> %.6f %llu%.*s\n", at, static_cast<unsigned long long>(token),
+               static_cast<int>(command.size()), command.data());
+}
+
+void TranscriptWriter::received(double at, std::string_view line) {
+  std::fprintf(out_, "< %.6f %.*s\n", at, static_cast<int>(line.size()), line.data());
+}
+
+void TranscriptWriter::note(double at, std::string_view text) {
+  std::string flat(text);
+  for (char& c : flat) {
+    if (c == '\n' || c == '\r') {
+      c = ' ';
+    }
+  }
+  std::fprintf(out_, "! %.6f %s\n", at, flat.c_str());
+}
+
+void TranscriptWriter::flush() { std::fflush(out_); }
+
+} // namespace rocplay::mi
