@@ -1,7 +1,12 @@
 #include "rocplay/mi/parser.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace rocplay::mi {
 
@@ -10,9 +15,38 @@ namespace {
 constexpr std::size_t kExcerptBytes = 24;
 constexpr std::size_t kKeptPrefixBytes = 64; // of an over-long line, for its error excerpt
 
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_' || c == '.';
+constexpr std::array<bool, 256> make_name_table() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '_' || c == '.';
+  }
+  return t;
+}
+constexpr std::array<bool, 256> kNameChar = make_name_table();
+
+bool is_name_char(char c) { return kNameChar[static_cast<unsigned char>(c)]; }
+
+// The first '"' or '\\' in [p, end), or end. C-strings are short and rarely escaped, so this one
+// scan replaces a memchr for the quote plus another for backslashes.
+const char* find_quote_or_backslash(const char* p, const char* end) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"');
+  const __m128i slash = _mm_set1_epi8('\\');
+  while (end - p >= 16) {
+    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const int mask = _mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, slash)));
+    if (mask != 0) {
+      return p + __builtin_ctz(static_cast<unsigned>(mask));
+    }
+    p += 16;
+  }
+#endif
+  while (p < end && *p != '"' && *p != '\\') {
+    ++p;
+  }
+  return p;
 }
 
 std::string printable_excerpt(std::string_view line, std::size_t at) {
@@ -134,7 +168,7 @@ private:
       return false;
     }
     std::size_t close = s_.find(')');
-    if (close == std::string_view::npos || s_.substr(close - 3, 3) != "gdb") {
+    if (close == std::string_view::npos || close < 4 || s_.substr(close - 3, 3) != "gdb") {
       return false;
     }
     for (std::size_t k = 1; k < close; ++k) {
@@ -299,34 +333,37 @@ private:
                     std::size_t name_len, std::uint32_t& out) {
     const std::size_t open = i;
     const std::size_t body = i + 1;
-    std::size_t from = body;
     const char* base = s_.data();
+    const char* end = base + n_;
+    const char* p = base + body;
+    bool escaped = false;
     for (;;) {
-      const void* hit = from < n_ ? std::memchr(base + from, '"', n_ - from) : nullptr;
-      if (hit == nullptr) {
+      p = find_quote_or_backslash(p, end);
+      if (p == end) {
         set_error(Errc::UnterminatedString, open);
         return false;
       }
-      const std::size_t q = static_cast<std::size_t>(static_cast<const char*>(hit) - base);
-      std::size_t slashes = 0;
-      for (std::size_t k = q; k > body && base[k - 1] == '\\'; --k) {
-        ++slashes;
+      if (*p == '"') {
+        break;
       }
-      if (slashes % 2 == 1) {
-        from = q + 1; // an escaped quote
-        continue;
-      }
-      out = add_node(NodeKind::String, name_off, name_len, parent);
-      if (out == Node::kNone) {
+      escaped = true;
+      p += 2; // the backslash and the byte it escapes
+      if (p > end) {
+        set_error(Errc::UnterminatedString, open);
         return false;
       }
-      Node& node = nodes_[out];
-      node.text_off = static_cast<std::uint32_t>(body);
-      node.text_len = static_cast<std::uint32_t>(q - body);
-      node.escaped = std::memchr(base + body, '\\', q - body) != nullptr;
-      i = q + 1;
-      return true;
     }
+    const std::size_t q = static_cast<std::size_t>(p - base);
+    out = add_node(NodeKind::String, name_off, name_len, parent);
+    if (out == Node::kNone) {
+      return false;
+    }
+    Node& node = nodes_[out];
+    node.text_off = static_cast<std::uint32_t>(body);
+    node.text_len = static_cast<std::uint32_t>(q - body);
+    node.escaped = escaped;
+    i = q + 1;
+    return true;
   }
 
   std::string_view s_;

@@ -183,6 +183,8 @@ TEST_CASE("malformed lines give errors with positions and parsing continues", "[
       {"stream without quote", "~hello", Errc::UnexpectedChar, 2},
       {"garbage after stream", "~\"a\"b", Errc::UnexpectedChar, 5},
       {"token only", "123", Errc::NotMi, 1},
+      {"short parenthesis (fuzzer find)", "()\241gbdV", Errc::NotMi, 1},
+      {"prompt-like without gdb", "(foo)", Errc::NotMi, 1},
       {"list not closed", "^done,a=[\"1\",\"2\"", Errc::UnexpectedEnd, 17},
       {"mismatched close", "^done,a=[\"1\"}", Errc::UnexpectedChar, 13},
   }));

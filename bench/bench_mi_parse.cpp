@@ -1,0 +1,186 @@
+// MI parse throughput and streaming memory.
+//
+//   bench_mi_parse [--short] [--corpus-mb N] [--stream-mb N] [--runs N]
+//
+// Throughput: the fixtures (fixtures/**/*.mi, *.rocplay) concatenated to at least N MB (default
+// 32), parsed single-threaded with every value visited; median over runs. Memory: a transcript of
+// --stream-mb (default 1024) generated chunk by chunk and streamed through TranscriptReader; the
+// figure is the process's peak RSS.
+#include "rocplay/mi/transcript.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace rocplay::mi;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixture_corpus() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(ROCPLAY_SOURCE_DIR) / "fixtures")) {
+    const auto ext = e.path().extension();
+    if (e.is_regular_file() && (ext == ".mi" || ext == ".rocplay")) {
+      files.push_back(e.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const auto& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    // Recordings carry a `< T ` prefix per line; the parser benchmark wants MI lines.
+    std::string line;
+    std::istringstream lines(ss.str());
+    while (std::getline(lines, line)) {
+      if (line.rfind("< ", 0) == 0) {
+        const auto sp = line.find(' ', 2);
+        line = sp == std::string::npos ? std::string() : line.substr(sp + 1);
+      } else if (line.empty() || line[0] == '#' || line[0] == '>' || line[0] == '!') {
+        continue;
+      }
+      all += line;
+      all += '\n';
+    }
+  }
+  return all;
+}
+
+std::size_t visit(const Value& v) {
+  std::size_t n = 1;
+  if (v.is_string()) {
+    return n + v.raw().size();
+  }
+  for (const Value c : v) {
+    n += visit(c);
+  }
+  return n;
+}
+
+double peak_rss_mb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::size_t corpus_mb = 32;
+  std::size_t stream_mb = 1024;
+  int runs = 7;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--short") {
+      corpus_mb = 4;
+      stream_mb = 64;
+      runs = 1;
+    } else if (a == "--corpus-mb" && i + 1 < argc) {
+      corpus_mb = std::stoul(argv[++i]);
+    } else if (a == "--stream-mb" && i + 1 < argc) {
+      stream_mb = std::stoul(argv[++i]);
+    } else if (a == "--runs" && i + 1 < argc) {
+      runs = std::stoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: %s [--short] [--corpus-mb N] [--stream-mb N] [--runs N]\n",
+                   argv[0]);
+      return 64;
+    }
+  }
+
+  const std::string unit = fixture_corpus();
+  if (unit.empty()) {
+    std::fprintf(stderr, "bench_mi_parse: no fixtures found under %s/fixtures\n",
+                 ROCPLAY_SOURCE_DIR);
+    return 66;
+  }
+  std::string corpus;
+  corpus.reserve(corpus_mb << 20);
+  while (corpus.size() < (corpus_mb << 20)) {
+    corpus += unit;
+  }
+
+  std::vector<double> rates;
+  std::uint64_t records = 0;
+  std::uint64_t errors = 0;
+  for (int r = 0; r < runs; ++r) {
+    Parser parser;
+    std::size_t sink = 0;
+    records = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    parser.feed(corpus);
+    parser.finish();
+    while (auto rec = parser.next()) {
+      ++records;
+      sink += visit(rec->results());
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    errors = parser.errors();
+    rates.push_back(static_cast<double>(corpus.size()) / (1 << 20) / secs);
+    if (sink == 0) {
+      std::puts("");
+    }
+  }
+  std::sort(rates.begin(), rates.end());
+  const double median = rates[rates.size() / 2];
+  std::printf("parse: corpus %.1f MB (%zu fixture bytes repeated), %llu records, %llu errors, "
+              "%d runs: median %.0f MB/s (min %.0f, max %.0f)\n",
+              static_cast<double>(corpus.size()) / (1 << 20), unit.size(),
+              static_cast<unsigned long long>(records), static_cast<unsigned long long>(errors),
+              runs, median, rates.front(), rates.back());
+  const double rss_before_stream = peak_rss_mb();
+  corpus.clear();
+  corpus.shrink_to_fit();
+
+  // Streaming: a recording-shaped transcript generated 1 MB at a time; only the reader's state
+  // and one chunk are ever in memory.
+  std::string chunk;
+  {
+    std::string block;
+    std::istringstream lines(unit);
+    std::string line;
+    std::uint64_t token = 1;
+    while (std::getline(lines, line)) {
+      if (!line.empty() && line[0] == '^') {
+        block += "> 0.5 " + std::to_string(token) + "-thread-info\n";
+        block += "< 0.6 " + std::to_string(token++) + line + "\n";
+      } else {
+        block += "< 0.6 " + line + "\n";
+      }
+    }
+    while (chunk.size() < (1u << 20)) {
+      chunk += block;
+    }
+  }
+  TranscriptReader reader;
+  std::uint64_t exchanges = 0;
+  std::uint64_t streamed = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (streamed < (stream_mb << 20)) {
+    reader.feed(chunk);
+    while (auto ex = reader.next()) {
+      ++exchanges;
+    }
+    streamed += chunk.size();
+  }
+  reader.finish();
+  while (auto ex = reader.next()) {
+    ++exchanges;
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("stream: %.0f MB transcript in 1 MB chunks, %llu exchanges, %.0f MB/s, "
+              "peak RSS %.1f MB (%.1f MB before streaming)\n",
+              static_cast<double>(streamed) / (1 << 20), static_cast<unsigned long long>(exchanges),
+              static_cast<double>(streamed) / (1 << 20) / secs, peak_rss_mb(), rss_before_stream);
+  return 0;
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets from build-fuzz/ with a seed corpus made from fixtures/.
+# Usage: scripts/fuzz.sh [SECONDS]   (the parser gets SECONDS, the transcript reader half)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus"
+find fixtures -type f \( -name '*.mi' -o -name '*.rocplay' \) -exec cp {} "$work/corpus/" \;
+# Small seeds too: one per line of the fixtures, so mutations start from single records.
+cat "$work"/corpus/* | head -c 200000 | split -l 1 - "$work/corpus/line-"
+run() {
+  local target=$1 secs=$2
+  echo "fuzz: $target for ${secs}s"
+  mkdir -p "$work/$target"
+  (cd "$work" && "$OLDPWD/build-fuzz/mi/fuzz/$target" -max_total_time="$secs" -timeout=10 \
+     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$work/$target" "$work/corpus" \
+     2>"$work/$target.log") || { tail -50 "$work/$target.log"; echo "fuzz: $target FAILED"; exit 1; }
+  grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$work/$target.log" | tail -2
+}
+run fuzz_mi_parser "$seconds"
+run fuzz_transcript $(( (seconds + 1) / 2 ))
