@@ -1,15 +1,24 @@
 // Kernel names: demangling and classification (which library emitted it, what op it is, where its
 // source lives). Used by heuristics, reports and the fault path.
+//
+// Classification is table-driven (src/heuristics/kernel_names.cpp) and works on the names that
+// debuggers and rocm-debug-agent print: mangled (`_Z...`), demangled (`void at::native::...`),
+// kernel-descriptor symbols (`....kd`, ` [clone .kd]`) and plain Triton JIT names.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace rocplay {
 
 // `_Z12saxpy_kernelfPKfPfj` -> `saxpy_kernel(float, float const*, float*, unsigned int)`.
-// Returns the input unchanged when it is not a mangled name.
+// Returns the input unchanged when it is not a mangled name (or too long to demangle safely).
 std::string demangle(std::string_view name);
+
+// The function's own name: `void at::native::vectorized_elementwise_kernel<4, F>(int, F)` ->
+// `vectorized_elementwise_kernel`; `_fwd_kernel.kd` -> `_fwd_kernel`. Demangles first.
+std::string kernel_short_name(std::string_view name);
 
 enum class KernelFamily : std::uint8_t {
   Unknown,
@@ -37,17 +46,21 @@ enum class KernelCategory : std::uint8_t {
   Copy,
 };
 
+// Stable lower-case ids (`triton`, `tensile`, `ck_tile`, `aten`, `collective`, `aiter`,
+// `hip_cpp`, `unknown`; `moe_gemm`, `kv_cache`, ...): these appear in JSON and SARIF.
 std::string_view to_string(KernelFamily family);
 std::string_view to_string(KernelCategory category);
 
 struct KernelInfo {
-  std::string name;        // demangled
-  std::string short_name;  // without namespaces, parameters and template arguments
+  std::string name;       // demangled
+  std::string short_name; // without namespaces, parameters and template arguments
   KernelFamily family = KernelFamily::Unknown;
   KernelCategory category = KernelCategory::Unknown;
-  std::string op;          // the user-level op, e.g. `Tensor.index_copy_` (ATen), when known
-  std::string dtype_hint;  // e.g. `4-byte dtype` from `OpaqueType<4>`
-  std::string source_hint; // where its source lives, e.g. `aten/src/ATen/native/cuda/IndexKernel.cu`
+  std::string op;         // the user-level op, e.g. `Tensor.index_copy_` (ATen), when known
+  std::string dtype_hint; // e.g. `4-byte dtype` from `OpaqueType<4>`
+  std::string
+      source_hint;       // where its source lives, e.g. `aten/src/ATen/native/cuda/IndexKernel.cu`
+  std::string test_hint; // how to exercise it alone, when there is a known way
 };
 
 KernelInfo classify_kernel(std::string_view name);
