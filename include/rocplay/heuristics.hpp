@@ -5,13 +5,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rocplay {
 
 enum class Severity : std::uint8_t { Info, Warning, Error, Critical };
 std::string_view to_string(Severity severity);
+// `info`, `warning`, `error`, `critical`; nullopt otherwise.
+std::optional<Severity> severity_from_string(std::string_view name);
 
 struct Location {
   std::string file;
@@ -22,14 +26,14 @@ struct Location {
 };
 
 struct Finding {
-  std::string id;          // stable, e.g. `sync-lane-barrier-spin`
-  std::string title;       // one line
+  std::string id;    // stable, e.g. `sync-lane-barrier-spin`
+  std::string title; // one line
   Severity severity = Severity::Warning;
-  double confidence = 0.5; // 0..1
-  std::string summary;     // what it means, in a sentence or three
+  double confidence = 0.5;           // 0..1
+  std::string summary;               // what it means, in a sentence or three
   std::vector<std::string> evidence; // human lines: wave classes, PCs, dispatch ids
-  nlohmann::json details;  // the same evidence, structured
-  std::string next_step;   // what to do now
+  nlohmann::json details;            // the same evidence, structured
+  std::string next_step;             // what to do now
   std::vector<Location> locations;
   std::optional<int> rank; // for per-rank findings in multi-rank runs
 };
@@ -39,7 +43,34 @@ namespace heuristics {
 struct Context {
   // Worker PIDs of this process tree, for the "nothing visible" finding.
   std::vector<std::int64_t> worker_pids;
+  // Ranks in the collective (TP size), when the caller knows it. Otherwise the sync-lane
+  // heuristic infers it: the work-items of a spinning cuda-gdb range, else the agent count.
+  std::optional<int> ngpus;
 };
+
+// Stable ids of the heuristics (docs/heuristics.md), one SARIF rule each.
+inline constexpr std::string_view kSyncLaneBarrierSpin = "sync-lane-barrier-spin";
+inline constexpr std::string_view kSplitKCleanRace = "splitk-clean-race";
+inline constexpr std::string_view kQueueStall = "queue-stall";
+inline constexpr std::string_view kNothingVisible = "nothing-visible";
+inline constexpr std::string_view kHostBlockedOnGpu = "host-blocked-on-gpu";
+inline constexpr std::string_view kMissingRank = "missing-rank";
+
+// Each heuristic on its own (pure functions; run() and friends call them in this order).
+std::vector<Finding> sync_lane_barrier_spin(const Snapshot& snapshot, const Context& context);
+std::vector<Finding> splitk_clean_race(const Snapshot& snapshot);
+std::vector<Finding> nothing_visible(const Snapshot& snapshot, const Context& context);
+std::vector<Finding> host_blocked_on_gpu(const Snapshot& snapshot);
+std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later);
+std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks);
+
+// One line per heuristic: id, title, the evidence it needs (for `rocplay heuristics`, SARIF).
+struct HeuristicInfo {
+  std::string_view id;
+  std::string_view title;
+  std::string_view needs;
+};
+const std::vector<HeuristicInfo>& catalogue();
 
 // Every single-snapshot heuristic.
 std::vector<Finding> run(const Snapshot& snapshot, const Context& context = {});

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rocplay {
@@ -26,6 +27,7 @@ DebuggerKind debugger_kind_from_string(std::string_view name);
 
 struct Agent {
   std::string id;                       // `1.1` (MI) or `1`
+  std::optional<std::uint32_t> number;  // the handle waves and queues name (`A` of `A:Q:D:W`)
   std::string state;                    // `A` supported, `U` not
   std::string target_id;                // `AMDGPU Agent (GPUID 35090)`; cuda-gdb: device name
   std::optional<std::uint64_t> gpu_id;  // KFD gpu_id; cuda-gdb: device index
@@ -42,12 +44,12 @@ enum class QueueType : std::uint8_t { Unknown, Hsa, Pm4, Dma, Xgmi };
 
 struct Queue {
   std::string id;
-  std::string target_id;                // `AMDGPU Queue 1:2 (QID 1)`
-  std::optional<std::uint32_t> agent;   // A of A:Q
+  std::string target_id;              // `AMDGPU Queue 1:2 (QID 1)`
+  std::optional<std::uint32_t> agent; // A of A:Q
   std::optional<std::uint32_t> queue_no;
   std::optional<std::uint64_t> os_qid;
   QueueType type = QueueType::Unknown;
-  std::optional<std::uint64_t> read;    // AQL packet ids; absent when unsupported
+  std::optional<std::uint64_t> read; // AQL packet ids; absent when unsupported
   std::optional<std::uint64_t> write;
   std::optional<std::uint64_t> size;
   std::optional<std::uint64_t> address;
@@ -70,22 +72,22 @@ struct Fence {
 
 struct Dispatch {
   std::string id;
-  std::string target_id;                 // `AMDGPU Dispatch 1:2:1 (PKID 0)`
+  std::string target_id; // `AMDGPU Dispatch 1:2:1 (PKID 0)`
   std::optional<std::uint32_t> agent;
   std::optional<std::uint32_t> queue;
   std::optional<std::uint64_t> dispatch_no;
   std::optional<std::uint64_t> packet_id;
-  std::vector<std::uint64_t> grid;       // 1..3 dims, in work-items (cuda-gdb: blocks)
-  std::vector<std::uint64_t> workgroup;  // 1..3 dims (cuda-gdb: threads per block)
+  std::vector<std::uint64_t> grid;      // 1..3 dims, in work-items (cuda-gdb: blocks)
+  std::vector<std::uint64_t> workgroup; // 1..3 dims (cuda-gdb: threads per block)
   Fence fence;
-  std::string fence_text;                // as printed, `B|Aa|Ra`
-  std::string address_spaces;            // `Shared(0), Private(0)`
+  std::string fence_text;     // as printed, `B|Aa|Ra`
+  std::string address_spaces; // `Shared(0), Private(0)`
   std::optional<std::uint64_t> kernel_desc;
   std::optional<std::uint64_t> kernel_args;
   std::optional<std::uint64_t> completion;
   std::optional<std::uint64_t> kernel_address;
-  std::string kernel_name;               // demangled when resolved
-  std::string status;                    // cuda-gdb: `Active`
+  std::string kernel_name; // demangled when resolved
+  std::string status;      // cuda-gdb: `Active`
   bool current = false;
   bool operator==(const Dispatch&) const = default;
 };
@@ -93,27 +95,64 @@ struct Dispatch {
 // One AMD wave, or one cuda-gdb coalesced thread range (then `count` threads, and the work-item
 // and block ranges below say which).
 struct Wave {
-  std::string thread_id;                          // debugger thread id
-  std::string target_id;                          // `AMDGPU Wave 1:2:1:1 (0,0,0)/0`
-  std::string name;                               // thread name (kernel-derived in new rocgdb)
+  std::string thread_id; // debugger thread id
+  std::string target_id; // `AMDGPU Wave 1:2:1:1 (0,0,0)/0`
+  std::string name;      // thread name (kernel-derived in new rocgdb)
   std::optional<std::uint32_t> agent;
   std::optional<std::uint32_t> queue;
-  std::optional<std::uint64_t> dispatch;          // dispatch_no (AMD) / kernel id (cuda)
+  std::optional<std::uint64_t> dispatch; // dispatch_no (AMD) / kernel id (cuda)
   std::optional<std::uint64_t> wave_no;
   std::array<std::optional<std::int64_t>, 3> workgroup{};      // first block/work-group
   std::array<std::optional<std::int64_t>, 3> workgroup_last{}; // last block of a range
   std::optional<std::uint32_t> wave_in_group;
-  std::optional<std::uint32_t> lane_count;        // lanes in the wave (64/32 AMD, 32 cuda)
-  std::optional<std::uint32_t> first_work_item;   // flat work-item index in the group
+  std::optional<std::uint32_t> lane_count;      // lanes in the wave (64/32 AMD, 32 cuda)
+  std::optional<std::uint32_t> first_work_item; // flat work-item index in the group
   std::optional<std::uint32_t> last_work_item;
-  std::uint64_t count = 1;                        // threads a cuda range stands for; 1 for waves
+  std::uint64_t count = 1; // threads a cuda range stands for; 1 for waves
   std::optional<std::uint64_t> pc;
   std::string function;
   std::string file;
   std::optional<std::uint32_t> line;
-  std::string inline_function;                    // the inlined function the PC is in
-  std::string state;                              // stopped / running
+  std::string inline_function;       // the inlined function the PC is in
+  std::string state;                 // stopped / running
+  std::optional<std::uint32_t> lane; // selected lane (`lane-id`), when reported
+  // No dispatch (or agent) of the snapshot matches the wave's coordinates: kept, with a warning,
+  // rather than dropped (late attach, or the dispatch list was not taken).
+  bool unattributed = false;
   bool operator==(const Wave&) const = default;
+};
+
+// One lane of the selected wave (`-lane-info`).
+struct Lane {
+  std::uint32_t id = 0;
+  std::string state;       // A active, I inactive, U unused, R running
+  std::string target_id;   // `AMDGPU Lane 1:2:1:1/0 (0,0,0)[0,0,0]`
+  std::string wave_thread; // thread id of the wave it belongs to, when known
+  std::array<std::optional<std::int64_t>, 3> work_item{}; // position in the work-group
+  std::optional<std::uint64_t> pc;
+  std::string function;
+  std::string file;
+  std::optional<std::uint32_t> line;
+  bool operator==(const Lane&) const = default;
+};
+
+// `-wave-info`: how many waves the debugger knows, by state.
+struct WaveCounts {
+  std::uint64_t total = 0;
+  std::uint64_t running = 0;
+  std::uint64_t single_stepping = 0;
+  std::uint64_t stopped = 0;
+  bool operator==(const WaveCounts&) const = default;
+};
+
+// Which lists the debugger was actually asked for. An empty list means "none" only when it was
+// asked: a transcript without `info agents` says nothing about agents.
+struct Coverage {
+  bool agents = false;
+  bool queues = false;
+  bool dispatches = false;
+  bool threads = false;
+  bool operator==(const Coverage&) const = default;
 };
 
 struct Frame {
@@ -151,26 +190,35 @@ struct SourceLine {
 struct Snapshot {
   static constexpr int kFormatVersion = 1;
   DebuggerKind debugger = DebuggerKind::Unknown;
-  std::string debugger_version;            // first line of the banner
+  std::string debugger_version; // first line of the banner
   std::optional<std::int64_t> pid;
-  std::optional<int> rank;                 // from metadata or --rank-from
-  std::string label;                       // where it came from: a file, `pid 4242`
-  std::string taken_at;                    // ISO 8601 UTC
-  std::optional<double> stop_seconds;      // how long the target was stopped, when known
+  std::optional<int> rank;            // from metadata or --rank-from
+  std::string label;                  // where it came from: a file, `pid 4242`
+  std::string taken_at;               // ISO 8601 UTC
+  std::optional<double> stop_seconds; // how long the target was stopped, when known
   std::vector<Agent> agents;
   std::vector<Queue> queues;
   std::vector<Dispatch> dispatches;
   std::vector<Wave> waves;
   std::vector<HostThread> host_threads;
-  std::vector<SourceLine> source_lines;    // one per unique PC
-  std::vector<std::string> warnings;       // things that went wrong building it
-  std::vector<std::string> notes;          // what this debugger cannot show (cuda-gdb: queues)
-  std::map<std::string, std::string> env;  // selected target environment (HSA_TOOLS_LIB ...)
+  std::vector<SourceLine> source_lines;  // one per unique PC
+  std::vector<Lane> lanes;               // of the selected wave, when asked
+  std::optional<WaveCounts> wave_counts; // `-wave-info`
+  Coverage coverage;
+  std::vector<std::string> warnings;      // things that went wrong building it
+  std::vector<std::string> notes;         // what this debugger cannot show (cuda-gdb: queues)
+  std::map<std::string, std::string> env; // selected target environment (HSA_TOOLS_LIB ...)
   bool operator==(const Snapshot&) const = default;
 
   const SourceLine* source_line(std::uint64_t pc) const;
+  // The dispatch whose (agent, queue, dispatch_no) the wave names; nullptr when none does.
   const Dispatch* dispatch_of(const Wave& wave) const;
+  // The agent numbered `number` (Agent::number, else the last part of its id).
+  const Agent* agent(std::uint32_t number) const;
 };
+
+// The agent's handle: Agent::number when set, else parsed from `1.2` / `2`.
+std::optional<std::uint32_t> agent_number(const Agent& agent);
 
 nlohmann::json to_json(const Snapshot& snapshot);
 // Throws rocplay::Error (DataError) naming the offending field.
@@ -181,6 +229,9 @@ namespace snapshot {
 struct BuildOptions {
   DebuggerKind debugger = DebuggerKind::Unknown; // Unknown: tell from the records
   std::string label;
+  // A recording's `# meta` object (docs/json-schema.md, "Recording meta"): pid, rank, env,
+  // debugger version, taken_at. Empty for raw MI logs.
+  std::string meta_json;
 };
 
 // Turns exchanges (live or replayed) into a Snapshot. Each exchange is claimed by the dialect that
@@ -200,6 +251,15 @@ private:
 };
 
 Snapshot build(const std::vector<mi::Exchange>& exchanges, BuildOptions options = {});
+
+// Reads a transcript (raw MI log or rocplay recording) held in memory and builds its snapshot; the
+// recording's meta is applied. Unparseable lines become warnings, never errors.
+Snapshot build_from_transcript(std::string_view text, BuildOptions options = {},
+                               mi::TranscriptInfo* info = nullptr);
+
+// Applies a recording's `# meta` JSON to a snapshot. Unknown keys are ignored; a value of the
+// wrong type becomes a warning.
+void apply_meta(Snapshot& snapshot, std::string_view meta_json);
 
 } // namespace snapshot
 } // namespace rocplay

@@ -1,16 +1,48 @@
 // The narrow interface each debugger dialect implements (one file per debugger).
+//
+// How the Builder uses it (src/snapshot/builder.cpp):
+//  1. The debugger kind comes from BuildOptions, the recording's meta, the version banner, or the
+//     first exchange a GPU dialect recognises().
+//  2. Each exchange goes to the GPU dialect of that kind (or, while the kind is unknown, to any
+//     GPU dialect that recognises it), then always to the gdb dialect. GPU dialects take the GPU
+//     content (agents, queues, dispatches, waves, lanes); the gdb dialect takes the host content
+//     (host threads, stacks, `info line`, symbols, thread selection) and skips `AMDGPU` threads.
+//  3. finish(): the gdb dialect first (source lines, symbols), then the GPU dialect (kernel names),
+//     then the Builder's own checks (unattributed waves, unique ids).
 #pragma once
 
 #include "rocplay/snapshot.hpp"
 
+#include <map>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 namespace rocplay::snapshot {
+
+// An `info line` answer: the addresses [start, end) belong to `line`.
+struct LineRange {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0; // == start when the line "contains no code"
+  SourceLine line;       // pc = start; function/offset describe `start`
+};
 
 // State shared by the dialects while one snapshot is built.
 struct BuildState {
   Snapshot snapshot;
+  // The selected thread (`-thread-select`, `*stopped`, `thread N`, current-thread-id), for
+  // commands that act on it: -stack-list-frames, -lane-info, `info line *$pc`.
+  std::string current_thread;
+  std::optional<std::uint32_t> current_lane;
+  // Linkage or print names of code addresses, from `<sym+off>` annotations, `info symbol`, and
+  // `-data-evaluate-expression $pc`: symbol start address -> name as printed.
+  std::map<std::uint64_t, std::string> symbols;
+  // `info line` answers, in the order seen.
+  std::vector<LineRange> line_ranges;
+  // Full stacks by thread id (-stack-list-frames, bt, thread apply all bt), innermost first.
+  std::map<std::string, std::vector<Frame>> stacks;
+  // Thread id -> index into snapshot.waves (dedupe when -thread-info is asked twice).
+  std::map<std::string, std::size_t, std::less<>> wave_index;
 };
 
 class Dialect {

@@ -1,0 +1,345 @@
+// snapshot::Builder: exchanges in, one Snapshot out (see dialect.hpp for the protocol).
+#include "rocplay/snapshot.hpp"
+#include "snapshot/dialect.hpp"
+#include "snapshot/text.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <unordered_set>
+
+namespace rocplay::snapshot {
+namespace {
+
+bool contains_nocase(std::string_view hay, std::string_view needle) {
+  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) ==
+           std::tolower(static_cast<unsigned char>(b));
+  });
+  return it != hay.end();
+}
+
+// The kind a version banner names. `GNU gdb (rocm-rel-7.2.3) 16.3`, `NVIDIA (R) cuda-gdb 13.0`,
+// `GNU gdb (Debian 13.1-3) 13.1`.
+DebuggerKind kind_of_banner(std::string_view line) {
+  if (contains_nocase(line, "cuda-gdb") || contains_nocase(line, "CUDA Debugger")) {
+    return DebuggerKind::CudaGdb;
+  }
+  if (contains_nocase(line, "rocm") || contains_nocase(line, "rocgdb")) {
+    return DebuggerKind::RocGdb;
+  }
+  if (text::starts_with(line, "GNU gdb")) {
+    return DebuggerKind::Gdb;
+  }
+  return DebuggerKind::Unknown;
+}
+
+// A meta `debugger` value: a kind name, or the path of the binary that ran.
+DebuggerKind kind_of_meta(std::string_view v) {
+  auto slash = v.rfind('/');
+  auto base = slash == std::string_view::npos ? v : v.substr(slash + 1);
+  if (base == "rocgdb" || base == "rocm-gdb") {
+    return DebuggerKind::RocGdb;
+  }
+  if (base == "cuda-gdb") {
+    return DebuggerKind::CudaGdb;
+  }
+  if (text::starts_with(base, "gdb")) {
+    return DebuggerKind::Gdb;
+  }
+  return debugger_kind_from_string(base);
+}
+
+} // namespace
+
+void apply_meta(Snapshot& s, std::string_view meta_json) {
+  if (text::trim(meta_json).empty()) {
+    return;
+  }
+  auto j = nlohmann::json::parse(meta_json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    s.warnings.push_back("recording meta is not a JSON object; ignored");
+    return;
+  }
+  auto bad = [&](const char* key) {
+    s.warnings.push_back(fmt::format("recording meta: `{}` has the wrong type; ignored", key));
+  };
+  if (auto it = j.find("pid"); it != j.end()) {
+    if (it->is_number_integer()) {
+      s.pid = it->get<std::int64_t>();
+    } else if (it->is_string()) {
+      if (auto v = text::parse_i64(it->get<std::string>())) {
+        s.pid = *v;
+      } else {
+        bad("pid");
+      }
+    } else {
+      bad("pid");
+    }
+  }
+  if (auto it = j.find("rank"); it != j.end()) {
+    if (it->is_number_integer() && it->get<std::int64_t>() >= 0 &&
+        it->get<std::int64_t>() < (1 << 24)) {
+      s.rank = static_cast<int>(it->get<std::int64_t>());
+    } else {
+      bad("rank");
+    }
+  }
+  auto str = [&](const char* key, std::string& out) {
+    if (auto it = j.find(key); it != j.end()) {
+      if (it->is_string()) {
+        out = it->get<std::string>();
+      } else {
+        bad(key);
+      }
+    }
+  };
+  str("label", s.label);
+  str("taken_at", s.taken_at);
+  if (s.taken_at.empty()) {
+    str("started_at", s.taken_at);
+  }
+  str("debugger_version", s.debugger_version);
+  if (auto it = j.find("debugger"); it != j.end()) {
+    if (it->is_string()) {
+      auto k = kind_of_meta(it->get<std::string>());
+      if (k != DebuggerKind::Unknown) {
+        s.debugger = k;
+      }
+    } else {
+      bad("debugger");
+    }
+  }
+  if (auto it = j.find("stop_seconds"); it != j.end()) {
+    if (it->is_number()) {
+      s.stop_seconds = it->get<double>();
+    } else {
+      bad("stop_seconds");
+    }
+  }
+  if (auto it = j.find("env"); it != j.end()) {
+    if (it->is_object()) {
+      for (const auto& [k, v] : it->items()) {
+        if (v.is_string()) {
+          s.env[k] = v.get<std::string>();
+        } else {
+          bad("env");
+        }
+      }
+    } else {
+      bad("env");
+    }
+  }
+}
+
+struct Builder::Impl {
+  BuildOptions options;
+  BuildState state;
+  std::unique_ptr<Dialect> gdb = make_gdb_dialect();
+  std::unique_ptr<Dialect> rocgdb = make_rocgdb_dialect();
+  std::unique_ptr<Dialect> cuda = make_cuda_gdb_dialect();
+  DebuggerKind kind = DebuggerKind::Unknown;
+  bool rocgdb_used = false;
+  bool cuda_used = false;
+
+  explicit Impl(BuildOptions o) : options(std::move(o)) {
+    apply_meta(state.snapshot, options.meta_json);
+    kind = options.debugger != DebuggerKind::Unknown ? options.debugger : state.snapshot.debugger;
+    if (!options.label.empty()) {
+      state.snapshot.label = options.label;
+    }
+  }
+
+  // Only rocgdb and cuda-gdb are sticky: a plain `GNU gdb` banner may still show AMD waves
+  // (upstream GDB 13+ debugs AMD GPUs).
+  bool kind_settled() const {
+    return kind == DebuggerKind::RocGdb || kind == DebuggerKind::CudaGdb;
+  }
+
+  void detect_banner(const mi::Exchange& ex) {
+    for (const auto& rec : ex.records) {
+      if (rec.kind() != mi::RecordKind::Console) {
+        continue;
+      }
+      auto text = rec.stream_text();
+      auto first = text::trim(std::string_view(text).substr(0, text.find('\n')));
+      bool banner = text::starts_with(first, "GNU gdb") || contains_nocase(first, "cuda-gdb") ||
+                    contains_nocase(first, "CUDA Debugger");
+      auto k = kind_of_banner(first);
+      if (!banner || k == DebuggerKind::Unknown) {
+        continue;
+      }
+      if (state.snapshot.debugger_version.empty()) {
+        state.snapshot.debugger_version = std::string(first);
+      }
+      if (!kind_settled()) {
+        kind = k;
+      }
+      return;
+    }
+  }
+
+  void add(const mi::Exchange& ex) {
+    if (state.snapshot.debugger_version.empty() || !kind_settled()) {
+      detect_banner(ex);
+    }
+    Dialect* primary = nullptr;
+    if (kind == DebuggerKind::RocGdb) {
+      primary = rocgdb.get();
+    } else if (kind == DebuggerKind::CudaGdb) {
+      primary = cuda.get();
+    } else if (rocgdb->recognises(ex)) {
+      primary = rocgdb.get();
+      kind = DebuggerKind::RocGdb;
+    } else if (cuda->recognises(ex)) {
+      primary = cuda.get();
+      kind = DebuggerKind::CudaGdb;
+    }
+    if (primary) {
+      primary->consume(ex, state);
+      rocgdb_used |= primary == rocgdb.get();
+      cuda_used |= primary == cuda.get();
+    }
+    gdb->consume(ex, state);
+    if (auto msg = ex.error_message()) {
+      state.snapshot.warnings.push_back(fmt::format(
+          "`{}` failed: {}", ex.command.empty() ? std::string("a command") : ex.command, *msg));
+    }
+  }
+
+  Snapshot finish() {
+    gdb->finish(state);
+    if (rocgdb_used) {
+      rocgdb->finish(state);
+    }
+    if (cuda_used) {
+      cuda->finish(state);
+    }
+    Snapshot& s = state.snapshot;
+    if (kind == DebuggerKind::Unknown && !s.host_threads.empty()) {
+      kind = DebuggerKind::Gdb;
+    }
+    s.debugger = kind;
+    check_attribution(s);
+    check_unique_ids(s);
+    return std::move(s);
+  }
+
+  // Nothing is dropped: a wave whose dispatch or agent is missing stays, flagged.
+  static void check_attribution(Snapshot& s) {
+    std::size_t count = 0;
+    std::vector<std::string> examples;
+    for (auto& w : s.waves) {
+      bool agent_ok = !w.agent || s.agents.empty() || s.agent(*w.agent) != nullptr;
+      bool dispatch_ok = s.dispatch_of(w) != nullptr;
+      w.unattributed = !(agent_ok && dispatch_ok);
+      if (w.unattributed) {
+        ++count;
+        if (examples.size() < 3) {
+          examples.push_back(w.target_id.empty() ? w.thread_id : w.target_id);
+        }
+      }
+    }
+    if (count) {
+      std::string why = s.dispatches.empty() ? "no dispatch list was taken"
+                                             : "their dispatch is not in the dispatch list "
+                                               "(late attach, or it completed in between)";
+      s.warnings.push_back(fmt::format("{} wave(s) are unattributed: {} (e.g. {})", count, why,
+                                       fmt::join(examples, "; ")));
+    }
+  }
+
+  static void check_unique_ids(Snapshot& s) {
+    auto check = [&](const char* what, auto& items, auto id_of) {
+      std::unordered_set<std::string> seen;
+      std::size_t dup = 0;
+      for (const auto& x : items) {
+        if (!seen.insert(id_of(x)).second) {
+          ++dup;
+        }
+      }
+      if (dup) {
+        s.warnings.push_back(fmt::format("{} {} id(s) appear twice", dup, what));
+      }
+    };
+    check("agent", s.agents, [](const Agent& a) { return a.id; });
+    check("queue", s.queues, [](const Queue& q) { return q.id; });
+    check("dispatch", s.dispatches, [](const Dispatch& d) { return d.id; });
+    check("wave thread", s.waves, [](const Wave& w) { return w.thread_id; });
+    check("host thread", s.host_threads, [](const HostThread& t) { return t.id; });
+  }
+};
+
+Builder::Builder(BuildOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Builder::~Builder() = default;
+Builder::Builder(Builder&&) noexcept = default;
+Builder& Builder::operator=(Builder&&) noexcept = default;
+
+void Builder::add(const mi::Exchange& exchange) {
+  impl_->add(exchange);
+}
+
+Snapshot Builder::finish() {
+  return impl_->finish();
+}
+
+Snapshot build(const std::vector<mi::Exchange>& exchanges, BuildOptions options) {
+  Builder b(std::move(options));
+  for (const auto& ex : exchanges) {
+    b.add(ex);
+  }
+  return b.finish();
+}
+
+Snapshot build_from_transcript(std::string_view text, BuildOptions options,
+                               mi::TranscriptInfo* info_out) {
+  mi::TranscriptReader reader;
+  std::optional<Builder> builder;
+  // Fed in chunks so only the exchange being assembled is held, not the whole transcript.
+  constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::size_t pos = 0;
+  auto drain = [&] {
+    while (auto ex = reader.next()) {
+      if (!builder) {
+        if (options.meta_json.empty()) {
+          options.meta_json = reader.info().meta_json;
+        }
+        builder.emplace(options);
+      }
+      builder->add(*ex);
+    }
+  };
+  while (pos < text.size()) {
+    auto n = std::min(kChunk, text.size() - pos);
+    reader.feed(text.substr(pos, n));
+    pos += n;
+    drain();
+  }
+  reader.finish();
+  drain();
+  if (!builder) {
+    if (options.meta_json.empty()) {
+      options.meta_json = reader.info().meta_json;
+    }
+    builder.emplace(options);
+  }
+  Snapshot s = builder->finish();
+  const auto& info = reader.info();
+  if (info.parse_errors) {
+    std::string first = info.first_errors.empty() ? "" : info.first_errors.front().message();
+    s.warnings.push_back(fmt::format("transcript: {} line(s) were not MI and were skipped ({})",
+                                     info.parse_errors, first));
+  }
+  if (info.truncated) {
+    s.warnings.push_back("transcript ends inside an exchange (truncated recording)");
+  }
+  if (info_out) {
+    *info_out = info;
+  }
+  return s;
+}
+
+} // namespace rocplay::snapshot

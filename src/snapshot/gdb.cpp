@@ -1,0 +1,313 @@
+// The gdb dialect: what every GDB-family debugger prints for the host side. Host threads
+// (-thread-info, `info threads`), stacks (-stack-list-frames, `bt`, `thread apply all bt`), thread
+// selection, `info line` and `info symbol` answers, and the version banner. GPU threads
+// (`AMDGPU ...` target ids) are left to the GPU dialects.
+#include "snapshot/dialect.hpp"
+#include "snapshot/text.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_set>
+
+namespace rocplay::snapshot {
+namespace {
+
+bool is_gpu_target_id(std::string_view target_id) {
+  return text::starts_with(target_id, "AMDGPU ");
+}
+
+// `Thread 0x7ffff6288180 (LWP 645917)` or `LWP 645917` or `process 4242`.
+std::optional<std::uint64_t> lwp_of(std::string_view target_id) {
+  auto p = target_id.find("LWP ");
+  if (p == std::string_view::npos) {
+    if (text::starts_with(target_id, "process ")) {
+      return text::parse_u64(text::trim(target_id.substr(8)));
+    }
+    return std::nullopt;
+  }
+  auto rest = target_id.substr(p + 4);
+  auto end = rest.find_first_not_of("0123456789");
+  return text::parse_u64(rest.substr(0, end));
+}
+
+void upsert_host_thread(Snapshot& s, HostThread t) {
+  for (auto& existing : s.host_threads) {
+    if (existing.id == t.id) {
+      // Keep a deeper stack already known.
+      if (t.frames.size() < existing.frames.size()) {
+        t.frames = std::move(existing.frames);
+      }
+      existing = std::move(t);
+      return;
+    }
+  }
+  s.host_threads.push_back(std::move(t));
+}
+
+class GdbDialect final : public Dialect {
+public:
+  std::string_view name() const override { return "gdb"; }
+
+  bool recognises(const mi::Exchange& /*exchange*/) const override { return true; }
+
+  bool consume(const mi::Exchange& ex, BuildState& st) override {
+    bool claimed = track_selection(ex, st);
+    const mi::Record* result = ex.result();
+    std::string_view op = text::mi_operation(ex.command);
+    std::string cli = text::cli_command(ex.command);
+    if (result && result->klass() == "done") {
+      auto r = result->results();
+      if (auto threads = r["threads"]; threads.is_list()) {
+        take_thread_list(threads, r, st);
+        claimed = true;
+      }
+      if (auto stack = r["stack"]; stack.is_list()) {
+        std::string tid = text::option_value(ex.command, "--thread").value_or(st.current_thread);
+        std::vector<Frame> frames;
+        for (auto f : stack) {
+          frames.push_back(text::frame_from_mi(f));
+        }
+        if (!tid.empty()) {
+          st.stacks[tid] = std::move(frames);
+        }
+        claimed = true;
+      }
+      if (auto value = r["value"]; value.is_string() && op == "-data-evaluate-expression") {
+        if (auto note = text::parse_address_note(value.text()); note && note->has_symbol) {
+          remember_symbol(st, note->address - note->offset, note->symbol);
+          claimed = true;
+        }
+      }
+    }
+    std::string console = ex.console();
+    if (!console.empty()) {
+      claimed |= take_console(console, cli, st);
+    }
+    return claimed;
+  }
+
+  void finish(BuildState& st) override {
+    Snapshot& s = st.snapshot;
+    std::unordered_set<std::string> wave_ids;
+    for (const auto& w : s.waves) {
+      wave_ids.insert(w.thread_id);
+    }
+    for (auto& [tid, frames] : st.stacks) {
+      if (wave_ids.count(tid) || frames.empty()) {
+        continue;
+      }
+      HostThread t;
+      t.id = tid;
+      for (const auto& existing : s.host_threads) {
+        if (existing.id == tid) {
+          t = existing;
+        }
+      }
+      if (frames.size() >= t.frames.size()) {
+        t.frames = frames;
+      }
+      upsert_host_thread(s, std::move(t));
+    }
+
+    // One SourceLine per unique wave PC (and per PC asked about explicitly).
+    std::set<std::uint64_t> pcs(queried_pcs_.begin(), queried_pcs_.end());
+    for (const auto& w : s.waves) {
+      if (w.pc) {
+        pcs.insert(*w.pc);
+      }
+    }
+    for (const auto& l : s.lanes) {
+      if (l.pc) {
+        pcs.insert(*l.pc);
+      }
+    }
+    std::set<std::uint64_t> have;
+    for (const auto& l : s.source_lines) {
+      have.insert(l.pc);
+    }
+    for (std::uint64_t pc : pcs) {
+      if (have.count(pc)) {
+        continue;
+      }
+      const LineRange* best = nullptr;
+      for (const auto& r : st.line_ranges) {
+        bool hit = r.start == pc || (r.start <= pc && pc < r.end);
+        if (hit && (!best || (r.end - r.start) < (best->end - best->start))) {
+          best = &r;
+        }
+      }
+      if (!best) {
+        continue;
+      }
+      SourceLine l = best->line;
+      l.pc = pc;
+      if (l.offset) {
+        *l.offset += pc - best->start;
+      }
+      s.source_lines.push_back(std::move(l));
+    }
+    std::sort(s.source_lines.begin(), s.source_lines.end(),
+              [](const SourceLine& a, const SourceLine& b) { return a.pc < b.pc; });
+  }
+
+private:
+  static void remember_symbol(BuildState& st, std::uint64_t base, const std::string& symbol) {
+    if (!symbol.empty()) {
+      st.symbols.emplace(base, symbol);
+    }
+  }
+
+  static bool track_selection(const mi::Exchange& ex, BuildState& st) {
+    bool seen = false;
+    for (const auto& rec : ex.records) {
+      bool stopped = rec.kind() == mi::RecordKind::Exec && rec.klass() == "stopped";
+      bool selected = rec.kind() == mi::RecordKind::Notify && rec.klass() == "thread-selected";
+      bool select_done = rec.kind() == mi::RecordKind::Result && rec.klass() == "done" &&
+                         rec["new-thread-id"].is_string();
+      if (!stopped && !selected && !select_done) {
+        continue;
+      }
+      auto r = rec.results();
+      auto id = stopped ? r["thread-id"] : selected ? r["id"] : r["new-thread-id"];
+      if (id.is_string()) {
+        st.current_thread = id.text();
+        seen = true;
+      }
+      if (auto lane = r["lane-id"].as_u64(); lane && *lane <= UINT32_MAX) {
+        st.current_lane = static_cast<std::uint32_t>(*lane);
+      } else {
+        st.current_lane.reset();
+      }
+    }
+    return seen;
+  }
+
+  static void take_thread_list(const mi::Value& threads, const mi::Value& result, BuildState& st) {
+    st.snapshot.coverage.threads = true;
+    for (auto t : threads) {
+      auto target = t["target-id"].text();
+      if (is_gpu_target_id(target)) {
+        continue;
+      }
+      HostThread h;
+      h.id = t["id"].text();
+      h.target_id = std::move(target);
+      h.lwp = lwp_of(h.target_id);
+      h.name = t["name"].text();
+      h.state = t["state"].text();
+      if (auto f = t["frame"]; f.is_tuple()) {
+        h.frames.push_back(text::frame_from_mi(f));
+      }
+      upsert_host_thread(st.snapshot, std::move(h));
+    }
+    if (auto cur = result["current-thread-id"]; cur.is_string()) {
+      st.current_thread = cur.text();
+    }
+  }
+
+  bool take_console(const std::string& console, const std::string& cli, BuildState& st) {
+    bool claimed = false;
+    auto lines = text::split_lines(console);
+    if (!lines.empty()) {
+      auto first = text::trim(lines.front());
+      if (text::starts_with(first, "GNU gdb") || first.find("cuda-gdb") != std::string::npos ||
+          first.find("CUDA Debugger") != std::string::npos) {
+        if (st.snapshot.debugger_version.empty()) {
+          st.snapshot.debugger_version = std::string(first);
+        }
+        claimed = true;
+      }
+    }
+    for (auto line : lines) {
+      auto t = text::trim(line);
+      // [Switching to thread 7, lane 0 (AMDGPU Lane ...)] / [Current thread is 7 (...)]
+      for (std::string_view prefix : {"[Switching to thread ", "[Current thread is "}) {
+        if (text::starts_with(t, prefix)) {
+          auto rest = t.substr(prefix.size());
+          auto end = rest.find_first_of(" ,]");
+          st.current_thread = std::string(rest.substr(0, end));
+          claimed = true;
+        }
+      }
+    }
+    auto ranges = text::parse_info_line(console);
+    if (!ranges.empty()) {
+      // `info line *0xADDR`: the address asked about is a PC someone cared about.
+      if (text::starts_with(cli, "info line *")) {
+        if (auto pc = text::parse_u64(text::trim(std::string_view(cli).substr(11)))) {
+          queried_pcs_.push_back(*pc);
+        }
+      }
+      for (auto& r : ranges) {
+        if (!r.line.function.empty() && r.line.offset) {
+          remember_symbol(st, r.start - *r.line.offset, r.line.function);
+        }
+        st.line_ranges.push_back(std::move(r));
+      }
+      claimed = true;
+    }
+    if (text::starts_with(cli, "info symbol ")) {
+      auto addr = text::parse_u64(text::trim(std::string_view(cli).substr(12)));
+      auto sym = text::parse_info_symbol(console);
+      if (addr && sym && sym->second <= *addr) {
+        remember_symbol(st, *addr - sym->second, sym->first);
+        claimed = true;
+      }
+    }
+    if (console.find("#0 ") != std::string::npos) {
+      for (auto& [tid, frames] : text::parse_backtraces(console, st.current_thread)) {
+        if (!tid.empty() && !frames.empty()) {
+          st.stacks[tid] = std::move(frames);
+          claimed = true;
+        }
+      }
+    }
+    // `info threads`: host rows only; the MI answer, when there is one, is richer.
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      std::size_t next = i;
+      auto table = text::parse_cli_table(lines, i, {"Id", "Target Id", "Frame"}, next);
+      if (!table) {
+        continue;
+      }
+      st.snapshot.coverage.threads = true;
+      for (const auto& row : table->rows) {
+        auto target = table->cell(row, "Target Id");
+        if (is_gpu_target_id(target)) {
+          continue;
+        }
+        HostThread h;
+        h.id = std::string(table->cell(row, "Id"));
+        // `Thread 0x... (LWP 1) "name"`: the quoted name follows the target id.
+        auto quote = target.find(" \"");
+        if (quote != std::string_view::npos && target.back() == '"') {
+          h.name = std::string(target.substr(quote + 2, target.size() - quote - 3));
+          target = target.substr(0, quote);
+        }
+        h.target_id = std::string(target);
+        h.lwp = lwp_of(h.target_id);
+        h.frames.push_back(text::parse_frame_text(table->cell(row, "Frame")));
+        if (row.current) {
+          st.current_thread = h.id;
+        }
+        bool known = std::any_of(st.snapshot.host_threads.begin(), st.snapshot.host_threads.end(),
+                                 [&](const HostThread& x) { return x.id == h.id; });
+        if (!known) {
+          st.snapshot.host_threads.push_back(std::move(h));
+        }
+      }
+      claimed = true;
+      i = next > i ? next - 1 : i;
+    }
+    return claimed;
+  }
+
+  std::vector<std::uint64_t> queried_pcs_;
+};
+
+} // namespace
+
+std::unique_ptr<Dialect> make_gdb_dialect() {
+  return std::make_unique<GdbDialect>();
+}
+
+} // namespace rocplay::snapshot
