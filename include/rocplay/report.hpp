@@ -24,12 +24,23 @@ struct TextOptions {
   std::size_t max_rows = 40; // per evidence table; the rest is summarised
 };
 
+// Findings are expected most severe first (heuristics::run orders them): the first is the verdict.
 void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,
                 const TextOptions& options = {});
+// Several snapshots (two of one process, or one per rank): the verdict, then each snapshot.
+void write_text(std::ostream& out, const std::vector<Snapshot>& snapshots,
+                const std::vector<Finding>& findings, const TextOptions& options = {});
 nlohmann::json finding_to_json(const Finding& finding);
-// {"schema":"rocplay.report","schema_version":1,"snapshot":{...},"findings":[...]}
+// {"schema":"rocplay.report","schema_version":1,"snapshot":{...},"findings":[...]}; the snapshot
+// carries its wave classes. docs/json-schema.md documents every field.
 nlohmann::json report_to_json(const Snapshot& snapshot, const std::vector<Finding>& findings);
-// A SARIF 2.1.0 log with one rule per heuristic id that appears.
+// {"schema":"rocplay.report","schema_version":1,"snapshots":[...],"findings":[...]}
+nlohmann::json report_to_json(const std::vector<Snapshot>& snapshots,
+                              const std::vector<Finding>& findings);
+// One finding per line (finding_to_json), for log pipelines.
+void write_jsonl(std::ostream& out, const std::vector<Finding>& findings);
+// A SARIF 2.1.0 log: one rule per heuristic of heuristics::catalogue() (plus any other id that
+// appears), one result per finding.
 nlohmann::json to_sarif(const std::vector<Finding>& findings, std::string_view tool_version);
 
 } // namespace rocplay::report

@@ -1,0 +1,221 @@
+#include "heuristics/common.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace rocplay::heuristics::detail {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool contains(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+
+std::string base_name(std::string_view name) {
+  // Drop the parameter list: the first `(` at template depth 0 that is not `(anonymous`.
+  int depth = 0;
+  std::size_t end = name.size();
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == '<') {
+      ++depth;
+    } else if (c == '>') {
+      depth = std::max(0, depth - 1);
+    } else if (c == '(' && depth == 0 && name.substr(i, 10) != "(anonymous") {
+      end = i;
+      break;
+    }
+  }
+  std::string_view head = name.substr(0, end);
+  // Drop template arguments: everything inside <...> at any depth.
+  std::string flat;
+  depth = 0;
+  for (char c : head) {
+    if (c == '<') {
+      ++depth;
+    } else if (c == '>') {
+      depth = std::max(0, depth - 1);
+    } else if (depth == 0) {
+      flat += c;
+    }
+  }
+  std::string_view f = flat;
+  while (!f.empty() && f.back() == ' ') {
+    f.remove_suffix(1);
+  }
+  // Drop the return type (`void `) and namespaces.
+  if (auto sp = f.rfind(' '); sp != std::string_view::npos) {
+    f = f.substr(sp + 1);
+  }
+  if (auto ns = f.rfind("::"); ns != std::string_view::npos) {
+    f = f.substr(ns + 2);
+  }
+  return std::string(f);
+}
+
+std::string kernel_label(const Dispatch& d) {
+  if (!d.kernel_name.empty()) {
+    return d.kernel_name;
+  }
+  if (d.kernel_address) {
+    return fmt::format("kernel at {:#x}", *d.kernel_address);
+  }
+  return d.target_id.empty() ? fmt::format("dispatch {}", d.id) : d.target_id;
+}
+
+bool is_collective(const Dispatch& d) {
+  if (d.kernel_name.empty()) {
+    return false;
+  }
+  KernelInfo info = classify_kernel(d.kernel_name);
+  if (info.category == KernelCategory::Collective || info.family == KernelFamily::Collective) {
+    return true;
+  }
+  std::string lower = d.kernel_name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (std::string_view k :
+       {"nccl", "rccl", "allgather", "all_gather", "allreduce", "all_reduce", "reduce_scatter",
+        "reducescatter", "alltoall", "cross_device_reduce"}) {
+    if (contains(lower, k)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string dispatch_label(const Dispatch& d) {
+  if (d.target_id.empty()) {
+    return fmt::format("dispatch {}", d.id);
+  }
+  return fmt::format("dispatch {} ({})", d.id, d.target_id);
+}
+
+std::string hex(const std::optional<std::uint64_t>& pc) {
+  return pc ? fmt::format("{:#x}", *pc) : std::string("?");
+}
+
+std::string where(const snapshot::WaveClass& c, const Snapshot& s) {
+  std::string func = !c.inline_function.empty() ? c.inline_function : c.function;
+  std::string file = c.file;
+  std::optional<std::uint32_t> line = c.line;
+  const SourceLine* sl = c.pc ? s.source_line(*c.pc) : nullptr;
+  if (sl && file.empty()) {
+    file = sl->file;
+    line = sl->line;
+  }
+  if (func.empty() && sl && !sl->function.empty()) {
+    func = sl->offset ? fmt::format("{}+{}", sl->function, *sl->offset) : sl->function;
+  }
+  std::string out = func.empty() ? std::string("??") : func;
+  if (!file.empty()) {
+    out += fmt::format(" at {}{}", file, line ? fmt::format(":{}", *line) : std::string());
+  }
+  if (sl && !sl->inlined_from.empty()) {
+    out += fmt::format(" (inlined from {})", sl->inlined_from);
+  }
+  return out;
+}
+
+std::string describe(const snapshot::WaveClass& c, const Snapshot& s) {
+  std::string unit = c.threads != c.waves ? fmt::format("{} threads", c.threads)
+                                          : fmt::format("{} waves", c.waves);
+  std::string slots;
+  if (!c.wave_in_group.empty()) {
+    slots = fmt::format(", wave-in-group {}", snapshot::format_ranges(c.wave_in_group));
+  }
+  if (c.work_items) {
+    slots += c.work_items->first == c.work_items->last
+                 ? fmt::format(", work-item {}", c.work_items->first)
+                 : fmt::format(", work-items {}-{}", c.work_items->first, c.work_items->last);
+  }
+  return fmt::format("{} at pc {} in {}: {} work-groups {}{}", unit, hex(c.pc), where(c, s),
+                     c.workgroups, snapshot::format_workgroups(c), slots);
+}
+
+nlohmann::json class_json(const snapshot::WaveClass& c, const Snapshot& s) {
+  nlohmann::json j = snapshot::to_json(c);
+  if (c.pc) {
+    if (const SourceLine* sl = s.source_line(*c.pc)) {
+      nlohmann::json src = {{"file", sl->file}, {"function", sl->function}};
+      if (sl->line) {
+        src["line"] = *sl->line;
+      }
+      if (!sl->inlined_from.empty()) {
+        src["inlined_from"] = sl->inlined_from;
+      }
+      j["source"] = std::move(src);
+    }
+  }
+  return j;
+}
+
+Location location_of(const snapshot::WaveClass& c, const Snapshot& s) {
+  Location l;
+  l.pc = c.pc;
+  l.function = !c.inline_function.empty() ? c.inline_function : c.function;
+  l.file = c.file;
+  l.line = c.line;
+  if (c.pc) {
+    if (const SourceLine* sl = s.source_line(*c.pc)) {
+      if (l.file.empty()) {
+        l.file = sl->file;
+        l.line = sl->line;
+      }
+      if (l.function.empty()) {
+        l.function = sl->function;
+      }
+    }
+  }
+  return l;
+}
+
+std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClass>& classes,
+                                            const Dispatch& d) {
+  std::vector<snapshot::WaveClass> out;
+  for (const auto& c : classes) {
+    if (!c.dispatch || c.dispatch != d.dispatch_no) {
+      continue;
+    }
+    if (c.agent && d.agent && *c.agent != *d.agent) {
+      continue;
+    }
+    if (c.queue && d.queue && *c.queue != *d.queue) {
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+nlohmann::json dispatch_json(const Dispatch& d) {
+  nlohmann::json j = {{"id", d.id}, {"kernel", kernel_label(d)}};
+  if (!d.target_id.empty()) {
+    j["target_id"] = d.target_id;
+  }
+  if (d.agent) {
+    j["agent"] = *d.agent;
+  }
+  if (d.queue) {
+    j["queue"] = *d.queue;
+  }
+  if (!d.grid.empty()) {
+    j["grid"] = d.grid;
+  }
+  if (!d.workgroup.empty()) {
+    j["workgroup"] = d.workgroup;
+  }
+  if (!d.fence_text.empty()) {
+    j["fence"] = d.fence_text;
+  }
+  if (d.kernel_address) {
+    j["kernel_address"] = fmt::format("{:#x}", *d.kernel_address);
+  }
+  return j;
+}
+
+} // namespace rocplay::heuristics::detail

@@ -1,0 +1,40 @@
+// Helpers the heuristics share: naming kernels, describing wave classes, locations.
+#pragma once
+
+#include "rocplay/grouping.hpp"
+#include "rocplay/heuristics.hpp"
+#include "rocplay/kernel_names.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace rocplay::heuristics::detail {
+
+// `aiter::allgather_vec<bf16, 8>(void*, ...)` -> `allgather_vec`: no return type, namespaces,
+// template arguments or parameters.
+std::string base_name(std::string_view name);
+bool ends_with(std::string_view s, std::string_view suffix);
+bool contains(std::string_view s, std::string_view needle);
+
+// The dispatch's kernel name, or `kernel at 0x...` / its target id when unresolved.
+std::string kernel_label(const Dispatch& dispatch);
+// A collective kernel (RCCL/NCCL, aiter allgather/all-reduce, custom all-reduce,
+// reduce_scatter): kernel_names' classification, or the name patterns it is based on.
+bool is_collective(const Dispatch& dispatch);
+// `dispatch 1.1 (AMDGPU Dispatch 1:2:1 (PKID 0))`.
+std::string dispatch_label(const Dispatch& dispatch);
+
+// `0x7fffe0a01b3c` or `?`.
+std::string hex(const std::optional<std::uint64_t>& pc);
+// `start_sync<8> at custom_all_reduce.cuh:120` from the class and the snapshot's source lines.
+std::string where(const snapshot::WaveClass& c, const Snapshot& snapshot);
+// One human line for a wave class.
+std::string describe(const snapshot::WaveClass& c, const Snapshot& snapshot);
+nlohmann::json class_json(const snapshot::WaveClass& c, const Snapshot& snapshot);
+Location location_of(const snapshot::WaveClass& c, const Snapshot& snapshot);
+// Classes of one dispatch (matched on agent, queue, dispatch_no).
+std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClass>& classes,
+                                            const Dispatch& dispatch);
+nlohmann::json dispatch_json(const Dispatch& dispatch);
+
+} // namespace rocplay::heuristics::detail

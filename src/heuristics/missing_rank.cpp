@@ -1,0 +1,190 @@
+// Heuristic 6: missing rank across per-rank snapshots (docs/heuristics.md).
+//
+// One snapshot per rank of one hang. If most ranks have the same collective in flight and some
+// have none, those are the ranks the others wait for. If every rank has it but with different
+// grid sizes, the odd ones out are.
+#include "heuristics/common.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace rocplay::heuristics {
+namespace {
+
+int rank_of(const Snapshot& s, std::size_t index) {
+  return s.rank ? *s.rank : static_cast<int>(index);
+}
+
+std::string grid_text(const std::vector<std::uint64_t>& g) {
+  return fmt::format("[{}]", fmt::join(g, ","));
+}
+
+// What a rank is doing instead, in one line.
+std::string doing(const Snapshot& s) {
+  std::vector<std::string> parts;
+  for (const auto& d : s.dispatches) {
+    parts.push_back(detail::base_name(detail::kernel_label(d)));
+  }
+  std::string gpu = parts.empty() ? std::string("no dispatch in flight")
+                                  : fmt::format("in flight: {}", fmt::join(parts, ", "));
+  for (const auto& t : s.host_threads) {
+    if (!t.frames.empty() && !t.frames.front().function.empty()) {
+      return fmt::format("{}; host thread {} in {}", gpu, t.id,
+                         detail::base_name(t.frames.front().function));
+    }
+  }
+  return gpu;
+}
+
+} // namespace
+
+std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
+  std::vector<Finding> out;
+  if (ranks.size() < 2) {
+    return out;
+  }
+  // Collective kernels in flight per rank (by base name), with their grids.
+  std::vector<std::map<std::string, std::vector<const Dispatch*>>> collectives(ranks.size());
+  std::map<std::string, std::size_t> ranks_having;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    for (const auto& d : ranks[i].dispatches) {
+      if (detail::is_collective(d)) {
+        collectives[i][detail::base_name(d.kernel_name)].push_back(&d);
+      }
+    }
+    for (const auto& [name, ds] : collectives[i]) {
+      ranks_having[name] += 1;
+    }
+  }
+  if (ranks_having.empty()) {
+    return out;
+  }
+  // The collective most ranks are in.
+  auto best = ranks_having.begin();
+  for (auto it = ranks_having.begin(); it != ranks_having.end(); ++it) {
+    if (it->second > best->second) {
+      best = it;
+    }
+  }
+  const std::string& kernel = best->first;
+  const std::size_t in = best->second;
+  const std::size_t n = ranks.size();
+
+  std::vector<std::size_t> missing;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!collectives[i].count(kernel)) {
+      missing.push_back(i);
+    }
+  }
+
+  Finding f;
+  f.id = std::string(kMissingRank);
+  f.severity = Severity::Critical;
+  nlohmann::json per_rank = nlohmann::json::array();
+
+  if (!missing.empty()) {
+    if (in < 2 && n > 2) {
+      return out; // one rank in a collective, the rest not: no quorum to call anyone missing
+    }
+    f.confidence = missing.size() == 1 ? 0.85 : 0.65;
+    std::vector<int> ids;
+    for (auto i : missing) {
+      ids.push_back(rank_of(ranks[i], i));
+    }
+    if (missing.size() == 1) {
+      f.rank = ids.front();
+    }
+    f.title = fmt::format("rank{} {} never entered {}; the other {} wait for it",
+                          missing.size() == 1 ? "" : "s", fmt::join(ids, ", "), kernel, in);
+    f.summary = fmt::format(
+        "{} of {} ranks have {} in flight; rank{} {} {} not. A collective completes only when "
+        "every rank joins, so the {} ranks inside it spin waiting for the flag of the rank{} "
+        "that never arrived.",
+        in, n, kernel, missing.size() == 1 ? "" : "s", fmt::join(ids, ", "),
+        missing.size() == 1 ? "does" : "do", in, missing.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < n; ++i) {
+      bool is_missing = !collectives[i].count(kernel);
+      std::string line = is_missing ? doing(ranks[i]) : fmt::format("in {}", kernel);
+      if (!is_missing) {
+        const Dispatch* d = collectives[i].at(kernel).front();
+        line += fmt::format(" ({}, grid {})", detail::dispatch_label(*d), grid_text(d->grid));
+      }
+      f.evidence.push_back(
+          fmt::format("rank {}{}: {}", rank_of(ranks[i], i), is_missing ? " (missing)" : "", line));
+      nlohmann::json j = {{"rank", rank_of(ranks[i], i)}, {"in_collective", !is_missing}};
+      if (ranks[i].pid) {
+        j["pid"] = *ranks[i].pid;
+      }
+      if (is_missing) {
+        j["doing"] = line;
+      }
+      per_rank.push_back(std::move(j));
+    }
+    const Snapshot& m = ranks[missing.front()];
+    f.next_step = fmt::format(
+        "Look at rank {} first{}: find why it did not reach {} — a different batch shape or "
+        "micro-batch split, an extra or missing call that desynchronised the collective's call "
+        "count, or an earlier step still running (see what it has in flight). `py-spy dump --pid "
+        "{}` shows its Python stack. The ranks spinning in the collective are victims; do not "
+        "edit their barrier code or add synchronize() calls.",
+        ids.front(), m.pid ? fmt::format(" (PID {})", *m.pid) : std::string(), kernel,
+        m.pid ? fmt::format("{}", *m.pid) : std::string("<pid>"));
+    f.details = {{"kernel", kernel}, {"ranks", per_rank}, {"missing", ids}};
+    out.push_back(std::move(f));
+    return out;
+  }
+
+  // Everyone is in it: a different grid size marks the odd rank(s).
+  std::map<std::vector<std::uint64_t>, std::vector<std::size_t>> by_grid;
+  for (std::size_t i = 0; i < n; ++i) {
+    by_grid[collectives[i].at(kernel).front()->grid].push_back(i);
+  }
+  if (by_grid.size() < 2) {
+    return out;
+  }
+  auto majority = by_grid.begin();
+  for (auto it = by_grid.begin(); it != by_grid.end(); ++it) {
+    if (it->second.size() > majority->second.size()) {
+      majority = it;
+    }
+  }
+  std::vector<int> odd;
+  for (const auto& [grid, idx] : by_grid) {
+    if (grid == majority->first) {
+      continue;
+    }
+    for (auto i : idx) {
+      odd.push_back(rank_of(ranks[i], i));
+    }
+  }
+  f.confidence = odd.size() == 1 ? 0.75 : 0.55;
+  if (odd.size() == 1) {
+    f.rank = odd.front();
+  }
+  f.title = fmt::format("rank{} {} launched {} with a different grid than the other ranks",
+                        odd.size() == 1 ? "" : "s", fmt::join(odd, ", "), kernel);
+  f.summary = fmt::format(
+      "Every rank is in {}, but not with the same grid: {} ranks use {}, rank{} {} a different "
+      "one. The sync flags are laid out per block, so a rank with a different grid never writes "
+      "(or waits for) the flags the others expect.",
+      kernel, majority->second.size(), grid_text(majority->first), odd.size() == 1 ? "" : "s",
+      fmt::join(odd, ", "));
+  for (std::size_t i = 0; i < n; ++i) {
+    const Dispatch* d = collectives[i].at(kernel).front();
+    f.evidence.push_back(fmt::format("rank {}: {} grid {} workgroup {}", rank_of(ranks[i], i),
+                                     detail::dispatch_label(*d), grid_text(d->grid),
+                                     grid_text(d->workgroup)));
+    per_rank.push_back({{"rank", rank_of(ranks[i], i)}, {"grid", d->grid}});
+  }
+  f.next_step = fmt::format(
+      "Find why rank {} computed a different grid for {}: the grid comes from the input size, so "
+      "compare the batch shapes each rank saw at this step. Do not add synchronize() calls.",
+      odd.front(), kernel);
+  f.details = {{"kernel", kernel}, {"ranks", per_rank}, {"odd", odd}};
+  out.push_back(std::move(f));
+  return out;
+}
+
+} // namespace rocplay::heuristics

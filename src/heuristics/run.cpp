@@ -1,0 +1,105 @@
+// The heuristic registry: which heuristics run on one snapshot, a pair, or a set of ranks.
+#include "rocplay/heuristics.hpp"
+
+#include <algorithm>
+
+namespace rocplay {
+
+std::string_view to_string(Severity severity) {
+  switch (severity) {
+  case Severity::Info:
+    return "info";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Error:
+    return "error";
+  case Severity::Critical:
+    return "critical";
+  }
+  return "info";
+}
+
+std::optional<Severity> severity_from_string(std::string_view name) {
+  for (Severity s : {Severity::Info, Severity::Warning, Severity::Error, Severity::Critical}) {
+    if (to_string(s) == name) {
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
+namespace heuristics {
+namespace {
+
+// Most severe and most certain first, so a report's verdict is the first finding.
+void order(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) {
+      return a.severity > b.severity;
+    }
+    return a.confidence > b.confidence;
+  });
+}
+
+void append(std::vector<Finding>& out, std::vector<Finding> more) {
+  for (auto& f : more) {
+    out.push_back(std::move(f));
+  }
+}
+
+} // namespace
+
+std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
+  std::vector<Finding> out;
+  append(out, sync_lane_barrier_spin(snapshot, context));
+  append(out, splitk_clean_race(snapshot));
+  append(out, nothing_visible(snapshot, context));
+  append(out, host_blocked_on_gpu(snapshot));
+  for (auto& f : out) {
+    if (!f.rank && snapshot.rank) {
+      f.rank = snapshot.rank;
+    }
+  }
+  order(out);
+  return out;
+}
+
+std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later) {
+  std::vector<Finding> out = queue_stall(earlier, later);
+  for (auto& f : out) {
+    if (!f.rank && later.rank) {
+      f.rank = later.rank;
+    }
+  }
+  order(out);
+  return out;
+}
+
+std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks) {
+  std::vector<Finding> out = missing_rank(ranks);
+  order(out);
+  return out;
+}
+
+const std::vector<HeuristicInfo>& catalogue() {
+  static const std::vector<HeuristicInfo> kAll = {
+      {kSyncLaneBarrierSpin, "sync-lane barrier spin in a collective kernel",
+       "waves with work-group slots (or cuda-gdb thread ranges) and PCs of an in-flight "
+       "dispatch; its kernel name or a start_sync/end_sync frame or source line"},
+      {kSplitKCleanRace, "concurrent split-K `_clean` kernels on different queues",
+       "two or more in-flight dispatches with kernel names, queues and fences"},
+      {kQueueStall, "queue stall across two snapshots",
+       "two snapshots of one process: queue read/write indices, the head dispatch, wave PCs"},
+      {kNothingVisible, "nothing visible: dispatcher, or the debug agent holds the hook",
+       "the agent/queue/dispatch lists as asked (coverage), the target's HSA_TOOLS_LIB, worker "
+       "PIDs"},
+      {kHostBlockedOnGpu, "host thread blocked on the GPU",
+       "host thread stacks (bt / -stack-list-frames) and the in-flight dispatches"},
+      {kMissingRank, "missing rank across per-rank snapshots",
+       "one snapshot per rank with dispatches (kernel names, grids)"},
+  };
+  return kAll;
+}
+
+} // namespace heuristics
+} // namespace rocplay

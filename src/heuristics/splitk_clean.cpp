@@ -1,0 +1,105 @@
+// Heuristic 2: concurrent split-K `_clean` dispatches (docs/heuristics.md).
+//
+// Split-K GEMMs finish with a reduction that atomically counts arriving blocks in a workspace.
+// When that workspace is a per-process singleton (cached per device only) and two `_clean`
+// kernels run at once on different queues of one device, their counters interleave and neither
+// reaches its expected count.
+#include "heuristics/common.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace rocplay::heuristics {
+
+std::vector<Finding> splitk_clean_race(const Snapshot& s) {
+  std::vector<Finding> out;
+  // In-flight `_clean` dispatches, by agent (unknown agent: one bucket).
+  std::map<std::optional<std::uint32_t>, std::vector<const Dispatch*>> by_agent;
+  for (const auto& d : s.dispatches) {
+    if (d.kernel_name.empty() || !detail::ends_with(detail::base_name(d.kernel_name), "_clean")) {
+      continue;
+    }
+    by_agent[d.agent].push_back(&d);
+  }
+  const auto classes = snapshot::group_waves(s);
+  for (const auto& [agent, ds] : by_agent) {
+    if (ds.size() < 2) {
+      continue;
+    }
+    // Different queues (streams); with every fence known, each must be full (B|Aa|Ra).
+    std::map<std::optional<std::uint32_t>, int> queues;
+    bool fences_known = true;
+    bool all_full = true;
+    for (const auto* d : ds) {
+      queues[d->queue] += 1;
+      if (d->fence_text.empty()) {
+        fences_known = false;
+      } else if (!d->fence.full()) {
+        all_full = false;
+      }
+    }
+    bool queues_known = !queues.count(std::nullopt);
+    if (queues_known && queues.size() < 2) {
+      continue; // one stream: the kernels are ordered, no race
+    }
+    if (fences_known && !all_full) {
+      continue;
+    }
+    Finding f;
+    f.id = std::string(kSplitKCleanRace);
+    f.confidence = queues_known && fences_known ? 0.85 : 0.5;
+    f.severity = Severity::Error;
+    f.title = fmt::format("{} split-K `_clean` kernels in flight on different queues: shared "
+                          "workspace counter race",
+                          ds.size());
+    std::vector<std::string> names;
+    nlohmann::json dj = nlohmann::json::array();
+    for (const auto* d : ds) {
+      names.push_back(detail::base_name(d->kernel_name));
+      nlohmann::json j = detail::dispatch_json(*d);
+      nlohmann::json cj = nlohmann::json::array();
+      for (const auto& c : detail::classes_of(classes, *d)) {
+        cj.push_back(detail::class_json(c, s));
+      }
+      j["wave_classes"] = std::move(cj);
+      dj.push_back(std::move(j));
+      f.evidence.push_back(fmt::format("{}: {} queue {} fence {} grid [{}] workgroup [{}]",
+                                       detail::dispatch_label(*d), d->kernel_name,
+                                       d->queue ? fmt::format("{}", *d->queue) : "?",
+                                       d->fence_text.empty() ? "?" : d->fence_text,
+                                       fmt::join(d->grid, ","), fmt::join(d->workgroup, ",")));
+      for (const auto& c : detail::classes_of(classes, *d)) {
+        f.evidence.push_back(fmt::format("  {}", detail::describe(c, s)));
+        if (f.locations.size() < 8) {
+          f.locations.push_back(detail::location_of(c, s));
+        }
+      }
+    }
+    f.details = {{"dispatches", std::move(dj)},
+                 {"queues_known", queues_known},
+                 {"fences_known", fences_known}};
+    if (agent) {
+      f.details["agent"] = *agent;
+    }
+    f.summary = fmt::format(
+        "{} run concurrently on {} queues of {}, each with a full fence{}. Split-K reductions "
+        "count arriving blocks in a workspace counter; if that workspace is shared per process "
+        "(cached per device only), the two kernels' increments interleave and neither reaches "
+        "its expected count, so both spin forever.",
+        fmt::join(names, " and "), queues_known ? fmt::format("{}", queues.size()) : "unknown",
+        agent ? fmt::format("agent {}", *agent) : std::string("one device"),
+        fences_known ? " (B|Aa|Ra)" : " (fences not shown by this debugger)");
+    f.next_step = fmt::format(
+        "Find where {} gets its split-K workspace/semaphore (grep the kernel name in the "
+        "library's Python wrapper, e.g. aiter/ops/). If it is cached per device only (e.g. "
+        "@functools.lru_cache(maxsize=1) over the device), key it by (device, stream) so each "
+        "stream gets its own counter. Serialising the streams (wait_stream) or adding "
+        "synchronize() only hides the race for this workload; it comes back on a larger one.",
+        names.front());
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+} // namespace rocplay::heuristics

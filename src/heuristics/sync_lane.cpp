@@ -1,0 +1,162 @@
+// Heuristic 1: sync-lane barrier spin (docs/heuristics.md).
+//
+// A collective kernel's start_sync/end_sync has the first ngpus work-items of each work-group
+// poll one flag per peer GPU; the rest of the group waits at the barrier after it. When a peer
+// never writes its flag, the waves (AMD) or thread ranges (cuda-gdb) holding those work-items
+// all sit at one PC in the poll loop, and every other wave of the dispatch sits elsewhere.
+// Works on Wave fields only: wave_in_group 0 for AMD waves, first_work_item 0 for cuda ranges.
+#include "heuristics/common.hpp"
+
+#include <fmt/format.h>
+
+namespace rocplay::heuristics {
+namespace {
+
+using snapshot::WaveClass;
+
+bool holds_first_work_items(const WaveClass& c) {
+  if (!c.wave_in_group.empty() && c.wave_in_group.front().first == 0) {
+    return true;
+  }
+  return c.work_items && c.work_items->first == 0;
+}
+
+// Only the sync lanes: wave 0 of each group, or a work-item range starting at 0 and no wider
+// than a wave (ngpus is at most a few dozen).
+bool only_sync_lanes(const WaveClass& c) {
+  if (!c.wave_in_group.empty()) {
+    return c.wave_in_group.size() == 1 && c.wave_in_group.front().first == 0 &&
+           c.wave_in_group.front().last == 0;
+  }
+  return c.work_items && c.work_items->first == 0 && c.work_items->last < 64;
+}
+
+// Which sync routine the class sits in: `start_sync`, `end_sync`, or empty.
+std::string sync_routine(const WaveClass& c, const Snapshot& s) {
+  std::vector<std::string_view> names = {c.inline_function, c.function};
+  const SourceLine* sl = c.pc ? s.source_line(*c.pc) : nullptr;
+  if (sl) {
+    names.push_back(sl->inlined_from);
+    names.push_back(sl->function);
+  }
+  for (std::string_view routine : {"start_sync", "end_sync"}) {
+    for (auto n : names) {
+      if (detail::contains(n, routine)) {
+        return std::string(routine);
+      }
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ctx) {
+  std::vector<Finding> out;
+  if (s.waves.empty()) {
+    return out;
+  }
+  const auto classes = snapshot::group_waves(s);
+  for (const auto& d : s.dispatches) {
+    auto cs = detail::classes_of(classes, d);
+    if (cs.empty()) {
+      continue;
+    }
+    std::vector<const WaveClass*> holders;
+    std::vector<const WaveClass*> others;
+    std::size_t unknown = 0;
+    for (const auto& c : cs) {
+      unknown += c.unknown_coordinates;
+      (holds_first_work_items(c) ? holders : others).push_back(&c);
+    }
+    // All sync lanes at one PC, and nothing but sync lanes there.
+    if (holders.size() != 1 || !only_sync_lanes(*holders.front())) {
+      continue;
+    }
+    const WaveClass& spin = *holders.front();
+    std::string routine = sync_routine(spin, s);
+    bool collective = detail::is_collective(d);
+    if (routine.empty() && (!collective || others.empty())) {
+      continue;
+    }
+
+    std::optional<int> ngpus = ctx.ngpus;
+    std::string ngpus_source = "given";
+    if (!ngpus && spin.work_items) {
+      ngpus = static_cast<int>(spin.work_items->last - spin.work_items->first + 1);
+      ngpus_source = "work-items of the spinning range";
+    }
+    if (!ngpus && s.agents.size() > 1) {
+      ngpus = static_cast<int>(s.agents.size());
+      ngpus_source = "agents visible to the process";
+    }
+
+    const std::string kernel = detail::kernel_label(d);
+    const std::string at = detail::where(spin, s);
+    Finding f;
+    f.id = std::string(kSyncLaneBarrierSpin);
+    f.confidence = !routine.empty() && collective ? 0.9 : !routine.empty() ? 0.8 : 0.6;
+    if (unknown) {
+      f.confidence -= 0.1; // waves with `?` slots might be sync lanes elsewhere
+    }
+    f.severity = f.confidence >= 0.8 ? Severity::Critical : Severity::Error;
+    std::string lanes =
+        ngpus ? fmt::format("work-items 0-{}", *ngpus - 1) : std::string("the first work-items");
+    std::string routine_name = routine.empty() ? std::string("a flag-polling loop") : routine;
+    f.title = fmt::format("{} spins in {}: a peer rank never wrote its flag",
+                          detail::base_name(kernel), routine_name);
+    std::string after;
+    if (routine == "start_sync") {
+      after = " start_sync runs first, so end_sync and everything after it never ran: they are "
+              "off the deadlock path.";
+    } else if (routine == "end_sync") {
+      after = " This rank finished its exchange; a peer never reached end_sync with the same "
+              "flag value.";
+    }
+    f.summary = fmt::format(
+        "{} ({}) is stuck in a cross-rank barrier: every wave holding {} (the sync lanes, one "
+        "per peer GPU) sits at one PC in {} ({}), polling a flag that some rank never wrote; the "
+        "other {} wave class(es) of the dispatch wait elsewhere (the work-group barrier behind "
+        "it).{}",
+        kernel, detail::dispatch_label(d), lanes, routine_name, at, others.size(), after);
+    f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), kernel));
+    f.evidence.push_back(fmt::format("sync lanes: {}", detail::describe(spin, s)));
+    for (const auto* c : others) {
+      f.evidence.push_back(fmt::format("rest: {}", detail::describe(*c, s)));
+    }
+    if (ngpus) {
+      f.evidence.push_back(fmt::format("ngpus = {} ({})", *ngpus, ngpus_source));
+    }
+    if (unknown) {
+      f.evidence.push_back(
+          fmt::format("{} wave(s) of the dispatch have unknown (`?`) coordinates", unknown));
+    }
+    f.details = {{"dispatch", detail::dispatch_json(d)},
+                 {"routine", routine},
+                 {"collective", collective},
+                 {"spin", detail::class_json(spin, s)}};
+    nlohmann::json rest = nlohmann::json::array();
+    for (const auto* c : others) {
+      rest.push_back(detail::class_json(*c, s));
+    }
+    f.details["rest"] = std::move(rest);
+    if (ngpus) {
+      f.details["ngpus"] = *ngpus;
+      f.details["ngpus_source"] = ngpus_source;
+    }
+    f.locations.push_back(detail::location_of(spin, s));
+    f.next_step = fmt::format(
+        "Anchor on {} at PC {} ({}) and read that {} loop: it waits for one flag per peer. Take "
+        "the same snapshot on every rank (one worker PID each) and find the rank that is not in "
+        "{}: a different grid size or a flag counter desynchronised by unequal call counts (e.g. "
+        "uneven TBO micro-batch splits) makes one rank skip or repeat the collective.{} Do not "
+        "add synchronize() calls.",
+        detail::base_name(kernel), detail::hex(spin.pc), at, routine_name,
+        detail::base_name(kernel),
+        routine == "start_sync" ? " Do not edit end_sync: it is not on the path." : "");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+} // namespace rocplay::heuristics

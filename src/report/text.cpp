@@ -1,0 +1,403 @@
+// The person's report: the verdict first (stuck kernel, where, what it means, next step), then
+// the evidence tables (agents, queues, dispatches, wave classes, source lines, host threads).
+#include "rocplay/grouping.hpp"
+#include "rocplay/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace rocplay::report {
+namespace {
+
+constexpr std::size_t kWidth = 100;
+
+struct Style {
+  bool color = false;
+  std::string bold(std::string_view s) const {
+    return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s);
+  }
+  std::string severity(Severity sev, std::string_view s) const {
+    if (!color) {
+      return std::string(s);
+    }
+    std::string_view code = sev >= Severity::Error ? "31" : sev == Severity::Warning ? "33" : "36";
+    return fmt::format("\x1b[1;{}m{}\x1b[0m", code, s);
+  }
+};
+
+// Word-wraps `text` after a label, continuation lines indented to the label's width.
+void wrapped(std::ostream& out, std::string_view label, std::string_view text) {
+  const std::size_t indent = label.size();
+  std::size_t col = indent;
+  out << label;
+  bool first = true;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto sp = text.find(' ', pos);
+    auto word = text.substr(pos, sp == std::string_view::npos ? std::string_view::npos : sp - pos);
+    pos = sp == std::string_view::npos ? text.size() : sp + 1;
+    if (word.empty()) {
+      continue;
+    }
+    if (!first && col + 1 + word.size() > kWidth) {
+      out << '\n' << std::string(indent, ' ');
+      col = indent;
+      first = true;
+    }
+    if (!first) {
+      out << ' ';
+      ++col;
+    }
+    out << word;
+    col += word.size();
+    first = false;
+  }
+  out << '\n';
+}
+
+class Table {
+public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  std::size_t size() const { return rows_.size(); }
+  void print(std::ostream& out, std::size_t max_rows) const {
+    std::vector<std::size_t> w(headers_.size());
+    std::size_t shown = std::min(max_rows, rows_.size());
+    for (std::size_t c = 0; c < headers_.size(); ++c) {
+      w[c] = headers_[c].size();
+      for (std::size_t r = 0; r < shown; ++r) {
+        w[c] = std::max(w[c], rows_[r][c].size());
+      }
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+      std::string s = "  ";
+      for (std::size_t c = 0; c < cells.size(); ++c) {
+        s += cells[c];
+        if (c + 1 < cells.size()) {
+          s += std::string(w[c] - cells[c].size() + 2, ' ');
+        }
+      }
+      while (!s.empty() && s.back() == ' ') {
+        s.pop_back();
+      }
+      out << s << '\n';
+    };
+    line(headers_);
+    for (std::size_t r = 0; r < shown; ++r) {
+      line(rows_[r]);
+    }
+    if (rows_.size() > shown) {
+      out << fmt::format("  ... and {} more (use --format json for all)\n", rows_.size() - shown);
+    }
+  }
+
+private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+template <class T> std::string opt(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : std::string("?");
+}
+std::string hex(const std::optional<std::uint64_t>& v) {
+  return v ? fmt::format("{:#x}", *v) : std::string("?");
+}
+std::string dims(const std::vector<std::uint64_t>& d) {
+  return d.empty() ? std::string("?") : fmt::format("[{}]", fmt::join(d, ","));
+}
+std::string queue_type(QueueType t) {
+  switch (t) {
+  case QueueType::Hsa:
+    return "HSA";
+  case QueueType::Pm4:
+    return "PM4";
+  case QueueType::Dma:
+    return "DMA";
+  case QueueType::Xgmi:
+    return "XGMI";
+  case QueueType::Unknown:
+    break;
+  }
+  return "?";
+}
+
+// The stuck kernel a finding names, from its structured details.
+std::string stuck_kernel(const Finding& f) {
+  const auto& d = f.details;
+  if (!d.is_object()) {
+    return {};
+  }
+  for (const char* key : {"dispatch", "head_dispatch"}) {
+    if (auto it = d.find(key); it != d.end() && it->is_object() && it->contains("kernel")) {
+      std::string k = (*it)["kernel"].get<std::string>();
+      if (it->contains("id")) {
+        k += fmt::format(" (dispatch {})", (*it)["id"].get<std::string>());
+      }
+      return k;
+    }
+  }
+  if (auto it = d.find("dispatches"); it != d.end() && it->is_array() && !it->empty() &&
+                                      (*it)[0].is_object() && (*it)[0].contains("kernel")) {
+    std::vector<std::string> ks;
+    for (const auto& e : *it) {
+      if (e.contains("kernel") && e.contains("id")) {
+        ks.push_back(fmt::format("{} (dispatch {})", e["kernel"].get<std::string>(),
+                                 e["id"].get<std::string>()));
+      }
+    }
+    return fmt::format("{}", fmt::join(ks, "; "));
+  }
+  if (auto it = d.find("kernel"); it != d.end() && it->is_string()) {
+    return it->get<std::string>();
+  }
+  return {};
+}
+
+std::string where_of(const Finding& f) {
+  if (f.locations.empty()) {
+    return {};
+  }
+  const Location& l = f.locations.front();
+  std::string out = l.function.empty() ? std::string("??") : l.function;
+  if (!l.file.empty()) {
+    out += fmt::format(" at {}{}", l.file, l.line ? fmt::format(":{}", *l.line) : "");
+  }
+  if (l.pc) {
+    out += fmt::format(" (pc {:#x})", *l.pc);
+  }
+  if (f.locations.size() > 1) {
+    out += fmt::format(" and {} more location(s)", f.locations.size() - 1);
+  }
+  return out;
+}
+
+void write_verdict(std::ostream& out, const std::vector<Finding>& findings, const Style& st) {
+  if (findings.empty()) {
+    out << st.bold("VERDICT") << "  no known stuck-kernel pattern in this snapshot\n";
+    wrapped(out, "  Next:    ",
+            "Read the wave classes below: waves that sit at one PC across two snapshots taken a "
+            "few seconds apart are stuck; map that PC to its source line and read the loop.");
+    return;
+  }
+  const Finding& v = findings.front();
+  out << st.bold("VERDICT") << "  "
+      << st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence))
+      << " " << st.bold(v.title) << "\n";
+  if (auto k = stuck_kernel(v); !k.empty()) {
+    wrapped(out, "  Stuck:   ", k);
+  }
+  if (auto w = where_of(v); !w.empty()) {
+    wrapped(out, "  Where:   ", w);
+  }
+  if (!v.summary.empty()) {
+    wrapped(out, "  Meaning: ", v.summary);
+  }
+  if (!v.next_step.empty()) {
+    wrapped(out, "  Next:    ", v.next_step);
+  }
+  if (v.rank) {
+    out << "  Rank:    " << *v.rank << '\n';
+  }
+  out << "  Finding: " << v.id << '\n';
+}
+
+void write_findings(std::ostream& out, const std::vector<Finding>& findings, const Style& st) {
+  if (findings.empty()) {
+    return;
+  }
+  out << '\n' << st.bold("Evidence for the verdict") << '\n';
+  for (const auto& e : findings.front().evidence) {
+    wrapped(out, "  - ", e);
+  }
+  if (findings.size() < 2) {
+    return;
+  }
+  out << '\n' << st.bold(fmt::format("Other findings ({})", findings.size() - 1)) << '\n';
+  for (std::size_t i = 1; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    out << "  "
+        << st.severity(f.severity, fmt::format("[{} {:.2f}]", to_string(f.severity), f.confidence))
+        << " " << f.id << (f.rank ? fmt::format(" (rank {})", *f.rank) : "") << ": " << f.title
+        << '\n';
+    if (!f.summary.empty()) {
+      wrapped(out, "      ", f.summary);
+    }
+    for (const auto& e : f.evidence) {
+      wrapped(out, "      - ", e);
+    }
+    if (!f.next_step.empty()) {
+      wrapped(out, "      Next: ", f.next_step);
+    }
+  }
+}
+
+void write_header(std::ostream& out, const Snapshot& s, const Style& st) {
+  std::vector<std::string> parts;
+  parts.push_back(std::string(to_string(s.debugger)));
+  if (!s.debugger_version.empty()) {
+    parts.back() += fmt::format(" ({})", s.debugger_version);
+  }
+  if (s.pid) {
+    parts.push_back(fmt::format("PID {}", *s.pid));
+  }
+  if (s.rank) {
+    parts.push_back(fmt::format("rank {}", *s.rank));
+  }
+  if (!s.label.empty()) {
+    parts.push_back(s.label);
+  }
+  if (!s.taken_at.empty()) {
+    parts.push_back(fmt::format("taken {}", s.taken_at));
+  }
+  if (s.stop_seconds) {
+    parts.push_back(fmt::format("stopped {:.2f}s", *s.stop_seconds));
+  }
+  out << st.bold("Snapshot") << "  " << fmt::format("{}", fmt::join(parts, ", ")) << '\n';
+  out << fmt::format("  {} agents, {} queues, {} dispatches, {} waves, {} host threads\n",
+                     s.agents.size(), s.queues.size(), s.dispatches.size(), s.waves.size(),
+                     s.host_threads.size());
+}
+
+void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, const Style& st) {
+  if (!s.agents.empty()) {
+    Table t({"", "Id", "State", "Target Id", "Arch", "Name", "Location"});
+    for (const auto& a : s.agents) {
+      t.row({a.current ? "*" : "", a.id, a.state, a.target_id, a.architecture, a.name, a.location});
+    }
+    out << '\n' << st.bold(fmt::format("Agents ({})", s.agents.size())) << '\n';
+    t.print(out, o.max_rows);
+  }
+  if (!s.queues.empty()) {
+    Table t({"", "Id", "Target Id", "Type", "Read", "Write", "Pending"});
+    for (const auto& q : s.queues) {
+      std::string pending =
+          q.read && q.write ? fmt::format("{}", *q.write - std::min(*q.write, *q.read)) : "?";
+      t.row({q.current ? "*" : "", q.id, q.target_id, queue_type(q.type), opt(q.read), opt(q.write),
+             pending});
+    }
+    out << '\n' << st.bold(fmt::format("Queues ({})", s.queues.size())) << '\n';
+    t.print(out, o.max_rows);
+  }
+  if (!s.dispatches.empty()) {
+    Table t({"", "Id", "Target Id", "Grid", "Workgroup", "Fence", "Kernel"});
+    for (const auto& d : s.dispatches) {
+      std::string kernel = !d.kernel_name.empty() ? d.kernel_name : hex(d.kernel_address);
+      t.row({d.current ? "*" : "", d.id, d.target_id, dims(d.grid), dims(d.workgroup),
+             d.fence_text.empty() ? "-" : d.fence_text, kernel});
+    }
+    out << '\n' << st.bold(fmt::format("Dispatches in flight ({})", s.dispatches.size())) << '\n';
+    t.print(out, o.max_rows);
+  }
+  if (!s.waves.empty()) {
+    auto classes = snapshot::group_waves(s);
+    Table t({"Agent", "Dispatch", "PC", "Waves", "Work-groups", "Slots", "Where"});
+    for (const auto& c : classes) {
+      std::string count =
+          c.threads != c.waves ? fmt::format("{} thr", c.threads) : fmt::format("{}", c.waves);
+      std::string slots = !c.wave_in_group.empty() ? "/" + snapshot::format_ranges(c.wave_in_group)
+                          : c.work_items
+                              ? fmt::format("[{}-{}]", c.work_items->first, c.work_items->last)
+                              : "?";
+      std::string where = !c.inline_function.empty() ? c.inline_function : c.function;
+      if (where.empty()) {
+        where = "??";
+      }
+      if (!c.file.empty()) {
+        where += fmt::format(" {}{}", c.file, c.line ? fmt::format(":{}", *c.line) : "");
+      }
+      if (c.unattributed) {
+        where += fmt::format(" [{} unattributed]", c.unattributed);
+      }
+      t.row({opt(c.agent), opt(c.dispatch), hex(c.pc), count,
+             fmt::format("{} {}", c.workgroups, snapshot::format_workgroups(c)), slots, where});
+    }
+    out << '\n'
+        << st.bold(
+               fmt::format("Wave classes ({} classes, {} waves)", classes.size(), s.waves.size()))
+        << '\n';
+    t.print(out, o.max_rows);
+  }
+  if (!s.source_lines.empty()) {
+    Table t({"PC", "Source", "Symbol"});
+    for (const auto& l : s.source_lines) {
+      std::string src = l.file.empty() ? "?" : l.file;
+      if (l.line) {
+        src += fmt::format(":{}", *l.line);
+      }
+      if (!l.has_code) {
+        src += " (no code)";
+      }
+      if (!l.inlined_from.empty()) {
+        src += fmt::format(" (inlined from {})", l.inlined_from);
+      }
+      std::string sym = l.function;
+      if (l.offset) {
+        sym += fmt::format("+{}", *l.offset);
+      }
+      t.row({fmt::format("{:#x}", l.pc), src, sym});
+    }
+    out << '\n' << st.bold(fmt::format("Source lines ({})", s.source_lines.size())) << '\n';
+    t.print(out, o.max_rows);
+  }
+  if (!s.host_threads.empty()) {
+    Table t({"Id", "Name", "Target Id", "Stack (innermost first)"});
+    for (const auto& h : s.host_threads) {
+      std::vector<std::string> fs;
+      for (const auto& f : h.frames) {
+        if (fs.size() == 4) {
+          fs.push_back("...");
+          break;
+        }
+        fs.push_back(f.function.empty() ? "??" : f.function);
+      }
+      std::string stack = fmt::format("{}", fmt::join(fs, " <- "));
+      if (stack.size() > 80) {
+        stack = stack.substr(0, 77) + "...";
+      }
+      t.row({h.id, h.name, h.target_id, stack});
+    }
+    out << '\n' << st.bold(fmt::format("Host threads ({})", s.host_threads.size())) << '\n';
+    t.print(out, o.max_rows);
+  }
+  if (s.wave_counts) {
+    out << fmt::format("\nDebugger wave count: {} ({} running, {} single-stepping, {} stopped)\n",
+                       s.wave_counts->total, s.wave_counts->running, s.wave_counts->single_stepping,
+                       s.wave_counts->stopped);
+  }
+  if (!s.notes.empty() || !s.warnings.empty()) {
+    out << '\n' << st.bold("Notes and warnings") << '\n';
+    for (const auto& n : s.notes) {
+      wrapped(out, "  note: ", n);
+    }
+    for (const auto& w : s.warnings) {
+      wrapped(out, "  warning: ", w);
+    }
+  }
+}
+
+} // namespace
+
+void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,
+                const TextOptions& options) {
+  Style st{options.color};
+  write_verdict(out, findings, st);
+  write_findings(out, findings, st);
+  out << '\n';
+  write_header(out, snapshot, st);
+  write_tables(out, snapshot, options, st);
+}
+
+void write_text(std::ostream& out, const std::vector<Snapshot>& snapshots,
+                const std::vector<Finding>& findings, const TextOptions& options) {
+  Style st{options.color};
+  write_verdict(out, findings, st);
+  write_findings(out, findings, st);
+  for (const auto& s : snapshots) {
+    out << '\n' << std::string(kWidth, '-') << '\n';
+    write_header(out, s, st);
+    write_tables(out, s, options, st);
+  }
+}
+
+} // namespace rocplay::report
