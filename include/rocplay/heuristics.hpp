@@ -48,6 +48,10 @@ struct Context {
   std::optional<int> ngpus;
 };
 
+// A recording's `# meta` may carry the process tree rocplay saw when it recorded:
+// `"worker_pids":[4301,...]` and `"ngpus":8`. Anything else is ignored.
+Context context_from_meta(std::string_view meta_json);
+
 // Stable ids of the heuristics (docs/heuristics.md), one SARIF rule each.
 inline constexpr std::string_view kSyncLaneBarrierSpin = "sync-lane-barrier-spin";
 inline constexpr std::string_view kSplitKCleanRace = "splitk-clean-race";

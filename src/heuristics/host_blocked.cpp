@@ -85,7 +85,7 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
       if (!fr.function.empty()) {
         chain.push_back(detail::base_name(fr.function));
       }
-      if (&fr == b.frame || chain.size() >= 8) {
+      if (&fr == b.frame || chain.size() >= 12) {
         break;
       }
     }

@@ -81,6 +81,28 @@ std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks) {
   return out;
 }
 
+Context context_from_meta(std::string_view meta_json) {
+  Context ctx;
+  auto j = nlohmann::json::parse(meta_json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return ctx;
+  }
+  if (auto it = j.find("worker_pids"); it != j.end() && it->is_array()) {
+    for (const auto& p : *it) {
+      if (p.is_number_integer()) {
+        ctx.worker_pids.push_back(p.get<std::int64_t>());
+      }
+    }
+  }
+  if (auto it = j.find("ngpus"); it != j.end() && it->is_number_integer()) {
+    auto n = it->get<std::int64_t>();
+    if (n > 0 && n <= 4096) {
+      ctx.ngpus = static_cast<int>(n);
+    }
+  }
+  return ctx;
+}
+
 const std::vector<HeuristicInfo>& catalogue() {
   static const std::vector<HeuristicInfo> kAll = {
       {kSyncLaneBarrierSpin, "sync-lane barrier spin in a collective kernel",

@@ -93,6 +93,16 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
 
     const std::string kernel = detail::kernel_label(d);
     const std::string at = detail::where(spin, s);
+    std::uint64_t rest_waves = 0;
+    for (const auto* c : others) {
+      rest_waves += c->threads;
+    }
+    std::string rest =
+        others.empty() ? std::string()
+                       : fmt::format("; the other {} {} of the dispatch wait at {} other PC(s) "
+                                     "(the work-group barrier behind it)",
+                                     rest_waves, spin.threads != spin.waves ? "threads" : "waves",
+                                     others.size());
     Finding f;
     f.id = std::string(kSyncLaneBarrierSpin);
     f.confidence = !routine.empty() && collective ? 0.9 : !routine.empty() ? 0.8 : 0.6;
@@ -115,10 +125,8 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
     }
     f.summary = fmt::format(
         "{} ({}) is stuck in a cross-rank barrier: every wave holding {} (the sync lanes, one "
-        "per peer GPU) sits at one PC in {} ({}), polling a flag that some rank never wrote; the "
-        "other {} wave class(es) of the dispatch wait elsewhere (the work-group barrier behind "
-        "it).{}",
-        kernel, detail::dispatch_label(d), lanes, routine_name, at, others.size(), after);
+        "per peer GPU) sits at one PC in {} ({}), polling a flag that some rank never wrote{}.{}",
+        kernel, detail::dispatch_label(d), lanes, routine_name, at, rest, after);
     f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), kernel));
     f.evidence.push_back(fmt::format("sync lanes: {}", detail::describe(spin, s)));
     for (const auto* c : others) {
@@ -135,11 +143,11 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
                  {"routine", routine},
                  {"collective", collective},
                  {"spin", detail::class_json(spin, s)}};
-    nlohmann::json rest = nlohmann::json::array();
+    nlohmann::json rest_json = nlohmann::json::array();
     for (const auto* c : others) {
-      rest.push_back(detail::class_json(*c, s));
+      rest_json.push_back(detail::class_json(*c, s));
     }
-    f.details["rest"] = std::move(rest);
+    f.details["rest"] = std::move(rest_json);
     if (ngpus) {
       f.details["ngpus"] = *ngpus;
       f.details["ngpus_source"] = ngpus_source;

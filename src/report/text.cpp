@@ -59,7 +59,10 @@ void wrapped(std::ostream& out, std::string_view label, std::string_view text) {
 class Table {
 public:
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
-  void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+  void row(std::vector<std::string> cells) {
+    cells.resize(headers_.size());
+    rows_.push_back(std::move(cells));
+  }
   std::size_t size() const { return rows_.size(); }
   void print(std::ostream& out, std::size_t max_rows) const {
     std::vector<std::size_t> w(headers_.size());
@@ -96,6 +99,11 @@ private:
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// `* 1.2` for the entity the selected wave belongs to, as rocgdb marks it.
+std::string mark(bool current, const std::string& id) {
+  return (current ? "* " : "  ") + id;
+}
 
 template <class T> std::string opt(const std::optional<T>& v) {
   return v ? fmt::format("{}", *v) : std::string("?");
@@ -269,21 +277,21 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
     t.print(out, o.max_rows);
   }
   if (!s.queues.empty()) {
-    Table t({"", "Id", "Target Id", "Type", "Read", "Write", "Pending"});
+    Table t({"  Id", "Target Id", "Type", "Read", "Write", "Pending"});
     for (const auto& q : s.queues) {
       std::string pending =
           q.read && q.write ? fmt::format("{}", *q.write - std::min(*q.write, *q.read)) : "?";
-      t.row({q.current ? "*" : "", q.id, q.target_id, queue_type(q.type), opt(q.read), opt(q.write),
+      t.row({mark(q.current, q.id), q.target_id, queue_type(q.type), opt(q.read), opt(q.write),
              pending});
     }
     out << '\n' << st.bold(fmt::format("Queues ({})", s.queues.size())) << '\n';
     t.print(out, o.max_rows);
   }
   if (!s.dispatches.empty()) {
-    Table t({"", "Id", "Target Id", "Grid", "Workgroup", "Fence", "Kernel"});
+    Table t({"  Id", "Target Id", "Grid", "Workgroup", "Fence", "Kernel"});
     for (const auto& d : s.dispatches) {
       std::string kernel = !d.kernel_name.empty() ? d.kernel_name : hex(d.kernel_address);
-      t.row({d.current ? "*" : "", d.id, d.target_id, dims(d.grid), dims(d.workgroup),
+      t.row({mark(d.current, d.id), d.target_id, dims(d.grid), dims(d.workgroup),
              d.fence_text.empty() ? "-" : d.fence_text, kernel});
     }
     out << '\n' << st.bold(fmt::format("Dispatches in flight ({})", s.dispatches.size())) << '\n';

@@ -289,8 +289,10 @@ std::vector<LineRange> parse_info_line(std::string_view text) {
         r.line.inlined_from = std::string(what);
       }
       out.push_back(std::move(r));
-    } else if (starts_with(line, "No line number information available for address ")) {
-      if (auto a = take_address(line.substr(51))) {
+    } else if (constexpr std::string_view kNoInfo =
+                   "No line number information available for address ";
+               starts_with(line, kNoInfo)) {
+      if (auto a = take_address(line.substr(kNoInfo.size()))) {
         LineRange r;
         r.start = r.end = a->first.address;
         r.line.pc = r.start;

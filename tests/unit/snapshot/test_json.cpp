@@ -1,0 +1,97 @@
+// Snapshot JSON: every fixture round-trips (check_invariants), and bad JSON names its field.
+#include "rocplay/error.hpp"
+#include "support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace rocplay;
+
+TEST_CASE("every rocgdb fixture round-trips through JSON", "[snapshot][json]") {
+  std::size_t files = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(test::fixture_path("rocgdb"))) {
+    if (!dir.is_directory()) {
+      continue;
+    }
+    for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+      if (f.path().extension() != ".mi") {
+        continue;
+      }
+      auto rel = std::filesystem::relative(f.path(), test::fixture_path("")).string();
+      DYNAMIC_SECTION(rel) {
+        Snapshot s = test::load(rel); // check_invariants does the round trip
+        CHECK(s.pid.has_value());
+      }
+      ++files;
+    }
+  }
+  CHECK(files >= 18);
+}
+
+TEST_CASE("JSON carries schema, version and hex addresses", "[snapshot][json]") {
+  Snapshot s = test::load("rocgdb/tp8-allgather-sync-spin/snapshot.mi");
+  nlohmann::json j = to_json(s);
+  CHECK(j["schema"] == "rocplay.snapshot");
+  CHECK(j["format_version"] == Snapshot::kFormatVersion);
+  CHECK(j["debugger"] == "rocgdb");
+  CHECK(j["waves"][0]["pc"] == "0x7fe8a5e41b3c");
+  CHECK(j["dispatches"][0]["kernel_address"] == "0x7fe8a5e40000");
+  CHECK(j["dispatches"][0]["fence"]["acquire"] == "agent");
+  // `?` coordinates are nulls; absent values are left out.
+  Snapshot late = test::load("rocgdb/late-attach-unknown-coordinates/snapshot.mi");
+  nlohmann::json lj = to_json(late);
+  CHECK_FALSE(lj["waves"][0].contains("workgroup"));
+  CHECK_FALSE(lj["waves"][0].contains("dispatch"));
+  CHECK(lj["waves"][0]["unattributed"] == true);
+}
+
+TEST_CASE("malformed snapshot JSON names the field", "[snapshot][json]") {
+  Snapshot s = test::load("rocgdb/splitk-clean-two-queues/snapshot.mi");
+  auto expect_error = [](nlohmann::json j, const std::string& field) {
+    try {
+      (void)snapshot_from_json(j);
+      FAIL("accepted bad JSON at " << field);
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::DataError);
+      CHECK_THAT(e.what(), Catch::Contains(field));
+      CHECK_FALSE(e.hint().empty());
+    }
+  };
+  nlohmann::json good = to_json(s);
+  {
+    auto j = good;
+    j["waves"][3]["pc"] = "not-hex";
+    expect_error(j, "waves[3].pc");
+  }
+  {
+    auto j = good;
+    j["dispatches"][1]["grid"] = {1, 2, 3, 4};
+    expect_error(j, "dispatches[1].grid");
+  }
+  {
+    auto j = good;
+    j["agents"][0]["cores"] = -4;
+    expect_error(j, "agents[0].cores");
+  }
+  {
+    auto j = good;
+    j["dispatches"][0]["fence"]["acquire"] = "galaxy";
+    expect_error(j, "dispatches[0].fence.acquire");
+  }
+  {
+    auto j = good;
+    j["schema"] = "something.else";
+    expect_error(j, "schema");
+  }
+  {
+    auto j = good;
+    j["format_version"] = Snapshot::kFormatVersion + 1;
+    try {
+      (void)snapshot_from_json(j);
+      FAIL("accepted a newer format_version");
+    } catch (const Error& e) {
+      CHECK_THAT(e.hint(), Catch::Contains("upgrade"));
+    }
+  }
+}
