@@ -1,0 +1,1291 @@
+// rocm-debug-agent wave dumps inside ordinary logs: a line-driven state machine per output
+// stream. The agent writes straight to fd 2, so its lines interleave with the server's; lines a
+// launcher prefixed (`[1,3]<stderr>:`, `(VllmWorker rank=3 pid=7)`) are demultiplexed by prefix.
+#include "rocplay/agentlog.hpp"
+
+#include "agentlog/util.hpp"
+
+#include <algorithm>
+#include <istream>
+#include <map>
+
+namespace rocplay::agentlog {
+
+using detail::is_digit;
+using detail::parse_dec;
+using detail::parse_hex;
+using detail::parse_number;
+using detail::sanitize;
+using detail::take_hex;
+using detail::trim;
+
+std::optional<std::uint32_t> Register::lane(std::size_t i) const {
+  if (i < lanes.size() && i < present.size() && present[i]) {
+    return lanes[i];
+  }
+  return std::nullopt;
+}
+
+const Instruction* Disassembly::at_pc() const {
+  for (const auto& ins : instructions) {
+    if (ins.at_pc) {
+      return &ins;
+    }
+  }
+  return nullptr;
+}
+
+const Register* Wave::find_register(std::string_view name) const {
+  for (const auto& cls : registers) {
+    for (const auto& reg : cls.registers) {
+      if (reg.name == name) {
+        return &reg;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::size_t AgentLog::wave_count() const {
+  std::size_t n = 0;
+  for (const auto& d : dumps) {
+    n += d.waves.size();
+  }
+  return n;
+}
+
+std::optional<CodeObject> parse_code_object_uri(std::string_view uri) {
+  uri = trim(uri);
+  const auto sep = uri.find("://");
+  if (sep == std::string_view::npos || sep == 0 || uri.size() > 8192) {
+    return std::nullopt;
+  }
+  CodeObject co;
+  co.uri = std::string(uri);
+  co.protocol = detail::lower(uri.substr(0, sep));
+  const auto rest = uri.substr(sep + 3);
+  const auto path_end = rest.find_first_of("#?");
+  const auto path = rest.substr(0, path_end);
+  if (co.protocol == "memory") {
+    if (auto pid = parse_dec(path)) {
+      co.pid = static_cast<std::int64_t>(*pid);
+    }
+  } else {
+    // %-decoded, as the agent does before opening it.
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      if (path[i] == '%' && i + 2 < path.size() && detail::is_hex(path[i + 1]) &&
+          detail::is_hex(path[i + 2])) {
+        co.path.push_back(static_cast<char>(*parse_hex(path.substr(i + 1, 2))));
+        i += 2;
+      } else {
+        co.path.push_back(path[i]);
+      }
+    }
+  }
+  if (path_end != std::string_view::npos) {
+    auto params = rest.substr(path_end + 1);
+    while (!params.empty()) {
+      const auto amp = params.find('&');
+      const auto token = params.substr(0, amp);
+      const auto eq = token.find('=');
+      if (eq != std::string_view::npos) {
+        const auto key = token.substr(0, eq);
+        const auto value = parse_number(token.substr(eq + 1));
+        if (key == "offset") {
+          co.offset = value;
+        } else if (key == "size") {
+          co.size = value;
+        }
+      }
+      if (amp == std::string_view::npos) {
+        break;
+      }
+      params.remove_prefix(amp + 1);
+    }
+  }
+  co.saved_name = co.uri;
+  for (char& c : co.saved_name) {
+    if (c == ':' || c == '/' || c == '#' || c == '?' || c == '&' || c == '=') {
+      c = '_';
+    }
+  }
+  return co;
+}
+
+namespace {
+
+constexpr std::size_t kMaxForeignInDump = 64;  // ordinary lines tolerated inside a dump
+constexpr std::size_t kMaxForeignInDisasm = 3; // unrecognised lines that end a disassembly
+constexpr std::size_t kMaxHeaderLines = 64;    // a wave line wrapped over several lines
+constexpr std::size_t kMaxSourceLines = 64;    // per disassembly
+constexpr std::size_t kMaxHostFaults = 10000;
+constexpr std::size_t kMaxMemoryBlocks = 16; // per wave
+constexpr std::size_t kMaxClasses = 32;      // per wave
+
+struct Prefix {
+  std::string key;
+  std::optional<int> rank;
+  std::optional<std::int64_t> pid;
+  std::string_view rest;
+};
+
+std::optional<int> small_int(std::string_view s) {
+  if (s.empty() || s.size() > 6) {
+    return std::nullopt;
+  }
+  auto v = parse_dec(s);
+  return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+}
+
+std::string_view digits_at(std::string_view s, std::size_t pos) {
+  std::size_t end = pos;
+  while (end < s.size() && is_digit(s[end]) && end - pos < 18) {
+    ++end;
+  }
+  return s.substr(pos, end - pos);
+}
+
+// `2026-05-20T15:31:09.123456Z ` (docker logs -t, journald exports): stripped, not a stream.
+std::string_view strip_timestamp(std::string_view s) {
+  if (s.size() < 20 || !is_digit(s[0]) || !is_digit(s[3]) || s[4] != '-' || s[7] != '-' ||
+      (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':') {
+    return s;
+  }
+  std::size_t i = 19;
+  while (i < s.size() && i < 48 && !detail::is_space(s[i])) {
+    ++i;
+  }
+  if (i < s.size() && s[i] == ' ') {
+    return s.substr(i + 1);
+  }
+  return s;
+}
+
+Prefix split_prefix(std::string_view line) {
+  Prefix p;
+  line = strip_timestamp(line);
+  p.rest = line;
+  if (line.starts_with("[")) {
+    const auto close = line.find(']');
+    if (close != std::string_view::npos && close < 40) {
+      const auto inner = line.substr(1, close - 1);
+      auto after = line.substr(close + 1);
+      // OpenMPI --tag-output: [jobid,rank]<stderr>:
+      const auto comma = inner.find(',');
+      if (comma != std::string_view::npos && parse_dec(inner.substr(0, comma)) &&
+          small_int(inner.substr(comma + 1))) {
+        for (std::string_view tag : {std::string_view("<stderr>:"), std::string_view("<stdout>:"),
+                                     std::string_view("<stddiag>:")}) {
+          if (after.starts_with(tag)) {
+            p.key = "[" + std::string(inner) + "]";
+            p.rank = small_int(inner.substr(comma + 1));
+            p.rest = after.substr(tag.size());
+            return p;
+          }
+        }
+      }
+      // torchrun --tee / torch.distributed: [rank3]:
+      if (inner.starts_with("rank") && small_int(inner.substr(4)) && after.starts_with(":")) {
+        p.key = "[" + std::string(inner) + "]";
+        p.rank = small_int(inner.substr(4));
+        after.remove_prefix(1);
+        if (after.starts_with(" ")) {
+          after.remove_prefix(1);
+        }
+        p.rest = after;
+        return p;
+      }
+    }
+  }
+  if (line.starts_with("(")) {
+    // vLLM/SGLang worker prefixes: `(VllmWorker rank=3 pid=12345) `, `(Worker_TP3 pid=12345) `
+    const auto close = line.find(')');
+    if (close != std::string_view::npos && close < 128) {
+      const auto inner = line.substr(1, close - 1);
+      const auto pid_pos = inner.find("pid=");
+      if (pid_pos != std::string_view::npos) {
+        p.key = std::string(inner);
+        if (auto pid = parse_dec(digits_at(inner, pid_pos + 4))) {
+          p.pid = static_cast<std::int64_t>(*pid);
+        }
+        if (auto r = inner.find("rank="); r != std::string_view::npos) {
+          p.rank = small_int(digits_at(inner, r + 5));
+        } else if (auto tp = inner.find("TP"); tp != std::string_view::npos) {
+          p.rank = small_int(digits_at(inner, tp + 2));
+        }
+        auto after = line.substr(close + 1);
+        if (after.starts_with(" ")) {
+          after.remove_prefix(1);
+        }
+        p.rest = after;
+      }
+    }
+  }
+  return p;
+}
+
+// Position of `wave_N: pc=0x` in s, or npos.
+std::size_t find_wave_line(std::string_view s) {
+  std::size_t pos = 0;
+  while ((pos = s.find("wave_", pos)) != std::string_view::npos) {
+    std::size_t i = pos + 5;
+    const std::size_t digits_begin = i;
+    while (i < s.size() && is_digit(s[i])) {
+      ++i;
+    }
+    if (i > digits_begin && s.substr(i).starts_with(": pc=0x")) {
+      return pos;
+    }
+    pos += 5;
+  }
+  return std::string_view::npos;
+}
+
+bool has_wave_tail(std::string_view s) {
+  return s.find("(stopped, reason:") != std::string_view::npos ||
+         s.find("(running)") != std::string_view::npos;
+}
+
+bool is_separator(std::string_view t) {
+  return t.size() >= 20 && std::all_of(t.begin(), t.end(), [](char c) { return c == '-'; });
+}
+
+bool valid_register_name(std::string_view n) {
+  if (n.empty() || n.size() > 32 || std::isalpha(static_cast<unsigned char>(n.front())) == 0) {
+    return false;
+  }
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.';
+  });
+}
+
+// `scalar registers:` -> `scalar`
+std::optional<std::string> register_class_header(std::string_view t) {
+  constexpr std::string_view kSuffix = " registers:";
+  if (!t.ends_with(kSuffix) || t.size() > 48) {
+    return std::nullopt;
+  }
+  const auto name = t.substr(0, t.size() - kSuffix.size());
+  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == ' ';
+      })) {
+    return std::nullopt;
+  }
+  return std::string(name);
+}
+
+std::vector<std::string_view> split_ws(std::string_view s, std::size_t max_tokens) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size() && out.size() < max_tokens) {
+    while (i < s.size() && detail::is_space(s[i])) {
+      ++i;
+    }
+    const std::size_t start = i;
+    while (i < s.size() && !detail::is_space(s[i])) {
+      ++i;
+    }
+    if (i > start) {
+      out.push_back(s.substr(start, i - start));
+    }
+  }
+  return out;
+}
+
+// ` => 0x7f20f5e534c4 <+3012>:    s_endpgm`
+std::optional<Instruction> parse_instruction(std::string_view t) {
+  Instruction ins;
+  if (t.starts_with("=>")) {
+    ins.at_pc = true;
+    t = trim(t.substr(2));
+  }
+  if (!t.starts_with("0x")) {
+    return std::nullopt;
+  }
+  std::size_t used = 0;
+  const auto addr = take_hex(t, used);
+  if (!addr || used <= 2) {
+    return std::nullopt;
+  }
+  ins.address = *addr;
+  t = t.substr(used);
+  t = trim(t);
+  if (t.starts_with("<")) {
+    const auto close = t.find('>');
+    if (close == std::string_view::npos || close > 32) {
+      return std::nullopt;
+    }
+    auto off = t.substr(1, close - 1);
+    bool negative = false;
+    if (off.starts_with("+")) {
+      off.remove_prefix(1);
+    } else if (off.starts_with("-")) {
+      negative = true;
+      off.remove_prefix(1);
+    }
+    if (auto v = parse_dec(off)) {
+      ins.offset = negative ? -static_cast<std::int64_t>(*v) : static_cast<std::int64_t>(*v);
+    }
+    t = t.substr(close + 1);
+  }
+  if (!t.starts_with(":")) {
+    return std::nullopt;
+  }
+  ins.text = sanitize(trim(t.substr(1)), 512);
+  return ins;
+}
+
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_loaded_at(std::string_view t) {
+  const auto open = t.find('[');
+  const auto dash = t.find('-', open == std::string_view::npos ? 0 : open);
+  const auto close = t.find(']');
+  if (open == std::string_view::npos || dash == std::string_view::npos ||
+      close == std::string_view::npos || !(open < dash && dash < close)) {
+    return std::nullopt;
+  }
+  auto lo = parse_hex(trim(t.substr(open + 1, dash - open - 1)));
+  auto hi = parse_hex(trim(t.substr(dash + 1, close - dash - 1)));
+  if (!lo || !hi) {
+    return std::nullopt;
+  }
+  return std::pair{*lo, *hi};
+}
+
+std::optional<std::size_t> find_ci(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    bool ok = true;
+    for (std::size_t j = 0; j < needle.size(); ++j) {
+      if (std::tolower(static_cast<unsigned char>(hay[i + j])) != needle[j]) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<int> rank_from_name(std::string_view name) {
+  const auto slash = name.find_last_of('/');
+  if (slash != std::string_view::npos) {
+    name = name.substr(slash + 1);
+  }
+  auto pos = find_ci(name, "rank");
+  if (!pos) {
+    return std::nullopt;
+  }
+  std::size_t i = *pos + 4;
+  if (i < name.size() && (name[i] == '_' || name[i] == '-' || name[i] == '.')) {
+    ++i;
+  }
+  return small_int(digits_at(name, i));
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+struct Parser::Impl {
+  struct Stream {
+    std::string key;
+    std::optional<int> rank;
+    std::optional<std::int64_t> pid;
+    bool dump_open = false;
+    Dump dump;
+    bool wave_open = false;
+    Wave wave;
+    bool header_pending = false;
+    std::string header_text;
+    std::size_t header_lines = 0;
+    int cls = -1;
+    int mem = -1;
+    bool disasm_open = false;
+    bool disasm_for_wave = false;
+    Disassembly disasm;
+    std::size_t disasm_foreign = 0;
+    std::size_t foreign = 0;
+    bool wave_done = false; // the open wave's disassembly ended: the agent is done with it
+    std::size_t last_line = 0;
+    std::size_t last_class_line = 0;
+  };
+
+  ParseOptions opt;
+  AgentLog log;
+  std::size_t line_no = 0;
+  std::size_t lane_values = 0;
+  std::size_t stored_waves = 0;
+  bool lane_budget_warned = false;
+  bool stream_limit_warned = false;
+  bool lane_limit_warned = false;
+  std::map<std::int64_t, int> pid_rank;
+  std::map<std::string, Stream> streams;
+
+  explicit Impl(ParseOptions o) : opt(std::move(o)) { log.source = opt.source; }
+
+  void warn(std::size_t line, std::string message) {
+    if (log.warnings.size() >= opt.limits.max_warnings) {
+      ++log.warnings_dropped;
+      return;
+    }
+    log.warnings.push_back({line, std::move(message)});
+  }
+
+  Stream& stream_for(const Prefix& p) {
+    auto it = streams.find(p.key);
+    if (it == streams.end()) {
+      if (streams.size() >= opt.limits.max_streams) {
+        if (!stream_limit_warned) {
+          stream_limit_warned = true;
+          warn(line_no, "more than " + std::to_string(opt.limits.max_streams) +
+                            " distinct line prefixes; the rest are read as one stream");
+        }
+        it = streams.try_emplace("").first;
+      } else {
+        it = streams.try_emplace(p.key).first;
+        it->second.key = p.key;
+      }
+    }
+    auto& s = it->second;
+    if (p.rank) {
+      s.rank = p.rank;
+    }
+    if (p.pid) {
+      s.pid = p.pid;
+    }
+    return s;
+  }
+
+  void feed(std::string_view raw) {
+    ++line_no;
+    log.bytes += raw.size() + 1;
+    if (raw.size() > opt.limits.max_line_bytes) {
+      warn(line_no, "line is longer than " + std::to_string(opt.limits.max_line_bytes) +
+                        " bytes; only the first " + std::to_string(opt.limits.max_line_bytes) +
+                        " are read");
+      raw = raw.substr(0, opt.limits.max_line_bytes);
+    }
+    while (!raw.empty() && (raw.back() == '\r' || raw.back() == '\n')) {
+      raw.remove_suffix(1);
+    }
+    const Prefix p = split_prefix(raw);
+    if (p.pid && p.rank) {
+      pid_rank[*p.pid] = *p.rank;
+    }
+    const std::string_view content = p.rest;
+    if (host_fault(content, p)) {
+      return;
+    }
+    // Most lines of a server log are nothing to us; keep them off the stream map.
+    auto it = streams.find(p.key);
+    const bool known_stream = it != streams.end();
+    if (!known_stream && find_wave_line(content) == std::string_view::npos &&
+        !trim(content).starts_with("Disassembly")) {
+      return;
+    }
+    Stream& s = stream_for(p);
+    handle(s, content);
+  }
+
+  bool host_fault(std::string_view content, const Prefix& p) {
+    const auto mem = find_ci(content, "memory access fault by gpu");
+    const bool queue = content.find("HSA_STATUS_ERROR") != std::string_view::npos;
+    if (!mem && !queue) {
+      return false;
+    }
+    if (log.host_faults.size() >= kMaxHostFaults) {
+      return true;
+    }
+    HostFault f;
+    f.line = line_no;
+    f.stream = p.key;
+    f.text = sanitize(trim(content), 512);
+    if (mem) {
+      f.kind = "memory-access-fault";
+      auto after = content.substr(*mem + std::string_view("memory access fault by gpu").size());
+      after = trim(after);
+      f.gpu = sanitize(after.substr(0, std::min(after.find(' '), std::size_t{32})), 32);
+      for (std::string_view key :
+           {std::string_view("on address "), std::string_view("at virtual address ")}) {
+        if (auto a = find_ci(content, key)) {
+          std::size_t used = 0;
+          f.address = take_hex(content.substr(*a + key.size()), used);
+          break;
+        }
+      }
+      for (std::string_view key : {std::string_view("Reasons: "), std::string_view("Reason: ")}) {
+        if (auto r = content.find(key); r != std::string_view::npos) {
+          f.reason = sanitize(trim(content.substr(r + key.size())), 200);
+          break;
+        }
+      }
+    } else {
+      f.kind = "queue-error";
+      const auto pos = content.find("HSA_STATUS_ERROR");
+      std::size_t end = pos;
+      while (end < content.size() &&
+             (std::isalnum(static_cast<unsigned char>(content[end])) != 0 || content[end] == '_')) {
+        ++end;
+      }
+      f.reason = std::string(content.substr(pos, end - pos));
+      if (auto c = content.find("code: 0x"); c != std::string_view::npos) {
+        std::size_t used = 0;
+        if (auto code = take_hex(content.substr(c + 6), used)) {
+          f.reason += " (code " + detail::hex(*code) + ")";
+        }
+      }
+    }
+    log.host_faults.push_back(std::move(f));
+    return true;
+  }
+
+  void open_dump(Stream& s) {
+    if (s.dump_open) {
+      return;
+    }
+    s.dump = Dump{};
+    s.dump.first_line = line_no;
+    s.dump.stream = s.key;
+    s.dump.rank = s.rank;
+    s.dump.pid = s.pid;
+    s.dump_open = true;
+  }
+
+  void close_disasm(Stream& s) {
+    if (!s.disasm_open) {
+      return;
+    }
+    s.disasm_open = false;
+    if (s.disasm.instructions.empty() && !s.disasm.complete) {
+      warn(s.disasm.line, "disassembly block has no instructions (cut off?)");
+    }
+    if (s.dump.disassemblies.size() >= opt.limits.max_waves) {
+      return;
+    }
+    const std::size_t index = s.dump.disassemblies.size();
+    s.dump.disassemblies.push_back(std::move(s.disasm));
+    if (s.disasm_for_wave && s.wave_open && !s.wave.disassembly) {
+      s.wave.disassembly = index;
+    }
+    s.disasm = Disassembly{};
+  }
+
+  void finish_header(Stream& s, bool complete) {
+    s.header_pending = false;
+    if (!complete) {
+      warn(s.wave.line, "wave line has no `(stopped, reason: ...)`; read as far as it goes");
+    }
+    parse_wave_header(s.header_text, s.wave);
+    s.header_text.clear();
+  }
+
+  void close_wave(Stream& s) {
+    if (s.header_pending) {
+      finish_header(s, false);
+    }
+    if (!s.wave_open) {
+      return;
+    }
+    close_disasm(s);
+    s.wave_open = false;
+    s.cls = -1;
+    s.mem = -1;
+    Wave& w = s.wave;
+    const std::string label = "wave_" + std::to_string(w.id);
+    bool has_general = false;
+    const Register* first_vector = nullptr;
+    const Register* last_vector = nullptr;
+    for (const auto& cls : w.registers) {
+      has_general = has_general || cls.name == "general";
+      for (const auto& r : cls.registers) {
+        if (r.vector) {
+          first_vector = first_vector == nullptr ? &r : first_vector;
+          last_vector = &r;
+        }
+      }
+    }
+    // The agent prints the general registers last: a wave without them was cut off. (Lanes the
+    // seed's trimmed samples elide with `...` are not truncation.)
+    if (w.registers.empty() && !w.disassembly) {
+      warn(w.line,
+           label + " has no register dump (cut off at line " + std::to_string(s.last_line) + "?)");
+      w.truncated = true;
+    } else if (!w.registers.empty() && !has_general) {
+      w.truncated = true;
+      std::string where = "after the " + w.registers.back().name + " registers";
+      if (last_vector != nullptr && first_vector != nullptr &&
+          last_vector->lanes.size() < first_vector->lanes.size()) {
+        where = "inside register " + last_vector->name + " (lane " +
+                std::to_string(last_vector->lanes.size()) + " of " +
+                std::to_string(first_vector->lanes.size()) + ")";
+      }
+      warn(s.last_class_line, label + " (line " + std::to_string(w.line) + "): dump cut off " +
+                                  where +
+                                  "; the general registers (pc, exec) and what follows "
+                                  "are missing");
+    }
+    if (stored_waves >= opt.limits.max_waves) {
+      ++log.waves_dropped;
+      if (log.waves_dropped == 1) {
+        warn(w.line, "more than " + std::to_string(opt.limits.max_waves) +
+                         " waves; later ones are counted but not kept");
+      }
+      return;
+    }
+    ++stored_waves;
+    s.dump.waves.push_back(std::move(w));
+    s.wave = Wave{};
+  }
+
+  void close_dump(Stream& s) {
+    close_wave(s);
+    close_disasm(s);
+    if (!s.dump_open) {
+      return;
+    }
+    s.dump_open = false;
+    s.dump.last_line = std::max(s.last_line, s.dump.first_line);
+    s.foreign = 0;
+    if (s.dump.waves.empty() && s.dump.disassemblies.empty()) {
+      return;
+    }
+    split_by_pid(std::move(s.dump));
+    s.dump = Dump{};
+  }
+
+  static std::optional<std::int64_t> pid_of(const Dump& d, const Wave& w) {
+    if (w.disassembly && *w.disassembly < d.disassemblies.size()) {
+      const auto& dis = d.disassemblies[*w.disassembly];
+      if (dis.code_object && dis.code_object->pid) {
+        return dis.code_object->pid;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // One agent invocation prints one process's waves; back-to-back dumps of several processes
+  // (one per rank) are told apart by the memory://PID of their code objects.
+  void split_by_pid(Dump dump) {
+    std::vector<std::optional<std::int64_t>> wave_pid(dump.waves.size());
+    std::optional<std::int64_t> current;
+    for (std::size_t i = 0; i < dump.waves.size(); ++i) {
+      if (auto p = pid_of(dump, dump.waves[i])) {
+        current = p;
+      }
+      wave_pid[i] = current;
+    }
+    // Waves before the first named pid belong with it.
+    std::optional<std::int64_t> first_known;
+    for (const auto& p : wave_pid) {
+      if (p) {
+        first_known = p;
+        break;
+      }
+    }
+    for (auto& p : wave_pid) {
+      if (!p) {
+        p = first_known;
+      } else {
+        break;
+      }
+    }
+    std::vector<std::optional<std::int64_t>> order;
+    for (const auto& p : wave_pid) {
+      if (std::find(order.begin(), order.end(), p) == order.end()) {
+        order.push_back(p);
+      }
+    }
+    if (order.size() <= 1) {
+      if (!order.empty() && order.front()) {
+        dump.pid = order.front();
+      } else {
+        for (const auto& d : dump.disassemblies) {
+          if (d.code_object && d.code_object->pid) {
+            dump.pid = d.code_object->pid;
+            break;
+          }
+        }
+      }
+      log.dumps.push_back(std::move(dump));
+      return;
+    }
+    std::vector<Dump> parts(order.size());
+    std::vector<bool> used_disasm(dump.disassemblies.size(), false);
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      parts[k].stream = dump.stream;
+      parts[k].rank = dump.rank;
+      parts[k].pid = order[k];
+    }
+    for (std::size_t i = 0; i < dump.waves.size(); ++i) {
+      const auto k = static_cast<std::size_t>(std::find(order.begin(), order.end(), wave_pid[i]) -
+                                              order.begin());
+      Wave w = std::move(dump.waves[i]);
+      if (w.disassembly && *w.disassembly < dump.disassemblies.size()) {
+        used_disasm[*w.disassembly] = true;
+        parts[k].disassemblies.push_back(dump.disassemblies[*w.disassembly]);
+        w.disassembly = parts[k].disassemblies.size() - 1;
+      }
+      if (parts[k].waves.empty()) {
+        parts[k].first_line = w.line;
+      }
+      parts[k].waves.push_back(std::move(w));
+    }
+    for (std::size_t j = 0; j < dump.disassemblies.size(); ++j) {
+      if (used_disasm[j]) {
+        continue;
+      }
+      std::size_t k = 0;
+      const auto& co = dump.disassemblies[j].code_object;
+      if (co && co->pid) {
+        auto it = std::find(order.begin(), order.end(), co->pid);
+        if (it != order.end()) {
+          k = static_cast<std::size_t>(it - order.begin());
+        }
+      }
+      parts[k].disassemblies.push_back(std::move(dump.disassemblies[j]));
+    }
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      parts[k].last_line = k + 1 < parts.size() && parts[k + 1].first_line > 0
+                               ? parts[k + 1].first_line - 1
+                               : dump.last_line;
+      if (k == 0) {
+        parts[k].first_line = std::min(parts[k].first_line, dump.first_line);
+      }
+      log.dumps.push_back(std::move(parts[k]));
+    }
+  }
+
+  // Fills id, pc, kernel, reasons from `wave_N: pc=0x... (...) (stopped, reason: R)`.
+  void parse_wave_header(std::string_view text, Wave& w) {
+    std::size_t i = 5; // after `wave_`
+    const auto id = parse_dec(text.substr(i, std::min<std::size_t>(18, text.find(':') - i)));
+    w.id = id.value_or(0);
+    const auto pc_pos = text.find("pc=0x");
+    std::size_t used = 0;
+    if (pc_pos != std::string_view::npos) {
+      w.pc = take_hex(text.substr(pc_pos + 3), used).value_or(0);
+      i = pc_pos + 3 + used;
+    }
+    std::string_view rest = text.substr(std::min(i, text.size()));
+    // The kernel name may contain anything, so the tail is found from the end.
+    std::size_t tail = std::string_view::npos;
+    constexpr std::string_view kStopped = "(stopped, reason:";
+    constexpr std::string_view kRunning = "(running)";
+    if (auto r = rest.rfind(kStopped); r != std::string_view::npos) {
+      tail = r;
+      auto reasons = rest.substr(r + kStopped.size());
+      const auto close = reasons.find(')');
+      reasons = trim(reasons.substr(0, close));
+      while (!reasons.empty()) {
+        const auto bar = reasons.find('|');
+        const auto one = trim(reasons.substr(0, bar));
+        if (!one.empty() && w.reasons.size() < 32) {
+          w.reasons.push_back(sanitize(one, 64));
+          if (!explain_reason(w.reasons.back()).known) {
+            warn(w.line, "unknown stop reason `" + w.reasons.back() + "` on wave_" +
+                             std::to_string(w.id) + "; reported as is");
+          }
+        }
+        if (bar == std::string_view::npos) {
+          break;
+        }
+        reasons.remove_prefix(bar + 1);
+      }
+      if (w.reasons.empty()) {
+        warn(w.line, "wave_" + std::to_string(w.id) + " has an empty stop reason");
+      }
+    } else if (auto r2 = rest.rfind(kRunning); r2 != std::string_view::npos) {
+      tail = r2;
+      w.running = true;
+    }
+    auto middle = trim(rest.substr(0, tail));
+    constexpr std::string_view kEntry = "(kernel_code_entry=";
+    if (middle.starts_with(kEntry)) {
+      middle.remove_prefix(kEntry.size());
+      if (middle.ends_with(")")) {
+        middle.remove_suffix(1);
+      }
+      middle = trim(middle);
+      if (!middle.starts_with("not available")) {
+        w.kernel_code_entry = take_hex(middle, used);
+        middle = trim(middle.substr(used));
+        if (auto k = middle.rfind(", kernargs="); k != std::string_view::npos) {
+          std::size_t u2 = 0;
+          w.kernargs = take_hex(middle.substr(k + 11), u2);
+          middle = trim(middle.substr(0, k));
+        }
+        if (middle.starts_with("<")) {
+          middle.remove_prefix(1);
+          if (middle.ends_with(">")) {
+            middle.remove_suffix(1);
+          }
+          w.kernel = sanitize(trim(middle), 64 * 1024);
+        }
+      }
+    }
+  }
+
+  void start_wave(Stream& s, std::string_view text) {
+    close_wave(s);
+    close_disasm(s);
+    open_dump(s);
+    s.wave = Wave{};
+    s.wave.line = line_no;
+    s.wave_open = true;
+    s.wave_done = false;
+    s.cls = -1;
+    s.mem = -1;
+    if (has_wave_tail(text)) {
+      parse_wave_header(text, s.wave);
+    } else {
+      s.header_pending = true;
+      s.header_text = std::string(text);
+      s.header_lines = 1;
+    }
+  }
+
+  void add_register_line(Stream& s, std::string_view t) {
+    auto& cls = s.wave.registers[static_cast<std::size_t>(s.cls)];
+    const auto tokens = split_ws(t, 4096);
+    std::size_t i = 0;
+    while (i < tokens.size()) {
+      const auto tok = tokens[i];
+      if (!tok.ends_with(":") || !valid_register_name(tok.substr(0, tok.size() - 1))) {
+        ++i;
+        continue;
+      }
+      if (s.wave.registers.size() > kMaxClasses) {
+        return;
+      }
+      std::size_t total = 0;
+      for (const auto& c : s.wave.registers) {
+        total += c.registers.size();
+      }
+      if (total >= opt.limits.max_registers) {
+        return;
+      }
+      Register reg;
+      reg.name = std::string(tok.substr(0, tok.size() - 1));
+      ++i;
+      if (i < tokens.size() && tokens[i].starts_with("[")) {
+        reg.vector = true;
+        // `[k] value` pairs; lanes the seed's trimmed dumps elide as `...` simply stay absent.
+        while (i < tokens.size()) {
+          if (tokens[i] == "...") {
+            ++i;
+            continue;
+          }
+          if (i + 1 >= tokens.size() || !tokens[i].starts_with("[") || !tokens[i].ends_with("]")) {
+            break;
+          }
+          const auto lane = parse_dec(tokens[i].substr(1, tokens[i].size() - 2));
+          const auto value = parse_hex(tokens[i + 1]);
+          i += 2;
+          if (!lane || !value) {
+            continue;
+          }
+          if (*lane >= opt.limits.max_lanes) {
+            if (!lane_limit_warned) {
+              lane_limit_warned = true;
+              warn(line_no, "lane " + std::to_string(*lane) + " is beyond the " +
+                                std::to_string(opt.limits.max_lanes) + "-lane limit; ignored");
+            }
+            continue;
+          }
+          if (lane_values >= opt.limits.max_lane_values) {
+            s.wave.vector_registers_dropped = true;
+            if (!lane_budget_warned) {
+              lane_budget_warned = true;
+              warn(line_no, "vector registers of this and later waves are not kept (over " +
+                                std::to_string(opt.limits.max_lane_values) +
+                                " lane values); the per-lane summary covers earlier waves");
+            }
+            continue;
+          }
+          const auto l = static_cast<std::size_t>(*lane);
+          if (reg.lanes.size() <= l) {
+            reg.lanes.resize(l + 1, 0);
+            reg.present.resize(l + 1, false);
+          }
+          reg.lanes[l] = static_cast<std::uint32_t>(*value);
+          reg.present[l] = true;
+          ++lane_values;
+        }
+      } else if (i < tokens.size()) {
+        if (auto v = parse_hex(tokens[i])) {
+          reg.value = *v;
+          ++i;
+        } else {
+          continue; // `s0: ...` or junk: the register is not kept
+        }
+      } else {
+        continue;
+      }
+      if (reg.vector && s.wave.vector_registers_dropped && reg.lanes.empty()) {
+        continue;
+      }
+      cls.registers.push_back(std::move(reg));
+    }
+  }
+
+  bool register_line(std::string_view t) {
+    const auto colon = t.find(':');
+    if (colon == std::string_view::npos || colon == 0 || !valid_register_name(t.substr(0, colon))) {
+      return false;
+    }
+    const auto after = trim(t.substr(colon + 1));
+    return after.starts_with("[") || after.starts_with("...") ||
+           (!after.empty() && detail::is_hex(after.front()));
+  }
+
+  bool memory_row(Stream& s, std::string_view t) {
+    if (!t.starts_with("0x")) {
+      return false;
+    }
+    std::size_t used = 0;
+    const auto addr = take_hex(t, used);
+    if (!addr || used >= t.size() || t[used] != ':') {
+      return false;
+    }
+    auto& block = s.wave.memory[static_cast<std::size_t>(s.mem)];
+    if (block.rows.size() >= opt.limits.max_memory_rows) {
+      return true;
+    }
+    MemoryRow row;
+    row.address = *addr;
+    for (auto tok : split_ws(t.substr(used + 1), 64)) {
+      if (auto v = parse_hex(tok)) {
+        row.words.push_back(static_cast<std::uint32_t>(*v));
+      }
+    }
+    block.rows.push_back(std::move(row));
+    return true;
+  }
+
+  void open_disasm(Stream& s, std::string_view t) {
+    close_disasm(s);
+    if (!s.wave_open) {
+      open_dump(s); // older agents print the disassembly before the waves
+    }
+    s.disasm = Disassembly{};
+    s.disasm.line = line_no;
+    constexpr std::string_view kFor = "Disassembly for function ";
+    if (t.starts_with(kFor)) {
+      auto f = t.substr(kFor.size());
+      if (f.ends_with(":")) {
+        f.remove_suffix(1);
+      }
+      s.disasm.function = sanitize(trim(f), 64 * 1024);
+    }
+    s.disasm_open = true;
+    s.disasm_for_wave = s.wave_open;
+    s.disasm_foreign = 0;
+    s.cls = -1;
+    s.mem = -1;
+  }
+
+  // True when the line belonged to the disassembly block.
+  bool disasm_line(Stream& s, std::string_view t) {
+    auto& d = s.disasm;
+    if (t == "End of disassembly.") {
+      d.complete = true;
+      s.wave_done = s.disasm_for_wave && s.wave_open;
+      close_disasm(s);
+      return true;
+    }
+    if (t.empty() || t == "...") {
+      return true;
+    }
+    if (t.starts_with("code object:")) {
+      d.code_object = parse_code_object_uri(t.substr(12));
+      if (!d.code_object) {
+        warn(line_no, "code object URI not understood: " + sanitize(t.substr(12), 200));
+      }
+      return true;
+    }
+    if (t.starts_with("loaded at:")) {
+      if (auto range = parse_loaded_at(t)) {
+        d.load_begin = range->first;
+        d.load_end = range->second;
+      } else {
+        warn(line_no, "`loaded at:` range not understood");
+      }
+      return true;
+    }
+    if (t.starts_with("=>") || t.starts_with("0x")) {
+      if (auto ins = parse_instruction(t)) {
+        ins->line = line_no;
+        if (d.instructions.size() < opt.limits.max_instructions) {
+          d.instructions.push_back(std::move(*ins));
+        }
+        return true;
+      }
+    }
+    if (t.starts_with("Cannot access memory at address")) {
+      if (d.source_lines.size() < kMaxSourceLines) {
+        d.source_lines.push_back(sanitize(t, 200));
+      }
+      return true;
+    }
+    // Source context: `path/to/file.cpp:` and `123     source text`.
+    const bool file_header = t.ends_with(":") && t.find(' ') == std::string_view::npos;
+    const bool numbered = !t.empty() && is_digit(t.front());
+    if (file_header || numbered) {
+      if (d.source_lines.size() < kMaxSourceLines) {
+        d.source_lines.push_back(sanitize(t, 300));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  void handle(Stream& s, std::string_view content) {
+    const auto t = trim(content);
+    if (s.header_pending) {
+      if (t.empty() || register_class_header(t) ||
+          find_wave_line(content) != std::string_view::npos || s.header_lines >= kMaxHeaderLines) {
+        finish_header(s, false);
+      } else {
+        if (!s.header_text.empty() && !s.header_text.ends_with("<") &&
+            !s.header_text.ends_with("(") && !t.starts_with(">") && !t.starts_with(")")) {
+          s.header_text.push_back(' ');
+        }
+        s.header_text.append(t.substr(0, opt.limits.max_line_bytes));
+        ++s.header_lines;
+        touch(s);
+        if (has_wave_tail(t)) {
+          finish_header(s, true);
+        }
+        return;
+      }
+    }
+    if (const auto pos = find_wave_line(content); pos != std::string_view::npos) {
+      start_wave(s, content.substr(pos));
+      touch(s);
+      return;
+    }
+    if (s.disasm_open) {
+      if (t.starts_with("Disassembly")) {
+        open_disasm(s, t);
+        touch(s);
+        return;
+      }
+      if (disasm_line(s, t)) {
+        s.disasm_foreign = 0;
+        touch(s);
+        return;
+      }
+      if (++s.disasm_foreign >= kMaxForeignInDisasm || is_separator(t)) {
+        close_disasm(s);
+      }
+    }
+    if (is_separator(t)) {
+      if (s.dump_open) {
+        close_wave(s);
+        touch(s);
+      }
+      return;
+    }
+    if (t.starts_with("Disassembly") && t.ends_with(":")) {
+      open_disasm(s, t);
+      touch(s);
+      return;
+    }
+    if (s.wave_open) {
+      if (auto name = register_class_header(t)) {
+        if (s.wave.registers.size() < kMaxClasses) {
+          s.wave.registers.push_back(RegisterClass{*name, {}});
+          s.cls = static_cast<int>(s.wave.registers.size()) - 1;
+        }
+        s.mem = -1;
+        s.last_class_line = line_no;
+        touch(s);
+        return;
+      }
+      if (t.starts_with("Local memory content") || t.starts_with("Global memory")) {
+        if (s.wave.memory.size() < kMaxMemoryBlocks) {
+          MemoryBlock block;
+          block.title = sanitize(t.ends_with(":") ? t.substr(0, t.size() - 1) : t, 200);
+          if (auto open = t.find('('); open != std::string_view::npos) {
+            const auto inner = t.substr(open + 1);
+            const auto bytes = inner.find(" bytes");
+            if (bytes != std::string_view::npos) {
+              auto num = inner.substr(0, bytes);
+              if (auto comma = num.rfind(' '); comma != std::string_view::npos) {
+                num = num.substr(comma + 1);
+              }
+              block.size_bytes = parse_dec(num);
+            }
+          }
+          s.wave.memory.push_back(std::move(block));
+          s.mem = static_cast<int>(s.wave.memory.size()) - 1;
+        }
+        s.cls = -1;
+        touch(s);
+        return;
+      }
+      if (s.cls >= 0 && register_line(t)) {
+        add_register_line(s, t);
+        s.last_class_line = line_no;
+        touch(s);
+        return;
+      }
+      if (s.mem >= 0 && memory_row(s, t)) {
+        touch(s);
+        return;
+      }
+    }
+    if (t.empty()) {
+      return;
+    }
+    // An ordinary log line. After a wave's `End of disassembly.` it ends the dump (the next
+    // fault is another dump); inside a wave a few are tolerated (other writers share the log),
+    // and a long run of them means the dump is over.
+    if (s.dump_open && (s.wave_done || ++s.foreign > kMaxForeignInDump)) {
+      close_dump(s);
+    }
+  }
+
+  void touch(Stream& s) {
+    s.foreign = 0;
+    s.last_line = line_no;
+  }
+
+  // Waves without their own disassembly (older agents print it once, before the waves) get the
+  // block whose arrow is at their PC, or whose code object contains it.
+  static void associate(Dump& d) {
+    for (auto& w : d.waves) {
+      if (w.disassembly) {
+        continue;
+      }
+      std::optional<std::size_t> by_range;
+      for (std::size_t j = 0; j < d.disassemblies.size(); ++j) {
+        const auto& dis = d.disassemblies[j];
+        if (const auto* at = dis.at_pc(); at != nullptr && at->address == w.pc) {
+          w.disassembly = j;
+          w.disassembly_inferred = true;
+          break;
+        }
+        if (!by_range && dis.load_begin && dis.load_end && w.pc >= *dis.load_begin &&
+            w.pc < *dis.load_end) {
+          by_range = j;
+        }
+      }
+      if (!w.disassembly && by_range) {
+        w.disassembly = by_range;
+        w.disassembly_inferred = true;
+      }
+    }
+  }
+
+  AgentLog finish() {
+    for (auto& [key, s] : streams) {
+      if (s.header_pending) {
+        finish_header(s, false);
+      }
+      close_dump(s);
+    }
+    std::stable_sort(log.dumps.begin(), log.dumps.end(),
+                     [](const Dump& a, const Dump& b) { return a.first_line < b.first_line; });
+    const auto file_rank = rank_from_name(opt.source);
+    for (auto& d : log.dumps) {
+      associate(d);
+      if (opt.rank) {
+        d.rank = opt.rank;
+      } else if (!d.rank && d.pid) {
+        if (auto it = pid_rank.find(*d.pid); it != pid_rank.end()) {
+          d.rank = it->second;
+        }
+      }
+      if (!d.rank) {
+        d.rank = file_rank;
+      }
+    }
+    log.lines = line_no;
+    return std::move(log);
+  }
+};
+
+Parser::Parser(ParseOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Parser::~Parser() = default;
+Parser::Parser(Parser&&) noexcept = default;
+Parser& Parser::operator=(Parser&&) noexcept = default;
+
+void Parser::feed_line(std::string_view line) {
+  impl_->feed(line);
+}
+
+AgentLog Parser::finish() {
+  return impl_->finish();
+}
+
+AgentLog parse(std::string_view text, const ParseOptions& options) {
+  Parser parser(options);
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    parser.feed_line(text.substr(0, nl));
+    if (nl == std::string_view::npos) {
+      break;
+    }
+    text.remove_prefix(nl + 1);
+  }
+  return parser.finish();
+}
+
+AgentLog parse(std::istream& in, const ParseOptions& options) {
+  Parser parser(options);
+  const std::size_t cap = options.limits.max_line_bytes;
+  std::string line;
+  std::string chunk(64 * 1024, '\0');
+  bool overlong = false; // the current line already went past the cap; skip to its end
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) {
+      break;
+    }
+    std::string_view data(chunk.data(), got);
+    while (!data.empty()) {
+      const auto nl = data.find('\n');
+      const auto piece = data.substr(0, nl);
+      if (!overlong) {
+        const auto room = cap + 1 - std::min(line.size(), cap + 1);
+        line.append(piece.substr(0, room));
+        overlong = line.size() > cap;
+      }
+      if (nl == std::string_view::npos) {
+        break;
+      }
+      parser.feed_line(line); // over-long lines arrive one byte past the cap, so they warn
+      line.clear();
+      overlong = false;
+      data.remove_prefix(nl + 1);
+    }
+  }
+  if (!line.empty()) {
+    parser.feed_line(line);
+  }
+  return parser.finish();
+}
+
+bool looks_like_agent_log(std::string_view text) {
+  std::size_t pos = 0;
+  while ((pos = text.find("wave_", pos)) != std::string_view::npos) {
+    const auto end = text.find('\n', pos);
+    const auto line =
+        text.substr(pos, end == std::string_view::npos ? text.size() - pos : end - pos);
+    if (find_wave_line(line) == 0 &&
+        (has_wave_tail(line) || line.find("kernel_code_entry=") != std::string_view::npos)) {
+      return true;
+    }
+    pos += 5;
+  }
+  return text.find("\nDisassembly for function ") != std::string_view::npos &&
+         text.find("code object: ") != std::string_view::npos;
+}
+
+} // namespace rocplay::agentlog
