@@ -1,0 +1,170 @@
+// `rocplay agent-log FILE...`: rocm-debug-agent wave dumps in server logs as grouped fault
+// reports (text, JSON, JSON Lines of findings, SARIF). Reads files only; runs nothing.
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "rocplay/agentlog.hpp"
+#include "rocplay/error.hpp"
+#include "rocplay/report.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace rocplay::cli {
+namespace {
+
+struct Options {
+  std::vector<std::string> files;
+  std::string format = "text";
+  std::string output;
+  std::string code_objects;
+  std::string objdump = "/opt/rocm/llvm/bin/llvm-objdump";
+  std::optional<int> rank;
+  int rank_value = 0;
+  bool verbose = false;
+  std::size_t max_groups = 20;
+};
+
+constexpr std::size_t kMaxListedCodeObjects = 200000;
+
+// The names --save-code-objects left in DIR, so the report can name the exact file.
+std::vector<std::string> list_code_objects(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) {
+    print_error("cannot list " + dir + ": " + ec.message(),
+                "the report still names the code objects, as globs");
+    return names;
+  }
+  for (const auto& entry : it) {
+    if (names.size() >= kMaxListedCodeObjects) {
+      break;
+    }
+    names.push_back(entry.path().filename().string());
+  }
+  return names;
+}
+
+int run_agent_log(const Options& options) {
+  const auto format = report::parse_format(options.format);
+  std::vector<agentlog::AgentLog> logs;
+  std::size_t unreadable = 0;
+  for (const auto& file : options.files) {
+    agentlog::ParseOptions po;
+    po.source = file == "-" ? "<stdin>" : file;
+    po.rank = options.rank;
+    if (file == "-") {
+      logs.push_back(agentlog::parse(std::cin, po));
+      continue;
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) {
+      ++unreadable;
+      print_error(file + " is a directory", "pass the log files in it, e.g. " + file + "/*.log");
+      continue;
+    }
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      ++unreadable;
+      print_error("cannot open " + file + ": " + std::strerror(errno),
+                  "check the path and permissions; the other files are still read");
+      continue;
+    }
+    logs.push_back(agentlog::parse(in, po));
+    if (in.bad()) {
+      ++unreadable;
+      print_error("reading " + file + " failed part way: " + std::strerror(errno),
+                  "the part read so far is reported");
+    }
+  }
+  if (logs.empty()) {
+    throw Error(ExitCode::NoInput, "none of the inputs could be read",
+                "check the paths; `-` reads standard input");
+  }
+
+  agentlog::AnalyzeOptions ao;
+  ao.objdump = options.objdump;
+  if (!options.code_objects.empty()) {
+    ao.code_object_dir = options.code_objects;
+    ao.saved_code_objects = list_code_objects(options.code_objects);
+  }
+  const auto report = agentlog::analyze(logs, ao);
+
+  OutputFile output(options.output);
+  auto& out = output.stream();
+  switch (format) {
+  case report::Format::Text: {
+    agentlog::TextOptions to;
+    to.color = options.output.empty() && ::isatty(STDOUT_FILENO) == 1 &&
+               std::getenv("NO_COLOR") == nullptr;
+    to.verbose = options.verbose;
+    to.max_groups = options.max_groups;
+    agentlog::write_text(out, report, to);
+    break;
+  }
+  case report::Format::Json:
+    out << agentlog::report_to_json(report).dump(2) << "\n";
+    break;
+  case report::Format::Jsonl:
+    report::write_jsonl(out, agentlog::to_findings(report));
+    break;
+  case report::Format::Sarif:
+    out << report::to_sarif(agentlog::to_findings(report), ROCPLAY_VERSION).dump(2) << "\n";
+    break;
+  }
+  output.commit();
+
+  if (report.dumps == 0 && format != report::Format::Text) {
+    print_error(std::string(agentlog::kNoDumpsMessage), std::string(agentlog::kNoDumpsHint));
+  }
+  if (unreadable > 0) {
+    return static_cast<int>(ExitCode::PartialInput);
+  }
+  const bool faults = std::any_of(report.groups.begin(), report.groups.end(),
+                                  [](const auto& g) { return g.reason_info.fault; });
+  return static_cast<int>(faults ? ExitCode::Findings : ExitCode::Ok);
+}
+
+Action add_agent_log(CLI::App& app) {
+  auto options = std::make_shared<Options>();
+  auto* sub = app.add_subcommand(
+      "agent-log", "Read rocm-debug-agent wave dumps in server logs as grouped fault reports");
+  sub->footer("Finds each dump among ordinary log lines, groups waves by kernel, offset and stop\n"
+              "reason, and says what the reason means, which instruction and lanes faulted, and\n"
+              "the llvm-objdump command for the saved code object. Exit: 0 no faults, 1 faults,\n"
+              "2 some files unreadable. A log with no dumps: a silent hang needs\n"
+              "`rocplay run hang-triage` instead. Docs: docs/agent-log.md.");
+  sub->add_option("files", options->files, "Server logs (`-` for standard input)")->required();
+  sub->add_option("--format,-f", options->format, "text, json, jsonl (findings) or sarif")
+      ->capture_default_str();
+  sub->add_option("--output,-o", options->output, "Write the report here instead of stdout");
+  sub->add_option("--code-objects", options->code_objects,
+                  "The directory given to the agent's --save-code-objects, to name exact files");
+  sub->add_option("--objdump", options->objdump, "llvm-objdump to put in the commands")
+      ->capture_default_str();
+  auto* rank =
+      sub->add_option("--rank", options->rank_value, "The rank of every dump (one file per rank)");
+  sub->add_option("--max-groups", options->max_groups, "Fault groups shown in text")
+      ->capture_default_str();
+  sub->add_flag("--verbose,-v", options->verbose, "Every caveat, address and warning in text");
+  return [options, rank] {
+    if (rank->count() > 0) {
+      options->rank = options->rank_value;
+    }
+    return run_agent_log(*options);
+  };
+}
+
+const bool kRegistered = register_command({"agent-log", 30, &add_agent_log});
+
+} // namespace
+} // namespace rocplay::cli
