@@ -2,10 +2,17 @@
 //
 // The contract the playbook runner relies on:
 //  * every command carries a token and has a deadline; execute() never waits forever;
-//  * records between commands are kept with the exchange of the command that caused them;
-//  * once attach() succeeded, the target is detached on every path: detach(), the destructor,
-//    a timeout, the debugger dying, and SIGINT/SIGTERM/SIGHUP to rocplay (see install_signal_guard);
+//  * records are grouped into exchanges exactly as mi::TranscriptReader groups a recording of the
+//    session: a command's exchange holds what the debugger wrote up to and including its result;
+//    records that arrive after a result and before the next command (the `*stopped` that follows
+//    `-target-attach`'s `^done`, late `=library-loaded`) form an exchange of their own with an
+//    empty command. So a recording replays into the same exchanges;
+//  * once attach() was sent, the target is detached on every path: detach(), the destructor,
+//    a timeout, the debugger dying, and SIGINT/SIGTERM/SIGHUP to rocplay (see
+//    install_signal_guard);
 //  * after detaching, /proc/PID/stat is read; a stopped target gets SIGCONT and a loud warning.
+//
+// A Session is used from one thread. Several sessions (one per rank) may live in one process.
 #pragma once
 
 #include "rocplay/error.hpp"
@@ -15,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,7 +31,8 @@
 namespace rocplay::session {
 
 struct DebuggerChoice {
-  std::string requested;        // --debugger: rocgdb|cuda-gdb|gdb|PATH; empty: $ROCPLAY_DEBUGGER, then search
+  std::string
+      requested; // --debugger: rocgdb|cuda-gdb|gdb|PATH; empty: $ROCPLAY_DEBUGGER, then search
   std::vector<std::string> tried; // filled by find_debugger: names and paths looked at
 };
 
@@ -33,26 +42,78 @@ struct Debugger {
   std::string version; // first line of --version
 };
 
+// Where find_debugger looks; the defaults read the real environment.
+struct SearchEnv {
+  std::optional<std::string> path_var;                  // $PATH; nullopt: getenv("PATH")
+  std::optional<std::string> rocplay_debugger;          // $ROCPLAY_DEBUGGER; nullopt: getenv
+  std::vector<std::string> extra_dirs{"/opt/rocm/bin"}; // searched for rocgdb after $PATH
+  std::chrono::milliseconds version_timeout{10'000};
+};
+
+// `--debugger rocgdb|cuda-gdb|gdb|PATH`, else $ROCPLAY_DEBUGGER (same forms), else the first found
+// of rocgdb ($PATH, then /opt/rocm/bin), cuda-gdb, gdb. Runs `DEBUGGER --version` for the banner.
 // Throws Error(DebuggerNotFound) naming what was tried.
 Debugger find_debugger(const std::string& requested);
+Debugger find_debugger(const std::string& requested, const SearchEnv& env,
+                       DebuggerChoice* choice = nullptr);
+
+// From a `--version` banner (`GNU gdb (rocm-rel-6.4) 15.2`, `NVIDIA (R) cuda-gdb 13.0`), else
+// from the executable's name; Unknown when neither tells.
+DebuggerKind kind_from_banner(std::string_view banner, std::string_view path = {});
+// `15.2` from `GNU gdb (rocm-rel-6.4) 15.2.50.20241010-git`; empty when there is none.
+std::string version_number(std::string_view banner);
 
 struct Options {
   std::chrono::milliseconds attach_timeout{90'000};
   std::chrono::milliseconds command_timeout{30'000};
   std::chrono::milliseconds detach_timeout{20'000};
-  bool fast_attach = false;       // skip host symbol loading (auto-solib-add off)
-  std::string record_path;        // --record FILE; empty: no recording
-  std::optional<int> rank;        // written into the recording's metadata
+  std::chrono::milliseconds startup_timeout{30'000}; // spawn + start-up commands
+  // After a timeout or a signal: how long to wait for an attach in progress to finish, or for
+  // the debugger to answer SIGINT (quitting a command, stopping a running target), before
+  // killing it (the kernel then detaches the target).
+  std::chrono::milliseconds interrupt_grace{5'000};
+  bool fast_attach = false;        // skip host symbol loading (auto-solib-add off)
+  std::string record_path;         // --record FILE; empty: no recording
+  std::optional<int> rank;         // written into the recording's metadata
+  bool allow_hook_held = false;    // attach even when HSA_TOOLS_LIB is set in the target (rocgdb)
+  bool check_preconditions = true; // attach(): check_attach() first
 };
 
 // What happened to the target, for the report.
 struct TargetTimes {
-  std::optional<double> attach_seconds; // from -target-attach sent to its ^done
-  std::optional<double> stop_seconds;   // from attach to detach's ^done
-  std::optional<double> total_seconds;
+  std::optional<double> attach_seconds; // from -target-attach sent to the target reported stopped
+  // From -target-attach sent to detach's ^done (or to the debugger's death): the target is
+  // stopped from the ptrace attach, which the debugger does as soon as it reads the command.
+  std::optional<double> stop_seconds;
+  std::optional<double> total_seconds; // session start to detach (or to now, before detach)
   bool detached = false;
-  bool left_stopped = false;            // it was stopped after detach and got SIGCONT
+  bool left_stopped = false; // it was stopped after detach and got SIGCONT
 };
+
+// What attach() learnt about the target before attaching.
+struct TargetInfo {
+  std::int64_t pid = 0;
+  std::string comm;
+  std::string cmdline;
+  char state_before = '?';
+  std::map<std::string, std::string> env; // process::relevant_env(); copy into Snapshot::env
+  bool env_readable = false;
+};
+
+// The attach preconditions, checked without spawning anything: the process exists and is not a
+// zombie; ptrace is permitted (Yama ptrace_scope, CAP_SYS_PTRACE, uids, no other tracer, named
+// from TracerPid); for rocgdb, HSA_TOOLS_LIB is not set in the target (the debug agent holds the
+// debugger hook and rocgdb would see no dispatches) unless options.allow_hook_held. Throws
+// Error(NoSuchProcess|PtraceDenied|HookHeld|Usage); warnings (unreadable environment, hook held
+// under another debugger) are appended to `warnings`.
+TargetInfo check_attach(std::int64_t pid, const Debugger& debugger, const Options& options,
+                        std::vector<std::string>* warnings = nullptr);
+
+// Checks an MI command or console text for what must never reach the debugger's input: empty
+// text, newlines and other control bytes, over-long lines. Throws Error(Usage).
+void validate_command_text(std::string_view text, std::string_view what = "command");
+// `-interpreter-exec console "TEXT"` with TEXT quoted by MI c-string rules (after validation).
+std::string console_command(std::string_view text);
 
 class Session {
 public:
@@ -63,11 +124,13 @@ public:
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Checks preconditions (process exists, ptrace allowed, HSA_TOOLS_LIB) and attaches.
-  // Throws Error(NoSuchProcess|PtraceDenied|HookHeld|Timeout|...).
+  // Checks preconditions (process exists, ptrace allowed, HSA_TOOLS_LIB) and attaches; returns
+  // once the target is stopped. Throws Error(NoSuchProcess|PtraceDenied|HookHeld|Timeout|...).
   void attach(std::int64_t pid);
-  // Sends one MI command (no token, no newline; validated) and waits for its result record.
-  // Throws Error(Timeout) when the deadline passes and Error(DebuggerCrashed) if it dies.
+  // Sends one MI command (starts with `-`; no token, no newline; validated) and waits for its
+  // result record. A `^error` result is returned, not thrown. Throws Error(Timeout) when the
+  // deadline passes (the session then detaches and ends: later calls throw the same error),
+  // Error(DebuggerCrashed) if the debugger dies, Error(Interrupted-style code) after a signal.
   mi::Exchange execute(const std::string& command,
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // A console command through -interpreter-exec console, quoted by MI c-string rules.
@@ -83,12 +146,30 @@ public:
   const std::vector<mi::Exchange>& exchanges() const; // everything so far, for snapshots
   std::optional<std::int64_t> pid() const;
 
+  // Additions beyond the first contract.
+  const TargetInfo& target() const;                 // valid after attach()
+  const std::vector<std::string>& features() const; // -list-features
+  int mi_version() const;                           // 3, or 2 after the fallback
+  bool attached() const;                            // attach sent and not yet detached
+  std::int64_t debugger_pid() const;                // for diagnostics and fault tests
+  std::string stderr_text() const;                  // what the debugger wrote to stderr (bounded)
+  // Seconds since the session started (the time base of the recording).
+  double now() const;
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// Installs SIGINT/SIGTERM/SIGHUP handlers that make every live Session detach and then re-raise.
+// Installs SIGINT/SIGTERM/SIGHUP handlers (once; later calls do nothing). While a Session is
+// alive, a signal is noticed by its I/O loop: it detaches (interrupting the target or the command
+// first), then the pending call throws Error(exit_code_for_signal(sig)). With no Session alive,
+// the signal takes its default action at once. The debugger itself runs in its own process group,
+// so a terminal's Ctrl-C reaches rocplay only, never the debugger or the target.
 void install_signal_guard();
+// 128 + signal: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP (ExitCode::Interrupted is 130).
+ExitCode exit_code_for_signal(int signo);
+// The first signal the guard caught, if any.
+std::optional<int> caught_signal();
 
 } // namespace rocplay::session

@@ -1,0 +1,140 @@
+// Processes as /proc shows them: state, tracer, capabilities, environment, open GPU devices, and
+// the process tree `rocplay ps` prints. Linux only. Nothing here runs a program or stops one.
+//
+// Every reader tolerates processes that vanish mid-scan and files it may not read (another user's
+// /proc/PID/fd or environ): those come back as "unknown", never as an exception, except where a
+// function says it throws.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rocplay::process {
+
+// /proc/PID/stat, the fields rocplay uses.
+struct Stat {
+  std::int64_t pid = 0;
+  std::string comm; // without the parentheses; may hold spaces and `)`
+  char state = '?'; // R S D Z T t X I ...
+  std::int64_t ppid = 0;
+  std::int64_t pgrp = 0;
+  std::uint64_t utime = 0; // clock ticks
+  std::uint64_t stime = 0;
+  std::int64_t num_threads = 0;
+  std::uint64_t starttime = 0; // clock ticks after boot
+};
+
+// Parses the text of /proc/PID/stat. nullopt when it is not one.
+std::optional<Stat> parse_stat(std::string_view text);
+std::optional<Stat> read_stat(std::int64_t pid);
+
+// T (stopped by a signal) or t (stopped by a tracer).
+inline bool is_stopped(char state) {
+  return state == 'T' || state == 't';
+}
+
+// /proc/PID/status, the fields rocplay uses.
+struct Status {
+  std::string name;
+  std::optional<std::int64_t> tracer_pid;
+  std::optional<std::uint64_t> cap_eff;
+  std::optional<std::int64_t> uid_real;
+  std::optional<std::int64_t> uid_effective;
+  std::optional<std::int64_t> uid_saved;
+};
+Status parse_status(std::string_view text);
+std::optional<Status> read_status(std::int64_t pid);
+
+constexpr int kCapSysPtrace = 19;
+inline bool has_capability(std::uint64_t cap_eff, int cap) {
+  return ((cap_eff >> cap) & 1u) != 0;
+}
+
+// /proc/sys/kernel/yama/ptrace_scope; nullopt when Yama is not in the kernel.
+std::optional<int> read_ptrace_scope();
+
+// Splits /proc/PID/environ (NUL-separated NAME=value) into a map; a name seen twice keeps the
+// first value, as getenv does. Bounded: at most `max_entries` variables.
+std::map<std::string, std::string> parse_environ(std::string_view raw,
+                                                 std::size_t max_entries = 100000);
+// nullopt when the file cannot be read (no such process, or not permitted).
+std::optional<std::map<std::string, std::string>> read_environ(std::int64_t pid);
+
+// The variables the report and the heuristics care about (HSA_TOOLS_LIB, *_VISIBLE_DEVICES,
+// RANK, LOCAL_RANK, WORLD_SIZE ...), picked from a full environment.
+std::map<std::string, std::string> relevant_env(const std::map<std::string, std::string>& env);
+const std::vector<std::string_view>& relevant_env_names();
+
+// The command line, NUL-separated arguments joined with spaces; empty for kernel threads.
+std::string read_cmdline(std::int64_t pid, std::size_t max_bytes = 4096);
+
+// Whether the process has a GPU device open, from the links in /proc/PID/fd.
+struct GpuOpen {
+  bool known = false;               // /proc/PID/fd could be read
+  bool kfd = false;                 // /dev/kfd (ROCm)
+  bool nvidia = false;              // /dev/nvidia* (CUDA)
+  bool dri = false;                 // /dev/dri/renderD* (ROCm opens it beside /dev/kfd)
+  std::vector<std::string> devices; // the distinct device paths seen
+  bool any() const { return kfd || nvidia; }
+};
+// `device_prefixes` replaces the default {"/dev/kfd", "/dev/nvidia"} (tests use their own files);
+// a match on anything but /dev/nvidia* counts as kfd.
+GpuOpen read_gpu_open(std::int64_t pid, const std::vector<std::string>& device_prefixes = {});
+
+// All processes of the machine, or a subtree.
+struct ProcessInfo {
+  std::int64_t pid = 0;
+  std::int64_t ppid = 0;
+  std::string comm;
+  std::string cmdline;
+  char state = '?';
+  std::int64_t threads = 0;
+  std::optional<double> cpu_percent; // over the sampling interval; nullopt when not sampled
+  std::optional<std::int64_t> uid;
+  GpuOpen gpu;
+  bool holds_gpu() const { return gpu.any(); }
+};
+
+struct ScanOptions {
+  // CPU% is the difference of utime+stime over this interval; 0 skips sampling.
+  std::chrono::milliseconds sample{200};
+  std::vector<std::string> device_prefixes; // empty: /dev/kfd and /dev/nvidia*
+};
+
+class ProcessTree {
+public:
+  ProcessTree() = default;
+  explicit ProcessTree(std::vector<ProcessInfo> processes);
+
+  const std::vector<ProcessInfo>& processes() const { return processes_; }
+  const ProcessInfo* find(std::int64_t pid) const;
+  std::vector<const ProcessInfo*> children(std::int64_t pid) const;
+  // Depth-first, children sorted by pid.
+  std::vector<const ProcessInfo*> descendants(std::int64_t pid) const;
+  // Processes whose parent is not in the tree, sorted by pid.
+  std::vector<const ProcessInfo*> roots() const;
+  // The GPU holders, their ancestors and descendants: what `rocplay ps` shows by default.
+  ProcessTree candidates() const;
+
+private:
+  std::vector<ProcessInfo> processes_; // sorted by pid
+  std::multimap<std::int64_t, std::size_t> by_parent_;
+};
+
+// Reads every process in /proc (sampling CPU% over options.sample).
+ProcessTree scan(const ScanOptions& options = {});
+
+// A server's GPU workers, by the rule from the field: the dispatcher (an API server, a launcher)
+// has no GPU queues; its descendants that have the GPU device open are the workers. The nearest
+// such descendants are returned (a worker's own GPU-holding children are not listed separately),
+// sorted by pid. Throws Error(NoSuchProcess) when `pid` does not exist.
+std::vector<ProcessInfo> workers_of(std::int64_t pid, const ScanOptions& options = {});
+// The same over a tree already scanned.
+std::vector<ProcessInfo> workers_of(const ProcessTree& tree, std::int64_t pid);
+
+} // namespace rocplay::process

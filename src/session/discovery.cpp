@@ -1,0 +1,283 @@
+// Which debugger to run: --debugger, $ROCPLAY_DEBUGGER, or the first of rocgdb, cuda-gdb, gdb.
+// Boost.Process v2 on std::filesystem (no Boost.Filesystem library to link). Boost 1.81 forgets
+// a few includes in that mode; they come first.
+#define BOOST_PROCESS_USE_STD_FS 1
+#include <boost/optional.hpp>
+#include <boost/type_traits/decay.hpp>
+#include <boost/type_traits/is_convertible.hpp>
+
+#include "rocplay/session.hpp"
+#include "session/internal.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace rocplay::session {
+
+namespace asio = boost::asio;
+namespace bp2 = boost::process::v2;
+
+namespace {
+
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<std::string> split_path(std::string_view path_var) {
+  std::vector<std::string> dirs;
+  std::size_t pos = 0;
+  while (pos <= path_var.size()) {
+    std::size_t end = path_var.find(':', pos);
+    if (end == std::string_view::npos) {
+      end = path_var.size();
+    }
+    std::string dir(path_var.substr(pos, end - pos));
+    dirs.push_back(dir.empty() ? "." : dir); // an empty entry means the current directory
+    pos = end + 1;
+  }
+  return dirs;
+}
+
+// The first line `PROGRAM --version` prints, or nullopt when it cannot be run in time.
+std::optional<std::string> version_banner(const std::string& path,
+                                          std::chrono::milliseconds timeout) {
+  try {
+    asio::io_context ctx;
+    asio::readable_pipe out(ctx);
+    bp2::process proc(ctx, path, {"--version"}, bp2::process_stdio{nullptr, out, nullptr});
+    std::string text;
+    std::array<char, 4096> buf{};
+    bool eof = false;
+    std::function<void()> read_more = [&] {
+      out.async_read_some(asio::buffer(buf), [&](boost::system::error_code ec, std::size_t n) {
+        if (ec) {
+          eof = true;
+          return;
+        }
+        if (text.size() < 65536) {
+          text.append(buf.data(), n);
+        }
+        read_more();
+      });
+    };
+    read_more();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!eof && std::chrono::steady_clock::now() < deadline) {
+      ctx.run_one_until(deadline);
+      if (ctx.stopped()) {
+        ctx.restart();
+      }
+    }
+    if (!eof) {
+      boost::system::error_code ec;
+      proc.terminate(ec);
+      return std::nullopt;
+    }
+    boost::system::error_code ec;
+    proc.wait(ec);
+    const std::size_t nl = text.find('\n');
+    std::string first = text.substr(0, nl);
+    while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) {
+      first.pop_back();
+    }
+    if (first.empty()) {
+      return std::nullopt;
+    }
+    return first;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+std::string kind_name(DebuggerKind kind) {
+  switch (kind) {
+  case DebuggerKind::RocGdb:
+    return "rocgdb";
+  case DebuggerKind::CudaGdb:
+    return "cuda-gdb";
+  case DebuggerKind::Gdb:
+    return "gdb";
+  default:
+    return "unknown";
+  }
+}
+
+} // namespace
+
+DebuggerKind kind_from_banner(std::string_view banner, std::string_view path) {
+  const std::string b = lower(banner);
+  const std::string name = lower(std::filesystem::path(std::string(path)).filename().string());
+  if (b.find("cuda-gdb") != std::string::npos || b.find("nvidia") != std::string::npos) {
+    return DebuggerKind::CudaGdb;
+  }
+  if (b.find("rocm") != std::string::npos || b.find("rocgdb") != std::string::npos) {
+    return DebuggerKind::RocGdb;
+  }
+  if (name.find("rocgdb") != std::string::npos) {
+    return DebuggerKind::RocGdb;
+  }
+  if (name.find("cuda-gdb") != std::string::npos) {
+    return DebuggerKind::CudaGdb;
+  }
+  if (b.find("gnu gdb") != std::string::npos || name.find("gdb") != std::string::npos) {
+    return DebuggerKind::Gdb;
+  }
+  return DebuggerKind::Unknown;
+}
+
+std::string version_number(std::string_view banner) {
+  // The last word that starts with a digit and holds a dot: `GNU gdb (Debian 13.1-3) 13.1`.
+  std::string best;
+  std::size_t pos = 0;
+  while (pos < banner.size()) {
+    while (pos < banner.size() && banner[pos] == ' ') {
+      ++pos;
+    }
+    std::size_t end = banner.find(' ', pos);
+    if (end == std::string_view::npos) {
+      end = banner.size();
+    }
+    const std::string_view word = banner.substr(pos, end - pos);
+    if (!word.empty() && word[0] >= '0' && word[0] <= '9' &&
+        word.find('.') != std::string_view::npos) {
+      std::size_t n = 0;
+      while (n < word.size() && ((word[n] >= '0' && word[n] <= '9') || word[n] == '.')) {
+        ++n;
+      }
+      // Keep major.minor: `15.2.50.20241010-git` -> `15.2`.
+      std::string v(word.substr(0, n));
+      const std::size_t first_dot = v.find('.');
+      const std::size_t second_dot = v.find('.', first_dot + 1);
+      if (second_dot != std::string::npos) {
+        v.resize(second_dot);
+      }
+      while (!v.empty() && v.back() == '.') {
+        v.pop_back();
+      }
+      best = v;
+    }
+    pos = end + 1;
+  }
+  return best;
+}
+
+Debugger find_debugger(const std::string& requested) {
+  return find_debugger(requested, SearchEnv{});
+}
+
+Debugger find_debugger(const std::string& requested, const SearchEnv& env, DebuggerChoice* choice) {
+  DebuggerChoice local;
+  DebuggerChoice& trace = choice != nullptr ? *choice : local;
+  trace.requested = requested;
+  trace.tried.clear();
+
+  std::string want = requested;
+  std::string source = "--debugger";
+  if (want.empty()) {
+    if (env.rocplay_debugger) {
+      want = *env.rocplay_debugger;
+    } else if (const char* v = std::getenv("ROCPLAY_DEBUGGER")) {
+      want = v;
+    }
+    source = "$ROCPLAY_DEBUGGER";
+  }
+  std::string path_var;
+  if (env.path_var) {
+    path_var = *env.path_var;
+  } else if (const char* p = std::getenv("PATH")) {
+    path_var = p;
+  }
+  const auto path_dirs = split_path(path_var);
+
+  // Candidate files in order, with the name each came from.
+  std::vector<std::string> candidates;
+  auto add_name = [&](const std::string& name, const std::vector<std::string>& extra) {
+    for (const auto& dir : path_dirs) {
+      candidates.push_back(dir + "/" + name);
+    }
+    for (const auto& dir : extra) {
+      candidates.push_back(dir + "/" + name);
+    }
+  };
+  const bool explicit_choice = !want.empty();
+  if (!explicit_choice) {
+    add_name("rocgdb", env.extra_dirs);
+    add_name("cuda-gdb", {"/usr/local/cuda/bin"});
+    add_name("gdb", {});
+  } else if (want.find('/') != std::string::npos) {
+    candidates.push_back(want);
+  } else if (want == "rocgdb") {
+    add_name("rocgdb", env.extra_dirs);
+  } else if (want == "cuda-gdb") {
+    add_name("cuda-gdb", {"/usr/local/cuda/bin"});
+  } else {
+    add_name(want, {});
+  }
+
+  for (const auto& path : candidates) {
+    trace.tried.push_back(path);
+    if (!is_executable_file(path)) {
+      continue;
+    }
+    const auto banner = version_banner(path, env.version_timeout);
+    if (!banner) {
+      if (explicit_choice) {
+        throw Error(ExitCode::DebuggerNotFound,
+                    path + " exists but `" + path + " --version` did not answer in time",
+                    "check that it runs: `" + path + " --version`");
+      }
+      trace.tried.back() += " (--version failed)";
+      continue;
+    }
+    Debugger dbg;
+    dbg.path = path;
+    dbg.version = *banner;
+    dbg.kind = kind_from_banner(*banner, path);
+    if (dbg.kind == DebuggerKind::Unknown) {
+      dbg.kind = DebuggerKind::Gdb; // a GDB build with an unusual banner: speak MI all the same
+    }
+    return dbg;
+  }
+
+  std::string tried;
+  for (const auto& t : trace.tried) {
+    tried += "\n    " + t;
+  }
+  if (explicit_choice) {
+    throw Error(ExitCode::DebuggerNotFound,
+                "debugger `" + want + "` (from " + source + ") not found; looked at:" + tried,
+                "install it or give its full path with --debugger PATH");
+  }
+  throw Error(ExitCode::DebuggerNotFound,
+              "no debugger found (rocgdb, cuda-gdb or gdb); looked at:" + tried,
+              "install rocgdb (ROCm), cuda-gdb (CUDA) or gdb, or name one with --debugger PATH "
+              "or $ROCPLAY_DEBUGGER");
+}
+
+namespace detail {
+std::string kind_word(DebuggerKind kind) {
+  return kind_name(kind);
+}
+} // namespace detail
+
+} // namespace rocplay::session

@@ -1,0 +1,167 @@
+// Checks made before anything attaches, and the text checks every command passes.
+#include "rocplay/process.hpp"
+#include "rocplay/session.hpp"
+#include "session/internal.hpp"
+
+#include "rocplay/mi/value.hpp"
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+
+namespace rocplay::session {
+
+namespace {
+
+std::string pid_str(std::int64_t pid) {
+  return std::to_string(pid);
+}
+
+std::string describe_pid(std::int64_t pid) {
+  if (const auto st = process::read_stat(pid)) {
+    return pid_str(pid) + " (" + st->comm + ")";
+  }
+  return pid_str(pid);
+}
+
+constexpr const char* kCapHint =
+    "run rocplay as root or with CAP_SYS_PTRACE (containers: docker run --cap-add=SYS_PTRACE; "
+    "Kubernetes: securityContext.capabilities.add: [SYS_PTRACE])";
+
+} // namespace
+
+namespace detail {
+
+PtraceDiagnosis diagnose_ptrace(std::int64_t pid) {
+  PtraceDiagnosis d;
+  const auto target = process::read_status(pid);
+  const auto self = process::read_status(::getpid());
+  if (target && target->tracer_pid && *target->tracer_pid > 0) {
+    d.reason = "pid " + pid_str(pid) + " is already traced by pid " +
+               describe_pid(*target->tracer_pid) + "; a process can have only one tracer";
+    d.hint = "detach or stop that tracer (another debugger, strace, py-spy) and try again";
+    return d;
+  }
+  const bool cap =
+      self && self->cap_eff && process::has_capability(*self->cap_eff, process::kCapSysPtrace);
+  const auto scope = process::read_ptrace_scope();
+  if (scope && *scope >= 3) {
+    d.reason = "Yama ptrace_scope is 3: ptrace attach is disabled on this machine until reboot";
+    d.hint = "reboot with kernel.yama.ptrace_scope below 3 (it cannot be lowered at run time)";
+    return d;
+  }
+  if (!cap) {
+    if (scope && *scope == 2) {
+      d.reason = "Yama ptrace_scope is 2: only processes with CAP_SYS_PTRACE may attach, and "
+                 "rocplay has not got it";
+      d.hint = kCapHint;
+      return d;
+    }
+    const auto euid = static_cast<std::int64_t>(::geteuid());
+    if (target && target->uid_real &&
+        (*target->uid_real != euid || target->uid_effective.value_or(euid) != euid ||
+         target->uid_saved.value_or(euid) != euid)) {
+      d.reason = "pid " + pid_str(pid) + " runs as uid " + std::to_string(*target->uid_real) +
+                 ", rocplay as uid " + std::to_string(euid) + " without CAP_SYS_PTRACE";
+      d.hint = "run rocplay as the target's user, or as root / with CAP_SYS_PTRACE";
+      return d;
+    }
+    if (scope && *scope == 1) {
+      d.reason = "Yama ptrace_scope is 1 (restricted): a debugger may attach only to its own "
+                 "descendants unless it has CAP_SYS_PTRACE";
+      d.hint = std::string("sudo sysctl kernel.yama.ptrace_scope=0, or ") + kCapHint;
+      return d;
+    }
+  }
+  return d;
+}
+
+} // namespace detail
+
+void validate_command_text(std::string_view text, std::string_view what) {
+  constexpr std::size_t kMaxBytes = std::size_t{1} << 20;
+  if (text.empty()) {
+    throw Error(ExitCode::Usage, std::string(what) + " is empty");
+  }
+  if (text.size() > kMaxBytes) {
+    throw Error(ExitCode::Usage, std::string(what) + " is " + std::to_string(text.size()) +
+                                     " bytes long (at most " + std::to_string(kMaxBytes) + ")");
+  }
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      const char* name = c == '\n'   ? "a newline"
+                         : c == '\r' ? "a carriage return"
+                                     : "a control byte";
+      throw Error(ExitCode::Usage,
+                  std::string(what) + " contains " + name + " at byte " + std::to_string(i) +
+                      ": one command per line, nothing may be smuggled after it",
+                  "remove the line break; each command is sent on its own");
+    }
+  }
+}
+
+std::string console_command(std::string_view text) {
+  validate_command_text(text, "console command");
+  return "-interpreter-exec console \"" + mi::escape(text) + "\"";
+}
+
+TargetInfo check_attach(std::int64_t pid, const Debugger& debugger, const Options& options,
+                        std::vector<std::string>* warnings) {
+  TargetInfo info;
+  info.pid = pid;
+  if (pid <= 0 || pid > (std::int64_t{1} << 32)) {
+    throw Error(ExitCode::Usage, "invalid pid " + pid_str(pid), "give a positive process id");
+  }
+  if (pid == ::getpid()) {
+    throw Error(ExitCode::Usage, "pid " + pid_str(pid) + " is rocplay itself",
+                "give the pid of the process to inspect (`rocplay ps` lists candidates)");
+  }
+  const auto st = process::read_stat(pid);
+  if (!st) {
+    throw Error(ExitCode::NoSuchProcess, "no process with pid " + pid_str(pid),
+                "it may have exited; `rocplay ps` lists the processes holding a GPU");
+  }
+  if (st->state == 'Z' || st->state == 'X') {
+    throw Error(ExitCode::NoSuchProcess,
+                "pid " + pid_str(pid) + " (" + st->comm + ") has exited (zombie, parent " +
+                    pid_str(st->ppid) + " has not reaped it)",
+                "nothing left to inspect; look for its restarted replacement with `rocplay ps`");
+  }
+  info.comm = st->comm;
+  info.state_before = st->state;
+  info.cmdline = process::read_cmdline(pid);
+
+  const auto diag = detail::diagnose_ptrace(pid);
+  if (!diag.reason.empty()) {
+    throw Error(ExitCode::PtraceDenied, "cannot attach to pid " + pid_str(pid) + ": " + diag.reason,
+                diag.hint);
+  }
+
+  if (auto env = process::read_environ(pid)) {
+    info.env_readable = true;
+    info.env = process::relevant_env(*env);
+    const auto hook = info.env.find("HSA_TOOLS_LIB");
+    if (hook != info.env.end() && !hook->second.empty()) {
+      const std::string what = "HSA_TOOLS_LIB=" + hook->second + " is set in pid " + pid_str(pid) +
+                               ": an HSA tool (usually the ROCm debug agent) holds the "
+                               "debugger hook, so rocgdb sees no queues or dispatches";
+      if (debugger.kind == DebuggerKind::RocGdb && !options.allow_hook_held) {
+        throw Error(ExitCode::HookHeld, what,
+                    "restart the process without HSA_TOOLS_LIB (drop rocr-debug-agent), or "
+                    "pass --allow-hook-held to attach anyway and see host threads only");
+      }
+      if (warnings != nullptr && debugger.kind == DebuggerKind::RocGdb) {
+        warnings->push_back(what + " (attaching anyway: --allow-hook-held)");
+      }
+    }
+  } else if (warnings != nullptr) {
+    warnings->push_back("could not read /proc/" + pid_str(pid) +
+                        "/environ: HSA_TOOLS_LIB and the rank variables were not checked");
+  }
+  return info;
+}
+
+} // namespace rocplay::session

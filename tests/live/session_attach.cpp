@@ -1,0 +1,229 @@
+// Live: a real gdb attached to tests/targets/spin_target through rocplay::session::Session.
+#include "session_target.hpp"
+
+#include "rocplay/mi/transcript.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace rocplay;
+using rocplay::testing::SpinTarget;
+
+namespace {
+
+struct ThreadRow {
+  std::string id;
+  std::string func;
+  std::string file;
+  std::optional<std::uint64_t> pc;
+  std::optional<std::int64_t> line;
+};
+
+std::vector<ThreadRow> thread_rows(const mi::Exchange& ex) {
+  std::vector<ThreadRow> rows;
+  const auto* r = ex.result();
+  REQUIRE(r != nullptr);
+  for (const auto t : r->results()["threads"]) {
+    ThreadRow row;
+    row.id = t["id"].text();
+    row.func = t["frame"]["func"].text();
+    row.file = t["frame"]["file"].text();
+    row.pc = t["frame"]["addr"].as_address().to_optional();
+    row.line = t["frame"]["line"].as_i64().to_optional();
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+} // namespace
+
+TEST_CASE("attach, read threads, map their PC to the source line, detach", "[live][session]") {
+  SpinTarget target;
+  const int spin_line = testing::target_source_line("rocplay-test: spin line");
+  const auto dbg = testing::test_gdb();
+  CHECK(dbg.kind == DebuggerKind::Gdb);
+
+  std::vector<std::string> warnings;
+  {
+    session::Session s(dbg, testing::test_options());
+    CHECK(s.mi_version() == 3);
+    CHECK_FALSE(s.features().empty());
+    CHECK_FALSE(s.has_mi_command("agent-info")); // plain gdb has no ROCgdb MI commands
+
+    s.attach(target.pid());
+    CHECK(s.attached());
+    CHECK(s.pid() == target.pid());
+    REQUIRE(s.times().attach_seconds.has_value());
+    CHECK(process::is_stopped(target.state()));
+    CHECK(s.target().comm == "spin_target");
+
+    const auto threads = s.execute("-thread-info");
+    REQUIRE(threads.result() != nullptr);
+    CHECK(threads.result()->klass() == "done");
+    const auto rows = thread_rows(threads);
+    // main + 2 spinning + 1 blocked on the condition variable
+    CHECK(rows.size() == 4);
+    std::set<std::uint64_t> spin_pcs;
+    int spinning = 0;
+    for (const auto& row : rows) {
+      if (row.func.find("start_sync") != std::string::npos) {
+        ++spinning;
+        CHECK(row.line == spin_line);
+        CHECK(row.file.find("spin_target.cpp") != std::string::npos);
+        REQUIRE(row.pc.has_value());
+        spin_pcs.insert(*row.pc);
+      }
+    }
+    CHECK(spinning == 2);
+
+    // `info line *PC` once per unique PC points at the spin line.
+    for (const auto pc : spin_pcs) {
+      char cmd[64];
+      std::snprintf(cmd, sizeof cmd, "info line *0x%llx", static_cast<unsigned long long>(pc));
+      const auto ex = s.console(cmd);
+      REQUIRE(ex.result() != nullptr);
+      CHECK(ex.result()->klass() == "done");
+      const std::string text = ex.console();
+      INFO(text);
+      CHECK(text.find("Line " + std::to_string(spin_line) + " of \"") != std::string::npos);
+      CHECK(text.find("spin_target.cpp") != std::string::npos);
+    }
+
+    // The blocked thread's stack reaches blocked_on_condition.
+    const auto bt = s.console("thread apply all bt 20");
+    CHECK(bt.console().find("blocked_on_condition") != std::string::npos);
+
+    s.detach();
+    CHECK(s.times().detached);
+    CHECK_FALSE(s.times().left_stopped);
+    REQUIRE(s.times().stop_seconds.has_value());
+    CHECK(*s.times().stop_seconds >= *s.times().attach_seconds);
+    s.detach(); // idempotent
+    warnings = s.warnings();
+  }
+  INFO("warnings: " << warnings.size());
+  CHECK_FALSE(process::is_stopped(target.state()));
+  CHECK(target.advances());
+  // The target measured its own stop: a gap of at least the attach.
+  CHECK(target.max_gap_seconds() > 0.0);
+}
+
+TEST_CASE("the destructor detaches when the caller forgets", "[live][session]") {
+  SpinTarget target;
+  {
+    session::Session s(testing::test_gdb(), testing::test_options());
+    s.attach(target.pid());
+    CHECK(process::is_stopped(target.state()));
+  }
+  CHECK_FALSE(process::is_stopped(target.state()));
+  CHECK(target.advances());
+}
+
+TEST_CASE("a recording replays into the same exchanges", "[live][session][transcript]") {
+  SpinTarget target;
+  char path[] = "/tmp/rocplay-record-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  auto options = testing::test_options();
+  options.record_path = path;
+  options.rank = 3;
+  std::vector<mi::Exchange> live;
+  {
+    session::Session s(testing::test_gdb(), options);
+    s.attach(target.pid());
+    s.execute("-thread-info");
+    s.console("info line start_sync");
+    s.execute("-this-command-does-not-exist"); // an ^error is recorded too
+    s.detach();
+    live = s.exchanges();
+  }
+  const std::string text = slurp(path);
+  ::unlink(path);
+  REQUIRE(text.rfind("# rocplay-transcript 1\n", 0) == 0);
+  CHECK(text.find("# meta {") != std::string::npos);
+  CHECK(text.find("\"rank\":3") != std::string::npos);
+  CHECK(text.find("\"pid\":" + std::to_string(target.pid())) != std::string::npos);
+
+  mi::TranscriptInfo info;
+  const auto replay = mi::read_transcript(text, &info);
+  CHECK(info.format == mi::TranscriptFormat::Recording);
+  CHECK(info.parse_errors == 0);
+  CHECK_FALSE(info.truncated);
+  CHECK(info.meta_json.find("\"kind\":\"gdb\"") != std::string::npos);
+  // Compare up to detach's result: what gdb wrote after it (=library-unloaded) may have been read
+  // only after `live` was copied, by the destructor's -gdb-exit.
+  std::size_t upto = 0;
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    if (live[i].command == "-target-detach") {
+      upto = i + 1;
+    }
+  }
+  REQUIRE(upto > 0);
+  REQUIRE(replay.size() >= upto);
+  for (std::size_t i = 0; i < upto; ++i) {
+    INFO("exchange " << i << ": `" << live[i].command << "`");
+    CHECK(replay[i].command == live[i].command);
+    CHECK(replay[i].token == live[i].token);
+    CHECK(replay[i].notes == live[i].notes);
+    CHECK(replay[i].sent_at == live[i].sent_at);
+    REQUIRE(replay[i].records.size() == live[i].records.size());
+    for (std::size_t j = 0; j < live[i].records.size(); ++j) {
+      CHECK(replay[i].records[j].line() == live[i].records[j].line());
+    }
+  }
+  // The attach command and its stop are both there.
+  bool saw_attach = false;
+  bool saw_stopped = false;
+  for (const auto& ex : replay) {
+    saw_attach = saw_attach || ex.command.rfind("-target-attach ", 0) == 0;
+    for (const auto& r : ex.records) {
+      saw_stopped = saw_stopped || (r.kind() == mi::RecordKind::Exec && r.klass() == "stopped");
+    }
+  }
+  CHECK(saw_attach);
+  CHECK(saw_stopped);
+  CHECK(target.advances());
+}
+
+TEST_CASE("fast attach skips shared-library symbols", "[live][session]") {
+  SpinTarget target;
+  auto options = testing::test_options();
+  options.fast_attach = true;
+  session::Session s(testing::test_gdb(), options);
+  s.attach(target.pid());
+  const auto ex = s.execute("-thread-info");
+  REQUIRE(ex.result() != nullptr);
+  CHECK(ex.result()->klass() == "done");
+  // The executable's own symbols are still there.
+  CHECK(ex.result()->line().find("start_sync") != std::string_view::npos);
+  s.detach();
+  CHECK(target.advances());
+}
+
+TEST_CASE("the target's environment is read before attaching", "[live][session]") {
+  SpinTarget::Config config;
+  config.extra_env = {"RANK=5", "LOCAL_RANK=1", "WORLD_SIZE=8", "HIP_VISIBLE_DEVICES=1",
+                      "SECRET_TOKEN=do-not-copy"};
+  SpinTarget target(config);
+  session::Session s(testing::test_gdb(), testing::test_options());
+  s.attach(target.pid());
+  const auto& env = s.target().env;
+  CHECK(env.at("RANK") == "5");
+  CHECK(env.at("LOCAL_RANK") == "1");
+  CHECK(env.at("WORLD_SIZE") == "8");
+  CHECK(env.at("HIP_VISIBLE_DEVICES") == "1");
+  CHECK(env.count("SECRET_TOKEN") == 0);
+  s.detach();
+}

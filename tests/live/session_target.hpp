@@ -1,0 +1,232 @@
+// Live-test helpers: start tests/targets/spin_target, watch its progress counter, and clean up.
+//
+// A SpinTarget is killed (SIGKILL) and reaped in its destructor, and the target itself dies with
+// the test process (PR_SET_PDEATHSIG), so no test leaves a process behind.
+#pragma once
+
+#include "rocplay/process.hpp"
+#include "rocplay/session.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace rocplay::testing {
+
+// Mirrors the Progress struct of tests/targets/spin_target.cpp.
+struct TargetProgress {
+  std::uint64_t magic;
+  std::uint64_t pid;
+  std::uint64_t counter;
+  std::uint64_t last_ns;
+  std::uint64_t max_gap_ns;
+  std::uint64_t spinning;
+  std::uint64_t blocked;
+};
+constexpr std::uint64_t kTargetMagic = 0x726f63706c617931ull;
+
+inline std::string find_built(const std::string& name) {
+  for (const char* sub : {"/tests/", "/", "/bin/"}) {
+    const std::string p = std::string(ROCPLAY_BINARY_DIR) + sub + name;
+    if (::access(p.c_str(), X_OK) == 0) {
+      return p;
+    }
+  }
+  throw std::runtime_error(name + " is not built in " + ROCPLAY_BINARY_DIR +
+                           " (build the whole tree: the live tests need tests/targets)");
+}
+
+// The 1-based line of spin_target.cpp that holds `marker`.
+inline int target_source_line(const std::string& marker) {
+  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/spin_target.cpp");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find(marker) != std::string::npos) {
+      return n;
+    }
+  }
+  throw std::runtime_error("marker not found in spin_target.cpp: " + marker);
+}
+
+class SpinTarget {
+public:
+  struct Config {
+    int spin_threads = 2;
+    int blocked_threads = 1;
+    bool sleepy = false;
+    std::vector<std::string> extra_env; // NAME=value added to the target's environment
+  };
+
+  SpinTarget() : SpinTarget(Config{}) {}
+  explicit SpinTarget(const Config& config) {
+    char path[] = "/tmp/rocplay-progress-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd < 0) {
+      throw std::runtime_error("mkstemp failed");
+    }
+    ::close(fd);
+    progress_path_ = path;
+    const std::string exe = find_built("spin_target");
+    std::vector<std::string> args = {exe, progress_path_, std::to_string(config.spin_threads),
+                                     "--blocked", std::to_string(config.blocked_threads)};
+    if (config.sleepy) {
+      args.push_back("--sleepy");
+    }
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      throw std::runtime_error("pipe failed");
+    }
+    std::vector<std::string> env_storage;
+    for (char** e = environ; *e != nullptr; ++e) {
+      env_storage.emplace_back(*e);
+    }
+    for (const auto& kv : config.extra_env) {
+      env_storage.push_back(kv);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) {
+      argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (auto& kv : env_storage) {
+      envp.push_back(kv.data());
+    }
+    envp.push_back(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::execve(argv[0], argv.data(), envp.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    if (pid_ < 0) {
+      ::close(out[0]);
+      throw std::runtime_error("fork failed");
+    }
+    // Wait for `ready` (every thread in place), at most 20 s.
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (text.find("ready\n") == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::close(out[0]);
+        kill_now();
+        throw std::runtime_error("spin_target did not get ready: " + text);
+      }
+      pollfd p{out[0], POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0) {
+        char buf[256];
+        const ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n <= 0) {
+          ::close(out[0]);
+          kill_now();
+          throw std::runtime_error("spin_target exited early: " + text);
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+    ::close(out[0]);
+    const int pfd = ::open(progress_path_.c_str(), O_RDWR | O_CLOEXEC);
+    void* map = ::mmap(nullptr, sizeof(TargetProgress), PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+    ::close(pfd);
+    if (map == MAP_FAILED) {
+      kill_now();
+      throw std::runtime_error("mmap of the progress file failed");
+    }
+    progress_ = static_cast<TargetProgress*>(map);
+  }
+
+  ~SpinTarget() {
+    kill_now();
+    if (progress_ != nullptr) {
+      ::munmap(progress_, sizeof(TargetProgress));
+    }
+    if (!progress_path_.empty()) {
+      ::unlink(progress_path_.c_str());
+    }
+  }
+  SpinTarget(const SpinTarget&) = delete;
+  SpinTarget& operator=(const SpinTarget&) = delete;
+
+  std::int64_t pid() const { return pid_; }
+  std::uint64_t counter() const { return __atomic_load_n(&progress_->counter, __ATOMIC_ACQUIRE); }
+  double max_gap_seconds() const {
+    return static_cast<double>(__atomic_load_n(&progress_->max_gap_ns, __ATOMIC_RELAXED)) / 1e9;
+  }
+  void reset_max_gap() { __atomic_store_n(&progress_->max_gap_ns, 0, __ATOMIC_RELAXED); }
+  char state() const {
+    const auto st = process::read_stat(pid_);
+    return st ? st->state : '?';
+  }
+  // How the target ended, when it did (for failure messages): "running" otherwise.
+  std::string fate() {
+    if (pid_ <= 0) {
+      return "reaped";
+    }
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) {
+      return "running";
+    }
+    pid_ = -1;
+    if (WIFSIGNALED(status)) {
+      return "killed by signal " + std::to_string(WTERMSIG(status));
+    }
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  // True when the counter moves within `timeout`: the target runs.
+  bool advances(std::chrono::milliseconds timeout = std::chrono::milliseconds(3000)) const {
+    const auto start = counter();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (counter() > start + 2) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+
+private:
+  void kill_now() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+
+  pid_t pid_ = -1;
+  std::string progress_path_;
+  TargetProgress* progress_ = nullptr;
+};
+
+inline session::Debugger test_gdb() {
+  static const session::Debugger dbg = session::find_debugger("gdb");
+  return dbg;
+}
+
+// Options with deadlines short enough for tests but generous for a loaded 2-core CI machine.
+inline session::Options test_options() {
+  session::Options o;
+  o.attach_timeout = std::chrono::milliseconds(30'000);
+  o.command_timeout = std::chrono::milliseconds(20'000);
+  o.detach_timeout = std::chrono::milliseconds(10'000);
+  return o;
+}
+
+} // namespace rocplay::testing

@@ -1,0 +1,204 @@
+// A stand-in for a hung GPU worker, used by the live tests and bench/bench_live.
+//
+//   spin_target PROGRESS_FILE [SPIN_THREADS=2] [--sleepy] [--blocked N]
+//
+// * SPIN_THREADS threads spin at one PC inside `start_sync` (a cross-rank barrier that never
+//   opens), like the sync-lane waves of a hung all-gather. With --sleepy they nap inside the loop
+//   instead of burning a core each (the benchmark's 1,000-thread case on a small machine).
+// * N threads (default 1) are blocked on a condition variable that is never signalled.
+// * The main thread advances a progress counter in PROGRESS_FILE (a small shared mapping) about
+//   every millisecond and records the longest gap it saw between two ticks: while a debugger has
+//   the process stopped the counter stands still, so the gap is the stop time seen by the target.
+//
+// It prints `pid N` and then `ready` once every thread is in place, and runs until killed. It dies
+// with its parent (PR_SET_PDEATHSIG) so a crashed test never leaves it behind.
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Layout shared with tests/live/live_util.hpp and bench/bench_live.cpp.
+struct Progress {
+  std::uint64_t magic; // kMagic once initialised
+  std::uint64_t pid;
+  std::uint64_t counter;    // ticks of the main thread
+  std::uint64_t last_ns;    // CLOCK_MONOTONIC of the last tick
+  std::uint64_t max_gap_ns; // longest time between two ticks; a reader may reset it to 0
+  std::uint64_t spinning;   // threads that reached start_sync
+  std::uint64_t blocked;    // threads waiting on the condition variable
+};
+constexpr std::uint64_t kMagic = 0x726f63706c617931ull; // "rocplay1"
+
+volatile int g_release = 0; // never set: the barrier never opens
+std::atomic<std::uint64_t> g_spinning{0};
+std::atomic<std::uint64_t> g_blocked{0};
+bool g_sleepy = false;
+std::mutex g_mutex;
+std::condition_variable g_cv;
+
+std::uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void nap(long ns) {
+  timespec ts{0, ns};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+__attribute__((noinline)) void blocked_on_condition() {
+  std::unique_lock<std::mutex> lock(g_mutex);
+  g_blocked.fetch_add(1);
+  g_cv.wait(lock, [] { return g_release != 0; }); // rocplay-test: blocked line
+}
+
+} // namespace
+
+// Global scope so the debugger shows the plain name `start_sync(int)`. The spin the tests look for:
+// every spinning thread sits on the `while` line below.
+__attribute__((noinline)) void start_sync(int rank) {
+  (void)rank;
+  g_spinning.fetch_add(1);
+  // clang-format off
+  if (g_sleepy) {
+    while (g_release == 0) { nap(20'000'000); } // rocplay-test: sleepy spin line
+  }
+  while (g_release == 0) { } // rocplay-test: spin line
+  // clang-format on
+}
+
+namespace {
+
+void* spin_main(void* arg) {
+  start_sync(static_cast<int>(reinterpret_cast<std::intptr_t>(arg)));
+  return nullptr;
+}
+
+void* blocked_main(void*) {
+  blocked_on_condition();
+  return nullptr;
+}
+
+bool start_thread(void* (*fn)(void*), void* arg) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  // Small stacks: the 1,000-thread case should not need gigabytes of address space.
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread;
+  const int rc = pthread_create(&thread, &attr, fn, arg);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    std::fprintf(stderr, "spin_target: pthread_create: %s\n", std::strerror(rc));
+    return false;
+  }
+  pthread_detach(thread);
+  return true;
+}
+
+Progress* map_progress(const char* path) {
+  const int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "spin_target: open %s: %s\n", path, std::strerror(errno));
+    return nullptr;
+  }
+  if (ftruncate(fd, sizeof(Progress)) != 0) {
+    std::fprintf(stderr, "spin_target: ftruncate: %s\n", std::strerror(errno));
+    close(fd);
+    return nullptr;
+  }
+  void* p = mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    std::fprintf(stderr, "spin_target: mmap: %s\n", std::strerror(errno));
+    return nullptr;
+  }
+  return static_cast<Progress*>(p);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: spin_target PROGRESS_FILE [SPIN_THREADS] [--sleepy] "
+                         "[--blocked N]\n");
+    return 64;
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  int spin_threads = 2;
+  int blocked_threads = 1;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--sleepy") {
+      g_sleepy = true;
+    } else if (arg == "--blocked" && i + 1 < argc) {
+      blocked_threads = std::atoi(argv[++i]);
+    } else {
+      spin_threads = std::atoi(arg.c_str());
+    }
+  }
+  if (spin_threads < 0 || spin_threads > 100000 || blocked_threads < 0) {
+    std::fprintf(stderr, "spin_target: bad thread count\n");
+    return 64;
+  }
+  Progress* progress = map_progress(argv[1]);
+  if (progress == nullptr) {
+    return 1;
+  }
+  std::memset(progress, 0, sizeof(Progress));
+  progress->pid = static_cast<std::uint64_t>(getpid());
+  progress->last_ns = now_ns();
+
+  for (int i = 0; i < spin_threads; ++i) {
+    if (!start_thread(spin_main, reinterpret_cast<void*>(static_cast<std::intptr_t>(i)))) {
+      return 1;
+    }
+  }
+  for (int i = 0; i < blocked_threads; ++i) {
+    if (!start_thread(blocked_main, nullptr)) {
+      return 1;
+    }
+  }
+  std::printf("pid %d\n", static_cast<int>(getpid()));
+  std::fflush(stdout);
+  while (g_spinning.load() < static_cast<std::uint64_t>(spin_threads) ||
+         g_blocked.load() < static_cast<std::uint64_t>(blocked_threads)) {
+    nap(1'000'000);
+  }
+  progress->spinning = g_spinning.load();
+  progress->blocked = g_blocked.load();
+  progress->last_ns = now_ns();
+  __atomic_store_n(&progress->magic, kMagic, __ATOMIC_RELEASE);
+  std::printf("ready\n");
+  std::fflush(stdout);
+
+  for (;;) {
+    nap(1'000'000);
+    const std::uint64_t now = now_ns();
+    const std::uint64_t gap = now - progress->last_ns;
+    if (gap > __atomic_load_n(&progress->max_gap_ns, __ATOMIC_RELAXED)) {
+      __atomic_store_n(&progress->max_gap_ns, gap, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&progress->last_ns, now, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&progress->counter, 1, __ATOMIC_RELEASE);
+  }
+}
