@@ -124,7 +124,7 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
     }
     const Snapshot& m = ranks[missing.front()];
     f.next_step = fmt::format(
-        "Look at rank {} first{}: find why it did not reach {} — a different batch shape or "
+        "Look at rank {} first{}: find why it did not reach {}: a different batch shape or "
         "micro-batch split, an extra or missing call that desynchronised the collective's call "
         "count, or an earlier step still running (see what it has in flight). `py-spy dump --pid "
         "{}` shows its Python stack. The ranks spinning in the collective are victims; do not "

@@ -80,7 +80,7 @@ std::vector<Finding> nothing_visible(const Snapshot& s, const Context& ctx) {
     f.title = no_agents ? fmt::format("no GPU agents in {}: not a GPU worker", pid_text(s))
                         : fmt::format("no GPU queues in {}: not a GPU worker", pid_text(s));
     f.summary = fmt::format(
-        "{} has {} — it holds no GPU work. In ATOM, SGLang and vLLM the front-end server and the "
+        "{} has {}: it holds no GPU work. In ATOM, SGLang and vLLM the front-end server and the "
         "dispatcher hold no GPU queues; only the workers (children of the dispatcher) do.",
         pid_text(s), no_agents ? "no GPU agents at all" : "GPU agents but no queues or dispatches");
     if (!ctx.worker_pids.empty()) {

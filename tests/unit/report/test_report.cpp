@@ -1,0 +1,209 @@
+// Report writers on real fixture snapshots: text verdict first, versioned JSON, JSONL, SARIF.
+#include "../snapshot/support.hpp"
+#include "rocplay/error.hpp"
+#include "rocplay/report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace rocplay;
+
+namespace {
+
+struct Case {
+  Snapshot snapshot;
+  std::vector<Finding> findings;
+};
+
+Case tp8() {
+  Case c{test::load("rocgdb/tp8-allgather-sync-spin/snapshot.mi"), {}};
+  c.findings = heuristics::run(c.snapshot);
+  return c;
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) {
+    out.push_back(l);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("text: the verdict comes first, then the evidence tables", "[report][text]") {
+  Case c = tp8();
+  std::ostringstream out;
+  report::write_text(out, c.snapshot, c.findings);
+  const std::string text = out.str();
+  auto lines = lines_of(text);
+  REQUIRE(lines.size() > 20);
+  CHECK_THAT(lines[0],
+             Catch::StartsWith("VERDICT  [critical 0.90] allgather_vec spins in start_sync"));
+  CHECK_THAT(lines[1],
+             Catch::StartsWith("  Stuck:   void aiter::allgather_vec<__hip_bfloat16, 8>"));
+  CHECK_THAT(text, Catch::Contains("  Where:   aiter::start_sync<8> at custom_all_reduce.cuh:131 "
+                                   "(pc 0x7fe8a5e41b3c)"));
+  CHECK_THAT(text, Catch::Contains("  Meaning: "));
+  CHECK_THAT(text, Catch::Contains("  Next:    Anchor on allgather_vec at PC 0x7fe8a5e41b3c"));
+  // Evidence tables, in order.
+  auto at = [&](const char* s) { return text.find(s); };
+  CHECK(at("VERDICT") < at("Evidence for the verdict"));
+  CHECK(at("Evidence for the verdict") < at("Agents (8)"));
+  CHECK(at("Agents (8)") < at("Queues (3)"));
+  CHECK(at("Queues (3)") < at("Dispatches in flight (1)"));
+  CHECK(at("Dispatches in flight (1)") < at("Wave classes (2 classes, 128 waves)"));
+  CHECK(at("Wave classes") < at("Source lines (2)"));
+  CHECK(at("Source lines (2)") < at("Host threads (4)"));
+  // 128 waves read as two lines.
+  CHECK_THAT(text, Catch::Contains("0x7fe8a5e41b3c  16     16 (0-15,0,0)  /0"));
+  CHECK_THAT(text, Catch::Contains("0x7fe8a5e41b80  112    16 (0-15,0,0)  /1-7"));
+  // No line is wider than the tables need and nothing is colored by default.
+  CHECK(text.find('\x1b') == std::string::npos);
+  // ASCII only: the report goes to terminals and logs.
+  CHECK(std::all_of(text.begin(), text.end(),
+                    [](char ch) { return static_cast<unsigned char>(ch) < 0x80; }));
+}
+
+TEST_CASE("text: no findings, row limits, several snapshots", "[report][text]") {
+  Snapshot s = test::load("rocgdb/rocm5-old-format/snapshot.mi");
+  std::ostringstream out;
+  report::TextOptions o;
+  o.max_rows = 1;
+  report::write_text(out, s, {}, o);
+  const std::string text = out.str();
+  CHECK_THAT(text, Catch::StartsWith("VERDICT  no known stuck-kernel pattern"));
+  CHECK_THAT(text, Catch::Contains("... and 1 more (use --format json for all)"));
+  CHECK_THAT(text, Catch::Contains("29:00.0"));
+
+  std::vector<Snapshot> pair = {test::load("rocgdb/queue-stall-two-snapshots/snapshot-1.mi"),
+                                test::load("rocgdb/queue-stall-two-snapshots/snapshot-2.mi")};
+  auto fs = heuristics::run_pair(pair[0], pair[1]);
+  std::ostringstream two;
+  report::write_text(two, pair, fs);
+  CHECK_THAT(two.str(), Catch::StartsWith("VERDICT  [error 0.80] queue AMDGPU Queue 1:1 (QID 0) "
+                                          "stalled"));
+  CHECK_THAT(two.str(), Catch::Contains("taken 2026-11-21T16:20:00Z"));
+  CHECK_THAT(two.str(), Catch::Contains("taken 2026-11-21T16:20:06Z"));
+}
+
+TEST_CASE("JSON report: versioned, with the snapshot and its wave classes", "[report][json]") {
+  Case c = tp8();
+  nlohmann::json j = report::report_to_json(c.snapshot, c.findings);
+  CHECK(j["schema"] == "rocplay.report");
+  CHECK(j["schema_version"] == report::kJsonSchemaVersion);
+  REQUIRE(j["findings"].size() == 1);
+  const auto& f = j["findings"][0];
+  CHECK(f["id"] == "sync-lane-barrier-spin");
+  CHECK(f["severity"] == "critical");
+  CHECK(f["rank"] == 2);
+  CHECK(f["locations"][0]["pc"] == "0x7fe8a5e41b3c");
+  CHECK(f["locations"][0]["line"] == 131);
+  CHECK(f["details"]["routine"] == "start_sync");
+  CHECK(j["snapshot"]["wave_classes"].size() == 2);
+  // The snapshot inside the report reads back as the snapshot (wave_classes are derived).
+  nlohmann::json snap = j["snapshot"];
+  snap.erase("wave_classes");
+  CHECK(snapshot_from_json(snap) == c.snapshot);
+  // It serialises (valid UTF-8 throughout).
+  CHECK_NOTHROW(j.dump());
+
+  std::vector<Snapshot> ranks = {c.snapshot, c.snapshot};
+  nlohmann::json multi = report::report_to_json(ranks, c.findings);
+  CHECK(multi["snapshots"].size() == 2);
+}
+
+TEST_CASE("JSON Lines: one finding per line", "[report][jsonl]") {
+  Snapshot s = test::load("rocgdb/tp8-allgather-sync-spin/snapshot.mi");
+  HostThread t;
+  t.id = "42";
+  Frame f;
+  f.function = "hipDeviceSynchronize";
+  t.frames.push_back(f);
+  s.host_threads.push_back(t);
+  auto fs = heuristics::run(s);
+  REQUIRE(fs.size() == 2);
+  std::ostringstream out;
+  report::write_jsonl(out, fs);
+  auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 2);
+  CHECK(nlohmann::json::parse(lines[0])["id"] == "sync-lane-barrier-spin");
+  CHECK(nlohmann::json::parse(lines[1])["id"] == "host-blocked-on-gpu");
+}
+
+TEST_CASE("SARIF 2.1.0: one rule per heuristic, results point at them", "[report][sarif]") {
+  std::vector<Finding> all;
+  for (const char* dir : {"tp8-allgather-sync-spin", "splitk-clean-two-queues",
+                          "debug-agent-holds-hook", "host-blocked-item"}) {
+    Snapshot s = test::load(std::string("rocgdb/") + dir + "/snapshot.mi");
+    for (auto& f : heuristics::run(s)) {
+      all.push_back(std::move(f));
+    }
+  }
+  REQUIRE(all.size() == 4);
+  nlohmann::json log = report::to_sarif(all, "0.1.0");
+  CHECK(log["version"] == "2.1.0");
+  CHECK(log["$schema"] == "https://json.schemastore.org/sarif-2.1.0.json");
+  REQUIRE(log["runs"].size() == 1);
+  const auto& run = log["runs"][0];
+  CHECK(run["tool"]["driver"]["name"] == "rocplay");
+  CHECK(run["tool"]["driver"]["version"] == "0.1.0");
+  const auto& rules = run["tool"]["driver"]["rules"];
+  REQUIRE(rules.size() == heuristics::catalogue().size());
+  std::set<std::string> ids;
+  for (const auto& r : rules) {
+    ids.insert(r["id"].get<std::string>());
+    CHECK(r["shortDescription"]["text"].is_string());
+  }
+  CHECK(ids.size() == rules.size());
+  const auto& results = run["results"];
+  REQUIRE(results.size() == 4);
+  for (const auto& r : results) {
+    auto idx = r["ruleIndex"].get<std::size_t>();
+    REQUIRE(idx < rules.size());
+    CHECK(rules[idx]["id"] == r["ruleId"]);
+    CHECK((r["level"] == "error" || r["level"] == "warning" || r["level"] == "note"));
+    CHECK(r["message"]["text"].get<std::string>().size() > 20);
+    CHECK(r["properties"]["nextStep"].is_string());
+  }
+  // sync-lane: a source location with a line and the PC as an address.
+  const auto& spin = results[0];
+  CHECK(spin["ruleId"] == "sync-lane-barrier-spin");
+  CHECK(spin["level"] == "error");
+  const auto& phys = spin["locations"][0]["physicalLocation"];
+  CHECK(phys["artifactLocation"]["uri"] == "custom_all_reduce.cuh");
+  CHECK(phys["region"]["startLine"] == 131);
+  CHECK(phys["address"]["absoluteAddress"] == 0x7fe8a5e41b3cULL);
+  CHECK(spin["locations"][0]["logicalLocations"][0]["name"] == "aiter::start_sync<8>");
+  // nothing-visible has no code location: no empty location objects.
+  for (const auto& r : results) {
+    if (r["ruleId"] == "nothing-visible") {
+      CHECK_FALSE(r.contains("locations"));
+    }
+  }
+  // An id outside the catalogue still gets a rule.
+  Finding extra;
+  extra.id = "custom-check";
+  extra.title = "custom";
+  nlohmann::json more = report::to_sarif({extra}, "0.1.0");
+  CHECK(more["runs"][0]["tool"]["driver"]["rules"].size() == heuristics::catalogue().size() + 1);
+  CHECK(more["runs"][0]["results"][0]["ruleIndex"] == heuristics::catalogue().size());
+  CHECK(more["runs"][0]["results"][0]["level"] == "warning");
+}
+
+TEST_CASE("parse_format", "[report]") {
+  CHECK(report::parse_format("text") == report::Format::Text);
+  CHECK(report::parse_format("json") == report::Format::Json);
+  CHECK(report::parse_format("jsonl") == report::Format::Jsonl);
+  CHECK(report::parse_format("sarif") == report::Format::Sarif);
+  try {
+    (void)report::parse_format("xml");
+    FAIL("accepted xml");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::Usage);
+    CHECK_THAT(e.what(), Catch::Contains("`xml`"));
+    CHECK_THAT(e.hint(), Catch::Contains("text, json, jsonl, sarif"));
+  }
+}
