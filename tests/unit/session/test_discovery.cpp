@@ -1,0 +1,157 @@
+// Debugger discovery against real (tiny) executables in a temporary directory.
+#include "rocplay/session.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+using namespace rocplay;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A scratch directory with fake debuggers: shell scripts that print a banner for --version.
+class FakeBin {
+public:
+  FakeBin() {
+    char tmpl[] = "/tmp/rocplay-bin-XXXXXX";
+    const char* dir = ::mkdtemp(tmpl);
+    REQUIRE(dir != nullptr);
+    root_ = dir;
+  }
+  ~FakeBin() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  std::string dir(const std::string& sub) const {
+    const fs::path p = fs::path(root_) / sub;
+    fs::create_directories(p);
+    return p.string();
+  }
+  std::string add(const std::string& sub, const std::string& name, const std::string& banner,
+                  bool executable = true) {
+    const std::string path = dir(sub) + "/" + name;
+    std::ofstream out(path);
+    out << "#!/bin/sh\necho '" << banner << "'\necho 'Copyright (C) 2023'\n";
+    out.close();
+    ::chmod(path.c_str(), executable ? 0755 : 0644);
+    return path;
+  }
+
+private:
+  std::string root_;
+};
+
+session::SearchEnv env_with(const std::string& path_var) {
+  session::SearchEnv env;
+  env.path_var = path_var;
+  env.rocplay_debugger = std::string();
+  env.extra_dirs = {};
+  return env;
+}
+
+} // namespace
+
+TEST_CASE("kind and version from the --version banner", "[session][discovery]") {
+  CHECK(session::kind_from_banner("GNU gdb (Debian 13.1-3) 13.1") == DebuggerKind::Gdb);
+  CHECK(session::kind_from_banner("GNU gdb (rocm-rel-6.4-75) 15.2.50.20241010-git") ==
+        DebuggerKind::RocGdb);
+  CHECK(session::kind_from_banner("NVIDIA (R) cuda-gdb 13.0") == DebuggerKind::CudaGdb);
+  CHECK(session::kind_from_banner("NVIDIA (R) CUDA Debugger") == DebuggerKind::CudaGdb);
+  // A source build of rocgdb without `rocm` in its package version: the name tells.
+  CHECK(session::kind_from_banner("GNU gdb (GDB) 16.3", "/opt/rocm-7.2/bin/rocgdb") ==
+        DebuggerKind::RocGdb);
+  CHECK(session::kind_from_banner("something else", "/usr/bin/lldb") == DebuggerKind::Unknown);
+
+  CHECK(session::version_number("GNU gdb (Debian 13.1-3) 13.1") == "13.1");
+  CHECK(session::version_number("GNU gdb (rocm-rel-6.4-75) 15.2.50.20241010-git") == "15.2");
+  CHECK(session::version_number("NVIDIA (R) cuda-gdb 13.0") == "13.0");
+  CHECK(session::version_number("no digits") == "");
+}
+
+TEST_CASE("search order: rocgdb, then cuda-gdb, then gdb", "[session][discovery]") {
+  FakeBin bin;
+  const auto gdb = bin.add("a", "gdb", "GNU gdb (Debian 13.1-3) 13.1");
+  const auto cuda = bin.add("b", "cuda-gdb", "NVIDIA (R) cuda-gdb 13.0");
+  const std::string path_var = bin.dir("a") + ":" + bin.dir("b");
+
+  session::DebuggerChoice choice;
+  auto d = session::find_debugger("", env_with(path_var), &choice);
+  CHECK(d.path == cuda);
+  CHECK(d.kind == DebuggerKind::CudaGdb);
+  CHECK(d.version == "NVIDIA (R) cuda-gdb 13.0");
+  // rocgdb was looked for first, in every PATH directory.
+  REQUIRE(choice.tried.size() >= 3);
+  CHECK(choice.tried[0] == bin.dir("a") + "/rocgdb");
+
+  // rocgdb in an extra directory (/opt/rocm/bin in real life) wins over everything else.
+  const auto rocgdb = bin.add("rocm/bin", "rocgdb", "GNU gdb (rocm-rel-6.4-75) 15.2");
+  auto env = env_with(path_var);
+  env.extra_dirs = {bin.dir("rocm/bin")};
+  d = session::find_debugger("", env);
+  CHECK(d.path == rocgdb);
+  CHECK(d.kind == DebuggerKind::RocGdb);
+
+  // A name asks for that debugger only.
+  d = session::find_debugger("gdb", env);
+  CHECK(d.path == gdb);
+  CHECK(d.kind == DebuggerKind::Gdb);
+}
+
+TEST_CASE("--debugger PATH and $ROCPLAY_DEBUGGER", "[session][discovery]") {
+  FakeBin bin;
+  const auto custom = bin.add("x", "my-gdb", "GNU gdb (GDB) 14.2");
+  const auto gdb = bin.add("a", "gdb", "GNU gdb (Debian 13.1-3) 13.1");
+  auto env = env_with(bin.dir("a"));
+
+  auto d = session::find_debugger(custom, env);
+  CHECK(d.path == custom);
+  CHECK(d.kind == DebuggerKind::Gdb);
+
+  env.rocplay_debugger = custom;
+  CHECK(session::find_debugger("", env).path == custom);
+  // --debugger beats the environment.
+  CHECK(session::find_debugger("gdb", env).path == gdb);
+}
+
+TEST_CASE("debugger not found says what was tried", "[session][discovery]") {
+  FakeBin bin;
+  bin.add("a", "gdb", "GNU gdb 13.1", /*executable=*/false); // not executable: skipped
+  const auto env = env_with(bin.dir("a"));
+  try {
+    session::find_debugger("", env);
+    FAIL("expected DebuggerNotFound");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::DebuggerNotFound);
+    const std::string msg = e.what();
+    CHECK(msg.find(bin.dir("a") + "/rocgdb") != std::string::npos);
+    CHECK(msg.find(bin.dir("a") + "/cuda-gdb") != std::string::npos);
+    CHECK(msg.find(bin.dir("a") + "/gdb") != std::string::npos);
+    CHECK_FALSE(e.hint().empty());
+  }
+  try {
+    session::find_debugger("/nonexistent/dir/rocgdb", env);
+    FAIL("expected DebuggerNotFound");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::DebuggerNotFound);
+    CHECK(std::string(e.what()).find("/nonexistent/dir/rocgdb") != std::string::npos);
+    CHECK(std::string(e.what()).find("--debugger") != std::string::npos);
+  }
+}
+
+TEST_CASE("the real gdb of this machine is found", "[session][discovery]") {
+  // CI installs Debian's gdb; a machine without one is told so clearly instead.
+  try {
+    const auto d = session::find_debugger("gdb");
+    CHECK(d.kind == DebuggerKind::Gdb);
+    CHECK(d.version.find("GNU gdb") != std::string::npos);
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::DebuggerNotFound);
+  }
+}
