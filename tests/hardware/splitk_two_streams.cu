@@ -1,8 +1,10 @@
 // Scenario 2: two split-K GEMM `_clean` reductions on two non-blocking streams share one workspace
-// counter. Each block adds 1 and waits for the counter to equal its own grid size; with both
-// kernels resident (the hold makes sure the second is launched before anyone counts) the counter
-// reaches 4 + 3 = 7 and neither kernel ever sees its own total: a deadlock with both in flight.
-// The fix is a workspace keyed by (device, stream); serialising the streams only hides it.
+// counter. Each block adds 1 and waits for the counter to equal its own grid size. The first hold
+// keeps both kernels resident before anyone counts, the second lets every block's add land
+// before anyone polls, so the counter sits at 4 + 3 = 7 and neither kernel ever sees its own
+// total: a deadlock with both in flight (without the holds one kernel may slip through, as in
+// fixtures/cuda-gdb/splitk-clean-h200.mi). The fix is a workspace keyed by (device, stream);
+// serialising the streams only hides it.
 #include "common.cuh"
 
 __device__ void splitk_reduce(int* counter, int expected) {
@@ -11,6 +13,7 @@ __device__ void splitk_reduce(int* counter, int expected) {
     hw::hold_cycles(400000000LL); // ~0.2 s: both kernels resident before anyone counts
     __threadfence();
     atomicAdd(counter, 1);
+    hw::hold_cycles(200000000LL); // ~0.1 s: every block of both kernels has counted
     while (atomicAdd(counter, 0) != expected) {
     }
   }

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Hardware validation of rocplay with cuda-gdb (run on a machine with NVIDIA GPUs, as root or with
+# ptrace rights). For each scenario: build and start it, run
+#   rocplay run hang-triage --pid PID --debugger cuda-gdb --record FILE --format json
+# check its findings, check the target still runs after the detach (not stopped, heartbeat and,
+# for the healthy kernel, GPU progress advancing), run the raw baseline
+#   cuda-gdb -batch -nx -q -p PID -x FILE   (the CLI form of the same commands)
+# and kill the scenario. Transcripts, reports and a summary land in $OUT (default /tmp/hw-out);
+# everything is also packed into $OUT/hw.tar.gz (the device tool brings back at most 8 files).
+#
+#   tests/hardware/run.sh [SCENARIO...]     scenarios: syncspin splitk hostsync healthy idle
+#                                           torch nccl (default: all but nccl; nccl needs 2 GPUs)
+# Environment: ROCPLAY=path to a rocplay binary (else it is built from this tree with cmake);
+# LD_LIBRARY_PATH for libraries carried with it.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+out=${OUT:-/tmp/hw-out}
+work=/tmp/hw-run
+src=/home/dev/repro # sources and binaries live here, so recorded paths need no scrubbing
+rm -rf "$work" && mkdir -p "$work" "$src" "$out"
+export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
+# NVLink multicast stays off on shared hosts.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+scenarios=("$@")
+[ ${#scenarios[@]} -eq 0 ] && scenarios=(syncspin splitk hostsync healthy idle torch)
+drive="python3 $here/mi_drive.py"
+times=$work/times.jsonl
+summary=$work/summary.txt
+
+save() { tar czf "$out/hw.tar.gz" -C "$work" . 2>/dev/null; cp "$summary" "$out/" 2>/dev/null; }
+say() { echo "$*" | tee -a "$summary"; }
+
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
+  cuda-gdb --version 2>/dev/null | grep -m1 cuda-gdb
+  nvcc --version | tail -1
+  uname -r
+  python3 -c 'import torch; print("torch", torch.__version__, "gpus", torch.cuda.device_count())'
+} >"$work/env.txt" 2>&1
+say "== environment"; cat "$work/env.txt" | tee -a "$summary"
+
+# ---- rocplay ------------------------------------------------------------------------------------
+rocplay=${ROCPLAY:-}
+if [ -n "$rocplay" ] && ! "$rocplay" version >/dev/null 2>&1; then
+  say "carried rocplay does not run here ($("$rocplay" version 2>&1 | head -1)); building"
+  rocplay=
+fi
+if [ -z "$rocplay" ]; then
+  t0=$SECONDS
+  cmake -S "$repo" -B /tmp/rocplay-build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >"$work/rocplay-build.log" 2>&1 &&
+    cmake --build /tmp/rocplay-build --target rocplay -j "$(nproc)" >>"$work/rocplay-build.log" 2>&1 &&
+    rocplay=/tmp/rocplay-build/rocplay
+  say "rocplay build: $((SECONDS - t0)) s, ${rocplay:-FAILED (see rocplay-build.log)}"
+fi
+[ -n "$rocplay" ] && say "rocplay: $("$rocplay" version 2>&1 | head -1)"
+
+# ---- scenarios ------------------------------------------------------------------------------------
+cp "$here"/*.cu "$here"/*.cuh "$here"/*.py "$src"/
+for s in syncspin splitk_two_streams hostsync healthy idle; do
+  (cd "$src" && nvcc -O2 -g -lineinfo -arch=native -std=c++17 -o "$s" "$s.cu" -lpthread \
+    >"$work/$s.build.log" 2>&1) &
+done
+wait
+
+start() { # name, argv... -> sets pid (the first ready line's); waits for it
+  local name=$1; shift
+  "$@" >"$work/$name.out" 2>&1 &
+  launcher=$!
+  pid=
+  for _ in $(seq 1 600); do
+    pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$work/$name.out" 2>/dev/null | head -1)
+    [ -n "$pid" ] && return 0
+    kill -0 "$launcher" 2>/dev/null || break
+    sleep 0.1
+  done
+  say "$name: did not get ready"; tail -5 "$work/$name.out" | tee -a "$summary"; return 1
+}
+
+stop() { kill -9 "$@" 2>/dev/null; wait 2>/dev/null; }
+
+# rocplay on PID (tag names the files), then the raw baseline with the same commands.
+triage() { # name pid tag [rocplay flags...]
+  local name=$1 p=$2 tag=$3; shift 3
+  local rec=$work/$name$tag.rec
+  if [ -n "$rocplay" ]; then
+    $drive wrap --pid "$p" --scenario "$name$tag" --times "$times" --log "$work/$name$tag.log" \
+      --timeout 240 -- "$rocplay" run hang-triage --pid "$p" --debugger cuda-gdb --record "$rec" \
+      --format json --output "$work/$name$tag.json" --quiet "$@" >/dev/null
+  else # no rocplay: record with the harness so the scenario still yields a transcript
+    $drive record --pid "$p" --scenario "$name$tag" --commands "$here/triage.cmds" --out "$rec" \
+      --raw "$work/$name$tag.mi" --times "$times" $([ "$*" = --fast ] && echo --fast) >/dev/null
+  fi
+  local fast=
+  [ "$*" = --fast ] && fast=--fast
+  $drive batch --pid "$p" --scenario "$name$tag" --recording "$rec" --script "$work/$name$tag.gdb" \
+    --log "$work/$name$tag.batch.log" --times "$times" $fast >/dev/null
+}
+
+# The finding ids of a JSON report, sorted, comma-separated.
+finding_ids() {
+  python3 - "$1" <<'EOF' 2>/dev/null
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception:
+    print("(no report)"); sys.exit()
+ids = sorted({f["id"] for f in j.get("findings", [])})
+print(",".join(ids) if ids else "(none)")
+EOF
+}
+
+check() { # name tag expected-id|none
+  local name=$1 tag=$2 want=$3 got
+  got=$(finding_ids "$work/$name$tag.json")
+  if [ "$want" = none ]; then
+    [ "$got" = "(none)" ] && verdict=PASS || verdict=FAIL
+  else
+    [[ ",$got," == *",$want,"* ]] && verdict=PASS || verdict=FAIL
+  fi
+  say "$name$tag: findings=$got expected=$want -> $verdict"
+}
+
+alive() { # name pid status-file [--expect-progress]
+  local name=$1 p=$2 status=$3; shift 3
+  if $drive alive --pid "$p" --scenario "$name" --status "$status" --times "$times" "$@" >/dev/null; then
+    say "$name: runs after detach -> PASS"
+  else
+    say "$name: runs after detach -> FAIL ($(tail -1 "$times"))"
+  fi
+}
+
+expect_of() {
+  case $1 in
+  syncspin) echo sync-lane-barrier-spin ;;
+  splitk) echo splitk-clean-race ;;
+  hostsync) echo host-blocked-on-gpu ;;
+  healthy) echo none ;;
+  idle) echo nothing-visible ;;
+  torch) echo host-blocked-on-gpu ;;
+  esac
+}
+
+for s in "${scenarios[@]}"; do
+  say "== $s"
+  case $s in
+  syncspin | splitk | hostsync | healthy | idle)
+    bin=$s
+    [ "$s" = splitk ] && bin=splitk_two_streams
+    start "$s" "$src/$bin" "$work/$s.status" || continue
+    sleep 1.5 # past the splitk holds; the healthy kernel has made progress
+    triage "$s" "$pid" ""
+    [ -n "$rocplay" ] && check "$s" "" "$(expect_of "$s")"
+    alive "$s" "$pid" "$work/$s.status" $([ "$s" = healthy ] && echo --expect-progress)
+    if [ "$s" = healthy ] && [ -n "$rocplay" ]; then # a second stop: still no finding
+      triage "$s" "$pid" "_b"
+      check "$s" "_b" none
+    fi
+    stop "$pid"
+    ;;
+  torch)
+    # Lazy module loading, as PyTorch runs by default: the attach cost is host symbols.
+    CUDA_MODULE_LOADING=LAZY start torch python3 "$src/torch_item_hang.py" || continue
+    sleep 1
+    triage torch "$pid" ""
+    triage torch "$pid" "_fast" --fast
+    [ -n "$rocplay" ] && check torch "" host-blocked-on-gpu
+    [ -n "$rocplay" ] && check torch "_fast" host-blocked-on-gpu
+    say "torch: state after detach $(awk '{print $3}' /proc/"$pid"/stat 2>/dev/null)"
+    stop "$pid"
+    ;;
+  nccl)
+    mkdir -p "$work/nccl"
+    STATUS_DIR=$work/nccl start nccl torchrun --nproc-per-node 2 --master-port 29517 \
+      "$src/nccl_skip_rank.py" || continue
+    for _ in $(seq 1 300); do
+      [ "$(grep -c '^ready' "$work/nccl.out")" -ge 2 ] && break
+      sleep 0.1
+    done
+    sleep 2 # rank 0's all_reduce kernel is spinning
+    pids=()
+    for r in 0 1; do
+      p=$(sed -n "s/^ready pid=\([0-9]*\) rank=$r.*/\1/p" "$work/nccl.out" | head -1)
+      pids+=("$p")
+      triage nccl "$p" "_rank$r"
+      alive "nccl_rank$r" "$p" "$work/nccl/rank$r.status"
+    done
+    if [ -n "$rocplay" ]; then
+      "$rocplay" postmortem "$work/nccl_rank0.rec" "$work/nccl_rank1.rec" --rank-from 'rank(\d+)' \
+        --format json --output "$work/nccl_ranks.json" >"$work/nccl_ranks.log" 2>&1
+      say "nccl_rank0: findings=$(finding_ids "$work/nccl_rank0.json")"
+      say "nccl_rank1: findings=$(finding_ids "$work/nccl_rank1.json")"
+      check nccl _ranks missing-rank
+    fi
+    stop "${pids[@]}" "$launcher"
+    ;;
+  *) say "unknown scenario $s" ;;
+  esac
+  save
+done
+
+say "== times (seconds; stop = window the target's main thread was seen stopped)"
+python3 - "$times" <<'EOF' | tee -a "$summary"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])] if len(sys.argv) > 1 else []
+print(f"{'scenario':24} {'tool':10} {'attach':>7} {'stop':>7} {'total':>7}")
+for r in rows:
+    if r.get("mode") in ("wrap", "raw-batch", "record"):
+        tool = {"wrap": "rocplay", "raw-batch": "cuda-gdb", "record": "harness"}[r["mode"]]
+        print(f"{r['scenario']:24} {tool:10} {r.get('attach_s', ''):>7} "
+              f"{r.get('stop_window_s', 0):7.3f} {r.get('total_s', 0):7.3f}")
+EOF
+save
