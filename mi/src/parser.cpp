@@ -431,7 +431,9 @@ std::optional<LineSplitter::Line> LineSplitter::next() {
         const Errc error = skipping_ ? Errc::LineTooLong : Errc::None;
         skipping_ = false;
         carry_emitted_ = true;
-        return finish_line(carry_, error);
+        Line last = finish_line(carry_, error);
+        last.unterminated = true;
+        return last;
       }
       return std::nullopt;
     }

@@ -132,6 +132,17 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
   if (text.empty()) {
     return;
   }
+  if (line.unterminated) {
+    // A last line without its newline that does not parse: the writer died mid-record.
+    std::vector<Node> scratch;
+    ParseError error;
+    const std::string_view payload = info_.format == TranscriptFormat::Recording && text.size() > 2
+                                         ? text.substr(std::min(text.size(), text.find(' ', 2) + 1))
+                                         : text;
+    if (parse_line(payload, line.number, scratch, error, limits_).is_error()) {
+      info_.truncated = true;
+    }
+  }
   if (text[0] == '#') {
     if (starts_with(text, kHeader)) {
       info_.format = TranscriptFormat::Recording;

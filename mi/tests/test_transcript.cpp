@@ -30,6 +30,16 @@ TEST_CASE("a transcript cut off mid-exchange is flagged truncated", "[transcript
   CHECK_FALSE(exchanges[1].complete());
 }
 
+TEST_CASE("a last line cut mid-record marks the transcript truncated", "[transcript]") {
+  TranscriptInfo info;
+  read_transcript("^done\n=thread-created,id=\"1\"\n^done,threads=[{id=\"1\",na", &info);
+  CHECK(info.truncated);
+  CHECK(info.parse_errors == 1);
+  TranscriptInfo whole;
+  read_transcript("^done\n^done,x=\"1\"", &whole); // no newline, but complete
+  CHECK_FALSE(whole.truncated);
+}
+
 TEST_CASE("non-MI lines are counted with positions and skipped", "[transcript]") {
   TranscriptInfo info;
   const auto exchanges =

@@ -1,0 +1,113 @@
+// Batch post-mortems: snapshots and findings from recorded transcripts, rocplay JSON output and
+// rocm-debug-agent logs, in parallel, in a deterministic order, with bounded memory. Never starts
+// a debugger and never runs anything.
+#pragma once
+
+#include "rocplay/heuristics.hpp"
+#include "rocplay/mi/transcript.hpp"
+#include "rocplay/snapshot.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rocplay::postmortem {
+
+constexpr int kSchemaVersion = 1;
+
+enum class InputKind : std::uint8_t {
+  Unknown,     // read, but not a format rocplay knows
+  Recording,   // a rocplay recording (`# rocplay-transcript 1`)
+  RawMi,       // a debugger's MI stdout as saved
+  ReportJson,  // rocplay's own JSON / JSON Lines output (a snapshot inside)
+  AgentLog,    // a server log with rocm-debug-agent wave dumps
+};
+std::string_view to_string(InputKind kind);
+
+enum class InputStatus : std::uint8_t {
+  Ok,
+  Partial,    // read with problems: truncated, lines skipped; the snapshot may be incomplete
+  Empty,      // an empty file
+  Unreadable, // missing, unreadable, or not a known format
+};
+std::string_view to_string(InputStatus status);
+
+// What one stuck pattern looks like, so inputs can be grouped: heuristic + kernel + source line.
+struct Signature {
+  std::string heuristic;
+  std::string kernel;
+  std::string location; // `hang.cu:8` or `pc 0x7fa6e37a00c0`
+  std::string key() const { return heuristic + "|" + kernel + "|" + location; }
+  bool operator==(const Signature&) const = default;
+};
+
+struct InputResult {
+  std::size_t index = 0; // position in the expanded input list
+  std::string path;
+  std::string member;    // `#3` for the 4th snapshot of a JSON Lines file; empty otherwise
+  InputKind kind = InputKind::Unknown;
+  InputStatus status = InputStatus::Ok;
+  std::string error;     // why it is unreadable
+  std::uint64_t bytes = 0;
+  std::optional<int> rank;
+  std::uint64_t skipped_lines = 0; // lines that were not MI
+  std::vector<std::string> warnings;
+  std::vector<Finding> findings;
+  std::vector<Signature> signatures; // one per finding at warning or above
+  Snapshot snapshot; // empty for agent logs and unreadable inputs
+};
+
+struct SignatureClass {
+  Signature signature;
+  std::vector<std::string> members; // input paths, in input order
+};
+
+struct Event {
+  std::string key; // the directory (or file) whose ranked snapshots form one event
+  std::vector<int> ranks;
+  std::vector<Finding> findings; // heuristics::run_ranks
+};
+
+struct Summary {
+  std::size_t inputs = 0;
+  std::size_t ok = 0;
+  std::size_t partial = 0;
+  std::size_t empty = 0;
+  std::size_t unreadable = 0;
+  std::size_t with_findings = 0;
+  std::uint64_t bytes = 0;
+  double seconds = 0;
+  std::vector<SignatureClass> classes; // most members first
+  std::vector<Event> events;           // cross-rank findings per event
+  std::vector<std::string> warnings;
+};
+
+struct Options {
+  std::vector<std::string> paths;          // files, directories (recursive) and globs
+  std::optional<std::string> rank_pattern; // --rank-from: ECMAScript regex, first group = rank
+  unsigned jobs = 0;                       // 0: all cores
+  mi::Limits limits;
+  std::size_t max_ranked_snapshots = 1024; // kept for cross-rank analysis; beyond it, a warning
+};
+
+struct Progress {
+  std::size_t done = 0;
+  std::size_t total = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Expands paths into files in a stable order (directories sorted, recursive). Paths that match
+// nothing come back as unreadable results from run().
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
+                                       std::vector<std::string>& missing);
+
+// Reads one input. Never throws for bad input: problems become its status and warnings.
+std::vector<InputResult> analyse_file(const std::string& path, const Options& options);
+
+// Runs the batch. `on_result` gets every result in input order, from the calling thread.
+// `on_progress` (optional) is called from the calling thread as results come in.
+Summary run(const Options& options, const std::function<void(const InputResult&)>& on_result,
+            const std::function<void(const Progress&)>& on_progress = {});
+
+} // namespace rocplay::postmortem

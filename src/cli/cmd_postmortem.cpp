@@ -1,0 +1,326 @@
+// `rocplay postmortem PATH...`: snapshots and findings from recorded transcripts in batch.
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "rocplay/error.hpp"
+#include "rocplay/postmortem.hpp"
+#include "rocplay/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+namespace rocplay::cli {
+namespace {
+
+using namespace rocplay::postmortem;
+
+struct Options {
+  std::vector<std::string> paths;
+  std::string format = "text";
+  std::string output;
+  std::string rank_from;
+  unsigned jobs = 0;
+  bool snapshots = false;
+  bool progress = false;
+  bool no_progress = false;
+  std::size_t max_listed = 50;
+};
+
+nlohmann::json signature_json(const Signature& s) {
+  return {{"heuristic", s.heuristic}, {"kernel", s.kernel}, {"location", s.location}};
+}
+
+nlohmann::json snapshot_summary(const Snapshot& s) {
+  return {{"debugger", to_string(s.debugger)},
+          {"agents", s.agents.size()},
+          {"queues", s.queues.size()},
+          {"dispatches", s.dispatches.size()},
+          {"waves", s.waves.size()},
+          {"host_threads", s.host_threads.size()},
+          {"warnings", s.warnings}};
+}
+
+nlohmann::json input_json(const InputResult& r, bool with_snapshot) {
+  nlohmann::json j = {{"schema", "rocplay.postmortem.input"},
+                      {"schema_version", kSchemaVersion},
+                      {"index", r.index},
+                      {"path", r.path},
+                      {"kind", to_string(r.kind)},
+                      {"status", to_string(r.status)},
+                      {"bytes", r.bytes},
+                      {"skipped_lines", r.skipped_lines},
+                      {"warnings", r.warnings}};
+  if (!r.member.empty()) {
+    j["member"] = r.member;
+  }
+  if (!r.error.empty()) {
+    j["error"] = r.error;
+  }
+  j["rank"] = r.rank ? nlohmann::json(*r.rank) : nlohmann::json(nullptr);
+  auto findings = nlohmann::json::array();
+  for (const auto& f : r.findings) {
+    findings.push_back(report::finding_to_json(f));
+  }
+  j["findings"] = std::move(findings);
+  auto sigs = nlohmann::json::array();
+  for (const auto& s : r.signatures) {
+    sigs.push_back(signature_json(s));
+  }
+  j["signatures"] = std::move(sigs);
+  if (r.status != InputStatus::Unreadable && r.status != InputStatus::Empty &&
+      r.kind != InputKind::AgentLog) {
+    j["snapshot"] = with_snapshot ? to_json(r.snapshot) : snapshot_summary(r.snapshot);
+  }
+  return j;
+}
+
+nlohmann::json summary_json(const Summary& s) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (const auto& c : s.classes) {
+    nlohmann::json j = signature_json(c.signature);
+    j["count"] = c.members.size();
+    j["members"] = c.members;
+    classes.push_back(std::move(j));
+  }
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& e : s.events) {
+    auto findings = nlohmann::json::array();
+    for (const auto& f : e.findings) {
+      findings.push_back(report::finding_to_json(f));
+    }
+    events.push_back({{"key", e.key}, {"ranks", e.ranks}, {"findings", findings}});
+  }
+  return {{"schema", "rocplay.postmortem.summary"},
+          {"schema_version", kSchemaVersion},
+          {"inputs", s.inputs},
+          {"ok", s.ok},
+          {"partial", s.partial},
+          {"empty", s.empty},
+          {"unreadable", s.unreadable},
+          {"with_findings", s.with_findings},
+          {"bytes", s.bytes},
+          {"seconds", s.seconds},
+          {"classes", classes},
+          {"events", events},
+          {"warnings", s.warnings}};
+}
+
+std::string first_finding_line(const InputResult& r) {
+  for (const auto& s : r.signatures) {
+    std::string line = s.heuristic;
+    if (!s.kernel.empty()) {
+      line += ": " + s.kernel;
+    }
+    if (!s.location.empty()) {
+      line += " at " + s.location;
+    }
+    return line;
+  }
+  return {};
+}
+
+void write_text_summary(std::ostream& out, const Summary& s, const std::vector<std::string>& listed,
+                        std::size_t not_listed) {
+  char head[256];
+  std::snprintf(head, sizeof head,
+                "rocplay postmortem: %zu inputs (%zu ok, %zu partial, %zu empty, %zu unreadable), "
+                "%zu with findings; %.1f MB in %.2f s\n",
+                s.inputs, s.ok, s.partial, s.empty, s.unreadable, s.with_findings,
+                static_cast<double>(s.bytes) / (1 << 20), s.seconds);
+  out << head;
+  if (!s.classes.empty()) {
+    out << "\nStuck signatures (inputs grouped by heuristic, kernel and source line):\n";
+    for (const auto& c : s.classes) {
+      out << "  " << c.members.size() << (c.members.size() == 1 ? " input   " : " inputs  ")
+          << c.signature.heuristic;
+      if (!c.signature.kernel.empty()) {
+        out << "  " << c.signature.kernel;
+      }
+      if (!c.signature.location.empty()) {
+        out << "  " << c.signature.location;
+      }
+      out << "\n     ";
+      const std::size_t shown = std::min<std::size_t>(c.members.size(), 6);
+      for (std::size_t i = 0; i < shown; ++i) {
+        out << " " << std::filesystem::path(c.members[i]).filename().string();
+      }
+      if (c.members.size() > shown) {
+        out << " (+" << c.members.size() - shown << " more)";
+      }
+      out << "\n";
+    }
+  }
+  for (const auto& e : s.events) {
+    out << "\nAcross ranks " << e.key << " (ranks";
+    for (int r : e.ranks) {
+      out << " " << r;
+    }
+    out << "):\n";
+    if (e.findings.empty()) {
+      out << "  no cross-rank finding\n";
+    }
+    for (const auto& f : e.findings) {
+      out << "  [" << f.id << "] " << f.title << "\n";
+      if (!f.next_step.empty()) {
+        out << "    next: " << f.next_step << "\n";
+      }
+    }
+  }
+  if (!listed.empty()) {
+    out << "\nInputs with findings or problems:\n";
+    for (const auto& line : listed) {
+      out << "  " << line << "\n";
+    }
+    if (not_listed > 0) {
+      out << "  ... and " << not_listed << " more (--format jsonl lists every input)\n";
+    }
+  }
+  for (const auto& w : s.warnings) {
+    out << "warning: " << w << "\n";
+  }
+}
+
+int run_postmortem(const Options& o) {
+  const report::Format format = report::parse_format(o.format);
+  if (o.paths.empty()) {
+    throw Error(ExitCode::Usage, "no inputs given",
+                "pass transcripts, directories or globs: rocplay postmortem hangs/");
+  }
+  OutputFile out(o.output);
+  postmortem::Options options;
+  options.paths = o.paths;
+  options.jobs = o.jobs;
+  if (!o.rank_from.empty()) {
+    options.rank_pattern = o.rank_from;
+  }
+
+  std::vector<std::string> listed;
+  std::size_t not_listed = 0;
+  std::vector<Finding> sarif_findings;
+  nlohmann::json all_inputs = nlohmann::json::array();
+  bool any_findings = false;
+  const bool show_progress = !o.no_progress && (o.progress || stderr_is_tty());
+
+  auto on_result = [&](const InputResult& r) {
+    any_findings = any_findings || !r.signatures.empty();
+    switch (format) {
+    case report::Format::Jsonl: out.stream() << input_json(r, o.snapshots).dump() << "\n"; break;
+    case report::Format::Json: all_inputs.push_back(input_json(r, o.snapshots)); break;
+    case report::Format::Sarif:
+      for (Finding f : r.findings) {
+        f.locations.insert(f.locations.begin(), Location{r.path + r.member, std::nullopt, "", {}});
+        f.rank = r.rank;
+        sarif_findings.push_back(std::move(f));
+      }
+      break;
+    case report::Format::Text: {
+      const bool problem = r.status != InputStatus::Ok;
+      if (r.signatures.empty() && !problem) {
+        break;
+      }
+      if (listed.size() >= o.max_listed) {
+        ++not_listed;
+        break;
+      }
+      std::string line = r.path + r.member + "  [" + std::string(to_string(r.kind)) + ", " +
+                         std::string(to_string(r.status));
+      if (r.rank) {
+        line += ", rank " + std::to_string(*r.rank);
+      }
+      line += "]";
+      if (!r.error.empty()) {
+        line += "  " + r.error;
+      }
+      const std::string first = first_finding_line(r);
+      if (!first.empty()) {
+        line += "  " + first;
+        if (r.signatures.size() > 1) {
+          line += " (+" + std::to_string(r.signatures.size() - 1) + " more)";
+        }
+      }
+      for (const auto& w : r.warnings) {
+        line += "\n      warning: " + w;
+      }
+      listed.push_back(std::move(line));
+      break;
+    }
+    }
+  };
+  auto on_progress = [&](const Progress& p) {
+    if (!show_progress || p.total < 2) {
+      return;
+    }
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(kWidth * p.done / p.total);
+    std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu inputs, %.0f MB", filled,
+                 "==============================", kWidth - filled, "", p.done, p.total,
+                 static_cast<double>(p.bytes) / (1 << 20));
+    if (p.done == p.total) {
+      std::fputc('\n', stderr);
+    }
+  };
+
+  const Summary summary = postmortem::run(options, on_result, on_progress);
+  for (const auto& e : summary.events) {
+    any_findings = any_findings || !e.findings.empty();
+  }
+  switch (format) {
+  case report::Format::Jsonl: out.stream() << summary_json(summary).dump() << "\n"; break;
+  case report::Format::Json:
+    out.stream() << nlohmann::json{{"schema", "rocplay.postmortem"},
+                                   {"schema_version", kSchemaVersion},
+                                   {"inputs", all_inputs},
+                                   {"summary", summary_json(summary)}}
+                        .dump(2)
+                 << "\n";
+    break;
+  case report::Format::Sarif:
+    for (const auto& e : summary.events) {
+      for (Finding f : e.findings) {
+        f.locations.insert(f.locations.begin(), Location{e.key, std::nullopt, "", {}});
+        sarif_findings.push_back(std::move(f));
+      }
+    }
+    out.stream() << report::to_sarif(sarif_findings, ROCPLAY_VERSION).dump(2) << "\n";
+    break;
+  case report::Format::Text: write_text_summary(out.stream(), summary, listed, not_listed); break;
+  }
+  out.commit();
+  if (summary.unreadable > 0) {
+    return static_cast<int>(ExitCode::PartialInput);
+  }
+  return any_findings ? static_cast<int>(ExitCode::Findings) : static_cast<int>(ExitCode::Ok);
+}
+
+Action add_postmortem(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "postmortem",
+      "Snapshots and findings from recorded transcripts, in batch (never starts a debugger)");
+  cmd->add_option("paths", o->paths,
+                  "Transcripts (rocplay recordings, raw MI logs), rocplay JSON/JSONL output, "
+                  "rocm-debug-agent logs; directories are read recursively; globs are expanded")
+      ->required();
+  cmd->add_option("-f,--format", o->format, "text, json, jsonl or sarif")->default_val("text");
+  cmd->add_option("-o,--output", o->output, "Write the report here instead of stdout");
+  cmd->add_option("--rank-from", o->rank_from,
+                  "Regex over each path whose first group is the rank, e.g. 'rank(\\d+)' "
+                  "(recordings' own rank metadata is used first)");
+  cmd->add_option("-j,--jobs", o->jobs, "Parallel readers (default: all cores)");
+  cmd->add_flag("--snapshots", o->snapshots, "Include each input's full snapshot in JSON output");
+  cmd->add_flag("--progress", o->progress, "Show progress even when stderr is not a terminal");
+  cmd->add_flag("--no-progress", o->no_progress, "Never show progress");
+  cmd->add_option("--max-listed", o->max_listed, "Inputs listed one by one in text output")
+      ->default_val(50);
+  cmd->footer("Exit: 0 no findings, 1 findings, 2 some inputs could not be read (unreadable "
+              "inputs win over findings). Ranked snapshots in one directory form one event; "
+              "cross-rank findings (missing rank, unequal grids) are reported per event.");
+  return [o] { return run_postmortem(*o); };
+}
+
+const bool kRegistered = register_command({"postmortem", 20, &add_postmortem});
+
+} // namespace
+} // namespace rocplay::cli

@@ -1,0 +1,48 @@
+#include "cli/output.hpp"
+
+#include "rocplay/error.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace rocplay::cli {
+
+OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+  if (path_.empty() || path_ == "-") {
+    return;
+  }
+  temp_ = path_ + ".tmp." + std::to_string(::getpid());
+  file_.open(temp_, std::ios::binary | std::ios::trunc);
+  if (!file_) {
+    throw Error(ExitCode::NoInput, "cannot write " + path_ + ": " + std::strerror(errno),
+                "check that the directory exists and is writable");
+  }
+}
+
+OutputFile::~OutputFile() {
+  if (file_.is_open() && !committed_) {
+    file_.close();
+    std::remove(temp_.c_str());
+  }
+}
+
+void OutputFile::commit() {
+  if (!file_.is_open()) {
+    std::cout.flush();
+    return;
+  }
+  file_.flush();
+  const bool ok = static_cast<bool>(file_);
+  file_.close();
+  if (!ok || std::rename(temp_.c_str(), path_.c_str()) != 0) {
+    std::remove(temp_.c_str());
+    throw Error(ExitCode::NoInput, "writing " + path_ + " failed: " + std::strerror(errno),
+                "check free space and permissions");
+  }
+  committed_ = true;
+}
+
+} // namespace rocplay::cli

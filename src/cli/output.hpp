@@ -1,0 +1,30 @@
+// Where a report goes: stdout, or a file written whole (temporary file, then rename) so that an
+// interrupted run never leaves half a report behind under the real name.
+#pragma once
+
+#include <fstream>
+#include <iostream>
+#include <string>
+
+namespace rocplay::cli {
+
+class OutputFile {
+public:
+  // Empty path or "-": stdout. Throws Error(NoInput) when the file cannot be created.
+  explicit OutputFile(std::string path);
+  ~OutputFile(); // removes the temporary file unless commit() ran
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& stream() { return file_.is_open() ? static_cast<std::ostream&>(file_) : std::cout; }
+  // Flushes and moves the file into place. Throws Error on a write failure.
+  void commit();
+
+private:
+  std::string path_;
+  std::string temp_;
+  std::ofstream file_;
+  bool committed_ = false;
+};
+
+} // namespace rocplay::cli

@@ -1,0 +1,602 @@
+#include "rocplay/postmortem.hpp"
+
+#include "rocplay/agentlog.hpp"
+#include "rocplay/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <glob.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace rocplay::postmortem {
+
+namespace fs = std::filesystem;
+
+std::string_view to_string(InputKind kind) {
+  switch (kind) {
+  case InputKind::Unknown: return "unknown";
+  case InputKind::Recording: return "recording";
+  case InputKind::RawMi: return "raw-mi";
+  case InputKind::ReportJson: return "report-json";
+  case InputKind::AgentLog: return "agent-log";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(InputStatus status) {
+  switch (status) {
+  case InputStatus::Ok: return "ok";
+  case InputStatus::Partial: return "partial";
+  case InputStatus::Empty: return "empty";
+  case InputStatus::Unreadable: return "unreadable";
+  }
+  return "unreadable";
+}
+
+namespace {
+
+constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+constexpr std::size_t kSniffBytes = 64 * 1024;
+
+bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// Content, not the file name, decides the format.
+InputKind sniff(std::string_view head) {
+  std::size_t pos = 0;
+  std::size_t mi_lines = 0;
+  std::size_t other_lines = 0;
+  std::vector<mi::Node> scratch;
+  mi::ParseError error;
+  while (pos < head.size() && mi_lines + other_lines < 16) {
+    std::size_t end = head.find('\n', pos);
+    if (end == std::string_view::npos) {
+      end = head.size();
+    }
+    std::string_view line = head.substr(pos, end - pos);
+    pos = end + 1;
+    if (!line.empty() && line.back() == '\r') {
+      line.remove_suffix(1);
+    }
+    if (line.empty()) {
+      continue;
+    }
+    if (line.rfind("# rocplay-transcript", 0) == 0) {
+      return InputKind::Recording;
+    }
+    if (line[0] == '#') {
+      continue; // comments before a recording's header
+    }
+    if (mi_lines + other_lines == 0 && line[0] == '{') {
+      return InputKind::ReportJson;
+    }
+    const auto rec = mi::parse_line(line, 1, scratch, error);
+    if (rec.is_error()) {
+      ++other_lines;
+    } else {
+      ++mi_lines;
+    }
+  }
+  if (mi_lines > 0 && mi_lines >= other_lines) {
+    return InputKind::RawMi;
+  }
+  if (agentlog::looks_like_agent_log(head)) {
+    return InputKind::AgentLog;
+  }
+  if (mi_lines > 0) {
+    return InputKind::RawMi; // a log mostly of inferior output, with some MI in it
+  }
+  // Any other text is read as a server log: rocm-debug-agent dumps can sit anywhere in it, far
+  // past the sniffed head. Binary data is not.
+  std::size_t printable = 0;
+  for (const char ch : head) {
+    const auto c = static_cast<unsigned char>(ch);
+    printable += (c >= 0x20 || c == '\n' || c == '\r' || c == '\t') ? 1 : 0;
+  }
+  if (printable * 100 >= head.size() * 98) {
+    return InputKind::AgentLog;
+  }
+  return InputKind::Unknown;
+}
+
+std::optional<int> rank_from_path(const std::string& path, const std::optional<std::regex>& re) {
+  if (!re) {
+    return std::nullopt;
+  }
+  std::smatch m;
+  if (!std::regex_search(path, m, *re) || m.size() < 2 || !m[1].matched) {
+    return std::nullopt;
+  }
+  try {
+    return std::stoi(m[1].str());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+Signature signature_of(const Finding& finding) {
+  Signature s;
+  s.heuristic = finding.id;
+  const auto& d = finding.details;
+  if (d.is_object()) {
+    if (d.contains("kernel") && d["kernel"].is_string()) {
+      s.kernel = d["kernel"].get<std::string>();
+    } else if (d.contains("dispatches") && d["dispatches"].is_array() && !d["dispatches"].empty() &&
+               d["dispatches"][0].is_object() && d["dispatches"][0].contains("kernel") &&
+               d["dispatches"][0]["kernel"].is_string()) {
+      s.kernel = d["dispatches"][0]["kernel"].get<std::string>();
+    }
+  }
+  if (!finding.locations.empty()) {
+    const Location& loc = finding.locations.front();
+    if (s.kernel.empty()) {
+      s.kernel = loc.function;
+    }
+    if (!loc.file.empty()) {
+      s.location = fs::path(loc.file).filename().string();
+      if (loc.line) {
+        s.location += ":" + std::to_string(*loc.line);
+      }
+    } else if (loc.pc) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "pc 0x%llx", static_cast<unsigned long long>(*loc.pc));
+      s.location = buf;
+    }
+  }
+  return s;
+}
+
+void finish_result(InputResult& r) {
+  if (r.status == InputStatus::Ok && r.skipped_lines > 0) {
+    r.status = InputStatus::Partial;
+  }
+  for (const Finding& f : r.findings) {
+    if (f.severity >= Severity::Warning) {
+      r.signatures.push_back(signature_of(f));
+    }
+  }
+}
+
+void analyse_transcript(std::ifstream& in, InputResult& r, const Options& options) {
+  mi::TranscriptReader reader(options.limits);
+  std::optional<snapshot::Builder> builder;
+  std::vector<char> buf(kChunkBytes);
+  auto take = [&](mi::Exchange&& ex) {
+    if (!builder) {
+      snapshot::BuildOptions bo;
+      bo.label = r.path;
+      bo.meta_json = reader.info().meta_json;
+      builder.emplace(bo);
+    }
+    builder->add(ex);
+  };
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (n == 0) {
+      break;
+    }
+    reader.feed(std::string_view(buf.data(), n));
+    while (auto ex = reader.next()) {
+      take(std::move(*ex));
+    }
+  }
+  if (in.bad()) {
+    r.warnings.push_back("read error part-way through; what was read is used");
+    r.status = InputStatus::Partial;
+  }
+  reader.finish();
+  while (auto ex = reader.next()) {
+    take(std::move(*ex));
+  }
+  const mi::TranscriptInfo& info = reader.info();
+  r.kind = info.format == mi::TranscriptFormat::Recording ? InputKind::Recording : InputKind::RawMi;
+  r.skipped_lines = info.parse_errors;
+  if (info.parse_errors > 0) {
+    std::string w = std::to_string(info.parse_errors) + " line(s) were not MI and were skipped";
+    if (!info.first_errors.empty()) {
+      w += " (first: " + info.first_errors.front().message() + ")";
+    }
+    r.warnings.push_back(w);
+  }
+  if (info.truncated) {
+    r.warnings.push_back("the transcript ends inside an exchange (debugger killed mid-way?); "
+                         "the snapshot is partial");
+    r.status = InputStatus::Partial;
+  }
+  if (!builder) {
+    r.status = InputStatus::Unreadable;
+    r.error = "no MI records found";
+    return;
+  }
+  r.snapshot = builder->finish();
+  if (!r.rank) {
+    r.rank = r.snapshot.rank;
+  }
+  r.snapshot.rank = r.rank;
+  r.findings = heuristics::run(r.snapshot);
+}
+
+std::vector<InputResult> analyse_report_json(std::ifstream& in, InputResult base) {
+  std::vector<InputResult> out;
+  std::string line;
+  std::size_t number = 0;
+  std::size_t members = 0;
+  auto add = [&](const nlohmann::json& j) {
+    const nlohmann::json* snap = nullptr;
+    if (j.contains("snapshot") && j["snapshot"].is_object()) {
+      snap = &j["snapshot"];
+    } else if (j.contains("agents") && j.contains("waves")) {
+      snap = &j;
+    }
+    if (snap == nullptr) {
+      return; // a summary line or another object: not a snapshot
+    }
+    InputResult r = base;
+    r.member = "#" + std::to_string(members++);
+    try {
+      r.snapshot = snapshot_from_json(*snap);
+      r.rank = r.rank ? r.rank : r.snapshot.rank;
+      r.snapshot.rank = r.rank;
+      r.findings = heuristics::run(r.snapshot);
+    } catch (const std::exception& e) {
+      r.status = InputStatus::Unreadable;
+      r.error = std::string("not a rocplay snapshot: ") + e.what();
+    }
+    out.push_back(std::move(r));
+  };
+  // A pretty-printed single document or JSON Lines: try the whole file first.
+  std::stringstream whole;
+  whole << in.rdbuf();
+  const std::string text = whole.str();
+  auto doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_discarded()) {
+    if (doc.is_array()) {
+      for (const auto& j : doc) {
+        add(j);
+      }
+    } else {
+      add(doc);
+    }
+  } else {
+    std::istringstream lines(text);
+    while (std::getline(lines, line)) {
+      ++number;
+      if (line.empty()) {
+        continue;
+      }
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded()) {
+        base.warnings.push_back("line " + std::to_string(number) + " is not JSON; skipped");
+        ++base.skipped_lines;
+        continue;
+      }
+      add(j);
+    }
+  }
+  if (out.empty()) {
+    base.status = InputStatus::Unreadable;
+    base.error = "JSON without a rocplay snapshot in it";
+    out.push_back(std::move(base));
+  }
+  for (auto& r : out) {
+    if (r.status != InputStatus::Unreadable) {
+      r.skipped_lines += base.skipped_lines;
+      r.warnings.insert(r.warnings.end(), base.warnings.begin(), base.warnings.end());
+    }
+  }
+  return out;
+}
+
+void analyse_agent_log(std::ifstream& in, InputResult& r) {
+  agentlog::ParseOptions po;
+  po.source = r.path;
+  po.rank = r.rank;
+  std::vector<agentlog::AgentLog> logs;
+  logs.push_back(agentlog::parse(in, po));
+  const auto report = agentlog::analyze(logs);
+  r.findings = agentlog::to_findings(report);
+  if (report.groups.empty()) {
+    r.warnings.push_back("no rocm-debug-agent wave dumps found; a silent hang needs "
+                         "`rocplay run hang-triage --pid PID` on the live process instead");
+  }
+  for (const auto& [source, warning] : report.warnings) {
+    r.warnings.push_back((warning.line ? "line " + std::to_string(warning.line) + ": " : "") +
+                         warning.message);
+  }
+}
+
+} // namespace
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
+                                       std::vector<std::string>& missing) {
+  std::vector<std::string> out;
+  auto add_path = [&](const std::string& p) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> files;
+      for (auto it = fs::recursive_directory_iterator(
+               p, fs::directory_options::skip_permission_denied, ec);
+           !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_regular_file(ec)) {
+          files.push_back(it->path().string());
+        }
+      }
+      std::sort(files.begin(), files.end());
+      out.insert(out.end(), files.begin(), files.end());
+    } else if (fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      missing.push_back(p);
+    }
+  };
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (has_glob_chars(p) && !fs::exists(p, ec)) {
+      glob_t g{};
+      if (::glob(p.c_str(), GLOB_NOSORT, nullptr, &g) == 0) {
+        std::vector<std::string> matches(g.gl_pathv, g.gl_pathv + g.gl_pathc);
+        std::sort(matches.begin(), matches.end());
+        for (const auto& m : matches) {
+          add_path(m);
+        }
+      } else {
+        missing.push_back(p);
+      }
+      ::globfree(&g);
+    } else {
+      add_path(p);
+    }
+  }
+  return out;
+}
+
+std::vector<InputResult> analyse_file(const std::string& path, const Options& options) {
+  InputResult r;
+  r.path = path;
+  std::optional<std::regex> re;
+  if (options.rank_pattern) {
+    re.emplace(*options.rank_pattern, std::regex::ECMAScript);
+  }
+  r.rank = rank_from_path(path, re);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    r.status = InputStatus::Unreadable;
+    r.error = std::string("cannot open: ") + std::strerror(errno);
+    return {r};
+  }
+  std::error_code ec;
+  r.bytes = fs::file_size(path, ec);
+  std::string head(kSniffBytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.empty()) {
+    r.status = InputStatus::Empty;
+    r.error = "empty file";
+    return {r};
+  }
+  r.kind = sniff(head);
+  in.clear();
+  in.seekg(0);
+  try {
+    switch (r.kind) {
+    case InputKind::Recording:
+    case InputKind::RawMi: analyse_transcript(in, r, options); break;
+    case InputKind::ReportJson: {
+      auto results = analyse_report_json(in, r);
+      for (auto& each : results) {
+        finish_result(each);
+      }
+      return results;
+    }
+    case InputKind::AgentLog: analyse_agent_log(in, r); break;
+    case InputKind::Unknown:
+      r.status = InputStatus::Unreadable;
+      r.error = "binary data: not a transcript, rocplay JSON or server log";
+      break;
+    }
+  } catch (const std::exception& e) {
+    // Bad input must not end the batch; anything thrown is a reason this input is unreadable.
+    r.status = InputStatus::Unreadable;
+    r.error = e.what();
+  }
+  finish_result(r);
+  return {r};
+}
+
+Summary run(const Options& options, const std::function<void(const InputResult&)>& on_result,
+            const std::function<void(const Progress&)>& on_progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (options.rank_pattern) {
+    try {
+      std::regex check(*options.rank_pattern, std::regex::ECMAScript);
+      if (check.mark_count() < 1) {
+        throw Error(ExitCode::Usage, "--rank-from needs a capture group for the rank number",
+                    "for example --rank-from 'rank(\\d+)'");
+      }
+    } catch (const std::regex_error& e) {
+      throw Error(ExitCode::Usage, std::string("--rank-from is not a valid regex: ") + e.what(),
+                  "for example --rank-from 'rank(\\d+)'");
+    }
+  }
+  std::vector<std::string> missing;
+  const std::vector<std::string> files = expand_inputs(options.paths, missing);
+  Summary summary;
+  summary.inputs = files.size() + missing.size();
+
+  // Workers analyse files; the caller's thread hands results out in input order. A bounded
+  // window of finished-but-not-yet-emitted results keeps memory flat however many files there are.
+  const unsigned jobs = std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  const std::size_t window = std::size_t{4} * jobs;
+  std::mutex mutex;
+  std::condition_variable ready_cv;
+  std::condition_variable space_cv;
+  std::map<std::size_t, std::vector<InputResult>> done;
+  std::size_t next_to_emit = 0;
+  std::atomic<std::size_t> next_to_take{0};
+  std::atomic<bool> stop{false};
+
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next_to_take.fetch_add(1);
+      if (i >= files.size() || stop) {
+        return;
+      }
+      {
+        std::unique_lock lock(mutex);
+        space_cv.wait(lock, [&] { return i < next_to_emit + window || stop; });
+      }
+      std::vector<InputResult> results = analyse_file(files[i], options);
+      std::lock_guard lock(mutex);
+      done.emplace(i, std::move(results));
+      ready_cv.notify_one();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < std::min<std::size_t>(jobs, files.size()); ++t) {
+    threads.emplace_back(worker);
+  }
+
+  std::map<std::string, SignatureClass> classes;
+  // Ranked snapshots wait in their event until every file of its directory has been read; then
+  // the cross-rank heuristics run and the snapshots are dropped, so memory stays per-event.
+  std::map<std::string, std::vector<Snapshot>> ranked;
+  std::map<std::string, std::size_t> files_left;
+  for (const std::string& f : files) {
+    ++files_left[fs::path(f).parent_path().string()];
+  }
+  std::size_t ranked_count = 0;
+  auto close_event = [&](const std::string& key) {
+    auto it = ranked.find(key);
+    if (it == ranked.end()) {
+      return;
+    }
+    std::vector<Snapshot> snapshots = std::move(it->second);
+    ranked.erase(it);
+    if (snapshots.size() < 2) {
+      return;
+    }
+    std::stable_sort(snapshots.begin(), snapshots.end(),
+                     [](const Snapshot& a, const Snapshot& b) { return a.rank < b.rank; });
+    Event event;
+    event.key = key.empty() ? "." : key;
+    for (const auto& s : snapshots) {
+      event.ranks.push_back(*s.rank);
+    }
+    event.findings = heuristics::run_ranks(snapshots);
+    summary.events.push_back(std::move(event));
+  };
+  Progress progress;
+  progress.total = files.size();
+  auto account = [&](InputResult& r) {
+    switch (r.status) {
+    case InputStatus::Ok: ++summary.ok; break;
+    case InputStatus::Partial: ++summary.partial; break;
+    case InputStatus::Empty: ++summary.empty; break;
+    case InputStatus::Unreadable: ++summary.unreadable; break;
+    }
+    if (!r.signatures.empty()) {
+      ++summary.with_findings;
+    }
+    for (const Signature& s : r.signatures) {
+      auto& c = classes[s.key()];
+      c.signature = s;
+      const std::string member = r.path + r.member;
+      if (c.members.empty() || c.members.back() != member) {
+        c.members.push_back(member);
+      }
+    }
+    if (r.rank && r.status != InputStatus::Unreadable && r.kind != InputKind::AgentLog) {
+      if (ranked_count < options.max_ranked_snapshots) {
+        const std::string key =
+            r.member.empty() ? fs::path(r.path).parent_path().string() : r.path;
+        ranked[key].push_back(std::move(r.snapshot));
+        ++ranked_count;
+      } else if (ranked_count++ == options.max_ranked_snapshots) {
+        summary.warnings.push_back("more than " + std::to_string(options.max_ranked_snapshots) +
+                                   " ranked snapshots in one event; later ones are left out of "
+                                   "the cross-rank analysis");
+      }
+    }
+  };
+
+  try {
+    for (const std::string& m : missing) {
+      InputResult r;
+      r.index = 0;
+      r.path = m;
+      r.status = InputStatus::Unreadable;
+      r.error = "no such file or directory (or the glob matched nothing)";
+      on_result(r);
+      account(r);
+    }
+    while (next_to_emit < files.size()) {
+      std::vector<InputResult> results;
+      {
+        std::unique_lock lock(mutex);
+        ready_cv.wait(lock, [&] { return done.count(next_to_emit) > 0; });
+        results = std::move(done[next_to_emit]);
+        done.erase(next_to_emit);
+        ++next_to_emit;
+        space_cv.notify_all();
+      }
+      for (InputResult& r : results) {
+        r.index = next_to_emit - 1;
+        on_result(r);
+        account(r); // after on_result: it may move the snapshot into an event
+      }
+      const std::string& file = files[next_to_emit - 1];
+      progress.bytes += results.empty() ? 0 : results.front().bytes;
+      if (results.size() > 1 || (!results.empty() && !results.front().member.empty())) {
+        close_event(file); // a JSON Lines file with several snapshots is its own event
+      }
+      const std::string dir = fs::path(file).parent_path().string();
+      if (--files_left[dir] == 0) {
+        close_event(dir);
+        ranked_count = 0;
+      }
+      ++progress.done;
+      if (on_progress) {
+        on_progress(progress);
+      }
+    }
+  } catch (...) {
+    stop = true;
+    space_cv.notify_all();
+    for (auto& t : threads) {
+      t.join();
+    }
+    throw;
+  }
+  for (auto& t : threads) {
+    t.join();
+  }
+
+  for (auto& [key, c] : classes) {
+    summary.classes.push_back(std::move(c));
+  }
+  std::stable_sort(summary.classes.begin(), summary.classes.end(),
+                   [](const auto& a, const auto& b) { return a.members.size() > b.members.size(); });
+  while (!ranked.empty()) {
+    close_event(ranked.begin()->first);
+  }
+  summary.bytes = progress.bytes;
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return summary;
+}
+
+} // namespace rocplay::postmortem

@@ -1,0 +1,232 @@
+#include "rocplay/postmortem.hpp"
+
+#include "rocplay/error.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace rocplay;
+using namespace rocplay::postmortem;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("rocplay-pm-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  static int& counter() {
+    static int n = 0;
+    return n;
+  }
+  fs::path write(const std::string& name, std::string_view content) const {
+    const fs::path p = path / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+};
+
+std::vector<InputResult> collect(const Options& options, Summary* summary = nullptr) {
+  std::vector<InputResult> out;
+  Summary s = run(options, [&](const InputResult& r) { out.push_back(r); });
+  if (summary != nullptr) {
+    *summary = s;
+  }
+  return out;
+}
+
+bool has_signature(const InputResult& r, std::string_view heuristic) {
+  for (const auto& s : r.signatures) {
+    if (s.heuristic == heuristic) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("the real cuda-gdb recordings give their hangs offline", "[postmortem]") {
+  Options options;
+  options.paths = {(kFixtures / "cuda-gdb/syncspin-h200.mi").string(),
+                   (kFixtures / "cuda-gdb/splitk-clean-h200.mi").string()};
+  Summary summary;
+  const auto results = collect(options, &summary);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].kind == InputKind::RawMi);
+  CHECK(results[0].status == InputStatus::Ok);
+  CHECK(has_signature(results[0], "sync-lane-barrier-spin"));
+  CHECK_FALSE(results[0].snapshot.dispatches.empty());
+  CHECK(summary.inputs == 2);
+  CHECK(summary.unreadable == 0);
+  CHECK(summary.with_findings >= 1);
+}
+
+TEST_CASE("bad inputs are reported and survived", "[postmortem]") {
+  TempDir dir;
+  const std::string good = slurp(kFixtures / "cuda-gdb/syncspin-h200.mi");
+  dir.write("a-empty.mi", "");
+  dir.write("b-junk.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0binary", 17));
+  dir.write("c-truncated.mi", good.substr(0, good.size() * 2 / 3));
+  dir.write("d-mixed.mi", "launched pid=478\n" + good);
+  dir.write("e-good.mi", good);
+  Options options;
+  options.paths = {dir.path.string(), (dir.path / "does-not-exist.mi").string()};
+  Summary summary;
+  const auto results = collect(options, &summary);
+  REQUIRE(results.size() == 6);
+  // Missing inputs come first, then files in sorted order.
+  CHECK(results[0].status == InputStatus::Unreadable);
+  CHECK(results[0].path.find("does-not-exist") != std::string::npos);
+  CHECK(results[1].status == InputStatus::Empty);
+  CHECK(results[2].status == InputStatus::Unreadable);
+  CHECK(results[2].kind == InputKind::Unknown);
+  CHECK_FALSE(results[2].error.empty());
+  CHECK(results[3].status == InputStatus::Partial);
+  bool truncation_warned = false;
+  for (const auto& w : results[3].warnings) {
+    truncation_warned = truncation_warned || w.find("ends inside an exchange") != std::string::npos;
+  }
+  CHECK(truncation_warned);
+  CHECK(results[4].status == InputStatus::Partial);
+  CHECK(results[4].skipped_lines == 1);
+  CHECK(has_signature(results[4], "sync-lane-barrier-spin"));
+  CHECK(results[5].status == InputStatus::Ok);
+  CHECK(summary.unreadable == 2);
+  CHECK(summary.empty == 1);
+  CHECK(summary.partial == 2);
+}
+
+TEST_CASE("output order does not depend on the number of workers", "[postmortem]") {
+  TempDir dir;
+  const std::string spin = slurp(kFixtures / "cuda-gdb/syncspin-h200.mi");
+  const std::string clean = slurp(kFixtures / "cuda-gdb/splitk-clean-h200.mi");
+  for (int i = 0; i < 24; ++i) {
+    dir.write("t" + std::to_string(100 + i) + ".mi", i % 3 == 0 ? clean : spin);
+  }
+  Options one;
+  one.paths = {dir.path.string()};
+  one.jobs = 1;
+  Options many = one;
+  many.jobs = 4;
+  Summary s1;
+  Summary s4;
+  const auto a = collect(one, &s1);
+  const auto b = collect(many, &s4);
+  REQUIRE(a.size() == 24);
+  REQUIRE(b.size() == 24);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].path == b[i].path);
+    CHECK(a[i].signatures == b[i].signatures);
+  }
+  REQUIRE(s1.classes.size() == s4.classes.size());
+  for (std::size_t i = 0; i < s1.classes.size(); ++i) {
+    CHECK(s1.classes[i].members == s4.classes[i].members);
+  }
+  // Inputs with the same stuck pattern group into one class.
+  REQUIRE_FALSE(s1.classes.empty());
+  CHECK(s1.classes[0].members.size() == 16);
+  CHECK(s1.classes[0].signature.heuristic == "sync-lane-barrier-spin");
+}
+
+TEST_CASE("per-rank recordings in one directory form an event with cross-rank findings",
+          "[postmortem][ranks]") {
+  Options options;
+  options.paths = {(kFixtures / "rocgdb/tp8-missing-rank").string()};
+  Summary summary;
+  const auto results = collect(options, &summary);
+  std::size_t ranked = 0;
+  for (const auto& r : results) {
+    if (r.kind == InputKind::Recording) {
+      REQUIRE(r.rank.has_value());
+      ++ranked;
+    }
+  }
+  CHECK(ranked == 8);
+  REQUIRE(summary.events.size() == 1);
+  CHECK(summary.events[0].ranks == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  bool missing_rank = false;
+  for (const auto& f : summary.events[0].findings) {
+    missing_rank = missing_rank || f.id == "missing-rank";
+  }
+  CHECK(missing_rank);
+}
+
+TEST_CASE("--rank-from takes ranks from file names", "[postmortem][ranks]") {
+  TempDir dir;
+  const std::string spin = slurp(kFixtures / "cuda-gdb/syncspin-h200.mi");
+  dir.write("node-a/worker_rank3.mi", spin);
+  dir.write("node-a/worker_rank1.mi", spin);
+  Options options;
+  options.paths = {dir.path.string()};
+  options.rank_pattern = "rank(\\d+)";
+  const auto results = collect(options);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].rank == 1);
+  CHECK(results[1].rank == 3);
+
+  options.rank_pattern = "rank\\d+";
+  CHECK_THROWS_AS(collect(options), rocplay::Error);
+  options.rank_pattern = "rank(";
+  CHECK_THROWS_AS(collect(options), rocplay::Error);
+}
+
+TEST_CASE("rocplay JSON output is accepted as input", "[postmortem]") {
+  Options first;
+  first.paths = {(kFixtures / "cuda-gdb/syncspin-h200.mi").string()};
+  const auto original = collect(first);
+  REQUIRE(original.size() == 1);
+  TempDir dir;
+  nlohmann::json line = {{"schema", "rocplay.report"}, {"snapshot", to_json(original[0].snapshot)}};
+  dir.write("node1.jsonl", line.dump() + "\n" + line.dump() + "\nnot json\n");
+  Options again;
+  again.paths = {(dir.path / "node1.jsonl").string()};
+  const auto results = collect(again);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].kind == InputKind::ReportJson);
+  CHECK(results[0].member == "#0");
+  CHECK(results[1].member == "#1");
+  CHECK(results[0].snapshot == original[0].snapshot);
+  CHECK(results[0].signatures == original[0].signatures);
+  CHECK(results[0].skipped_lines == 1);
+}
+
+TEST_CASE("agent logs are routed to the fault path", "[postmortem]") {
+  Options options;
+  options.paths = {(kFixtures / "agentlog/seed_sample.log").string(),
+                   (kFixtures / "agentlog/no_dumps.log").string()};
+  const auto results = collect(options);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].kind == InputKind::AgentLog);
+  CHECK_FALSE(results[0].findings.empty());
+  CHECK_FALSE(results[0].signatures.empty());
+  // A server log without dumps is read, found empty, and says what to do instead.
+  CHECK(results[1].kind == InputKind::AgentLog);
+  CHECK(results[1].status == InputStatus::Ok);
+  CHECK(results[1].findings.empty());
+  REQUIRE(results[1].warnings.size() == 1);
+  CHECK(results[1].warnings[0].find("rocplay run hang-triage") != std::string::npos);
+}
