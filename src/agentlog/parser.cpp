@@ -204,7 +204,7 @@ Prefix split_prefix(std::string_view line) {
       const auto inner = line.substr(1, close - 1);
       const auto pid_pos = inner.find("pid=");
       if (pid_pos != std::string_view::npos) {
-        p.key = std::string(inner);
+        p.key = sanitize(inner, 128);
         if (auto pid = parse_dec(digits_at(inner, pid_pos + 4))) {
           p.pid = static_cast<std::int64_t>(*pid);
         }
@@ -484,7 +484,7 @@ struct Parser::Impl {
     auto it = streams.find(p.key);
     const bool known_stream = it != streams.end();
     if (!known_stream && find_wave_line(content) == std::string_view::npos &&
-        !trim(content).starts_with("Disassembly")) {
+        !trim(content).starts_with("Disassembly for function ")) {
       return;
     }
     Stream& s = stream_for(p);
@@ -560,7 +560,7 @@ struct Parser::Impl {
       return;
     }
     s.disasm_open = false;
-    if (s.disasm.instructions.empty() && !s.disasm.complete) {
+    if (s.disasm.instructions.empty() && !s.disasm.complete && s.disasm_for_wave) {
       warn(s.disasm.line, "disassembly block has no instructions (cut off?)");
     }
     if (s.dump.disassemblies.size() >= opt.limits.max_waves) {
@@ -650,7 +650,11 @@ struct Parser::Impl {
     s.dump_open = false;
     s.dump.last_line = std::max(s.last_line, s.dump.first_line);
     s.foreign = 0;
-    if (s.dump.waves.empty() && s.dump.disassemblies.empty()) {
+    const bool any_instruction =
+        std::any_of(s.dump.disassemblies.begin(), s.dump.disassemblies.end(),
+                    [](const Disassembly& d) { return !d.instructions.empty(); });
+    if (s.dump.waves.empty() && !any_instruction) {
+      s.dump = Dump{}; // a stray `Disassembly ...:` line in ordinary output
       return;
     }
     split_by_pid(std::move(s.dump));
@@ -1001,7 +1005,7 @@ struct Parser::Impl {
       return true;
     }
     if (t.starts_with("code object:")) {
-      d.code_object = parse_code_object_uri(t.substr(12));
+      d.code_object = parse_code_object_uri(sanitize(t.substr(12), 4096));
       if (!d.code_object) {
         warn(line_no, "code object URI not understood: " + sanitize(t.substr(12), 200));
       }
@@ -1069,7 +1073,7 @@ struct Parser::Impl {
       return;
     }
     if (s.disasm_open) {
-      if (t.starts_with("Disassembly")) {
+      if (t.starts_with("Disassembly for function ") || t == "Disassembly:") {
         open_disasm(s, t);
         touch(s);
         return;
@@ -1090,7 +1094,7 @@ struct Parser::Impl {
       }
       return;
     }
-    if (t.starts_with("Disassembly") && t.ends_with(":")) {
+    if ((t.starts_with("Disassembly for function ") || t == "Disassembly:") && t.ends_with(":")) {
       open_disasm(s, t);
       touch(s);
       return;

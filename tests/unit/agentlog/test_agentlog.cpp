@@ -564,6 +564,14 @@ TEST_CASE("bad input: unknown reasons, wrapped wave lines, junk, huge lines", "[
       }
     }
   }
+  SECTION("ordinary lines that look like parts of a dump are not dumps") {
+    const auto log = parse("Disassembly for function main:\nDisassembly of section .text:\n"
+                           "scalar registers:\n  s0: 1\n------------------------------------\n"
+                           "wave_3 is stopped\n",
+                           {});
+    CHECK(log.dumps.empty());
+    CHECK(log.warnings.empty());
+  }
   SECTION("limits: waves beyond max_waves are counted, not kept") {
     ParseOptions options;
     options.limits.max_waves = 2;
