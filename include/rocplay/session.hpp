@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rocplay::session {
@@ -115,6 +116,20 @@ void validate_command_text(std::string_view text, std::string_view what = "comma
 // `-interpreter-exec console "TEXT"` with TEXT quoted by MI c-string rules (after validation).
 std::string console_command(std::string_view text);
 
+// The session owns the target's lifecycle: attach, detach, and never kill, run or quit. What
+// execute() and console() do with a command (the playbook loader can refuse these up front).
+enum class CommandRole : std::uint8_t {
+  Ordinary, // sent as is
+  Detach,   // -target-detach / `detach`: becomes Session::detach() (the always-safe path)
+  Refused,  // kill, run, start, attach, quit ...: Error(BadPlaybook) with `reason`
+};
+struct CommandCheck {
+  CommandRole role = CommandRole::Ordinary;
+  std::string reason;
+};
+CommandCheck classify_mi_command(std::string_view command);
+CommandCheck classify_console_command(std::string_view text);
+
 class Session {
 public:
   // Spawns the debugger (`-nx -q --interpreter=mi3`, falling back to mi2), reads its version and
@@ -128,12 +143,14 @@ public:
   // once the target is stopped. Throws Error(NoSuchProcess|PtraceDenied|HookHeld|Timeout|...).
   void attach(std::int64_t pid);
   // Sends one MI command (starts with `-`; no token, no newline; validated) and waits for its
-  // result record. A `^error` result is returned, not thrown. Throws Error(Timeout) when the
-  // deadline passes (the session then detaches and ends: later calls throw the same error),
-  // Error(DebuggerCrashed) if the debugger dies, Error(Interrupted-style code) after a signal.
+  // result record. Lifecycle commands follow classify_mi_command(). A `^error` result is returned,
+  // not thrown. Throws Error(Timeout) when the deadline passes (the session then detaches and ends:
+  // later calls throw the same error), Error(DebuggerCrashed) if the debugger dies,
+  // Error(Interrupted-style code) after a signal.
   mi::Exchange execute(const std::string& command,
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // A console command through -interpreter-exec console, quoted by MI c-string rules.
+  // Lifecycle commands follow classify_console_command().
   mi::Exchange console(const std::string& command,
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Idempotent. Never throws; problems become warnings().
@@ -157,6 +174,8 @@ public:
   double now() const;
 
 private:
+  mi::Exchange lifecycle_detach(const std::string& command);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -108,6 +108,85 @@ std::string console_command(std::string_view text) {
   return "-interpreter-exec console \"" + mi::escape(text) + "\"";
 }
 
+namespace {
+
+std::string first_word(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) {
+    ++i;
+  }
+  std::size_t j = i;
+  while (j < text.size() && text[j] != ' ' && text[j] != '\t') {
+    ++j;
+  }
+  std::string w(text.substr(i, j - i));
+  for (char& c : w) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return w;
+}
+
+CommandCheck refused(std::string what) {
+  return {CommandRole::Refused, std::move(what)};
+}
+
+} // namespace
+
+CommandCheck classify_console_command(std::string_view text) {
+  const std::string w = first_word(text);
+  if (w == "detach") {
+    return {CommandRole::Detach, {}};
+  }
+  if (w == "kill" || w == "k") {
+    return refused("`" + std::string(text) + "` would kill the target; rocplay only detaches");
+  }
+  if (w == "run" || w == "r" || w == "start" || w == "starti") {
+    return refused("`" + std::string(text) + "` would start a new process under the debugger");
+  }
+  if (w == "attach" || w == "target" || w == "disconnect") {
+    return refused("`" + std::string(text) +
+                   "` would change what the debugger is attached to; the session does that");
+  }
+  if (w == "quit" || w == "q" || w == "exit") {
+    return refused("`" + std::string(text) +
+                   "` would end the debugger; the session does that "
+                   "after detaching");
+  }
+  return {};
+}
+
+CommandCheck classify_mi_command(std::string_view command) {
+  std::string_view name = command.substr(0, command.find(' '));
+  if (name == "-target-detach") {
+    return {CommandRole::Detach, {}};
+  }
+  if (name == "-target-attach" || name == "-target-select" || name == "-target-disconnect" ||
+      name == "-exec-run" || name == "-gdb-exit" || name == "-exec-jump" ||
+      name == "-file-exec-and-symbols" || name == "-file-exec-file") {
+    return refused("`" + std::string(name) +
+                   "` is the session's business (attach, detach and the debugger's exit)");
+  }
+  if (name == "-interpreter-exec") {
+    // `-interpreter-exec console "TEXT"`: judge TEXT as a console command.
+    const std::size_t open = command.find('"');
+    const std::size_t close = command.rfind('"');
+    if (open == std::string_view::npos || close <= open) {
+      return refused("`-interpreter-exec` without a quoted command");
+    }
+    const std::string text = mi::unescape(command.substr(open + 1, close - open - 1));
+    for (const char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) {
+        return refused("a control byte inside `-interpreter-exec`'s command");
+      }
+    }
+    return classify_console_command(text);
+  }
+  return {};
+}
+
 TargetInfo check_attach(std::int64_t pid, const Debugger& debugger, const Options& options,
                         std::vector<std::string>* warnings) {
   TargetInfo info;

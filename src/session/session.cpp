@@ -1172,6 +1172,28 @@ void Session::attach(std::int64_t pid) {
   s.times.attach_seconds = s.now() - s.attach_sent_at;
 }
 
+namespace {
+
+[[noreturn]] void refuse(const std::string& command, const CommandCheck& check) {
+  throw Error(ExitCode::BadPlaybook, "refused `" + command + "`: " + check.reason,
+              "the session attaches, detaches and ends the debugger itself; drop the step");
+}
+
+} // namespace
+
+mi::Exchange Session::lifecycle_detach(const std::string& command) {
+  if (!attached()) {
+    return impl_->command(command, impl_->options.command_timeout);
+  }
+  detach();
+  for (auto it = impl_->exchanges.rbegin(); it != impl_->exchanges.rend(); ++it) {
+    if (it->command == "-target-detach") {
+      return *it;
+    }
+  }
+  return impl_->exchanges.empty() ? mi::Exchange{} : impl_->exchanges.back();
+}
+
 mi::Exchange Session::execute(const std::string& command,
                               std::optional<std::chrono::milliseconds> timeout) {
   validate_command_text(command, "MI command");
@@ -1179,12 +1201,27 @@ mi::Exchange Session::execute(const std::string& command,
     throw Error(ExitCode::Usage, "`" + command + "` is not an MI command (they start with `-`)",
                 "send CLI commands through console()");
   }
+  const auto check = classify_mi_command(command);
+  if (check.role == CommandRole::Refused) {
+    refuse(command, check);
+  }
+  if (check.role == CommandRole::Detach) {
+    return lifecycle_detach("-target-detach");
+  }
   return impl_->command(command, timeout.value_or(impl_->options.command_timeout));
 }
 
 mi::Exchange Session::console(const std::string& command,
                               std::optional<std::chrono::milliseconds> timeout) {
-  return impl_->command(console_command(command), timeout.value_or(impl_->options.command_timeout));
+  const std::string mi = console_command(command);
+  const auto check = classify_console_command(command);
+  if (check.role == CommandRole::Refused) {
+    refuse(command, check);
+  }
+  if (check.role == CommandRole::Detach) {
+    return lifecycle_detach("-target-detach");
+  }
+  return impl_->command(mi, timeout.value_or(impl_->options.command_timeout));
 }
 
 void Session::detach() {

@@ -5,6 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -226,4 +229,63 @@ TEST_CASE("the target's environment is read before attaching", "[live][session]"
   CHECK(env.at("HIP_VISIBLE_DEVICES") == "1");
   CHECK(env.count("SECRET_TOKEN") == 0);
   s.detach();
+}
+
+TEST_CASE("detach, kill and quit go through the session", "[live][session]") {
+  SpinTarget target;
+  session::Session s(testing::test_gdb(), testing::test_options());
+  s.attach(target.pid());
+  auto code_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return ExitCode::Ok;
+  };
+  CHECK(code_of([&] { s.console("kill"); }) == ExitCode::BadPlaybook);
+  CHECK(code_of([&] { s.execute("-interpreter-exec console \"quit\""); }) == ExitCode::BadPlaybook);
+  CHECK(code_of([&] { s.execute("-gdb-exit"); }) == ExitCode::BadPlaybook);
+  CHECK(process::is_stopped(target.state())); // still attached, nothing happened
+  // A playbook's own detach takes the session's path: the session knows it is detached.
+  const auto ex = s.execute("-target-detach");
+  REQUIRE(ex.result() != nullptr);
+  CHECK(ex.result()->klass() == "done");
+  CHECK_FALSE(s.attached());
+  CHECK(s.times().detached);
+  CHECK(target.advances());
+}
+
+TEST_CASE("a debugger that refuses mi3 is spoken to in mi2", "[live][session]") {
+  char dir_tmpl[] = "/tmp/rocplay-mi2-XXXXXX";
+  const char* dir = ::mkdtemp(dir_tmpl);
+  REQUIRE(dir != nullptr);
+  const std::string wrapper = std::string(dir) + "/old-gdb";
+  {
+    std::ofstream out(wrapper);
+    // An older GDB's answer to an interpreter it does not know, then the real gdb for mi2.
+    out << "#!/bin/sh\n"
+        << "for a in \"$@\"; do\n"
+        << "  if [ \"$a\" = --interpreter=mi3 ]; then\n"
+        << "    echo \"Interpreter \\`mi3' unrecognized\" >&2; exit 1\n"
+        << "  fi\n"
+        << "done\n"
+        << "exec " << testing::test_gdb().path << " \"$@\"\n";
+  }
+  ::chmod(wrapper.c_str(), 0755);
+  session::Debugger old = testing::test_gdb();
+  old.path = wrapper;
+  SpinTarget target;
+  {
+    session::Session s(old, testing::test_options());
+    CHECK(s.mi_version() == 2);
+    s.attach(target.pid());
+    const auto ex = s.execute("-thread-info");
+    REQUIRE(ex.result() != nullptr);
+    CHECK(ex.result()->klass() == "done");
+    s.detach();
+  }
+  ::unlink(wrapper.c_str());
+  ::rmdir(dir);
+  CHECK(target.advances());
 }

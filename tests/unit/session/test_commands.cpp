@@ -74,3 +74,34 @@ TEST_CASE("signal exit codes", "[session][signals]") {
   CHECK(static_cast<int>(session::exit_code_for_signal(SIGHUP)) == 129);
   CHECK_FALSE(session::caught_signal().has_value());
 }
+
+TEST_CASE("lifecycle commands belong to the session", "[session][commands]") {
+  using session::CommandRole;
+  CHECK(session::classify_mi_command("-thread-info").role == CommandRole::Ordinary);
+  CHECK(session::classify_mi_command("-target-detach").role == CommandRole::Detach);
+  CHECK(session::classify_mi_command("-target-attach 42").role == CommandRole::Refused);
+  CHECK(session::classify_mi_command("-gdb-exit").role == CommandRole::Refused);
+  CHECK(session::classify_mi_command("-exec-run").role == CommandRole::Refused);
+  CHECK(session::classify_mi_command("-interpreter-exec console \"info threads\"").role ==
+        CommandRole::Ordinary);
+  CHECK(session::classify_mi_command("-interpreter-exec console \"kill\"").role ==
+        CommandRole::Refused);
+  CHECK(session::classify_mi_command("-interpreter-exec console \"detach\"").role ==
+        CommandRole::Detach);
+  // An escaped newline would smuggle a second command past the check.
+  CHECK(session::classify_mi_command("-interpreter-exec console \"bt\\nkill\"").role ==
+        CommandRole::Refused);
+  CHECK(session::classify_mi_command("-interpreter-exec console").role == CommandRole::Refused);
+
+  CHECK(session::classify_console_command("info line *0x401000").role == CommandRole::Ordinary);
+  CHECK(session::classify_console_command("  KILL").role == CommandRole::Refused);
+  CHECK(session::classify_console_command("k").role == CommandRole::Refused);
+  CHECK(session::classify_console_command("kill inferiors 1").role == CommandRole::Refused);
+  CHECK(session::classify_console_command("quit").role == CommandRole::Refused);
+  CHECK(session::classify_console_command("run").role == CommandRole::Refused);
+  CHECK(session::classify_console_command("detach").role == CommandRole::Detach);
+  // Words that merely start like one are fine.
+  CHECK(session::classify_console_command("kernel").role == CommandRole::Ordinary);
+  CHECK(session::classify_console_command("info queues").role == CommandRole::Ordinary);
+  CHECK_FALSE(session::classify_console_command("kill").reason.empty());
+}
