@@ -81,7 +81,7 @@ __attribute__((noinline)) void start_sync(int rank) {
   g_spinning.fetch_add(1);
   // clang-format off
   if (g_sleepy) {
-    while (g_release == 0) { nap(20'000'000); } // rocplay-test: sleepy spin line
+    while (g_release == 0) { nap(500'000'000); } // rocplay-test: sleepy spin line
   }
   while (g_release == 0) { } // rocplay-test: spin line
   // clang-format on

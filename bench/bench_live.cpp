@@ -1,0 +1,377 @@
+// Live session cost: rocplay's Session next to a raw `gdb -p PID -batch -x FILE` doing the same
+// commands against tests/targets/spin_target, with 10 and 1,000 threads in the target.
+//
+//   bench_live [--short] [--runs N] [--threads LIST] [--gdb PATH] [--target PATH]
+//
+// For each thread count, one target runs the whole time; for each command list (gpu-state-like,
+// hang-triage-like) the two ways alternate, N runs each, and the medians are printed:
+//  * total: wall time from spawning the debugger to its exit;
+//  * stop (target): the longest gap the target's own progress counter saw during the run (it
+//    ticks every millisecond; while the debugger holds the process it stands still). This is the
+//    one stop-time figure that means the same for both ways;
+//  * stop (rocplay): Session::times().stop_seconds, from -target-attach sent to detach's ^done.
+//
+// Command lists for a debugger without ROCgdb's MI commands (plain gdb):
+//  * gpu-state:   -thread-info                       | info threads
+//  * hang-triage: -thread-info, `info line *PC` once per unique PC, `-stack-list-frames --thread
+//                 N 0 29` per thread | info threads, the same `info line` commands,
+//                 thread apply all bt 30
+// With rocgdb, gpu-state adds -agent-info/-queue-info/-dispatch-info (info agents/queues/
+// dispatches for the raw file). The raw file ends with `detach` and `quit`, as the seed's does.
+#include "rocplay/process.hpp"
+#include "rocplay/session.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace rocplay;
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Progress { // tests/targets/spin_target.cpp
+  std::uint64_t magic, pid, counter, last_ns, max_gap_ns, spinning, blocked;
+};
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+class Target {
+public:
+  Target(const std::string& exe, int threads) {
+    char path[] = "/tmp/rocplay-bench-progress-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd < 0) {
+      throw std::runtime_error("mkstemp");
+    }
+    ::close(fd);
+    path_ = path;
+    // main + 1 blocked on a condition variable + the rest napping inside start_sync.
+    const std::string spin = std::to_string(std::max(1, threads - 2));
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+      throw std::runtime_error("pipe");
+    }
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::execl(exe.c_str(), exe.c_str(), path_.c_str(), spin.c_str(), "--sleepy", "--blocked", "1",
+              static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string text;
+    const auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (text.find("ready\n") == std::string::npos && Clock::now() < deadline) {
+      pollfd p{out[0], POLLIN, 0};
+      if (::poll(&p, 1, 100) > 0) {
+        char buf[256];
+        const ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n <= 0) {
+          break;
+        }
+        text.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+    ::close(out[0]);
+    if (text.find("ready\n") == std::string::npos) {
+      throw std::runtime_error("spin_target did not get ready: " + text);
+    }
+    const int pfd = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
+    void* map = ::mmap(nullptr, sizeof(Progress), PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+    ::close(pfd);
+    if (map == MAP_FAILED) {
+      throw std::runtime_error("mmap");
+    }
+    progress_ = static_cast<Progress*>(map);
+  }
+  ~Target() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    ::munmap(progress_, sizeof(Progress));
+    ::unlink(path_.c_str());
+  }
+  Target(const Target&) = delete;
+  Target& operator=(const Target&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void reset_gap() { __atomic_store_n(&progress_->max_gap_ns, 0, __ATOMIC_RELAXED); }
+  // The longest gap since reset_gap(); waits a few ticks so the tick after a resume is counted.
+  double gap_seconds() const {
+    const auto start = __atomic_load_n(&progress_->counter, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < 500 && __atomic_load_n(&progress_->counter, __ATOMIC_ACQUIRE) < start + 3;
+         ++i) {
+      ::usleep(1000);
+    }
+    return static_cast<double>(__atomic_load_n(&progress_->max_gap_ns, __ATOMIC_RELAXED)) / 1e9;
+  }
+  bool running() const {
+    const auto st = process::read_stat(pid_);
+    return st && !process::is_stopped(st->state);
+  }
+
+private:
+  pid_t pid_ = -1;
+  std::string path_;
+  Progress* progress_ = nullptr;
+};
+
+struct Plan {
+  std::string name;
+  std::vector<std::string> mi;  // for the Session ("-..." or "console:TEXT")
+  std::vector<std::string> raw; // for the raw command file
+};
+
+struct Sample {
+  double total = 0;
+  double stop_target = 0;
+  double stop_internal = 0;
+};
+
+Sample run_rocplay(const session::Debugger& dbg, Target& target, const Plan& plan) {
+  target.reset_gap();
+  session::Options options;
+  const auto t0 = Clock::now();
+  double stop = 0;
+  {
+    session::Session s(dbg, options);
+    s.attach(target.pid());
+    for (const auto& cmd : plan.mi) {
+      if (cmd.rfind("console:", 0) == 0) {
+        s.console(cmd.substr(8));
+      } else {
+        s.execute(cmd);
+      }
+    }
+    s.detach();
+    stop = s.times().stop_seconds.value_or(0);
+  }
+  Sample out;
+  out.total = seconds_since(t0);
+  out.stop_internal = stop;
+  out.stop_target = target.gap_seconds();
+  return out;
+}
+
+Sample run_raw(const session::Debugger& dbg, Target& target, const Plan& plan) {
+  char cmds[] = "/tmp/rocplay-bench-cmds-XXXXXX";
+  const int fd = ::mkstemp(cmds);
+  std::string text = "set pagination off\nset confirm off\n";
+  for (const auto& c : plan.raw) {
+    text += c + "\n";
+  }
+  text += "detach\nquit\n";
+  if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    throw std::runtime_error("write");
+  }
+  ::close(fd);
+  char log[] = "/tmp/rocplay-bench-out-XXXXXX";
+  const int out = ::mkstemp(log);
+  target.reset_gap();
+  const std::string pid = std::to_string(target.pid());
+  const auto t0 = Clock::now();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(out, STDERR_FILENO);
+    ::execl(dbg.path.c_str(), dbg.path.c_str(), "-nx", "-q", "-batch", "-p", pid.c_str(), "-x",
+            cmds, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(300);
+  while (::waitpid(child, &status, WNOHANG) != child) {
+    if (Clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      throw std::runtime_error("raw gdb took longer than 300 s");
+    }
+    ::usleep(500);
+  }
+  Sample s;
+  s.total = seconds_since(t0);
+  s.stop_target = target.gap_seconds();
+  ::close(out);
+  ::unlink(log);
+  ::unlink(cmds);
+  return s;
+}
+
+struct Probe {
+  std::vector<std::string> info_lines; // `info line *0x...` per unique PC
+  std::vector<std::string> thread_ids;
+};
+
+// The unique PCs and thread ids of the target, from one -thread-info (used by both ways).
+Probe probe_target(const session::Debugger& dbg, Target& target) {
+  session::Session s(dbg, session::Options{});
+  s.attach(target.pid());
+  const auto ex = s.execute("-thread-info");
+  s.detach();
+  std::set<std::uint64_t> pcs;
+  Probe out;
+  if (const auto* r = ex.result()) {
+    for (const auto t : r->results()["threads"]) {
+      out.thread_ids.push_back(t["id"].text());
+      if (const auto pc = t["frame"]["addr"].as_address(); pc.ok()) {
+        pcs.insert(*pc);
+      }
+    }
+  }
+  for (const auto pc : pcs) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "info line *0x%llx", static_cast<unsigned long long>(pc));
+    out.info_lines.emplace_back(buf);
+  }
+  return out;
+}
+
+std::vector<int> parse_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    out.push_back(std::stoi(item));
+  }
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bool short_mode = false;
+  int runs = 5;
+  std::vector<int> thread_counts = {10, 1000};
+  std::string gdb_request = "gdb";
+  std::string target_exe;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--short") {
+      short_mode = true;
+    } else if (a == "--runs" && i + 1 < argc) {
+      runs = std::stoi(argv[++i]);
+    } else if (a == "--threads" && i + 1 < argc) {
+      thread_counts = parse_list(argv[++i]);
+    } else if (a == "--gdb" && i + 1 < argc) {
+      gdb_request = argv[++i];
+    } else if (a == "--target" && i + 1 < argc) {
+      target_exe = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_live [--short] [--runs N] [--threads 10,1000] [--gdb PATH] "
+                   "[--target PATH]\n");
+      return 64;
+    }
+  }
+  if (short_mode) {
+    runs = 1;
+    thread_counts = {10, 100};
+  }
+  if (target_exe.empty()) {
+    const fs::path self = fs::read_symlink("/proc/self/exe");
+    target_exe = (self.parent_path().parent_path() / "tests" / "spin_target").string();
+  }
+  if (::access(target_exe.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "bench_live: %s is not built (build the whole tree)\n",
+                 target_exe.c_str());
+    return 66;
+  }
+  session::Debugger dbg;
+  try {
+    dbg = session::find_debugger(gdb_request);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "bench_live: %s\n", e.what());
+    return static_cast<int>(e.code());
+  }
+  std::printf("bench_live: %s (%s), %d run(s) each, median\n", dbg.path.c_str(),
+              dbg.version.c_str(), runs);
+  std::printf("%-8s %-12s %-8s %10s %12s %12s\n", "threads", "commands", "way", "total s",
+              "stop(tgt) s", "stop(int) s");
+  int failures = 0;
+  for (const int threads : thread_counts) {
+    Target target(target_exe, threads);
+    const auto probe = probe_target(dbg, target);
+    std::vector<Plan> plans;
+    {
+      Plan p{"gpu-state", {"-thread-info"}, {"info threads"}};
+      session::Session probe(dbg, session::Options{});
+      if (probe.has_mi_command("agent-info")) {
+        p.mi = {"-agent-info", "-queue-info", "-dispatch-info", "-thread-info"};
+        p.raw = {"info agents", "info queues", "info dispatches", "info threads"};
+      }
+      plans.push_back(p);
+    }
+    {
+      Plan p{"hang-triage", {"-thread-info"}, {"info threads"}};
+      for (const auto& l : probe.info_lines) {
+        p.mi.push_back("console:" + l);
+        p.raw.push_back(l);
+      }
+      // Host backtraces: one -stack-list-frames per thread (one MI record each) is about twice
+      // as fast in GDB as `thread apply all bt` through the MI console, which flushes every line.
+      for (const auto& id : probe.thread_ids) {
+        p.mi.push_back("-stack-list-frames --thread " + id + " 0 29");
+      }
+      p.raw.push_back("thread apply all bt 30");
+      plans.push_back(p);
+    }
+    for (const auto& plan : plans) {
+      std::vector<double> r_total, r_stop, r_int, g_total, g_stop;
+      for (int i = 0; i < runs; ++i) {
+        // Alternate the order so neither way always runs on a warmer cache.
+        for (int k = 0; k < 2; ++k) {
+          if ((i + k) % 2 == 0) {
+            const auto s = run_rocplay(dbg, target, plan);
+            r_total.push_back(s.total);
+            r_stop.push_back(s.stop_target);
+            r_int.push_back(s.stop_internal);
+          } else {
+            const auto s = run_raw(dbg, target, plan);
+            g_total.push_back(s.total);
+            g_stop.push_back(s.stop_target);
+          }
+          if (!target.running()) {
+            std::fprintf(stderr, "bench_live: the target was left stopped\n");
+            ++failures;
+          }
+        }
+      }
+      std::printf("%-8d %-12s %-8s %10.3f %12.3f %12.3f\n", threads, plan.name.c_str(), "rocplay",
+                  median(r_total), median(r_stop), median(r_int));
+      std::printf("%-8d %-12s %-8s %10.3f %12.3f %12s\n", threads, plan.name.c_str(), "raw-gdb",
+                  median(g_total), median(g_stop), "-");
+      const double overhead = (median(r_total) / median(g_total) - 1.0) * 100.0;
+      std::printf("%-8d %-12s %-8s %+9.1f%% %+11.1f%%\n", threads, plan.name.c_str(), "diff",
+                  overhead, (median(r_stop) / median(g_stop) - 1.0) * 100.0);
+      std::fflush(stdout);
+    }
+  }
+  return failures == 0 ? 0 : 1;
+}
