@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <set>
 #include <unordered_set>
 
@@ -253,23 +254,49 @@ struct Builder::Impl {
   }
 
   static void check_unique_ids(Snapshot& s) {
-    auto check = [&](const char* what, auto& items, auto id_of) {
-      std::unordered_set<std::string> seen;
+    // Sorting views is cheaper than hashing 78,000 wave ids into a node-based set.
+    // GDB's thread ids are decimal: compared as integers when they all are.
+    auto count_dups = [](auto& ids) {
+      std::sort(ids.begin(), ids.end());
       std::size_t dup = 0;
+      for (std::size_t i = 1; i < ids.size(); ++i) {
+        dup += ids[i] == ids[i - 1] ? 1 : 0;
+      }
+      return dup;
+    };
+    auto check = [&](const char* what, const auto& items, auto id_of) {
+      std::vector<std::uint64_t> numbers;
+      numbers.reserve(items.size());
       for (const auto& x : items) {
-        if (!seen.insert(id_of(x)).second) {
-          ++dup;
+        auto id = id_of(x);
+        std::uint64_t n = 0;
+        auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+        if (ec != std::errc() || end != id.data() + id.size() || id.empty() || id[0] == '0') {
+          break;
         }
+        numbers.push_back(n);
+      }
+      std::size_t dup = 0;
+      if (numbers.size() == items.size()) {
+        dup = count_dups(numbers);
+      } else {
+        std::vector<std::string_view> ids;
+        ids.reserve(items.size());
+        for (const auto& x : items) {
+          ids.push_back(id_of(x));
+        }
+        dup = count_dups(ids);
       }
       if (dup) {
         s.warnings.push_back(fmt::format("{} {} id(s) appear twice", dup, what));
       }
     };
-    check("agent", s.agents, [](const Agent& a) { return a.id; });
-    check("queue", s.queues, [](const Queue& q) { return q.id; });
-    check("dispatch", s.dispatches, [](const Dispatch& d) { return d.id; });
-    check("wave thread", s.waves, [](const Wave& w) { return w.thread_id; });
-    check("host thread", s.host_threads, [](const HostThread& t) { return t.id; });
+    check("agent", s.agents, [](const Agent& a) { return std::string_view(a.id); });
+    check("queue", s.queues, [](const Queue& q) { return std::string_view(q.id); });
+    check("dispatch", s.dispatches, [](const Dispatch& d) { return std::string_view(d.id); });
+    check("wave thread", s.waves, [](const Wave& w) { return std::string_view(w.thread_id); });
+    check("host thread", s.host_threads,
+          [](const HostThread& t) { return std::string_view(t.id); });
   }
 };
 
@@ -298,9 +325,9 @@ Snapshot build_from_transcript(std::string_view text, BuildOptions options,
                                mi::TranscriptInfo* info_out) {
   mi::TranscriptReader reader;
   std::optional<Builder> builder;
-  // Fed in chunks so only the exchange being assembled is held, not the whole transcript.
-  constexpr std::size_t kChunk = std::size_t{1} << 20;
-  std::size_t pos = 0;
+  // The text is in memory already: fed whole, lines are parsed in place (a node-wide
+  // -thread-info line is not copied into a carry buffer), and the reader still hands out one
+  // exchange at a time.
   auto drain = [&] {
     while (auto ex = reader.next()) {
       if (!builder) {
@@ -312,12 +339,8 @@ Snapshot build_from_transcript(std::string_view text, BuildOptions options,
       builder->add(*ex);
     }
   };
-  while (pos < text.size()) {
-    auto n = std::min(kChunk, text.size() - pos);
-    reader.feed(text.substr(pos, n));
-    pos += n;
-    drain();
-  }
+  reader.feed(text);
+  drain();
   reader.finish();
   drain();
   if (!builder) {

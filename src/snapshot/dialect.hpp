@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace rocplay::snapshot {
@@ -41,8 +42,10 @@ struct BuildState {
   std::vector<LineRange> line_ranges;
   // Full stacks by thread id (-stack-list-frames, bt, thread apply all bt), innermost first.
   std::map<std::string, std::vector<Frame>> stacks;
-  // Thread id -> index into snapshot.waves (dedupe when -thread-info is asked twice).
-  std::map<std::string, std::size_t, std::less<>> wave_index;
+  // Thread id -> index into snapshot.waves, for dedupe when threads are listed twice. May lag
+  // behind snapshot.waves (the rocgdb dialect builds it only when a second list arrives); a
+  // dialect that relies on it keeps it in step itself.
+  std::unordered_map<std::string, std::size_t> wave_index;
 };
 
 class Dialect {

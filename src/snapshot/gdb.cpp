@@ -30,6 +30,12 @@ std::optional<std::uint64_t> lwp_of(std::string_view target_id) {
   return text::parse_u64(rest.substr(0, end));
 }
 
+// A wave added by a GPU dialect that does not keep BuildState::wave_index.
+bool is_wave_thread(const Snapshot& s, const std::string& tid) {
+  return std::any_of(s.waves.begin(), s.waves.end(),
+                     [&](const Wave& w) { return w.thread_id == tid; });
+}
+
 void upsert_host_thread(Snapshot& s, HostThread t) {
   for (auto& existing : s.host_threads) {
     if (existing.id == t.id) {
@@ -88,12 +94,8 @@ public:
 
   void finish(BuildState& st) override {
     Snapshot& s = st.snapshot;
-    std::unordered_set<std::string> wave_ids;
-    for (const auto& w : s.waves) {
-      wave_ids.insert(w.thread_id);
-    }
     for (auto& [tid, frames] : st.stacks) {
-      if (wave_ids.count(tid) || frames.empty()) {
+      if (frames.empty() || st.wave_index.count(tid) || is_wave_thread(s, tid)) {
         continue;
       }
       HostThread t;
@@ -110,17 +112,21 @@ public:
     }
 
     // One SourceLine per unique wave PC (and per PC asked about explicitly).
-    std::set<std::uint64_t> pcs(queried_pcs_.begin(), queried_pcs_.end());
+    std::vector<std::uint64_t> pcs = queried_pcs_;
+    std::optional<std::uint64_t> last;
     for (const auto& w : s.waves) {
-      if (w.pc) {
-        pcs.insert(*w.pc);
+      if (w.pc && w.pc != last) { // consecutive waves mostly share a PC
+        pcs.push_back(*w.pc);
+        last = w.pc;
       }
     }
     for (const auto& l : s.lanes) {
       if (l.pc) {
-        pcs.insert(*l.pc);
+        pcs.push_back(*l.pc);
       }
     }
+    std::sort(pcs.begin(), pcs.end());
+    pcs.erase(std::unique(pcs.begin(), pcs.end()), pcs.end());
     std::set<std::uint64_t> have;
     for (const auto& l : s.source_lines) {
       have.insert(l.pc);
@@ -185,13 +191,13 @@ private:
   static void take_thread_list(const mi::Value& threads, const mi::Value& result, BuildState& st) {
     st.snapshot.coverage.threads = true;
     for (auto t : threads) {
-      auto target = t["target-id"].text();
-      if (is_gpu_target_id(target)) {
+      auto target_value = t["target-id"];
+      if (is_gpu_target_id(target_value.raw())) {
         continue;
       }
       HostThread h;
       h.id = t["id"].text();
-      h.target_id = std::move(target);
+      h.target_id = target_value.text();
       h.lwp = lwp_of(h.target_id);
       h.name = t["name"].text();
       h.state = t["state"].text();

@@ -36,8 +36,9 @@ struct KeyHash {
 
 struct Acc {
   WaveClass c;
-  std::set<std::tuple<std::int64_t, std::int64_t, std::int64_t>> groups;
-  std::set<std::uint32_t> slots;
+  // Sorted and made unique once at the end: cheaper than a node-based set per wave.
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> groups;
+  std::vector<std::uint32_t> slots; // few distinct values: kept unique on insert
 };
 
 void widen(std::optional<Range>& r, std::int64_t v) {
@@ -91,7 +92,9 @@ std::vector<WaveClass> group_waves(const Snapshot& snapshot) {
       std::int64_t x = *w.workgroup[0];
       std::int64_t y = w.workgroup[1].value_or(0);
       std::int64_t z = w.workgroup[2].value_or(0);
-      a.groups.emplace(x, y, z);
+      if (a.groups.empty() || a.groups.back() != std::tuple{x, y, z}) {
+        a.groups.emplace_back(x, y, z);
+      }
       for (std::size_t i = 0; i < 3; ++i) {
         if (w.workgroup[i]) {
           widen(a.c.workgroup[i], *w.workgroup[i]);
@@ -101,8 +104,9 @@ std::vector<WaveClass> group_waves(const Snapshot& snapshot) {
         }
       }
     }
-    if (w.wave_in_group) {
-      a.slots.insert(*w.wave_in_group);
+    if (w.wave_in_group &&
+        std::find(a.slots.begin(), a.slots.end(), *w.wave_in_group) == a.slots.end()) {
+      a.slots.push_back(*w.wave_in_group);
     }
     if (w.first_work_item) {
       widen(a.c.work_items, *w.first_work_item);
@@ -119,7 +123,10 @@ std::vector<WaveClass> group_waves(const Snapshot& snapshot) {
   std::vector<WaveClass> out;
   out.reserve(accs.size());
   for (auto& a : accs) {
+    std::sort(a.groups.begin(), a.groups.end());
+    a.groups.erase(std::unique(a.groups.begin(), a.groups.end()), a.groups.end());
     a.c.workgroups = a.groups.size();
+    std::sort(a.slots.begin(), a.slots.end());
     for (std::uint32_t s : a.slots) {
       if (!a.c.wave_in_group.empty() && a.c.wave_in_group.back().last + 1 == s) {
         a.c.wave_in_group.back().last = s;

@@ -220,9 +220,12 @@ public:
         }
       }
     }
-    for (const auto& [tid, lane] : pending_lanes_) {
-      if (auto it = st.wave_index.find(tid); it != st.wave_index.end()) {
-        s.waves[it->second].lane = lane;
+    if (!pending_lanes_.empty()) {
+      index_waves(st);
+      for (const auto& [tid, lane] : pending_lanes_) {
+        if (auto it = st.wave_index.find(tid); it != st.wave_index.end()) {
+          s.waves[it->second].lane = lane;
+        }
       }
     }
     resolve_kernel_names(st);
@@ -411,7 +414,21 @@ private:
     }
   }
 
+  // BuildState::wave_index is built only when needed: a single node-wide -thread-info list (the
+  // common case, 78,000 waves) has unique ids and needs no map.
+  static void index_waves(BuildState& st) {
+    if (st.wave_index.size() == st.snapshot.waves.size()) {
+      return;
+    }
+    st.wave_index.clear();
+    st.wave_index.reserve(st.snapshot.waves.size());
+    for (std::size_t i = 0; i < st.snapshot.waves.size(); ++i) {
+      st.wave_index.emplace(st.snapshot.waves[i].thread_id, i);
+    }
+  }
+
   static Wave& wave_slot(BuildState& st, const std::string& thread_id) {
+    index_waves(st);
     auto it = st.wave_index.find(thread_id);
     if (it != st.wave_index.end()) {
       Wave& w = st.snapshot.waves[it->second];
@@ -434,35 +451,89 @@ private:
     w.wave_in_group = id.wave_in_group;
   }
 
-  static bool take_thread_list(const mi::Value& list, BuildState& st) {
-    bool any = false;
-    st.snapshot.coverage.threads = true;
-    for (auto t : list) {
-      auto target = t["target-id"];
-      if (!amd::is_wave_id(target.raw())) {
-        continue;
+  // One thread tuple's fields, in a single pass over its children: at 78,000 waves a lookup
+  // by name per field is the hot spot.
+  struct ThreadFields {
+    mi::Value id, target, name, state, frame;
+  };
+  static ThreadFields thread_fields(const mi::Value& t) {
+    ThreadFields f;
+    for (auto c : t) {
+      auto n = c.name();
+      if (n == "id") {
+        f.id = c;
+      } else if (n == "target-id") {
+        f.target = c;
+      } else if (n == "name") {
+        f.name = c;
+      } else if (n == "state") {
+        f.state = c;
+      } else if (n == "frame") {
+        f.frame = c;
       }
-      any = true;
-      Wave& w = wave_slot(st, field(t["id"]));
-      w.target_id = field(target);
-      if (auto id = amd::parse_wave_id(w.target_id)) {
-        set_coordinates(w, *id);
-      } else {
-        st.snapshot.warnings.push_back(
-            fmt::format("thread {}: wave target id `{}` not understood", w.thread_id, w.target_id));
-      }
-      w.name = field(t["name"]);
-      w.state = field(t["state"]);
-      if (auto f = t["frame"]; f.is_tuple()) {
-        w.pc = f["addr"].as_address().to_optional();
-        auto func = field(f["func"]);
+    }
+    return f;
+  }
+
+  static void take_frame(Wave& w, const mi::Value& frame) {
+    for (auto c : frame) {
+      auto n = c.name();
+      if (n == "addr") {
+        w.pc = c.as_address().to_optional();
+      } else if (n == "func") {
+        auto func = field(c);
         if (func != "??") {
           w.function = std::move(func);
         }
-        w.file = field(f["file"]);
-        w.line = u32(f["line"]);
-        w.inline_function = field(f["inline_function"]);
+      } else if (n == "file") {
+        w.file = field(c);
+      } else if (n == "line") {
+        w.line = u32(c);
+      } else if (n == "inline_function") { // cuda-gdb style, if a build ever emits it
+        w.inline_function = field(c);
       }
+    }
+  }
+
+  static bool take_thread_list(const mi::Value& list, BuildState& st) {
+    bool any = false;
+    st.snapshot.coverage.threads = true;
+    // A node-wide list holds tens of thousands of waves: size the vector once, and skip the
+    // dedupe map when this is the first list (GDB's thread ids are unique within one).
+    const bool first_list = st.snapshot.waves.empty();
+    st.snapshot.waves.reserve(st.snapshot.waves.size() + list.size());
+    std::size_t bad_ids = 0;
+    std::string first_bad;
+    for (auto t : list) {
+      ThreadFields tf = thread_fields(t);
+      if (!amd::is_wave_id(tf.target.raw())) {
+        continue;
+      }
+      any = true;
+      Wave* slot = nullptr;
+      if (first_list) {
+        slot = &st.snapshot.waves.emplace_back();
+        slot->thread_id = field(tf.id);
+      } else {
+        slot = &wave_slot(st, field(tf.id));
+      }
+      Wave& w = *slot;
+      w.target_id = field(tf.target);
+      if (auto id = amd::parse_wave_id(w.target_id)) {
+        set_coordinates(w, *id);
+      } else if (bad_ids++ == 0) {
+        first_bad = fmt::format("thread {}: `{}`", w.thread_id, w.target_id);
+      }
+      w.name = field(tf.name);
+      w.state = field(tf.state);
+      if (tf.frame.is_tuple()) {
+        take_frame(w, tf.frame);
+      }
+    }
+    if (bad_ids) {
+      st.snapshot.warnings.push_back(
+          fmt::format("{} wave target id(s) not understood, kept without coordinates (first: {})",
+                      bad_ids, first_bad));
     }
     return any;
   }
@@ -692,6 +763,7 @@ private:
         }
         any = true;
         std::string id(t->cell(row, "Id"));
+        index_waves(st);
         if (st.wave_index.count(id)) {
           continue; // -thread-info already gave this wave, with its PC
         }

@@ -402,5 +402,6 @@ TEST_CASE("bounded input: junk lines are warnings, never a crash", "[snapshot][r
   Snapshot s = build_text(text);
   CHECK(s.agents.size() == 1);
   CHECK(has_warning(s, "were not MI"));
-  CHECK(has_warning(s, "wave target id `AMDGPU Wave 1:1:1:1 (0,0,0` not understood"));
+  CHECK(has_warning(s, "1 wave target id(s) not understood, kept without coordinates (first: "
+                       "thread 2: `AMDGPU Wave 1:1:1:1 (0,0,0`)"));
 }
