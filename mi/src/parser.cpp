@@ -221,18 +221,19 @@ private:
     return RecordView(RecordKind::Error, s_, nullptr, 0, line_no_, &error_);
   }
 
-  std::uint32_t add_node(NodeKind kind, std::size_t name_off, std::size_t name_len,
-                         std::uint32_t parent) {
-    if (nodes_.size() >= limits_.max_values_per_record) {
+  // Hot: one call per value.
+  __attribute__((always_inline)) std::uint32_t add_node(NodeKind kind, std::size_t name_off,
+                                                         std::size_t name_len,
+                                                         std::uint32_t parent) {
+    if (nodes_.size() >= limits_.max_values_per_record) [[unlikely]] {
       set_error(Errc::TooManyValues, name_off);
       return Node::kNone;
     }
-    Node node;
+    Node& node = nodes_.emplace_back();
     node.kind = kind;
     node.name_off = static_cast<std::uint32_t>(name_off);
     node.name_len = static_cast<std::uint32_t>(name_len);
     node.parent = parent;
-    nodes_.push_back(node);
     return static_cast<std::uint32_t>(nodes_.size() - 1);
   }
 
@@ -378,7 +379,8 @@ private:
 
 RecordView parse_line(std::string_view line, std::uint64_t line_no, std::vector<Node>& scratch,
                       ParseError& error_out, const Limits& limits) {
-  error_out = ParseError{};
+  error_out.errc = Errc::None; // cheap reset: keeps the excerpt's buffer
+  error_out.excerpt.clear();
   if (line.size() > limits.max_line_bytes) {
     error_out.errc = Errc::LineTooLong;
     error_out.line = line_no;

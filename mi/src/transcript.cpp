@@ -15,35 +15,43 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// `> 0.012 rest` -> (0.012, "rest"); nullopt when the line is not an event line.
+// `> 0.012 rest` -> ("0.012", "rest"); nullopt when the line is not an event line. The time is
+// converted only where it is used (commands, notes, results), not for every record.
 struct Event {
   char dir;
-  double at;
+  std::string_view stamp;
   std::string_view payload;
   std::size_t payload_col; // 0-based column of the payload in the file line
+
+  double at() const {
+    char buf[33];
+    std::memcpy(buf, stamp.data(), stamp.size());
+    buf[stamp.size()] = '\0';
+    return std::strtod(buf, nullptr);
+  }
 };
+
+bool is_stamp_char(char c) { return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+'; }
 
 std::optional<Event> parse_event(std::string_view line) {
   if (line.size() < 3 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
     return std::nullopt;
   }
-  const std::size_t space = line.find(' ', 2);
-  const std::string_view stamp = line.substr(2, space == std::string_view::npos ? std::string_view::npos : space - 2);
+  std::size_t space = 2;
+  while (space < line.size() && line[space] != ' ') {
+    if (!is_stamp_char(line[space])) {
+      return std::nullopt;
+    }
+    ++space;
+  }
+  const std::string_view stamp = line.substr(2, space - 2);
   if (stamp.empty() || stamp.size() > 32) {
     return std::nullopt;
   }
-  char buf[33];
-  std::memcpy(buf, stamp.data(), stamp.size());
-  buf[stamp.size()] = '\0';
-  char* end = nullptr;
-  const double at = std::strtod(buf, &end);
-  if (end != buf + stamp.size()) {
-    return std::nullopt;
+  if (space >= line.size()) {
+    return Event{line[0], stamp, {}, line.size()};
   }
-  if (space == std::string_view::npos) {
-    return Event{line[0], at, {}, line.size()};
-  }
-  return Event{line[0], at, line.substr(space + 1), space + 1};
+  return Event{line[0], stamp, line.substr(space + 1), space + 1};
 }
 
 } // namespace
@@ -185,14 +193,14 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
       ex.token = token;
     }
     ex.command = std::string(payload.substr(digits));
-    ex.sent_at = event->at;
+    ex.sent_at = event->at();
     current_ = std::move(ex);
     return;
   }
   case '!':
     if (!current_) {
       current_ = Exchange{};
-      current_->sent_at = event->at;
+      current_->sent_at = event->at();
     }
     current_->notes.emplace_back(event->payload);
     return;
@@ -206,9 +214,11 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
     }
     if (!current_) {
       current_ = Exchange{};
-      current_->sent_at = event->at;
+      current_->sent_at = event->at();
     }
-    current_->done_at = event->at;
+    if (rec.kind() == RecordKind::Result) {
+      current_->done_at = event->at();
+    }
     take_record(rec);
     return;
   }
