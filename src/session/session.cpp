@@ -724,8 +724,10 @@ struct Session::Impl {
         throw;
       }
     }
+    // `print thread-events off`: no `[New LWP N]` console line per thread at attach (a thousand
+    // flushed writes for a thousand threads); =thread-created still reports each one.
     for (const char* cmd : {"-gdb-set confirm off", "-gdb-set width 0", "-gdb-set height 0",
-                            "-gdb-set auto-load off"}) {
+                            "-gdb-set auto-load off", "-gdb-set print thread-events off"}) {
       start_command(cmd, remaining());
     }
     // Belt and braces for builds where `auto-load off` leaves Python scripts on; a GDB without
@@ -815,7 +817,14 @@ struct Session::Impl {
     }
     const std::uint64_t token = next_token++;
     const auto deadline = Clock::now() + timeout;
-    on_sent(token, cmd, now());
+    const double sent_at = now();
+    on_sent(token, cmd, sent_at);
+    if (cmd.rfind("-target-attach", 0) == 0) {
+      // From here on the target may be stopped: every way out detaches.
+      attach_sent = true;
+      attach_sent_at = sent_at;
+      attach_stops_before = stops_seen;
+    }
     const std::size_t index = exchanges.size() - 1;
     pending = index;
     waiting = true;
@@ -1112,9 +1121,6 @@ void Session::attach(std::int64_t pid) {
   const std::string cmd = "-target-attach " + std::to_string(pid);
   const auto deadline = Clock::now() + s.options.attach_timeout;
   const std::uint64_t stops_before = s.stops_seen;
-  s.attach_stops_before = stops_before;
-  s.attach_sent = true;
-  s.attach_sent_at = s.now();
   mi::Exchange ex;
   try {
     ex = s.command(cmd, s.options.attach_timeout);
@@ -1124,7 +1130,7 @@ void Session::attach(std::int64_t pid) {
                   "attaching to pid " + std::to_string(pid) + " took longer than " +
                       seconds_text(s.options.attach_timeout),
                   "a process in a GPU wait can take 30 s or more to attach; raise the attach "
-                  "timeout (--attach-timeout). The target was detached and keeps running");
+                  "timeout. The target was detached and keeps running");
     }
     throw;
   }
@@ -1162,7 +1168,7 @@ void Session::attach(std::int64_t pid) {
                  "the debugger attached to pid " + std::to_string(pid) +
                      " but did not report the target stopped within " +
                      seconds_text(s.options.attach_timeout),
-                 "raise the attach timeout (--attach-timeout); the target was detached"),
+                 "raise the attach timeout; the target was detached and keeps running"),
            true);
   case Impl::Wait::Dead:
     s.debugger_died("while attaching to pid " + std::to_string(pid));
