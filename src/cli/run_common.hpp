@@ -1,0 +1,34 @@
+// What `rocplay run` and `rocplay record` share: options, and running a playbook end to end.
+#pragma once
+
+#include "cli/commands.hpp"
+
+#include <string>
+#include <vector>
+
+namespace rocplay::cli {
+
+struct RunCommandOptions {
+  std::string playbook;
+  std::int64_t pid = 0;
+  std::string debugger;
+  double timeout_seconds = 30;
+  double attach_timeout_seconds = 90;
+  std::string format = "text";
+  std::string output;
+  std::string record;
+  bool fast = false;
+  bool allow_unsafe = false;
+  bool color = false;
+  bool quiet = false;
+  std::vector<std::string> vars;
+};
+
+// Adds the options both commands take (all but PLAYBOOK and --record); `--output,-o` for the
+// report only when `report_output`.
+void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output = true);
+// Validates the playbook and options, attaches, runs, detaches, prints the report. Returns the
+// exit code. Throws rocplay::Error for problems found before attaching.
+int run_playbook_command(const RunCommandOptions& o);
+
+} // namespace rocplay::cli

@@ -1,0 +1,112 @@
+// Pieces of the playbook layer that the loader, the runner and the unit tests share.
+#pragma once
+
+#include "rocplay/playbook.hpp"
+
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rocplay::playbook::detail {
+
+// An error inside one scalar (a condition or a command); the loader adds the file position.
+struct TextError : std::runtime_error {
+  TextError(std::uint32_t offset_, std::string message, std::string hint_ = {})
+      : std::runtime_error(std::move(message)), offset(offset_), hint(std::move(hint_)) {}
+  std::uint32_t offset; // bytes into the scalar
+  std::string hint;
+};
+
+// Levenshtein distance, bounded inputs (keys and names).
+std::size_t edit_distance(std::string_view a, std::string_view b);
+// The candidate closest to `word` when it is close enough to be a misspelling of it.
+std::optional<std::string> nearest(std::string_view word,
+                                   const std::vector<std::string_view>& candidates);
+
+// ---- conditions --------------------------------------------------------------------------
+
+struct ExprNode {
+  enum class Op : std::uint8_t {
+    Literal,
+    Name, // a dotted path: `thread.function`, `agents.results.agents`
+    Not,
+    And,
+    Or,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Contains,
+    StartsWith,
+    EndsWith,
+    HasMiCommand, // literal argument: `has_mi_command(agent-info)`
+    Defined,      // name argument
+    Len,
+  };
+  Op op = Op::Literal;
+  Value literal;
+  std::vector<std::string> path;
+  std::uint32_t offset = 0;
+  std::vector<std::shared_ptr<const ExprNode>> args;
+};
+
+// Throws TextError. Bounded: at most kMaxExprLength bytes and kMaxExprDepth nesting.
+constexpr std::size_t kMaxExprLength = 4096;
+constexpr std::size_t kMaxExprDepth = 32;
+std::shared_ptr<const ExprNode> parse_expr(std::string_view text);
+
+// Every name an expression reads, with its offset (for load-time checks).
+void for_each_name(const ExprNode& node,
+                   const std::function<void(const std::vector<std::string>&, std::uint32_t)>& fn);
+
+// What conditions and templates read names from.
+class Scope {
+public:
+  virtual ~Scope() = default;
+  // The value bound to a root name, or nullptr.
+  virtual const Value* lookup(std::string_view root) const = 0;
+  virtual bool has_mi_command(const std::string& name) const = 0;
+};
+
+// Follows a dotted path: map fields by name, list items by index. nullptr when absent.
+const Value* resolve(const Scope& scope, const std::vector<std::string>& path);
+// Never throws: undefined names are null, mismatched comparisons are false.
+Value evaluate(const ExprNode& node, const Scope& scope);
+
+// ---- command templates -------------------------------------------------------------------
+
+// Splits `${name.field}` references out of a command. `$${` is a literal `${`. Throws TextError.
+Template parse_template(std::string_view text, const Position& position);
+
+enum class Quoting : std::uint8_t { Mi, Cli };
+// Renders a command. Integers and addresses go in bare; strings are MI c-strings in MI
+// arguments and plain words (letters, digits, `_.:/@+,=~%-`) in console commands and inside MI
+// c-strings; newlines and control bytes are refused. Throws TextError (offset of the reference).
+std::string render(const Template& tmpl, const Scope& scope, Quoting quoting);
+
+// ---- command safety ----------------------------------------------------------------------
+
+struct Refusal {
+  std::string command; // the offending command word, as written
+  std::string reason;
+  bool always = false; // refused even with --allow-unsafe-commands (quit, kill, run ...)
+};
+// A console command (and any command it runs: `thread apply all ...`, `with ... -- ...`).
+std::optional<Refusal> check_cli(std::string_view command, bool allow_unsafe);
+// An MI command (and console/MI commands inside -interpreter-exec).
+std::optional<Refusal> check_mi(std::string_view command, bool allow_unsafe);
+
+// ---- loop items --------------------------------------------------------------------------
+
+Value thread_item(const HostThread& thread);
+Value wave_item(const Wave& wave);
+Value dispatch_item(const Dispatch& dispatch);
+// The fields each item has, for load-time checks of `thread.fucntion`.
+const std::vector<std::string_view>& item_fields(ForeachOver over);
+
+} // namespace rocplay::playbook::detail

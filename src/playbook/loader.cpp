@@ -1,0 +1,956 @@
+// Loading a playbook: YAML to a validated Playbook, every problem with FILE:LINE:COLUMN.
+//
+// Validation happens here, before a debugger is started, so that a typo never costs a stopped
+// target: unknown keys (with the nearest valid key), step shapes, durations, conditions, `${...}`
+// references (defined before use, fields that exist), step order (nothing that needs the target
+// before `attach` or after `detach`), and the commands a playbook from outside the built-ins may
+// send (src/playbook/safety.cpp).
+#include "playbook/internal.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace rocplay::playbook {
+
+namespace {
+
+using detail::TextError;
+
+constexpr std::size_t kMaxPlaybookBytes = std::size_t{1} << 20;
+constexpr std::size_t kMaxSteps = 10'000;
+constexpr std::size_t kMaxForeachDepth = 4;
+constexpr std::size_t kDefaultForeachLimit = 256;
+constexpr std::uint32_t kDefaultBacktraceFrames = 64;
+constexpr auto kMaxTimeout = std::chrono::hours(1);
+
+const std::vector<std::string_view> kTopKeys = {"name",  "description", "requirements",
+                                                "vars",  "timeout",     "on_error",
+                                                "steps", "tasks",       "always"};
+const std::vector<std::string_view> kRequirementKeys = {"debuggers", "min_version"};
+const std::vector<std::string_view> kActionKeys = {
+    "mi", "cli", "attach", "detach", "snapshot", "threads", "info-line", "backtrace", "foreach"};
+const std::vector<std::string_view> kCommonKeys = {
+    "name",      "when",        "requires", "register", "expect",
+    "fail_when", "failed_when", "timeout",  "on_error", "ignore_errors"};
+const std::vector<std::string_view> kForeachKeys = {"where", "as", "limit", "steps"};
+const std::vector<std::string_view> kFramesKeys = {"frames"};
+const std::vector<std::string_view> kReserved = {"pid", "debugger", "debugger_version", "playbook",
+                                                 "result"};
+const std::vector<std::string_view> kDebuggerNames = {"gdb", "rocgdb", "cuda-gdb"};
+
+std::vector<std::string_view> all_step_keys() {
+  std::vector<std::string_view> keys = kActionKeys;
+  keys.insert(keys.end(), kCommonKeys.begin(), kCommonKeys.end());
+  keys.insert(keys.end(), kForeachKeys.begin(), kForeachKeys.end());
+  return keys;
+}
+
+// The fields a registered result has, by step kind.
+const std::vector<std::string_view>& result_fields(StepKind kind) {
+  static const std::vector<std::string_view> kCommand = {"status",  "class",   "error", "output",
+                                                         "results", "command", "ms"};
+  static const std::vector<std::string_view> kCount = {"status", "count", "failed", "ms"};
+  static const std::vector<std::string_view> kSnapshot = {"status",       "agents",   "queues",
+                                                          "dispatches",   "waves",    "threads",
+                                                          "source_lines", "warnings", "ms"};
+  static const std::vector<std::string_view> kForeach = {"status", "count", "matched", "ms"};
+  static const std::vector<std::string_view> kPlain = {"status", "ms"};
+  switch (kind) {
+  case StepKind::Mi:
+  case StepKind::Cli:
+    return kCommand;
+  case StepKind::Threads:
+  case StepKind::InfoLine:
+  case StepKind::Backtrace:
+    return kCount;
+  case StepKind::Snapshot:
+    return kSnapshot;
+  case StepKind::Foreach:
+    return kForeach;
+  case StepKind::Attach:
+  case StepKind::Detach:
+    return kPlain;
+  }
+  return kPlain;
+}
+
+bool needs_target(StepKind kind) {
+  return kind == StepKind::Threads || kind == StepKind::InfoLine || kind == StepKind::Backtrace ||
+         kind == StepKind::Foreach;
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) != 0 || s[0] == '_')) {
+    return false;
+  }
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+}
+
+// What a name refers to while validating, so that fields can be checked too.
+struct Binding {
+  enum class Kind : std::uint8_t { Scalar, Result, Item } kind = Kind::Scalar;
+  StepKind step = StepKind::Mi;            // Result
+  ForeachOver over = ForeachOver::Threads; // Item
+};
+
+class Loader {
+public:
+  Loader(std::string_view text, std::string origin, const LoadOptions& options)
+      : text_(text), origin_(std::move(origin)), options_(options) {}
+
+  Playbook load() {
+    if (text_.size() > kMaxPlaybookBytes) {
+      fail_at(
+          1, 1,
+          fmt::format("the playbook is {} bytes; the limit is {}", text_.size(), kMaxPlaybookBytes),
+          "split it into smaller playbooks");
+    }
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text_));
+    } catch (const YAML::Exception& e) {
+      fail_at(static_cast<std::uint32_t>(e.mark.line + 1),
+              static_cast<std::uint32_t>(e.mark.column + 1), "YAML syntax: " + e.msg,
+              "fix the YAML syntax; indentation must be spaces, and a `:` needs a space after it");
+    }
+    if (!root.IsMap()) {
+      fail(root, "a playbook is a YAML mapping with at least `steps:`",
+           "start from `rocplay playbooks show host-stacks`");
+    }
+    Playbook pb;
+    pb.origin = origin_;
+    pb.builtin = options_.builtin;
+    pb.source = std::string(text_);
+    check_keys(root, kTopKeys, "playbook");
+
+    const YAML::Node name = root["name"];
+    if (name) {
+      pb.name = scalar(name, "name");
+      if (pb.name.empty() || pb.name.size() > 128) {
+        fail(name, "`name` must be 1 to 128 characters");
+      }
+    } else {
+      pb.name = stem(origin_);
+    }
+    if (const YAML::Node d = root["description"]) {
+      pb.description = scalar(d, "description");
+    }
+    if (const YAML::Node r = root["requirements"]) {
+      pb.requirements = requirements(r);
+    }
+    if (const YAML::Node v = root["timeout"]) {
+      pb.timeout = duration(v);
+    }
+    if (const YAML::Node e = root["on_error"]) {
+      default_on_error_ = on_error(e);
+    }
+    if (const YAML::Node v = root["vars"]) {
+      vars(v, pb);
+    }
+    YAML::Node steps = root["steps"];
+    const char* steps_key = "steps";
+    if (root["tasks"]) {
+      if (steps) {
+        fail(key_of(root, "tasks"), "both `steps` and `tasks`; they are the same list",
+             "keep one of them");
+      }
+      steps = root["tasks"];
+      steps_key = "tasks";
+    }
+    if (!steps) {
+      fail(root, "the playbook has no `steps:`", "add a `steps:` list");
+    }
+    pb.steps = step_list(steps, steps_key, Section::Steps, 0, nullptr);
+    if (const YAML::Node a = root["always"]) {
+      pb.always = step_list(a, "always", Section::Always, 0, nullptr);
+    }
+    pb.has_attach_step = attach_seen_;
+    pb.allow_unsafe_commands = options_.allow_unsafe_commands;
+    return pb;
+  }
+
+private:
+  enum class Section : std::uint8_t { Steps, Always };
+
+  [[noreturn]] void fail_at(std::uint32_t line, std::uint32_t column, const std::string& message,
+                            const std::string& hint = {}) const {
+    Position p{origin_, line, column};
+    throw Error(ExitCode::BadPlaybook, p.str() + ": " + message, hint);
+  }
+
+  Position position(const YAML::Node& node, std::uint32_t offset = 0) const {
+    const YAML::Mark m = node.Mark();
+    if (m.is_null() || m.line < 0) {
+      return Position{origin_, 0, 0};
+    }
+    // Quoted scalars start one column before their text.
+    const std::uint32_t shift = (node.IsScalar() && node.Tag() == "!") ? 1 : 0;
+    return Position{origin_, static_cast<std::uint32_t>(m.line + 1),
+                    static_cast<std::uint32_t>(m.column + 1) + shift + offset};
+  }
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message,
+                         const std::string& hint = {}, std::uint32_t offset = 0) const {
+    throw Error(ExitCode::BadPlaybook, position(node, offset).str() + ": " + message, hint);
+  }
+
+  static std::string stem(const std::string& origin) {
+    std::string s = origin;
+    if (s.rfind("builtin:", 0) == 0) {
+      return s.substr(8);
+    }
+    const auto slash = s.find_last_of('/');
+    if (slash != std::string::npos) {
+      s = s.substr(slash + 1);
+    }
+    const auto dot = s.find_last_of('.');
+    return dot == std::string::npos || dot == 0 ? s : s.substr(0, dot);
+  }
+
+  // The key node of `key` in a mapping, for errors about the key itself.
+  static YAML::Node key_of(const YAML::Node& map, std::string_view key) {
+    for (const auto& kv : map) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == key) {
+        return kv.first;
+      }
+    }
+    return map;
+  }
+
+  std::string scalar(const YAML::Node& node, std::string_view what) const {
+    if (!node.IsScalar()) {
+      fail(node, fmt::format("`{}` must be a single value", what));
+    }
+    return node.Scalar();
+  }
+
+  // Unknown keys (with a suggestion) and duplicates.
+  void check_keys(const YAML::Node& map, const std::vector<std::string_view>& valid,
+                  std::string_view where) const {
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) {
+        fail(kv.first, fmt::format("keys of a {} must be plain names", where));
+      }
+      const std::string key = kv.first.Scalar();
+      if (!seen.insert(key).second) {
+        fail(kv.first, fmt::format("`{}` appears twice in this {}", key, where),
+             "keep one of them");
+      }
+      if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
+        auto guess = detail::nearest(key, valid);
+        std::string valid_list;
+        for (auto v : valid) {
+          valid_list += (valid_list.empty() ? "" : ", ") + std::string(v);
+        }
+        fail(kv.first, fmt::format("unknown key `{}` in a {}", key, where),
+             guess ? fmt::format("did you mean `{}`? (valid: {})", *guess, valid_list)
+                   : fmt::format("valid keys: {}", valid_list));
+      }
+    }
+  }
+
+  std::chrono::milliseconds duration(const YAML::Node& node) const {
+    const std::string s = scalar(node, "timeout");
+    double value = 0;
+    std::string unit;
+    {
+      const char* begin = s.data();
+      const char* end = s.data() + s.size();
+      auto [p, ec] = std::from_chars(begin, end, value);
+      if (ec != std::errc() || p == begin) {
+        fail(node, fmt::format("`{}` is not a duration", s),
+             "write seconds (`30`, `2.5`) or a number with a unit: `500ms`, `30s`, `2m`");
+      }
+      unit = std::string(p, end);
+    }
+    double ms = 0;
+    if (unit.empty() || unit == "s") {
+      ms = value * 1000;
+    } else if (unit == "ms") {
+      ms = value;
+    } else if (unit == "m" || unit == "min") {
+      ms = value * 60'000;
+    } else {
+      fail(node, fmt::format("unknown unit `{}` in `{}`", unit, s), "units: ms, s, m");
+    }
+    if (!(ms >= 1) || ms > static_cast<double>(std::chrono::milliseconds(kMaxTimeout).count())) {
+      fail(node, fmt::format("timeout `{}` is out of range", s),
+           "a timeout is between 1ms and 1 hour");
+    }
+    return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
+  }
+
+  OnError on_error(const YAML::Node& node) const {
+    const std::string s = scalar(node, "on_error");
+    if (s == "abort") {
+      return OnError::Abort;
+    }
+    if (s == "continue") {
+      return OnError::Continue;
+    }
+    auto guess = detail::nearest(s, {"abort", "continue"});
+    fail(node, fmt::format("on_error is `abort` or `continue`, not `{}`", s),
+         guess ? fmt::format("did you mean `{}`?", *guess) : std::string());
+  }
+
+  DebuggerKind debugger_name(const YAML::Node& node) const {
+    const std::string s = scalar(node, "debugger");
+    if (s == "gdb") {
+      return DebuggerKind::Gdb;
+    }
+    if (s == "rocgdb") {
+      return DebuggerKind::RocGdb;
+    }
+    if (s == "cuda-gdb") {
+      return DebuggerKind::CudaGdb;
+    }
+    auto guess = detail::nearest(s, kDebuggerNames);
+    fail(node, fmt::format("unknown debugger `{}`", s),
+         guess ? fmt::format("did you mean `{}`? (debuggers: gdb, rocgdb, cuda-gdb)", *guess)
+               : "debuggers: gdb, rocgdb, cuda-gdb");
+  }
+
+  std::vector<DebuggerKind> debugger_list(const YAML::Node& node) const {
+    std::vector<DebuggerKind> out;
+    if (node.IsScalar()) {
+      out.push_back(debugger_name(node));
+    } else if (node.IsSequence()) {
+      for (const auto& item : node) {
+        out.push_back(debugger_name(item));
+      }
+    } else {
+      fail(node, "expected a debugger name or a list of them", "e.g. [rocgdb, cuda-gdb]");
+    }
+    return out;
+  }
+
+  Requirements requirements(const YAML::Node& node) const {
+    if (!node.IsMap()) {
+      fail(node, "`requirements` is a mapping", "e.g. requirements: {debuggers: [rocgdb]}");
+    }
+    check_keys(node, kRequirementKeys, "requirements mapping");
+    Requirements r;
+    if (const YAML::Node d = node["debuggers"]) {
+      r.debuggers = debugger_list(d);
+    }
+    if (const YAML::Node v = node["min_version"]) {
+      if (!v.IsMap()) {
+        fail(v, "`min_version` maps a debugger to a version", "e.g. min_version: {gdb: \"12.1\"}");
+      }
+      for (const auto& kv : v) {
+        const DebuggerKind kind = debugger_name(kv.first);
+        const std::string version = scalar(kv.second, "min_version");
+        if (version.empty() || version.find_first_not_of("0123456789.") != std::string::npos) {
+          fail(kv.second, fmt::format("`{}` is not a version", version), "e.g. \"13.1\"");
+        }
+        r.min_version[kind] = version;
+      }
+    }
+    return r;
+  }
+
+  static Value scalar_value(const YAML::Node& node) {
+    const std::string& s = node.Scalar();
+    if (node.Tag() != "!") { // plain scalars may be numbers or booleans
+      std::int64_t i = 0;
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+      if (!s.empty() && ec == std::errc() && p == s.data() + s.size()) {
+        return Value::integer(i);
+      }
+      if (s.size() > 2 && s[0] == '0' && s[1] == 'x') {
+        std::uint64_t a = 0;
+        auto [q, ec2] = std::from_chars(s.data() + 2, s.data() + s.size(), a, 16);
+        if (ec2 == std::errc() && q == s.data() + s.size()) {
+          return Value::address(a);
+        }
+      }
+      if (s == "true" || s == "false") {
+        return Value::boolean(s == "true");
+      }
+    }
+    return Value::string(s);
+  }
+
+  void vars(const YAML::Node& node, Playbook& pb) {
+    if (!node.IsMap()) {
+      fail(node, "`vars` maps names to default values", "e.g. vars: {frames: 30}");
+    }
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+      if (!is_identifier(key)) {
+        fail(kv.first, fmt::format("`{}` is not a variable name", key),
+             "names are letters, digits and _, starting with a letter");
+      }
+      if (std::find(kReserved.begin(), kReserved.end(), key) != kReserved.end()) {
+        fail(kv.first, fmt::format("`{}` is set by rocplay and cannot be declared", key),
+             "pick another name");
+      }
+      if (!seen.insert(key).second) {
+        fail(kv.first, fmt::format("variable `{}` is declared twice", key));
+      }
+      if (!kv.second.IsScalar()) {
+        fail(kv.second, fmt::format("the default of `{}` must be a single value", key));
+      }
+      pb.vars.emplace_back(key, scalar_value(kv.second));
+      bind(key, Binding{});
+    }
+  }
+
+  // ---- names in scope ------------------------------------------------------------------
+
+  void bind(const std::string& name, Binding b) { scope_[name] = b; }
+
+  std::vector<std::string_view> scope_names() const {
+    std::vector<std::string_view> out;
+    for (const auto& [k, v] : scope_) {
+      out.push_back(k);
+    }
+    for (auto r : kReserved) {
+      out.push_back(r);
+    }
+    return out;
+  }
+
+  void check_name(const std::vector<std::string>& path, const YAML::Node& node,
+                  std::uint32_t offset, const std::optional<StepKind>& result_kind) const {
+    const std::string& root = path[0];
+    std::optional<Binding> b;
+    if (root == "result" && result_kind) {
+      b = Binding{Binding::Kind::Result, *result_kind, {}};
+    } else if (root == "pid" || root == "debugger" || root == "debugger_version" ||
+               root == "playbook") {
+      b = Binding{};
+    } else if (auto it = scope_.find(root); it != scope_.end()) {
+      b = it->second;
+    }
+    if (!b) {
+      auto guess = detail::nearest(root, scope_names());
+      const std::string extra =
+          root == "result" ? " (`result` exists only in expect/fail_when)" : "";
+      fail(node, fmt::format("`{}` is not defined here{}", root, extra),
+           guess ? fmt::format("did you mean `{}`?", *guess)
+                 : "define it under `vars:`, or `register:` a step before this one",
+           offset);
+    }
+    if (path.size() < 2) {
+      return;
+    }
+    const std::vector<std::string_view>* fields = nullptr;
+    switch (b->kind) {
+    case Binding::Kind::Scalar:
+      fail(node, fmt::format("`{}` is a single value; it has no field `{}`", root, path[1]), {},
+           offset);
+    case Binding::Kind::Result:
+      fields = &result_fields(b->step);
+      break;
+    case Binding::Kind::Item:
+      fields = &detail::item_fields(b->over);
+      break;
+    }
+    if (std::find(fields->begin(), fields->end(), path[1]) == fields->end()) {
+      auto guess = detail::nearest(path[1], *fields);
+      std::string list;
+      for (auto f : *fields) {
+        list += (list.empty() ? "" : ", ") + std::string(f);
+      }
+      fail(node, fmt::format("`{}` has no field `{}`", root, path[1]),
+           guess ? fmt::format("did you mean `{}.{}`? (fields: {})", root, *guess, list)
+                 : fmt::format("fields: {}", list),
+           offset);
+    }
+  }
+
+  Condition condition(const YAML::Node& node, std::string_view key,
+                      const std::optional<StepKind>& result_kind) const {
+    if (!node.IsScalar()) {
+      fail(node, fmt::format("`{}` is a condition, written as one line of text", key),
+           "e.g. when: has_mi_command(agent-info)");
+    }
+    Condition c;
+    c.text = node.Scalar();
+    c.position = position(node);
+    try {
+      c.root = detail::parse_expr(c.text);
+    } catch (const TextError& e) {
+      fail(node, fmt::format("in `{}`: {}", key, e.what()), e.hint, e.offset);
+    }
+    detail::for_each_name(*c.root, [&](const std::vector<std::string>& path, std::uint32_t off) {
+      check_name(path, node, off, result_kind);
+    });
+    return c;
+  }
+
+  Template command(const YAML::Node& node, StepKind kind) const {
+    const std::string key = kind == StepKind::Mi ? "mi" : "cli";
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      fail(node, fmt::format("`{}` takes one command as text", key),
+           kind == StepKind::Mi ? "e.g. mi: -thread-info" : "e.g. cli: info sharedlibrary");
+    }
+    const std::string text = node.Scalar();
+    if (text.size() > 4096) {
+      fail(node, "the command is longer than 4096 bytes");
+    }
+    Template t;
+    try {
+      t = detail::parse_template(text, position(node));
+    } catch (const TextError& e) {
+      fail(node, e.what(), e.hint, e.offset);
+    }
+    std::uint32_t offset = 0;
+    for (const auto& piece : t.pieces) {
+      if (!piece.literal) {
+        check_name(piece.path, node, offset, std::nullopt);
+      }
+      offset +=
+          static_cast<std::uint32_t>(piece.literal ? piece.text.size() : piece.text.size() + 3);
+    }
+    if (kind == StepKind::Mi) {
+      const auto first = text.find_first_not_of(" \t");
+      if (first == std::string::npos || text[first] != '-') {
+        fail(node, fmt::format("`{}` is not an MI command; MI commands start with `-`", text),
+             "use `cli:` for a console command, e.g. cli: " + text);
+      }
+    }
+    if (!t.pieces.empty() && !t.pieces.front().literal && !options_.builtin &&
+        !options_.allow_unsafe_commands) {
+      fail(node, "the command's name comes from a variable, so it cannot be checked",
+           "write the command name literally; pass --allow-unsafe-commands to run it anyway");
+    }
+    // References are checked again at run time; here they stand for a plain word.
+    std::string checkable;
+    for (const auto& piece : t.pieces) {
+      checkable += piece.literal ? piece.text : std::string("0");
+    }
+    const bool allow = options_.builtin || options_.allow_unsafe_commands;
+    auto refusal = kind == StepKind::Mi ? detail::check_mi(checkable, allow)
+                                        : detail::check_cli(checkable, allow);
+    if (refusal) {
+      if (refusal->always) {
+        fail(node, fmt::format("refused: {}", refusal->reason),
+             "rocplay attaches, detaches and quits by itself; remove this step");
+      }
+      fail(node,
+           fmt::format("refused: {}; playbooks from outside the built-ins may not do this",
+                       refusal->reason),
+           "review the playbook; if you trust it, run with --allow-unsafe-commands");
+    }
+    return t;
+  }
+
+  std::uint32_t frames_option(const YAML::Node& value, std::string_view action,
+                              std::uint32_t fallback) const {
+    if (!value || value.IsNull()) {
+      return fallback;
+    }
+    if (value.IsScalar()) {
+      if (value.Scalar() == "true") {
+        return fallback;
+      }
+      fail(value, fmt::format("`{}` takes no value, or a mapping such as {{frames: 10}}", action));
+    }
+    if (!value.IsMap()) {
+      fail(value, fmt::format("`{}` takes a mapping such as {{frames: 10}}", action));
+    }
+    check_keys(value, kFramesKeys, std::string(action) + " mapping");
+    const YAML::Node f = value["frames"];
+    if (!f) {
+      return fallback;
+    }
+    const std::string s = scalar(f, "frames");
+    std::uint32_t n = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc() || p != s.data() + s.size() || n == 0 || n > 10'000) {
+      fail(f, fmt::format("frames must be a whole number from 1 to 10000, not `{}`", s));
+    }
+    return n;
+  }
+
+  void no_value(const YAML::Node& value, std::string_view action) const {
+    if (!value || value.IsNull()) {
+      return;
+    }
+    if (value.IsScalar() && value.Scalar() == "true") {
+      return;
+    }
+    if (value.IsMap() && value.size() == 0) {
+      return;
+    }
+    fail(value, fmt::format("`{}` takes no value", action),
+         fmt::format("write `- {}` or `{}:` on its own", action, action));
+  }
+
+  std::vector<Step> step_list(const YAML::Node& node, std::string_view key, Section section,
+                              std::size_t depth, const Step* parent) {
+    if (!node.IsSequence()) {
+      if (node.IsNull()) {
+        return {};
+      }
+      fail(node, fmt::format("`{}` is a list of steps", key), "each step starts with `- `");
+    }
+    std::vector<Step> out;
+    for (const auto& item : node) {
+      out.push_back(step(item, section, depth, parent));
+    }
+    return out;
+  }
+
+  Step step(const YAML::Node& node, Section section, std::size_t depth, const Step* parent) {
+    if (++step_count_ > kMaxSteps) {
+      fail(node, fmt::format("more than {} steps", kMaxSteps));
+    }
+    Step s;
+    s.position = position(node);
+    s.on_error = default_on_error_;
+
+    // `- threads` is built as its own mapping: assigning to a yaml-cpp Node would rewrite the
+    // document node it shares (and lose its position).
+    YAML::Node shorthand(YAML::NodeType::Map);
+    if (node.IsScalar()) {
+      // `- threads` is short for `- threads:`.
+      const std::string word = node.Scalar();
+      if (std::find(kActionKeys.begin(), kActionKeys.end(), word) == kActionKeys.end() ||
+          word == "mi" || word == "cli" || word == "foreach") {
+        auto guess = detail::nearest(word, kActionKeys);
+        fail(node, fmt::format("`{}` is not a step", word),
+             guess ? fmt::format("did you mean `{}`?", *guess)
+                   : "a step is a mapping such as `- mi: -thread-info`");
+      }
+      shorthand[word] = YAML::Node(YAML::NodeType::Null);
+    } else if (!node.IsMap()) {
+      fail(node, "a step is a mapping such as `- mi: -thread-info`");
+    }
+    const YAML::Node& map = node.IsScalar() ? shorthand : node;
+    check_keys(map, all_step_keys(), "step");
+    const YAML::Node& cmap = map; // const lookups never insert keys
+
+    // The action.
+    std::string action;
+    YAML::Node action_value;
+    YAML::Node action_key_node;
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (std::find(kActionKeys.begin(), kActionKeys.end(), key) != kActionKeys.end()) {
+        if (!action.empty()) {
+          fail(kv.first,
+               fmt::format("a step has one action; this one has `{}` and `{}`", action, key),
+               "split it into two steps");
+        }
+        action = key;
+        action_value = kv.second;
+        action_key_node = kv.first;
+      }
+    }
+    if (action.empty()) {
+      std::string list;
+      for (auto a : kActionKeys) {
+        list += (list.empty() ? "" : ", ") + std::string(a);
+      }
+      fail(node, "this step has no action", "add one of: " + list);
+    }
+    const YAML::Node& where_node = node.IsScalar() ? node : action_key_node;
+    if (action == "mi") {
+      s.kind = StepKind::Mi;
+    } else if (action == "cli") {
+      s.kind = StepKind::Cli;
+    } else if (action == "attach") {
+      s.kind = StepKind::Attach;
+    } else if (action == "detach") {
+      s.kind = StepKind::Detach;
+    } else if (action == "snapshot") {
+      s.kind = StepKind::Snapshot;
+    } else if (action == "threads") {
+      s.kind = StepKind::Threads;
+    } else if (action == "info-line") {
+      s.kind = StepKind::InfoLine;
+    } else if (action == "backtrace") {
+      s.kind = StepKind::Backtrace;
+    } else {
+      s.kind = StepKind::Foreach;
+    }
+    if (s.kind != StepKind::Foreach) {
+      for (auto k : kForeachKeys) {
+        if (cmap[std::string(k)]) {
+          fail(key_of(map, k), fmt::format("`{}` belongs to a foreach step", k),
+               "move it under a `foreach:` step, or remove it");
+        }
+      }
+    }
+
+    // Order rules.
+    if (s.kind == StepKind::Attach) {
+      if (section != Section::Steps || depth > 0) {
+        fail(where_node, "`attach` may only be a top-level step under `steps:`");
+      }
+      if (attach_seen_) {
+        fail(where_node, "a second `attach`; a playbook attaches once");
+      }
+      if (detach_seen_) {
+        fail(where_node, "`attach` after `detach`; a playbook attaches once");
+      }
+      attach_seen_ = true;
+    }
+    if (s.kind == StepKind::Detach) {
+      if (depth > 0) {
+        fail(where_node, "`detach` may not be inside a foreach");
+      }
+      if (detach_seen_) {
+        fail(where_node, "a second `detach`");
+      }
+      detach_seen_ = true;
+    }
+    if (needs_target(s.kind)) {
+      if (detach_seen_) {
+        fail(where_node, fmt::format("`{}` needs the target, but it comes after `detach`", action),
+             "move it before the detach step (the always section detaches by itself)");
+      }
+      if (!first_needs_target_) {
+        first_needs_target_ = position(where_node);
+      }
+    }
+    if (s.kind == StepKind::Attach && first_needs_target_) {
+      throw Error(ExitCode::BadPlaybook,
+                  first_needs_target_->str() +
+                      ": this step needs the target, but it comes before `attach`",
+                  "move it after the attach step");
+    }
+
+    // Common keys, in an order that lets `expect` see `result`.
+    if (const YAML::Node n = cmap["name"]) {
+      s.name = scalar(n, "name");
+    }
+    if (const YAML::Node w = cmap["when"]) {
+      s.when = condition(w, "when", std::nullopt);
+    }
+    if (const YAML::Node r = cmap["requires"]) {
+      s.debuggers = debugger_list(r);
+    }
+    if (const YAML::Node t = cmap["timeout"]) {
+      if (s.kind == StepKind::Attach) {
+        fail(t, "attach takes its deadline from --attach-timeout",
+             "remove `timeout:` here and pass --attach-timeout SECONDS");
+      }
+      s.timeout = duration(t);
+    }
+    const YAML::Node ignore = cmap["ignore_errors"];
+    if (const YAML::Node e = cmap["on_error"]) {
+      if (ignore) {
+        fail(key_of(map, "ignore_errors"), "both `on_error` and `ignore_errors`",
+             "keep `on_error`");
+      }
+      s.on_error = on_error(e);
+    } else if (ignore) {
+      const std::string v = scalar(ignore, "ignore_errors");
+      if (v != "true" && v != "false") {
+        fail(ignore, "ignore_errors is true or false");
+      }
+      s.on_error = v == "true" ? OnError::Continue : OnError::Abort;
+    }
+
+    switch (s.kind) {
+    case StepKind::Mi:
+    case StepKind::Cli:
+      s.command = command(action_value, s.kind);
+      break;
+    case StepKind::Backtrace:
+      s.frames = frames_option(action_value, action, kDefaultBacktraceFrames);
+      break;
+    case StepKind::InfoLine:
+      s.frames = frames_option(action_value, action, 1);
+      break;
+    case StepKind::Foreach:
+      foreach_step(map, action_value, s, section, depth);
+      break;
+    default:
+      no_value(action_value, action);
+      break;
+    }
+    if (s.name.empty()) {
+      s.name = derived_name(s);
+    }
+
+    const YAML::Node fw = cmap["fail_when"] ? cmap["fail_when"] : cmap["failed_when"];
+    if (cmap["fail_when"] && cmap["failed_when"]) {
+      fail(key_of(map, "failed_when"), "both `fail_when` and `failed_when`", "keep `fail_when`");
+    }
+    if (fw) {
+      s.fail_when = condition(fw, "fail_when", s.kind);
+    }
+    if (const YAML::Node e = cmap["expect"]) {
+      if (e.IsSequence()) {
+        for (const auto& c : e) {
+          s.expect.push_back(condition(c, "expect", s.kind));
+        }
+      } else {
+        s.expect.push_back(condition(e, "expect", s.kind));
+      }
+    }
+    if (const YAML::Node r = cmap["register"]) {
+      const std::string name = scalar(r, "register");
+      if (!is_identifier(name)) {
+        fail(r, fmt::format("`{}` is not a name", name),
+             "names are letters, digits and _, starting with a letter");
+      }
+      if (std::find(kReserved.begin(), kReserved.end(), name) != kReserved.end()) {
+        fail(r, fmt::format("`{}` is set by rocplay; register under another name", name));
+      }
+      if (auto it = scope_.find(name);
+          it != scope_.end() && it->second.kind != Binding::Kind::Result) {
+        fail(r, fmt::format("`{}` is already a variable or loop item", name));
+      }
+      s.register_as = name;
+      bind(name, Binding{Binding::Kind::Result, s.kind, {}});
+    }
+    (void)parent;
+    return s;
+  }
+
+  void foreach_step(const YAML::Node& map, const YAML::Node& over, Step& s, Section section,
+                    std::size_t depth) {
+    // `map` is const here: lookups never insert keys.
+    if (depth + 1 > kMaxForeachDepth) {
+      fail(over, fmt::format("foreach nested deeper than {} levels", kMaxForeachDepth));
+    }
+    const std::string what = scalar(over, "foreach");
+    if (what == "threads") {
+      s.over = ForeachOver::Threads;
+      s.loop_var = "thread";
+    } else if (what == "waves") {
+      s.over = ForeachOver::Waves;
+      s.loop_var = "wave";
+    } else if (what == "dispatches") {
+      s.over = ForeachOver::Dispatches;
+      s.loop_var = "dispatch";
+    } else {
+      auto guess = detail::nearest(what, {"threads", "waves", "dispatches"});
+      fail(over, fmt::format("foreach goes over threads, waves or dispatches, not `{}`", what),
+           guess ? fmt::format("did you mean `{}`?", *guess) : std::string());
+    }
+    if (const YAML::Node a = map["as"]) {
+      s.loop_var = scalar(a, "as");
+      if (!is_identifier(s.loop_var) ||
+          std::find(kReserved.begin(), kReserved.end(), s.loop_var) != kReserved.end()) {
+        fail(a, fmt::format("`{}` cannot name the loop item", s.loop_var));
+      }
+    }
+    if (auto it = scope_.find(s.loop_var); it != scope_.end()) {
+      fail(map["as"] ? map["as"] : over,
+           fmt::format("`{}` is already defined; name the loop item with `as:`", s.loop_var));
+    }
+    s.limit = kDefaultForeachLimit;
+    if (const YAML::Node l = map["limit"]) {
+      const std::string v = scalar(l, "limit");
+      std::size_t n = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || p != v.data() + v.size() || n == 0 || n > 1'000'000) {
+        fail(l, fmt::format("limit must be a whole number from 1 to 1000000, not `{}`", v));
+      }
+      s.limit = n;
+    }
+    bind(s.loop_var, Binding{Binding::Kind::Item, {}, s.over});
+    if (const YAML::Node w = map["where"]) {
+      s.where = condition(w, "where", std::nullopt);
+    }
+    const YAML::Node body = map["steps"];
+    if (!body || !body.IsSequence() || body.size() == 0) {
+      fail(body ? body : over, "a foreach needs `steps:`, a list of steps to run for each item");
+    }
+    s.body = step_list(body, "steps", section, depth + 1, &s);
+    scope_.erase(s.loop_var);
+  }
+
+  static std::string derived_name(const Step& s) {
+    switch (s.kind) {
+    case StepKind::Mi:
+    case StepKind::Cli:
+      return s.command.text;
+    case StepKind::Foreach:
+      return fmt::format("foreach {}", to_string(s.over));
+    default:
+      return std::string(to_string(s.kind));
+    }
+  }
+
+  std::string_view text_;
+  std::string origin_;
+  LoadOptions options_;
+  OnError default_on_error_ = OnError::Abort;
+  std::map<std::string, Binding> scope_;
+  std::size_t step_count_ = 0;
+  bool attach_seen_ = false;
+  bool detach_seen_ = false;
+  std::optional<Position> first_needs_target_;
+};
+
+} // namespace
+
+std::string_view to_string(StepKind kind) {
+  switch (kind) {
+  case StepKind::Mi:
+    return "mi";
+  case StepKind::Cli:
+    return "cli";
+  case StepKind::Attach:
+    return "attach";
+  case StepKind::Detach:
+    return "detach";
+  case StepKind::Snapshot:
+    return "snapshot";
+  case StepKind::Threads:
+    return "threads";
+  case StepKind::InfoLine:
+    return "info-line";
+  case StepKind::Backtrace:
+    return "backtrace";
+  case StepKind::Foreach:
+    return "foreach";
+  }
+  return "?";
+}
+
+std::string_view to_string(ForeachOver over) {
+  switch (over) {
+  case ForeachOver::Threads:
+    return "threads";
+  case ForeachOver::Waves:
+    return "waves";
+  case ForeachOver::Dispatches:
+    return "dispatches";
+  }
+  return "?";
+}
+
+Playbook load(std::string_view yaml, const std::string& origin, const LoadOptions& options) {
+  return Loader(yaml, origin, options).load();
+}
+
+Playbook load_file(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(ExitCode::NoInput, fmt::format("cannot read playbook {}", path),
+                "check the path; `rocplay playbooks` lists the playbooks it can find");
+  }
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxPlaybookBytes) {
+      throw Error(ExitCode::BadPlaybook,
+                  fmt::format("{}: the playbook is larger than {} bytes", path, kMaxPlaybookBytes),
+                  "split it into smaller playbooks");
+    }
+  }
+  return load(text, path, options);
+}
+
+} // namespace rocplay::playbook

@@ -1,0 +1,922 @@
+// Running a playbook: steps in order, per-step status, `always` last, detach on every path.
+//
+// Unlike `gdb -batch -x FILE`, which stops at the first error and exits with the status of the
+// last command, every step gets its own status here, a failing step stops the playbook only when
+// it says so (on_error: abort, the default), and the `always` section and the detach run whatever
+// happened before them.
+#include "playbook/internal.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <ctime>
+#include <set>
+#include <unordered_set>
+
+namespace rocplay::playbook {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class SessionDriver final : public Driver {
+public:
+  explicit SessionDriver(session::Session& s) : s_(s) {}
+  void attach(std::int64_t pid) override { s_.attach(pid); }
+  mi::Exchange execute(const std::string& command,
+                       std::optional<std::chrono::milliseconds> timeout) override {
+    return s_.execute(command, timeout);
+  }
+  mi::Exchange console(const std::string& command,
+                       std::optional<std::chrono::milliseconds> timeout) override {
+    return s_.console(command, timeout);
+  }
+  void detach() override { s_.detach(); }
+  bool has_mi_command(const std::string& name) const override { return s_.has_mi_command(name); }
+  const session::Debugger& debugger() const override { return s_.debugger(); }
+  const std::vector<mi::Exchange>& exchanges() const override { return s_.exchanges(); }
+  session::TargetTimes times() const override { return s_.times(); }
+  std::vector<std::string> warnings() const override { return s_.warnings(); }
+  std::map<std::string, std::string> target_env() const override {
+    return s_.attached() || s_.times().detached ? s_.target().env
+                                                : std::map<std::string, std::string>{};
+  }
+
+private:
+  session::Session& s_;
+};
+
+// MI results as values for `register:`, `expect:` and `${...}`; bounded.
+class MiConverter {
+public:
+  explicit MiConverter(std::size_t budget) : budget_(budget) {}
+  bool truncated() const { return truncated_; }
+
+  Value convert(const mi::Value& v, std::size_t depth = 0) {
+    if (budget_ == 0 || depth > 32) {
+      truncated_ = true;
+      return Value();
+    }
+    --budget_;
+    if (v.is_string()) {
+      return Value::string(v.bytes());
+    }
+    if (v.is_tuple()) {
+      Value::Entries entries;
+      for (auto child : v) {
+        entries.emplace_back(std::string(child.name()), convert(child, depth + 1));
+      }
+      return Value::map(std::move(entries));
+    }
+    if (v.is_list()) {
+      std::vector<Value> items;
+      for (auto child : v) {
+        items.push_back(convert(child, depth + 1));
+      }
+      return Value::list(std::move(items));
+    }
+    return Value();
+  }
+
+private:
+  std::size_t budget_;
+  bool truncated_ = false;
+};
+
+bool is_thread_id(std::string_view id) {
+  return !id.empty() && id.size() < 32 && id.find_first_not_of("0123456789.") == std::string::npos;
+}
+
+bool needs_target(StepKind kind) {
+  return kind == StepKind::Threads || kind == StepKind::InfoLine || kind == StepKind::Backtrace ||
+         kind == StepKind::Foreach;
+}
+
+std::string iso_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Numeric version compare: `13.1` >= `12.1.90`.
+bool version_at_least(const std::string& have, const std::string& want) {
+  auto parts = [](const std::string& s) {
+    std::vector<std::uint64_t> out;
+    std::uint64_t cur = 0;
+    bool any = false;
+    for (char c : s) {
+      if (c >= '0' && c <= '9') {
+        cur = cur * 10 + static_cast<std::uint64_t>(c - '0');
+        any = true;
+      } else if (c == '.') {
+        out.push_back(cur);
+        cur = 0;
+        any = false;
+      } else {
+        break;
+      }
+    }
+    if (any) {
+      out.push_back(cur);
+    }
+    return out;
+  };
+  auto a = parts(have);
+  auto b = parts(want);
+  a.resize(std::max(a.size(), b.size()));
+  b.resize(a.size());
+  return a >= b;
+}
+
+class Runner final : public detail::Scope {
+public:
+  Runner(const Playbook& pb, Driver& driver, const RunOptions& options)
+      : pb_(pb), driver_(driver), options_(options) {}
+
+  const Value* lookup(std::string_view root) const override {
+    for (auto it = locals_.rbegin(); it != locals_.rend(); ++it) {
+      if (it->first == root) {
+        return &it->second;
+      }
+    }
+    auto it = globals_.find(std::string(root));
+    return it == globals_.end() ? nullptr : &it->second;
+  }
+
+  bool has_mi_command(const std::string& name) const override {
+    return driver_.has_mi_command(name);
+  }
+
+  RunResult run() {
+    const auto start = Clock::now();
+    result_.playbook = pb_.name;
+    result_.pid = options_.pid;
+    result_.debugger = driver_.debugger();
+    check_requirements();
+    bind_globals();
+
+    try {
+      setup();
+      std::vector<const Step*> steps;
+      Step implicit_attach;
+      if (!pb_.has_attach_step) {
+        implicit_attach.kind = StepKind::Attach;
+        implicit_attach.name = "attach (implicit)";
+        implicit_attach.position = Position{pb_.origin, 0, 0};
+        steps.push_back(&implicit_attach);
+      }
+      for (const auto& s : pb_.steps) {
+        steps.push_back(&s);
+      }
+      for (const Step* s : steps) {
+        if (stopped_) {
+          not_run(*s, false, stop_reason_);
+          continue;
+        }
+        run_step(*s, 0, false, {});
+      }
+      for (const auto& s : pb_.always) {
+        if (debugger_gone_) {
+          not_run(s, true, stop_reason_);
+          continue;
+        }
+        if (needs_target(s.kind) && !attached_) {
+          not_run(s, true, "the target is not attached");
+          continue;
+        }
+        run_step(s, 0, true, {});
+      }
+    } catch (const std::exception& e) {
+      // A bug, not a playbook problem: still detach and report what there is.
+      result_.fatal = Error(ExitCode::Internal, fmt::format("internal error: {}", e.what()),
+                            "this is a bug in rocplay; please report it with the playbook");
+    }
+    final_detach();
+    finish_snapshot();
+    result_.times = driver_.times();
+    for (auto& w : driver_.warnings()) {
+      result_.warnings.push_back(std::move(w));
+    }
+    result_.total_seconds = seconds_since(start);
+    return std::move(result_);
+  }
+
+private:
+  void check_requirements() {
+    const auto& dbg = driver_.debugger();
+    const auto& req = pb_.requirements;
+    if (!req.debuggers.empty() &&
+        std::find(req.debuggers.begin(), req.debuggers.end(), dbg.kind) == req.debuggers.end()) {
+      std::string names;
+      for (auto k : req.debuggers) {
+        names += (names.empty() ? "" : " or ") + std::string(to_string(k));
+      }
+      throw Error(ExitCode::DebuggerNotFound,
+                  fmt::format("playbook `{}` needs {}, but the debugger is {} ({})", pb_.name,
+                              names, to_string(dbg.kind), dbg.path),
+                  fmt::format("pass --debugger {}, or run a playbook that works with {} "
+                              "(`rocplay playbooks`)",
+                              to_string(req.debuggers.front()), to_string(dbg.kind)));
+    }
+    if (auto it = req.min_version.find(dbg.kind); it != req.min_version.end()) {
+      const std::string have = session::version_number(dbg.version);
+      if (have.empty() || !version_at_least(have, it->second)) {
+        throw Error(ExitCode::DebuggerNotFound,
+                    fmt::format("playbook `{}` needs {} {} or newer; {} is {}", pb_.name,
+                                to_string(dbg.kind), it->second, dbg.path,
+                                have.empty() ? dbg.version : have),
+                    "install a newer debugger, or pass --debugger PATH to one");
+      }
+    }
+  }
+
+  void bind_globals() {
+    globals_["pid"] = Value::integer(options_.pid);
+    globals_["debugger"] = Value::string(std::string(to_string(driver_.debugger().kind)));
+    globals_["debugger_version"] =
+        Value::string(session::version_number(driver_.debugger().version));
+    globals_["playbook"] = Value::string(pb_.name);
+    for (const auto& [name, value] : pb_.vars) {
+      globals_[name] = value;
+    }
+    for (const auto& [name, text] : options_.vars) {
+      auto it = std::find_if(pb_.vars.begin(), pb_.vars.end(),
+                             [&](const auto& v) { return v.first == name; });
+      if (it == pb_.vars.end()) {
+        std::vector<std::string_view> declared;
+        for (const auto& v : pb_.vars) {
+          declared.push_back(v.first);
+        }
+        auto guess = detail::nearest(name, declared);
+        std::string list;
+        for (auto d : declared) {
+          list += (list.empty() ? "" : ", ") + std::string(d);
+        }
+        throw Error(
+            ExitCode::Usage,
+            fmt::format("--var {}: playbook `{}` declares no variable `{}`", name, pb_.name, name),
+            guess ? fmt::format("did you mean `{}`?", *guess)
+                  : (list.empty() ? std::string("this playbook takes no variables")
+                                  : "its variables: " + list));
+      }
+      globals_[name] = typed_var(name, text, it->second);
+    }
+  }
+
+  static Value typed_var(const std::string& name, const std::string& text, const Value& def) {
+    auto bad = [&](std::string_view want) {
+      return Error(ExitCode::Usage, fmt::format("--var {}={}: expected {}", name, text, want),
+                   fmt::format("the default of `{}` is {}", name, def.repr()));
+    };
+    for (char c : text) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+        throw Error(
+            ExitCode::Usage,
+            fmt::format("--var {}: the value holds a line break or control character", name),
+            "values are single-line text");
+      }
+    }
+    switch (def.kind()) {
+    case Value::Kind::Int: {
+      std::int64_t i = 0;
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+      if (text.empty() || ec != std::errc() || p != text.data() + text.size()) {
+        throw bad("a whole number");
+      }
+      return Value::integer(i);
+    }
+    case Value::Kind::Address: {
+      std::uint64_t a = 0;
+      const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+      const char* b = text.data() + (hex ? 2 : 0);
+      auto [p, ec] = std::from_chars(b, text.data() + text.size(), a, hex ? 16 : 10);
+      if (ec != std::errc() || p != text.data() + text.size() || b == p) {
+        throw bad("an address such as 0x401000");
+      }
+      return Value::address(a);
+    }
+    case Value::Kind::Bool:
+      if (text != "true" && text != "false") {
+        throw bad("true or false");
+      }
+      return Value::boolean(text == "true");
+    default:
+      return Value::string(text);
+    }
+  }
+
+  // Before the first step: keep expressions from calling functions in the target.
+  void setup() {
+    if (pb_.allow_unsafe_commands) {
+      return;
+    }
+    try {
+      auto ex = driver_.execute("-gdb-set may-call-functions off", std::nullopt);
+      if (auto err = ex.error_message()) {
+        result_.warnings.push_back(
+            fmt::format("could not forbid calls into the target (`set may-call-functions off`: "
+                        "{}); expressions in steps may call target functions",
+                        *err));
+      }
+    } catch (const Error& e) {
+      result_.warnings.push_back(fmt::format("setup: {}", e.what()));
+      stop(e, "the debugger failed before the first step");
+    }
+  }
+
+  void stop(const Error& e, std::string reason) {
+    if (!result_.fatal) {
+      result_.fatal = e;
+    }
+    stopped_ = true;
+    if (e.code() != ExitCode::Internal) {
+      debugger_gone_ = e.code() == ExitCode::DebuggerCrashed || e.code() == ExitCode::Timeout ||
+                       static_cast<int>(e.code()) >= 128;
+    }
+    stop_reason_ = std::move(reason);
+  }
+
+  void not_run(const Step& s, bool in_always, const std::string& why) {
+    StepRecord rec = record_for(s, 0, in_always, {});
+    rec.status = StepStatus::NotRun;
+    rec.message = why;
+    result_.steps.push_back(rec);
+    if (options_.progress) {
+      options_.progress(rec, true);
+    }
+  }
+
+  static StepRecord record_for(const Step& s, std::uint32_t depth, bool in_always,
+                               const std::string& item) {
+    StepRecord rec;
+    rec.name = s.name;
+    rec.kind = s.kind;
+    rec.position = s.position;
+    rec.in_always = in_always;
+    rec.depth = depth;
+    rec.item = item;
+    return rec;
+  }
+
+  std::optional<std::chrono::milliseconds> timeout_of(const Step& s) const {
+    return s.timeout ? s.timeout : pb_.timeout;
+  }
+
+  // Runs one step and records it. Returns false when the playbook must stop.
+  bool run_step(const Step& s, std::uint32_t depth, bool in_always, const std::string& item) {
+    StepRecord rec = record_for(s, depth, in_always, item);
+    const std::size_t record_index = result_.steps.size();
+    result_.steps.push_back(rec);
+
+    if (!s.debuggers.empty() && std::find(s.debuggers.begin(), s.debuggers.end(),
+                                          driver_.debugger().kind) == s.debuggers.end()) {
+      std::string names;
+      for (auto k : s.debuggers) {
+        names += (names.empty() ? "" : " or ") + std::string(to_string(k));
+      }
+      return skip(record_index, fmt::format("requires {}", names));
+    }
+    if (s.when && !detail::evaluate(*s.when->root, *this).truthy()) {
+      return skip(record_index, fmt::format("when: {}", s.when->text));
+    }
+    if (needs_target(s.kind) && !attached_) {
+      return skip(record_index, "the target is not attached");
+    }
+    if (options_.progress) {
+      options_.progress(result_.steps[record_index], false);
+    }
+
+    const auto start = Clock::now();
+    const std::size_t first_exchange = driver_.exchanges().size();
+    StepStatus status = StepStatus::Ok;
+    std::string message;
+    Value value;
+    bool fatal_stop = false;
+    try {
+      value = execute(s, depth, in_always, status, message);
+      if (status == StepStatus::Ok) {
+        check(s, value, status, message);
+      }
+    } catch (const detail::TextError& e) {
+      status = StepStatus::Failed;
+      message = e.what();
+      if (!e.hint.empty()) {
+        message += fmt::format(" ({})", e.hint);
+      }
+    } catch (const Error& e) {
+      message = e.what();
+      if (e.code() == ExitCode::Timeout) {
+        status = StepStatus::TimedOut;
+      } else {
+        status = StepStatus::Failed;
+      }
+      // The session ends itself after a timeout, a debugger death or a signal; an attach that
+      // failed leaves nothing to run steps against. Either way the playbook is over.
+      const bool session_over = e.code() == ExitCode::Timeout ||
+                                e.code() == ExitCode::DebuggerCrashed ||
+                                static_cast<int>(e.code()) >= 128 || s.kind == StepKind::Attach;
+      if (session_over) {
+        fatal_stop = true;
+        Error err = e;
+        if (s.kind == StepKind::Attach && !e.hint().empty()) {
+          err = Error(e.code(), e.what(), e.hint());
+        }
+        stop(err, s.kind == StepKind::Attach ? "attach failed" : message);
+      }
+    }
+
+    StepRecord& done = result_.steps[record_index];
+    done.seconds = seconds_since(start);
+    const auto& exchanges = driver_.exchanges();
+    for (std::size_t i = first_exchange; i < exchanges.size(); ++i) {
+      if (exchanges[i].command.empty()) {
+        continue;
+      }
+      if (done.commands.size() < 5) {
+        done.commands.push_back(exchanges[i].command);
+      }
+      ++done.command_count;
+    }
+    bool go_on = true;
+    if (status == StepStatus::Failed || status == StepStatus::TimedOut) {
+      if (fatal_stop) {
+        go_on = false;
+      } else if (s.on_error == OnError::Continue) {
+        status = status == StepStatus::TimedOut ? status : StepStatus::Ignored;
+      } else {
+        go_on = false;
+        result_.aborted = true;
+        stopped_ = true;
+        stop_reason_ = fmt::format("step `{}` failed", s.name);
+      }
+    }
+    done.status = status;
+    done.message = message;
+    if (!s.register_as.empty()) {
+      globals_[s.register_as] = with_status(value, status, done.seconds);
+    }
+    if (options_.progress) {
+      options_.progress(done, true);
+    }
+    return go_on;
+  }
+
+  bool skip(std::size_t index, std::string why) {
+    StepRecord& rec = result_.steps[index];
+    rec.status = StepStatus::Skipped;
+    rec.message = std::move(why);
+    if (options_.progress) {
+      options_.progress(rec, true);
+    }
+    return true;
+  }
+
+  static Value with_status(const Value& v, StepStatus status, double seconds) {
+    Value::Entries entries;
+    entries.emplace_back("status", Value::string(std::string(to_string(status))));
+    entries.emplace_back("ms", Value::integer(static_cast<std::int64_t>(seconds * 1000)));
+    for (const auto& e : v.entries()) {
+      if (e.first != "status" && e.first != "ms") {
+        entries.push_back(e);
+      }
+    }
+    return Value::map(std::move(entries));
+  }
+
+  // expect / fail_when, with the step's own result as `result`.
+  void check(const Step& s, const Value& value, StepStatus& status, std::string& message) {
+    locals_.emplace_back("result", with_status(value, status, 0));
+    struct Pop {
+      std::vector<std::pair<std::string, Value>>& l;
+      ~Pop() { l.pop_back(); }
+    } pop{locals_};
+    if (s.fail_when) {
+      if (detail::evaluate(*s.fail_when->root, *this).truthy()) {
+        status = StepStatus::Failed;
+        message = fmt::format("fail_when holds: {}", s.fail_when->text);
+        return;
+      }
+    } else if (const Value* cls = value.get("class"); cls != nullptr &&
+                                                      cls->kind() == Value::Kind::String &&
+                                                      cls->as_string() == "error") {
+      status = StepStatus::Failed;
+      const Value* err = value.get("error");
+      message = err != nullptr ? err->as_string() : "the debugger answered ^error";
+      return;
+    } else if (const Value* failed = value.get("failed");
+               failed != nullptr && failed->kind() == Value::Kind::Int && failed->as_int() > 0) {
+      const Value* count = value.get("count");
+      if (count != nullptr && count->kind() == Value::Kind::Int &&
+          failed->as_int() >= count->as_int()) {
+        status = StepStatus::Failed;
+        message = fmt::format("all {} commands failed", count->as_int());
+        return;
+      }
+      message = fmt::format("{} of {} commands failed", failed->as_int(),
+                            count != nullptr ? count->as_int() : 0);
+    }
+    for (const auto& c : s.expect) {
+      if (!detail::evaluate(*c.root, *this).truthy()) {
+        status = StepStatus::Failed;
+        message = fmt::format("expect does not hold: {}", c.text);
+        return;
+      }
+    }
+  }
+
+  Value exchange_value(const mi::Exchange& ex, bool convert) {
+    Value::Entries e;
+    e.emplace_back("command", Value::string(ex.command));
+    const mi::Record* r = ex.result();
+    e.emplace_back("class", Value::string(r != nullptr ? std::string(r->klass()) : ""));
+    auto err = ex.error_message();
+    e.emplace_back("error", err ? Value::string(*err) : Value());
+    e.emplace_back("output", Value::string(ex.console()));
+    if (convert && r != nullptr) {
+      MiConverter conv(200'000);
+      e.emplace_back("results", conv.convert(r->results()));
+      if (conv.truncated()) {
+        result_.warnings.push_back(fmt::format(
+            "the result of `{}` was too large to keep whole for register/expect", ex.command));
+      }
+    } else {
+      e.emplace_back("results", Value());
+    }
+    return Value::map(std::move(e));
+  }
+
+  std::string checked(const std::string& command, StepKind kind) const {
+    const bool allow = pb_.builtin || pb_.allow_unsafe_commands;
+    auto refusal =
+        kind == StepKind::Mi ? detail::check_mi(command, allow) : detail::check_cli(command, allow);
+    if (refusal) {
+      throw detail::TextError(0, fmt::format("refused `{}`: {}", command, refusal->reason));
+    }
+    return command;
+  }
+
+  Value execute(const Step& s, std::uint32_t depth, bool in_always, StepStatus& status,
+                std::string& message) {
+    const bool convert = !s.register_as.empty() || !s.expect.empty() || s.fail_when;
+    switch (s.kind) {
+    case StepKind::Mi: {
+      const std::string cmd =
+          checked(detail::render(s.command, *this, detail::Quoting::Mi), StepKind::Mi);
+      return exchange_value(driver_.execute(cmd, timeout_of(s)), convert);
+    }
+    case StepKind::Cli: {
+      const std::string cmd =
+          checked(detail::render(s.command, *this, detail::Quoting::Cli), StepKind::Cli);
+      return exchange_value(driver_.console(cmd, timeout_of(s)), convert);
+    }
+    case StepKind::Attach:
+      driver_.attach(options_.pid);
+      attached_ = true;
+      result_.attached = true;
+      return Value::map({});
+    case StepKind::Detach:
+      driver_.detach();
+      attached_ = false;
+      return Value::map({});
+    case StepKind::Snapshot: {
+      const Snapshot& snap = current_snapshot();
+      auto n = [](std::size_t v) { return Value::integer(static_cast<std::int64_t>(v)); };
+      return Value::map({{"agents", n(snap.agents.size())},
+                         {"queues", n(snap.queues.size())},
+                         {"dispatches", n(snap.dispatches.size())},
+                         {"waves", n(snap.waves.size())},
+                         {"threads", n(snap.host_threads.size())},
+                         {"source_lines", n(snap.source_lines.size())},
+                         {"warnings", n(snap.warnings.size())}});
+    }
+    case StepKind::Threads: {
+      auto ex = driver_.execute("-thread-info", timeout_of(s));
+      const mi::Record* r = ex.result();
+      const std::size_t count = r != nullptr ? r->results()["threads"].size() : 0;
+      const bool failed = r == nullptr || r->klass() != "done";
+      if (failed) {
+        status = StepStatus::Failed;
+        message = ex.error_message().value_or("-thread-info failed");
+      }
+      return count_value(count, failed ? 1 : 0);
+    }
+    case StepKind::InfoLine:
+      return info_line(s);
+    case StepKind::Backtrace:
+      return backtrace(s);
+    case StepKind::Foreach:
+      return foreach (s, depth, in_always, status, message);
+    }
+    return Value();
+  }
+
+  static Value count_value(std::size_t count, std::size_t failed) {
+    return Value::map({{"count", Value::integer(static_cast<std::int64_t>(count))},
+                       {"failed", Value::integer(static_cast<std::int64_t>(failed))}});
+  }
+
+  bool has_thread_list() const {
+    for (const auto& ex : driver_.exchanges()) {
+      if (ex.command.rfind("-thread-info", 0) == 0 && ex.complete()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The steps that work on threads need the thread list; take it when no step has.
+  void ensure_threads(const Step& s) {
+    if (!has_thread_list()) {
+      driver_.execute("-thread-info", timeout_of(s));
+    }
+  }
+
+  const Snapshot& current_snapshot() {
+    const std::size_t n = driver_.exchanges().size();
+    if (n != snapshot_exchanges_) {
+      snapshot::BuildOptions bo;
+      bo.debugger = driver_.debugger().kind;
+      bo.label = pb_.name;
+      try {
+        snapshot_ = snapshot::build(driver_.exchanges(), bo);
+      } catch (const std::exception& e) {
+        snapshot_ = Snapshot{};
+        snapshot_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
+      }
+      snapshot_exchanges_ = n;
+    }
+    return snapshot_;
+  }
+
+  Value info_line(const Step& s) {
+    ensure_threads(s);
+    const Snapshot& snap = current_snapshot();
+    std::vector<std::uint64_t> pcs;
+    std::unordered_set<std::uint64_t> seen;
+    for (const auto& sl : snap.source_lines) {
+      seen.insert(sl.pc); // asked before
+    }
+    auto add = [&](const std::optional<std::uint64_t>& pc) {
+      if (pc && *pc != 0 && seen.insert(*pc).second) {
+        pcs.push_back(*pc);
+      }
+    };
+    for (const auto& t : snap.host_threads) {
+      for (std::size_t i = 0; i < t.frames.size() && i < s.frames; ++i) {
+        add(t.frames[i].pc);
+      }
+    }
+    for (const auto& w : snap.waves) {
+      add(w.pc);
+    }
+    constexpr std::size_t kMaxPcs = 10'000;
+    if (pcs.size() > kMaxPcs) {
+      result_.warnings.push_back(
+          fmt::format("info-line: {} unique PCs; looked up the first {}", pcs.size(), kMaxPcs));
+      pcs.resize(kMaxPcs);
+    }
+    std::size_t failed = 0;
+    for (auto pc : pcs) {
+      auto ex = driver_.console(fmt::format("info line *{:#x}", pc), timeout_of(s));
+      if (ex.error_message()) {
+        ++failed;
+      }
+    }
+    return count_value(pcs.size(), failed);
+  }
+
+  Value backtrace(const Step& s) {
+    ensure_threads(s);
+    // Copy the ids: the snapshot is rebuilt as exchanges arrive.
+    std::vector<std::string> ids;
+    for (const auto& t : current_snapshot().host_threads) {
+      if (is_thread_id(t.id)) {
+        ids.push_back(t.id);
+      } else {
+        result_.warnings.push_back(fmt::format("backtrace: skipped thread id `{}`", t.id));
+      }
+    }
+    std::size_t failed = 0;
+    for (const auto& id : ids) {
+      auto ex = driver_.execute(
+          fmt::format("-stack-list-frames --thread {} 0 {}", id, s.frames - 1), timeout_of(s));
+      if (ex.error_message()) {
+        ++failed;
+      }
+    }
+    return count_value(ids.size(), failed);
+  }
+
+  Value foreach (const Step& s, std::uint32_t depth, bool in_always, StepStatus & status,
+                 std::string & message) {
+    if (s.over == ForeachOver::Threads) {
+      ensure_threads(s);
+    }
+    std::vector<std::pair<Value, std::string>> items;
+    {
+      const Snapshot& snap = current_snapshot();
+      switch (s.over) {
+      case ForeachOver::Threads:
+        for (const auto& t : snap.host_threads) {
+          items.emplace_back(detail::thread_item(t), "thread " + t.id);
+        }
+        break;
+      case ForeachOver::Waves:
+        for (const auto& w : snap.waves) {
+          items.emplace_back(detail::wave_item(w), "wave " + w.thread_id);
+        }
+        break;
+      case ForeachOver::Dispatches:
+        for (const auto& d : snap.dispatches) {
+          items.emplace_back(detail::dispatch_item(d), "dispatch " + d.id);
+        }
+        break;
+      }
+    }
+    std::size_t matched = 0;
+    std::size_t visited = 0;
+    for (auto& [item, label] : items) {
+      locals_.emplace_back(s.loop_var, item);
+      struct Pop {
+        std::vector<std::pair<std::string, Value>>& l;
+        ~Pop() { l.pop_back(); }
+      } pop{locals_};
+      ++visited;
+      if (s.where && !detail::evaluate(*s.where->root, *this).truthy()) {
+        continue;
+      }
+      if (matched == s.limit) {
+        message = fmt::format("stopped at limit {}", s.limit);
+        result_.warnings.push_back(
+            fmt::format("foreach {} at {}: more items match than limit {}; the rest were not "
+                        "visited",
+                        to_string(s.over), s.position.str(), s.limit));
+        break;
+      }
+      ++matched;
+      for (const auto& body : s.body) {
+        if (!run_step(body, depth + 1, in_always, label)) {
+          status = StepStatus::Failed;
+          message = fmt::format("a step for {} failed", label);
+          return foreach_value(visited, matched);
+        }
+      }
+    }
+    if (matched == 0 && message.empty()) {
+      message = fmt::format("no {} matched", to_string(s.over));
+    }
+    return foreach_value(visited, matched);
+  }
+
+  static Value foreach_value(std::size_t visited, std::size_t matched) {
+    return Value::map({{"count", Value::integer(static_cast<std::int64_t>(visited))},
+                       {"matched", Value::integer(static_cast<std::int64_t>(matched))}});
+  }
+
+  void final_detach() {
+    StepRecord rec;
+    rec.name = "detach (implicit)";
+    rec.kind = StepKind::Detach;
+    rec.position = Position{pb_.origin, 0, 0};
+    rec.in_always = true;
+    const auto start = Clock::now();
+    // Always, even when no step thinks it is attached: the session knows better, and detach()
+    // is idempotent and never throws.
+    driver_.detach();
+    rec.seconds = seconds_since(start);
+    if (attached_) {
+      rec.status = StepStatus::Ok;
+    } else {
+      rec.status = StepStatus::Skipped;
+      rec.message = result_.attached ? "already detached" : "never attached";
+    }
+    attached_ = false;
+    result_.steps.push_back(rec);
+    if (options_.progress) {
+      options_.progress(rec, true);
+    }
+  }
+
+  void finish_snapshot() {
+    snapshot::BuildOptions bo;
+    bo.debugger = driver_.debugger().kind;
+    bo.label = pb_.name;
+    try {
+      result_.snapshot = snapshot::build(driver_.exchanges(), bo);
+    } catch (const std::exception& e) {
+      result_.snapshot = Snapshot{};
+      result_.snapshot.warnings.push_back(fmt::format("snapshot: {}", e.what()));
+    }
+    Snapshot& snap = result_.snapshot;
+    snap.pid = options_.pid;
+    if (snap.debugger == DebuggerKind::Unknown) {
+      snap.debugger = driver_.debugger().kind;
+    }
+    if (snap.debugger_version.empty()) {
+      snap.debugger_version = driver_.debugger().version;
+    }
+    if (snap.label.empty()) {
+      snap.label = bo.label;
+    }
+    if (snap.taken_at.empty()) {
+      snap.taken_at = iso_now();
+    }
+    const auto times = driver_.times();
+    if (times.stop_seconds) {
+      snap.stop_seconds = times.stop_seconds;
+    }
+    for (auto& [k, v] : driver_.target_env()) {
+      snap.env.emplace(k, v);
+    }
+    try {
+      result_.findings = heuristics::run(snap, options_.context);
+    } catch (const std::exception& e) {
+      result_.warnings.push_back(fmt::format("heuristics: {}", e.what()));
+    }
+  }
+
+  const Playbook& pb_;
+  Driver& driver_;
+  const RunOptions& options_;
+  RunResult result_;
+  std::map<std::string, Value> globals_;
+  std::vector<std::pair<std::string, Value>> locals_;
+  bool attached_ = false;
+  bool stopped_ = false;
+  bool debugger_gone_ = false;
+  std::string stop_reason_;
+  std::size_t snapshot_exchanges_ = static_cast<std::size_t>(-1);
+  Snapshot snapshot_;
+};
+
+} // namespace
+
+std::unique_ptr<Driver> make_driver(session::Session& session) {
+  return std::make_unique<SessionDriver>(session);
+}
+
+std::string_view to_string(StepStatus status) {
+  switch (status) {
+  case StepStatus::Ok:
+    return "ok";
+  case StepStatus::Failed:
+    return "failed";
+  case StepStatus::Ignored:
+    return "ignored";
+  case StepStatus::TimedOut:
+    return "timed-out";
+  case StepStatus::Skipped:
+    return "skipped";
+  case StepStatus::NotRun:
+    return "not-run";
+  }
+  return "?";
+}
+
+ExitCode RunResult::exit_code() const {
+  if (fatal) {
+    return fatal->code();
+  }
+  if (times.left_stopped) {
+    return ExitCode::TargetLeftStopped;
+  }
+  if (aborted) {
+    return ExitCode::StepFailed;
+  }
+  for (const auto& f : findings) {
+    if (f.severity >= Severity::Warning) {
+      return ExitCode::Findings;
+    }
+  }
+  return ExitCode::Ok;
+}
+
+RunResult run(const Playbook& playbook, Driver& driver, const RunOptions& options) {
+  Runner runner(playbook, driver, options);
+  try {
+    return runner.run();
+  } catch (...) {
+    driver.detach(); // never leave the target stopped, whatever escaped
+    throw;
+  }
+}
+
+std::pair<std::string, std::string> parse_var_assignment(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw Error(ExitCode::Usage, fmt::format("--var `{}` is not NAME=VALUE", text),
+                "e.g. --var frames=30");
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+} // namespace rocplay::playbook

@@ -1,0 +1,465 @@
+// The runner over a replayed gdb session (fixtures/playbook/spin-gdb.rec): step order and status,
+// skip rules, foreach, register/expect/fail_when, on_error, faults, and detach on every path.
+#include "replay_driver.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace rocplay;
+using namespace rocplay::playbook;
+
+namespace {
+
+const std::string& recording() {
+  static const std::string text = test::read_fixture("fixtures/playbook/spin-gdb.rec");
+  return text;
+}
+
+Playbook user(const std::string& yaml, bool allow_unsafe = false) {
+  LoadOptions o;
+  o.allow_unsafe_commands = allow_unsafe;
+  return load(yaml, "unit.yaml", o);
+}
+
+RunResult replay(const Playbook& pb, test::ReplayDriver& driver,
+                 std::vector<std::pair<std::string, std::string>> vars = {}) {
+  RunOptions ro;
+  ro.pid = 24224;
+  ro.vars = std::move(vars);
+  return run(pb, driver, ro);
+}
+
+const StepRecord& step(const RunResult& r, const std::string& name) {
+  for (const auto& s : r.steps) {
+    if (s.name == name) {
+      return s;
+    }
+  }
+  FAIL("no step named " << name);
+  static StepRecord none;
+  return none;
+}
+
+std::size_t count_sent(const test::ReplayDriver& d, const std::string& prefix) {
+  std::size_t n = 0;
+  for (const auto& c : d.sent) {
+    n += c.rfind(prefix, 0) == 0 ? 1 : 0;
+  }
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("hang-triage over a replayed gdb session") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(find_playbook("hang-triage"), driver);
+  REQUIRE_FALSE(r.fatal.has_value());
+  CHECK_FALSE(r.aborted);
+  CHECK(r.attached);
+  CHECK(driver.detach_calls >= 1);
+  CHECK_FALSE(driver.attached);
+  CHECK(step(r, "GPU agents").status == StepStatus::Skipped);
+  CHECK(step(r, "CUDA threads").status == StepStatus::Skipped);
+  CHECK(step(r, "CUDA threads").message == "requires cuda-gdb");
+  for (const char* name : {"attach", "threads", "host backtraces", "source lines", "snapshot"}) {
+    INFO(name << ": " << step(r, name).message);
+    CHECK(step(r, name).status == StepStatus::Ok);
+  }
+  CHECK(step(r, "detach (implicit)").status == StepStatus::Ok);
+  CHECK(step(r, "detach (implicit)").in_always);
+  // The first command keeps expressions from calling into the target.
+  REQUIRE_FALSE(driver.sent.empty());
+  CHECK(driver.sent.front() == "-gdb-set may-call-functions off");
+  CHECK(count_sent(driver, "-thread-info") == 1);
+  CHECK(count_sent(driver, "-stack-list-frames --thread ") == 4);
+  CHECK(step(r, "host backtraces").command_count == 4);
+
+  const Snapshot& snap = r.snapshot;
+  REQUIRE(snap.host_threads.size() == 4);
+  CHECK(snap.pid == std::optional<std::int64_t>(24224));
+  CHECK(snap.label == "hang-triage");
+  int spinning = 0;
+  for (const auto& t : snap.host_threads) {
+    REQUIRE_FALSE(t.frames.empty());
+    if (t.frames[0].function == "start_sync") {
+      ++spinning;
+      CHECK(t.frames[0].file == "/src/rocplay/tests/targets/spin_target.cpp");
+      CHECK(t.frames[0].line == std::optional<std::uint32_t>(86));
+      const SourceLine* sl = snap.source_line(*t.frames[0].pc);
+      REQUIRE(sl != nullptr);
+      CHECK(sl->line == std::optional<std::uint32_t>(86));
+    }
+  }
+  CHECK(spinning == 2);
+
+  // info line once per unique PC of the top three frames, never once per thread.
+  std::set<std::uint64_t> pcs;
+  for (const auto& t : snap.host_threads) {
+    for (std::size_t i = 0; i < 3 && i < t.frames.size(); ++i) {
+      pcs.insert(*t.frames[i].pc);
+    }
+  }
+  const std::size_t lookups = count_sent(driver, "-interpreter-exec console \"info line *");
+  CHECK(lookups == pcs.size());
+  std::set<std::string> unique;
+  for (const auto& c : driver.sent) {
+    if (c.find("info line") != std::string::npos) {
+      unique.insert(c);
+    }
+  }
+  CHECK(unique.size() == lookups);
+}
+
+TEST_CASE("a second info-line does not ask again for PCs already looked up") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user("steps:\n  - backtrace: {frames: 30}\n  - info-line: {frames: 3}\n"
+                             "  - info-line: {frames: 3}\n    name: again\n"),
+                        driver);
+  CHECK(step(r, "again").status == StepStatus::Ok);
+  CHECK(step(r, "again").command_count == 0);
+}
+
+TEST_CASE("foreach: where, loop item in commands, register, expect") {
+  test::ReplayDriver driver(recording());
+  const auto pb = user(R"y(
+vars:
+  last: 2
+steps:
+  - threads
+  - foreach: threads
+    where: thread.function == "start_sync" and thread.line == 86
+    register: loop
+    steps:
+      - cli: thread ${thread.id}
+        register: selected
+        expect: result.output contains "Switching to thread"
+      - mi: -stack-list-frames --thread ${thread.id} 0 ${last}
+        expect:
+          - len(result.results.stack) == 3
+          - result.results.stack.0.func == "start_sync"
+          - result.results.stack.1.func contains "spin_main"
+  - mi: -list-features
+    when: loop.matched == 2 and loop.count == 4 and selected.status == "ok"
+    name: after
+)y");
+  const auto r = replay(pb, driver);
+  REQUIRE_FALSE(r.fatal.has_value());
+  CHECK_FALSE(r.aborted);
+  int body = 0;
+  std::set<std::string> items;
+  for (const auto& s : r.steps) {
+    if (s.depth == 1) {
+      ++body;
+      items.insert(s.item);
+      INFO(s.name << " " << s.item << ": " << s.message);
+      CHECK(s.status == StepStatus::Ok);
+    }
+  }
+  CHECK(body == 4);
+  CHECK(items == std::set<std::string>{"thread 2", "thread 3"});
+  CHECK(step(r, "after").status == StepStatus::Ok);
+  CHECK(count_sent(driver, "-interpreter-exec console \"thread ") == 2);
+}
+
+TEST_CASE("foreach limit stops early with a warning; no match is not a failure") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user(R"y(
+steps:
+  - foreach: threads
+    where: thread.function == "start_sync"
+    limit: 1
+    steps:
+      - cli: thread ${thread.id}
+  - foreach: threads
+    where: thread.function == "nothing"
+    steps:
+      - cli: thread ${thread.id}
+    name: none
+)y"),
+                        driver);
+  CHECK(step(r, "foreach threads").status == StepStatus::Ok);
+  CHECK(step(r, "foreach threads").message == "stopped at limit 1");
+  CHECK(step(r, "none").status == StepStatus::Ok);
+  CHECK(step(r, "none").message == "no threads matched");
+  bool warned = false;
+  for (const auto& w : r.warnings) {
+    warned = warned || w.find("more items match than limit 1") != std::string::npos;
+  }
+  CHECK(warned);
+  CHECK(count_sent(driver, "-interpreter-exec console \"thread ") == 1);
+}
+
+TEST_CASE("a failing step aborts; the rest is not run; always and the detach run") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user(R"y(
+steps:
+  - threads
+  - mi: -no-such-command
+    name: bad
+  - backtrace
+always:
+  - mi: -list-features
+    name: cleanup
+  - backtrace:
+    name: always needs target
+)y"),
+                        driver);
+  CHECK(r.aborted);
+  CHECK(r.exit_code() == ExitCode::StepFailed);
+  CHECK(step(r, "bad").status == StepStatus::Failed);
+  CHECK(step(r, "bad").message.find("no-such-command") != std::string::npos);
+  CHECK(step(r, "bad").position.str() == "unit.yaml:4:5");
+  CHECK(step(r, "backtrace").status == StepStatus::NotRun);
+  CHECK(step(r, "cleanup").status == StepStatus::Ok);
+  CHECK(step(r, "always needs target").status == StepStatus::Ok);
+  CHECK(step(r, "detach (implicit)").status == StepStatus::Ok);
+  CHECK(driver.detach_calls >= 1);
+  CHECK_FALSE(driver.attached);
+}
+
+TEST_CASE("on_error: continue, fail_when and expect") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user(R"y(
+on_error: continue
+steps:
+  - mi: -no-such-command
+    name: ignored
+  - mi: -thread-info
+    name: expect fails
+    expect: len(result.results.threads) == 5
+  - mi: -no-such-command
+    name: error wanted
+    fail_when: result.class != "error"
+    on_error: abort
+  - mi: -list-features
+    name: fail_when holds
+    fail_when: result.results.features contains "python"
+  - mi: -list-features
+    name: expect holds
+    register: f
+    expect: [result.class == "done", len(result.results.features) > 3]
+  - mi: -list-features
+    name: uses register
+    when: f.status == "ok" and f.ms >= 0
+)y"),
+                        driver);
+  CHECK_FALSE(r.aborted);
+  CHECK(r.exit_code() != ExitCode::StepFailed);
+  CHECK(step(r, "ignored").status == StepStatus::Ignored);
+  CHECK(step(r, "expect fails").status == StepStatus::Ignored);
+  CHECK(step(r, "expect fails").message ==
+        "expect does not hold: len(result.results.threads) == 5");
+  CHECK(step(r, "error wanted").status == StepStatus::Ok);
+  CHECK(step(r, "fail_when holds").status == StepStatus::Ignored);
+  CHECK(step(r, "expect holds").status == StepStatus::Ok);
+  CHECK(step(r, "uses register").status == StepStatus::Ok);
+}
+
+TEST_CASE("skips: requires, when, and steps that need the target when it is not attached") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user(R"y(
+vars: {mode: quick}
+steps:
+  - mi: -list-features
+    requires: [rocgdb, cuda-gdb]
+    name: gpu only
+  - mi: -list-features
+    when: mode == "full"
+    name: full only
+  - mi: -list-features
+    when: debugger == "gdb" and debugger_version == "13.1" and pid == 24224
+    name: gdb here
+)y"),
+                        driver);
+  CHECK(step(r, "gpu only").status == StepStatus::Skipped);
+  CHECK(step(r, "gpu only").message == "requires rocgdb or cuda-gdb");
+  CHECK(step(r, "full only").status == StepStatus::Skipped);
+  CHECK(step(r, "full only").message == "when: mode == \"full\"");
+  CHECK(step(r, "gdb here").status == StepStatus::Ok);
+  test::ReplayDriver d2(recording());
+  const auto r2 = replay(user(R"y(
+vars: {mode: quick}
+steps:
+  - mi: -list-features
+    when: mode == "full"
+    name: full only
+)y"),
+                         d2, {{"mode", "full"}});
+  CHECK(step(r2, "full only").status == StepStatus::Ok);
+}
+
+TEST_CASE("variables: typed --var, bare integers, refused strings") {
+  const auto pb = user(R"y(
+vars:
+  last: 0
+  word: start_sync
+steps:
+  - threads
+  - mi: -stack-list-frames --thread 2 0 ${last}
+    name: typed
+    on_error: continue
+  - cli: info line ${word}
+    name: word
+    on_error: continue
+)y");
+  {
+    test::ReplayDriver driver(recording());
+    const auto r = replay(pb, driver, {{"last", "2"}, {"word", "two words"}});
+    CHECK(std::find(driver.sent.begin(), driver.sent.end(), "-stack-list-frames --thread 2 0 2") !=
+          driver.sent.end());
+    CHECK(step(r, "typed").status == StepStatus::Ok);
+    CHECK(step(r, "word").status == StepStatus::Ignored);
+    CHECK(step(r, "word").message.find("cannot go into a console command safely") !=
+          std::string::npos);
+  }
+  test::ReplayDriver driver(recording());
+  try {
+    (void)replay(pb, driver, {{"last", "two"}});
+    FAIL("a non-number was accepted for an integer variable");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::Usage);
+    CHECK(std::string(e.what()) == "--var last=two: expected a whole number");
+  }
+  try {
+    (void)replay(pb, driver, {{"lats", "2"}});
+    FAIL("an undeclared variable was accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::Usage);
+    CHECK(e.hint() == "did you mean `last`?");
+  }
+  CHECK_THROWS_AS(replay(pb, driver, {{"word", "a\nb"}}), Error);
+  CHECK(driver.sent.empty()); // nothing reached the debugger
+  CHECK(driver.detach_calls >= 1);
+}
+
+TEST_CASE("requirements are checked before anything is sent") {
+  test::ReplayDriver driver(recording());
+  try {
+    (void)replay(find_playbook("gpu-state"), driver);
+    FAIL("gpu-state ran under gdb");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::DebuggerNotFound);
+    CHECK(e.hint().find("--debugger rocgdb") != std::string::npos);
+  }
+  try {
+    (void)replay(user("requirements: {min_version: {gdb: \"14.2\"}}\nsteps: [threads]\n"), driver);
+    FAIL("gdb 13.1 passed a 14.2 requirement");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::DebuggerNotFound);
+    CHECK(std::string(e.what()).find("needs gdb 14.2 or newer") != std::string::npos);
+  }
+  CHECK(driver.sent.empty());
+  const auto r = replay(user("requirements: {debuggers: [gdb], min_version: {gdb: \"13.1\"}}\n"
+                             "steps: [threads]\n"),
+                        driver);
+  CHECK(step(r, "threads").status == StepStatus::Ok);
+}
+
+TEST_CASE("faults: timeout, a dead debugger, a signal, an attach refused, an internal error") {
+  struct Case {
+    const char* on;
+    Error error;
+    ExitCode code;
+  };
+  const std::vector<Case> cases = {
+      {"-stack-list-frames", Error(ExitCode::Timeout, "timed out"), ExitCode::Timeout},
+      {"-stack-list-frames", Error(ExitCode::DebuggerCrashed, "gdb died"),
+       ExitCode::DebuggerCrashed},
+      {"-stack-list-frames", Error(static_cast<ExitCode>(143), "SIGTERM"),
+       static_cast<ExitCode>(143)},
+      {"-target-attach", Error(ExitCode::NoSuchProcess, "no pid", "check the pid"),
+       ExitCode::NoSuchProcess},
+  };
+  for (const auto& c : cases) {
+    INFO(c.on << " -> " << c.error.what());
+    test::ReplayDriver driver(recording());
+    driver.before_command = [&](const std::string& cmd) {
+      if (cmd.rfind(c.on, 0) == 0) {
+        throw c.error;
+      }
+    };
+    const auto r = replay(user(R"y(
+steps:
+  - threads
+  - backtrace:
+    on_error: continue
+  - mi: -list-features
+    name: later
+always:
+  - mi: -list-features
+    name: cleanup
+)y"),
+                          driver);
+    REQUIRE(r.fatal.has_value());
+    CHECK(r.exit_code() == c.code);
+    CHECK(step(r, "later").status == StepStatus::NotRun);
+    CHECK(driver.detach_calls >= 1);
+    if (c.code == ExitCode::NoSuchProcess) {
+      CHECK_FALSE(r.attached);
+      CHECK(step(r, "attach (implicit)").status == StepStatus::Failed);
+      CHECK(step(r, "threads").status == StepStatus::NotRun);
+      CHECK(r.fatal->hint() == "check the pid");
+      CHECK(step(r, "cleanup").status == StepStatus::Ok); // the debugger still answers
+    } else {
+      CHECK(step(r, "backtrace").status ==
+            (c.code == ExitCode::Timeout ? StepStatus::TimedOut : StepStatus::Failed));
+      CHECK(step(r, "cleanup").status == StepStatus::NotRun); // the session is over
+    }
+  }
+
+  test::ReplayDriver driver(recording());
+  driver.before_command = [](const std::string& cmd) {
+    if (cmd == "-thread-info") {
+      throw std::runtime_error("boom");
+    }
+  };
+  const auto r = replay(user("steps: [threads]\n"), driver);
+  REQUIRE(r.fatal.has_value());
+  CHECK(r.exit_code() == ExitCode::Internal);
+  CHECK(driver.detach_calls >= 1);
+}
+
+TEST_CASE("a command refused at run time fails its step") {
+  // A built-in-trust playbook can send anything; a user playbook with --allow-unsafe-commands
+  // too. Without it, a substituted value cannot smuggle a refused command in.
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user(R"y(
+vars: {target: x}
+steps:
+  - mi: -interpreter-exec console "thread apply all ${target}"
+    on_error: continue
+    name: wrapped
+)y"),
+                        driver, {{"target", "shell"}});
+  CHECK(step(r, "wrapped").status == StepStatus::Ignored);
+  CHECK(step(r, "wrapped").message.find("refused") != std::string::npos);
+  CHECK(count_sent(driver, "-interpreter-exec console \"thread apply") == 0);
+}
+
+TEST_CASE("the run's report: JSON and text") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user("steps:\n  - threads\n  - mi: -no-such-command\n    name: bad\n"
+                             "    on_error: continue\n"),
+                        driver);
+  const auto j = run_to_json(r);
+  CHECK(j.at("playbook") == "unit");
+  CHECK(j.at("pid") == 24224);
+  CHECK(j.at("debugger").at("kind") == "gdb");
+  CHECK(j.at("target").at("detached") == true);
+  const auto& steps = j.at("steps");
+  REQUIRE(steps.size() == 4); // implicit attach, threads, bad, implicit detach
+  CHECK(steps[0].at("name") == "attach (implicit)");
+  CHECK(steps[1].at("kind") == "threads");
+  CHECK(steps[1].at("commands") == nlohmann::json::array({"-thread-info"}));
+  CHECK(steps[2].at("status") == "ignored");
+  CHECK(steps[2].at("position") == "unit.yaml:3:5");
+  CHECK(steps[3].at("always") == true);
+  CHECK(j.at("exit_code") == static_cast<int>(r.exit_code()));
+  std::ostringstream text;
+  write_steps_text(text, r);
+  const std::string t = text.str();
+  CHECK(t.find("Playbook unit on pid 24224 with gdb") != std::string::npos);
+  CHECK(t.find("ignored") != std::string::npos);
+  CHECK(t.find("bad: Undefined MI command: no-such-command") != std::string::npos);
+}
