@@ -277,8 +277,10 @@ def cli_of(command):
     if head == "-thread-info":
         return "info threads"
     if head == "-stack-list-frames":
+        # Thread ids differ between sessions: the per-thread stacks become one
+        # `thread apply all bt` (the script keeps it once).
         if "--thread" in parts:
-            return f"thread {parts[parts.index('--thread') + 1]}\nbt"
+            return "thread apply all bt"
         return "bt"
     if head == "-data-evaluate-expression":
         return "print " + " ".join(parts[1:])

@@ -87,8 +87,17 @@ triage() { # name pid tag [rocplay flags...]
   local rec=$work/$name$tag.rec
   if [ -n "$rocplay" ]; then
     $drive wrap --pid "$p" --scenario "$name$tag" --times "$times" --log "$work/$name$tag.log" \
-      --timeout 240 -- "$rocplay" run hang-triage --pid "$p" --debugger cuda-gdb --record "$rec" \
+      --timeout 150 -- "$rocplay" run hang-triage --pid "$p" --debugger cuda-gdb --record "$rec" \
       --format json --output "$work/$name$tag.json" --quiet "$@" >/dev/null
+    # rocplay's own account of the stop, next to the outside measure.
+    python3 - "$work/$name$tag.json" "$name$tag" >>"$times" <<'EOF' 2>/dev/null
+import json, sys
+t = json.load(open(sys.argv[1]))["run"]["target"]
+print(json.dumps({"mode": "rocplay-self", "scenario": sys.argv[2],
+                  "attach_s": t.get("attach_seconds"), "stop_s": t.get("stop_seconds"),
+                  "total_s": t.get("total_seconds"), "detached": t.get("detached"),
+                  "left_stopped": t.get("left_stopped")}))
+EOF
   else # no rocplay: record with the harness so the scenario still yields a transcript
     $drive record --pid "$p" --scenario "$name$tag" --commands "$here/triage.cmds" --out "$rec" \
       --raw "$work/$name$tag.mi" --times "$times" $([ "$*" = --fast ] && echo --fast) >/dev/null
@@ -173,7 +182,7 @@ for s in "${scenarios[@]}"; do
     ;;
   nccl)
     mkdir -p "$work/nccl"
-    STATUS_DIR=$work/nccl start nccl torchrun --nproc-per-node 2 --master-port 29517 \
+    CUDA_MODULE_LOADING=LAZY STATUS_DIR=$work/nccl start nccl torchrun --nproc-per-node 2 --master-port 29517 \
       "$src/nccl_skip_rank.py" || continue
     for _ in $(seq 1 300); do
       [ "$(grep -c '^ready' "$work/nccl.out")" -ge 2 ] && break
@@ -205,11 +214,16 @@ say "== times (seconds; stop = window the target's main thread was seen stopped)
 python3 - "$times" <<'EOF' | tee -a "$summary"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])] if len(sys.argv) > 1 else []
-print(f"{'scenario':24} {'tool':10} {'attach':>7} {'stop':>7} {'total':>7}")
+# rocplay-self: rocplay's report (attach = -target-attach to the stop, stop = attach to detach);
+# the other rows: the stop window seen from /proc and the wall time of the whole tool.
+print(f"{'scenario':24} {'tool':26} {'attach':>7} {'stop':>7} {'total':>7}")
+names = {"wrap": "rocplay (outside)", "raw-batch": "cuda-gdb -batch (outside)",
+         "record": "harness (outside)", "rocplay-self": "rocplay (own report)"}
+fmt = lambda v: f"{v:7.3f}" if isinstance(v, (int, float)) else f"{'-':>7}"
 for r in rows:
-    if r.get("mode") in ("wrap", "raw-batch", "record"):
-        tool = {"wrap": "rocplay", "raw-batch": "cuda-gdb", "record": "harness"}[r["mode"]]
-        print(f"{r['scenario']:24} {tool:10} {r.get('attach_s', ''):>7} "
-              f"{r.get('stop_window_s', 0):7.3f} {r.get('total_s', 0):7.3f}")
+    if r.get("mode") in names:
+        stop = r.get("stop_s") if r["mode"] == "rocplay-self" else r.get("stop_window_s")
+        print(f"{r['scenario']:24} {names[r['mode']]:26} {fmt(r.get('attach_s'))} "
+              f"{fmt(stop)} {fmt(r.get('total_s'))}")
 EOF
 save
