@@ -145,6 +145,48 @@ std::string register_line(const RegisterSummary& r) {
   return s;
 }
 
+// Per wave: the address range, and which lanes reached the page the runtime named.
+std::vector<std::string> access_summary(const MemoryAccess& a, std::size_t max_waves) {
+  std::vector<std::string> out;
+  std::vector<std::uint64_t> wave_order;
+  for (const auto& x : a.addresses) {
+    if (std::find(wave_order.begin(), wave_order.end(), x.wave) == wave_order.end()) {
+      wave_order.push_back(x.wave);
+    }
+  }
+  for (std::size_t k = 0; k < wave_order.size() && k < max_waves; ++k) {
+    std::uint64_t lo = ~0ULL;
+    std::uint64_t hi = 0;
+    std::vector<std::uint32_t> in_page;
+    std::vector<std::uint32_t> lanes;
+    for (const auto& x : a.addresses) {
+      if (x.wave != wave_order[k]) {
+        continue;
+      }
+      lo = std::min(lo, x.address);
+      hi = std::max(hi, x.address);
+      lanes.push_back(x.lane);
+      if (x.in_fault_page) {
+        in_page.push_back(x.lane);
+      }
+    }
+    std::string line = "wave_" + std::to_string(wave_order[k]);
+    if (a.kind != "scalar") {
+      line += " lanes " + lanes_text(lanes);
+    }
+    line += ": " + hex(lo) + (hi != lo ? ".." + hex(hi) : "");
+    if (!in_page.empty()) {
+      line += "; in the faulting page: " +
+              (a.kind == "scalar" ? std::string("yes") : "lanes " + lanes_text(in_page));
+    }
+    out.push_back(std::move(line));
+  }
+  if (wave_order.size() > max_waves) {
+    out.push_back("... " + std::to_string(wave_order.size() - max_waves) + " more waves");
+  }
+  return out;
+}
+
 } // namespace
 
 json group_to_json(const FaultGroup& g) {
@@ -331,11 +373,8 @@ std::vector<Finding> to_findings(const Report& report) {
     }
     if (g.access) {
       f.evidence.push_back("access: " + g.access->instruction.text);
-      for (std::size_t i = 0; i < g.access->addresses.size() && i < 4; ++i) {
-        const auto& a = g.access->addresses[i];
-        f.evidence.push_back("  wave_" + std::to_string(a.wave) + " lane " +
-                             std::to_string(a.lane) + ": " + hex(a.address) +
-                             (a.in_fault_page ? " (in the faulting page)" : ""));
+      for (const auto& line : access_summary(*g.access, 4)) {
+        f.evidence.push_back("  " + line);
       }
     }
     if (g.host_fault) {
@@ -477,41 +516,8 @@ void write_text(std::ostream& out, const Report& report, const TextOptions& opti
       if (!a.note.empty()) {
         out << "           " << a.note << "\n";
       }
-      // Per wave: the address range, and which lanes reached the page the runtime named.
-      std::vector<std::uint64_t> wave_order;
-      for (const auto& x : a.addresses) {
-        if (std::find(wave_order.begin(), wave_order.end(), x.wave) == wave_order.end()) {
-          wave_order.push_back(x.wave);
-        }
-      }
-      const std::size_t max_waves = options.verbose ? wave_order.size() : 4;
-      for (std::size_t k = 0; k < wave_order.size() && k < max_waves; ++k) {
-        std::uint64_t lo = ~0ULL;
-        std::uint64_t hi = 0;
-        std::vector<std::uint32_t> in_page;
-        std::vector<std::uint32_t> lanes;
-        for (const auto& x : a.addresses) {
-          if (x.wave != wave_order[k]) {
-            continue;
-          }
-          lo = std::min(lo, x.address);
-          hi = std::max(hi, x.address);
-          lanes.push_back(x.lane);
-          if (x.in_fault_page) {
-            in_page.push_back(x.lane);
-          }
-        }
-        out << "           wave_" << wave_order[k]
-            << (a.kind == "scalar" ? "" : " lanes " + lanes_text(lanes)) << ": " << hex(lo)
-            << (hi != lo ? ".." + hex(hi) : "");
-        if (!in_page.empty()) {
-          out << "; in the faulting page: "
-              << (a.kind == "scalar" ? "yes" : "lanes " + lanes_text(in_page));
-        }
-        out << "\n";
-      }
-      if (wave_order.size() > max_waves) {
-        out << "           ... " << wave_order.size() - max_waves << " more waves\n";
+      for (const auto& line : access_summary(a, options.verbose ? 1000 : 4)) {
+        out << "           " << line << "\n";
       }
     }
     if (g.host_fault) {

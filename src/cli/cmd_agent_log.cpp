@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -128,7 +129,10 @@ int run_agent_log(const Options& options) {
   output.commit();
 
   if (report.dumps == 0 && format != report::Format::Text) {
-    print_error(std::string(agentlog::kNoDumpsMessage), std::string(agentlog::kNoDumpsHint));
+    // Not an error: said on stderr because stdout carries the machine-readable report.
+    std::fprintf(stderr, "rocplay: %s\n  hint: %s\n",
+                 std::string(agentlog::kNoDumpsMessage).c_str(),
+                 std::string(agentlog::kNoDumpsHint).c_str());
   }
   if (unreadable > 0) {
     return static_cast<int>(ExitCode::PartialInput);
