@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The README's first command: build rocplay, start the bundled "hung worker" (two threads spinning
+# in start_sync, one blocked on a condition variable), run `rocplay run hang-triage --pid` on it
+# with the debugger rocplay finds (gdb on a machine without ROCm or CUDA), print the report, and
+# stop the target. Exits 0 when the report came out and the target was left running.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/build.sh
+rocplay=build/rocplay
+target=build/tests/spin_target
+if [ ! -x "$target" ]; then
+  cmake --build build --target spin_target >/dev/null
+fi
+
+work=$(mktemp -d)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$target" "$work/progress" 2 >"$work/target.out" &
+pid=$!
+for _ in $(seq 200); do
+  grep -q '^ready$' "$work/target.out" 2>/dev/null && break
+  sleep 0.1
+done
+if ! grep -q '^ready$' "$work/target.out"; then
+  echo "demo: the target did not start" >&2
+  exit 1
+fi
+echo "demo: started $target (pid $pid): 2 threads spin in start_sync(), 1 waits forever" >&2
+echo "demo: rocplay run hang-triage --pid $pid" >&2
+echo >&2
+
+set +e
+"$rocplay" run hang-triage --pid "$pid"
+rc=$?
+set -e
+
+echo >&2
+state=$(ps -o stat= -p "$pid" 2>/dev/null | tr -d ' ')
+case "$rc" in
+0 | 1)
+  echo "demo: rocplay exited $rc (0: nothing found, 1: findings); the target's state is" \
+    "'$state' (R or S: running again)" >&2
+  case "$state" in
+  T* | t*)
+    echo "demo: the target was left stopped" >&2
+    exit 1
+    ;;
+  esac
+  exit 0
+  ;;
+*)
+  echo "demo: rocplay failed with exit code $rc (see the message above; README.md lists the codes)" >&2
+  exit "$rc"
+  ;;
+esac
