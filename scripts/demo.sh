@@ -6,11 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/build.sh
-rocplay=build/rocplay
-target=build/tests/spin_target
-if [ ! -x "$target" ]; then
-  cmake --build build --target spin_target >/dev/null
+# ROCPLAY_BUILD_DIR: use an existing build there instead of building into build/.
+build_dir=${ROCPLAY_BUILD_DIR:-}
+if [ -z "$build_dir" ]; then
+  scripts/build.sh
+  build_dir=build
+fi
+rocplay=$build_dir/rocplay
+target=$build_dir/tests/spin_target
+if [ ! -x "$rocplay" ] || [ ! -x "$target" ]; then
+  cmake --build "$build_dir" --target rocplay spin_target >/dev/null
 fi
 
 work=$(mktemp -d)
