@@ -104,11 +104,25 @@ void apply_meta(Snapshot& s, std::string_view meta_json) {
     str("started_at", s.taken_at);
   }
   str("debugger_version", s.debugger_version);
+  // docs/transcript-format.md: `debugger` is {kind, path, version, mi}; a bare kind name or path
+  // is accepted too.
   if (auto it = j.find("debugger"); it != j.end()) {
-    if (it->is_string()) {
-      auto k = kind_of_meta(it->get<std::string>());
-      if (k != DebuggerKind::Unknown) {
+    auto take_kind = [&](const std::string& v) {
+      if (auto k = kind_of_meta(v); k != DebuggerKind::Unknown) {
         s.debugger = k;
+      }
+    };
+    if (it->is_string()) {
+      take_kind(it->get<std::string>());
+    } else if (it->is_object()) {
+      for (const char* key : {"path", "kind"}) { // kind wins over what the path suggests
+        if (auto k = it->find(key); k != it->end() && k->is_string()) {
+          take_kind(k->get<std::string>());
+        }
+      }
+      if (auto v = it->find("version");
+          v != it->end() && v->is_string() && s.debugger_version.empty()) {
+        s.debugger_version = v->get<std::string>();
       }
     } else {
       bad("debugger");

@@ -405,3 +405,32 @@ TEST_CASE("bounded input: junk lines are warnings, never a crash", "[snapshot][r
   CHECK(has_warning(s, "1 wave target id(s) not understood, kept without coordinates (first: "
                        "thread 2: `AMDGPU Wave 1:1:1:1 (0,0,0`)"));
 }
+
+TEST_CASE("recording meta: the session's schema, older shapes, wrong types", "[snapshot][meta]") {
+  Snapshot s;
+  snapshot::apply_meta(
+      s, R"({"tool":"rocplay","debugger":{"kind":"rocgdb","path":"/opt/rocm/bin/rocgdb",)"
+         R"("version":"GNU gdb (rocm-rel-7.2.3) 16.3","mi":3},"pid":4242,"rank":3,)"
+         R"("started_at":"2025-01-31T09:12:44Z","env":{"HSA_TOOLS_LIB":"x.so"},"new_key":[1]})");
+  CHECK(s.debugger == DebuggerKind::RocGdb);
+  CHECK(s.debugger_version == "GNU gdb (rocm-rel-7.2.3) 16.3");
+  CHECK(s.pid == 4242);
+  CHECK(s.rank == 3);
+  CHECK(s.taken_at == "2025-01-31T09:12:44Z");
+  CHECK(s.env.at("HSA_TOOLS_LIB") == "x.so");
+  CHECK(s.warnings.empty());
+
+  Snapshot path_only;
+  snapshot::apply_meta(path_only, R"({"debugger":"/usr/local/cuda/bin/cuda-gdb","pid":"17"})");
+  CHECK(path_only.debugger == DebuggerKind::CudaGdb);
+  CHECK(path_only.pid == 17);
+
+  Snapshot bad;
+  snapshot::apply_meta(bad, R"({"pid":[1],"rank":-2,"env":{"A":1},"debugger":7})");
+  CHECK_FALSE(bad.pid);
+  CHECK_FALSE(bad.rank);
+  CHECK(bad.warnings.size() == 4);
+  Snapshot junk;
+  snapshot::apply_meta(junk, "{not json");
+  CHECK(junk.warnings.size() == 1);
+}
