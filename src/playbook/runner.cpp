@@ -718,7 +718,7 @@ private:
 
   Value foreach (const Step& s, std::uint32_t depth, bool in_always, StepStatus & status,
                  std::string & message) {
-    if (s.over == ForeachOver::Threads) {
+    if (s.over != ForeachOver::Dispatches) { // threads and waves come from -thread-info
       ensure_threads(s);
     }
     std::vector<std::pair<Value, std::string>> items;
