@@ -504,9 +504,10 @@ void write_text(std::ostream& out, const Report& report, const TextOptions& opti
       }
       out << "\n";
     }
+    bool first_register = g.exec.waves_with_exec == 0;
     for (const auto& r : g.registers) {
-      out << (g.exec.waves_with_exec > 0 ? "           " : "  lanes    ") << register_line(r)
-          << "\n";
+      out << (first_register ? "  lanes    " : "           ") << register_line(r) << "\n";
+      first_register = false;
     }
     if (g.access) {
       const auto& a = *g.access;

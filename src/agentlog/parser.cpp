@@ -878,6 +878,7 @@ struct Parser::Impl {
       if (i < tokens.size() && tokens[i].starts_with("[")) {
         reg.vector = true;
         // `[k] value` pairs; lanes the seed's trimmed dumps elide as `...` simply stay absent.
+        std::size_t width = 0;
         while (i < tokens.size()) {
           if (tokens[i] == "...") {
             ++i;
@@ -888,8 +889,13 @@ struct Parser::Impl {
           }
           const auto lane = parse_dec(tokens[i].substr(1, tokens[i].size() - 2));
           const auto value = parse_hex(tokens[i + 1]);
+          // Values are printed zero-padded to a fixed width; a shorter one was cut off.
+          if (width == 0) {
+            width = tokens[i + 1].size();
+          }
+          const bool whole = tokens[i + 1].size() == width;
           i += 2;
-          if (!lane || !value) {
+          if (!lane || !value || !whole) {
             continue;
           }
           if (*lane >= opt.limits.max_lanes) {
