@@ -301,8 +301,10 @@ def cmd_batch(args):
         script.append("set auto-solib-add off")
     for command in sent:
         cli = cli_of(command)
-        # Once each: an MI command and its console twin map to the same CLI line.
-        if cli and cli not in script:
+        # Once each: an MI command and its console twin map to the same CLI line. rocplay's
+        # `may-call-functions off` is left out: cuda-gdb calls into the target to attach and
+        # to detach, so with it the raw baseline cannot even detach.
+        if cli and cli not in script and "may-call-functions" not in cli:
             script.append(cli)
     if "detach" not in script:
         script.append("detach")

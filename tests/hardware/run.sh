@@ -25,6 +25,11 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 scenarios=("$@")
 [ ${#scenarios[@]} -eq 0 ] && scenarios=(syncspin splitk hostsync healthy idle torch)
 drive="python3 $here/mi_drive.py"
+# cuda-gdb calls functions in the target to attach and to detach; rocplay's default
+# `may-call-functions off` (set before the first step) makes its attach never finish. Until the
+# runner leaves it on for cuda-gdb, allow the calls (ROCPLAY_HW_CALLS=0 to run the default).
+calls=
+[ "${ROCPLAY_HW_CALLS:-1}" = 1 ] && calls=--allow-unsafe-commands
 times=$work/times.jsonl
 summary=$work/summary.txt
 
@@ -76,7 +81,11 @@ start() { # name, argv... -> sets pid (the first ready line's); waits for it
     kill -0 "$launcher" 2>/dev/null || break
     sleep 0.1
   done
-  say "$name: did not get ready"; tail -5 "$work/$name.out" | tee -a "$summary"; return 1
+  local rc=running
+  kill -0 "$launcher" 2>/dev/null || { wait "$launcher"; rc=$?; }
+  say "$name: did not get ready (launcher exit: $rc)"
+  tail -5 "$work/$name.out" | tee -a "$summary"
+  return 1
 }
 
 stop() { kill -9 "$@" 2>/dev/null; wait 2>/dev/null; }
@@ -88,7 +97,8 @@ triage() { # name pid tag [rocplay flags...]
   if [ -n "$rocplay" ]; then
     $drive wrap --pid "$p" --scenario "$name$tag" --times "$times" --log "$work/$name$tag.log" \
       --timeout 150 -- "$rocplay" run hang-triage --pid "$p" --debugger cuda-gdb --record "$rec" \
-      --format json --output "$work/$name$tag.json" --quiet "$@" >/dev/null
+      --format json --output "$work/$name$tag.json" --quiet --attach-timeout 60 \
+      $calls "$@" >/dev/null
     # rocplay's own account of the stop, next to the outside measure.
     python3 - "$work/$name$tag.json" "$name$tag" >>"$times" <<'EOF' 2>/dev/null
 import json, sys
@@ -108,7 +118,7 @@ EOF
     --log "$work/$name$tag.batch.log" --times "$times" $fast >/dev/null
 }
 
-# The finding ids of a JSON report, sorted, comma-separated.
+# The finding ids of a JSON report, sorted, comma-separated; a failed run says so instead.
 finding_ids() {
   python3 - "$1" <<'EOF' 2>/dev/null
 import json, sys
@@ -116,6 +126,9 @@ try:
     j = json.load(open(sys.argv[1]))
 except Exception:
     print("(no report)"); sys.exit()
+run = j.get("run", {})
+if run.get("aborted") or run.get("exit_code", 0) not in (0, 1, None):
+    print(f"(run failed: exit {run.get('exit_code')})"); sys.exit()
 ids = sorted({f["id"] for f in j.get("findings", [])})
 print(",".join(ids) if ids else "(none)")
 EOF
@@ -167,6 +180,15 @@ for s in "${scenarios[@]}"; do
       triage "$s" "$pid" "_b"
       check "$s" "_b" none
     fi
+    stop "$pid"
+    ;;
+  splitk-probe)
+    # Raw cuda-gdb through the harness: which thread-list forms cover both kernels.
+    start "$s" "$src/splitk_two_streams" "$work/$s.status" || continue
+    sleep 1.5
+    $drive record --pid "$pid" --scenario "$s" --commands "$here/probe-threads.cmds" \
+      --out "$work/$s.rec" --raw "$work/$s.mi" --times "$times" >/dev/null
+    say "$s: recorded $(grep -c '^>' "$work/$s.rec") commands"
     stop "$pid"
     ;;
   torch)
