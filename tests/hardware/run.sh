@@ -193,6 +193,7 @@ for s in "${scenarios[@]}"; do
     ;;
   torch)
     # Lazy module loading, as PyTorch runs by default: the attach cost is host symbols.
+    say "torch: $(python3 -c 'import torch; print(torch.__version__, torch.cuda.is_available())' 2>&1 | tail -1)"
     CUDA_MODULE_LOADING=LAZY start torch python3 "$src/torch_item_hang.py" || continue
     sleep 1
     triage torch "$pid" ""
