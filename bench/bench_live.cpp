@@ -10,6 +10,7 @@
 //    ticks every millisecond; while the debugger holds the process it stands still). This is the
 //    one stop-time figure that means the same for both ways;
 //  * stop (rocplay): Session::times().stop_seconds, from -target-attach sent to detach's ^done.
+// A third way, `--fast`, is rocplay with Options::fast_attach (no shared-library symbols).
 //
 // Command lists for a debugger without ROCgdb's MI commands (plain gdb):
 //  * gpu-state:   -thread-info                       | info threads
@@ -155,9 +156,10 @@ struct Sample {
   double stop_internal = 0;
 };
 
-Sample run_rocplay(const session::Debugger& dbg, Target& target, const Plan& plan) {
+Sample run_rocplay(const session::Debugger& dbg, Target& target, const Plan& plan, bool fast) {
   target.reset_gap();
   session::Options options;
+  options.fast_attach = fast;
   const auto t0 = Clock::now();
   double stop = 0;
   {
@@ -343,22 +345,30 @@ int main(int argc, char** argv) {
       plans.push_back(p);
     }
     for (const auto& plan : plans) {
-      std::vector<double> r_total, r_stop, r_int, g_total, g_stop;
+      std::vector<double> r_total, r_stop, r_int, f_total, f_stop, f_int, g_total, g_stop;
       for (int i = 0; i < runs; ++i) {
-        // Alternate the order so neither way always runs on a warmer cache.
-        for (int k = 0; k < 2; ++k) {
-          if ((i + k) % 2 == 0) {
-            const auto s = run_rocplay(dbg, target, plan);
+        // Rotate the order so no way always runs on a warmer cache.
+        for (int k = 0; k < 3; ++k) {
+          const int way = (i + k) % 3;
+          if (way == 0) {
+            const auto s = run_rocplay(dbg, target, plan, false);
             r_total.push_back(s.total);
             r_stop.push_back(s.stop_target);
             r_int.push_back(s.stop_internal);
-          } else {
+          } else if (way == 1) {
             const auto s = run_raw(dbg, target, plan);
             g_total.push_back(s.total);
             g_stop.push_back(s.stop_target);
+          } else {
+            const auto s = run_rocplay(dbg, target, plan, true);
+            f_total.push_back(s.total);
+            f_stop.push_back(s.stop_target);
+            f_int.push_back(s.stop_internal);
           }
           if (!target.running()) {
-            std::fprintf(stderr, "bench_live: the target was left stopped\n");
+            static const char* const kWays[] = {"rocplay", "raw gdb", "rocplay --fast"};
+            std::fprintf(stderr, "bench_live: %s left the target stopped; SIGCONT\n", kWays[way]);
+            ::kill(target.pid(), SIGCONT);
             ++failures;
           }
         }
@@ -370,6 +380,8 @@ int main(int argc, char** argv) {
       const double overhead = (median(r_total) / median(g_total) - 1.0) * 100.0;
       std::printf("%-8d %-12s %-8s %+9.1f%% %+11.1f%%\n", threads, plan.name.c_str(), "diff",
                   overhead, (median(r_stop) / median(g_stop) - 1.0) * 100.0);
+      std::printf("%-8d %-12s %-8s %10.3f %12.3f %12.3f\n", threads, plan.name.c_str(), "--fast",
+                  median(f_total), median(f_stop), median(f_int));
       std::fflush(stdout);
     }
   }

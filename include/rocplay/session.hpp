@@ -12,7 +12,10 @@
 //    install_signal_guard);
 //  * after detaching, /proc/PID/stat is read; a stopped target gets SIGCONT and a loud warning.
 //
-// A Session is used from one thread. Several sessions (one per rank) may live in one process.
+// A Session is used from one thread, and destroyed on the thread that created it: the debugger
+// gets SIGTERM (and quits, detaching) when that thread exits (PR_SET_PDEATHSIG), so a crashed
+// rocplay never leaves a debugger holding the target. Several sessions (one per rank, one per
+// thread) may live in one process.
 #pragma once
 
 #include "rocplay/error.hpp"
