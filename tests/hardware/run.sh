@@ -39,7 +39,7 @@ say() { echo "$*" | tee -a "$summary"; }
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader
-  cuda-gdb --version 2>/dev/null | grep -m1 cuda-gdb
+  cuda-gdb --version 2>/dev/null | grep -m1 'NVIDIA (R) cuda-gdb'
   nvcc --version | tail -1
   uname -r
   python3 -c 'import torch; print("torch", torch.__version__, "gpus", torch.cuda.device_count())'
@@ -129,7 +129,10 @@ except Exception:
 run = j.get("run", {})
 if run.get("aborted") or run.get("exit_code", 0) not in (0, 1, None):
     print(f"(run failed: exit {run.get('exit_code')})"); sys.exit()
-ids = sorted({f["id"] for f in j.get("findings", [])})
+found = list(j.get("findings", []))
+for event in j.get("summary", {}).get("events", []):  # postmortem: cross-rank findings
+    found += event.get("findings", [])
+ids = sorted({f["id"] for f in found})
 print(",".join(ids) if ids else "(none)")
 EOF
 }
