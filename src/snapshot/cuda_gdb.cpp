@@ -10,6 +10,7 @@
 #include "snapshot/text.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -274,6 +275,23 @@ public:
       }
     }
 
+    // `info cuda threads` covers the focus kernel only: say which kernels were not listed.
+    if (ranges_seen_) {
+      std::vector<std::string> missing;
+      for (const auto& d : s.dispatches) {
+        bool listed = std::any_of(s.waves.begin(), s.waves.end(),
+                                  [&](const Wave& w) { return w.dispatch == d.dispatch_no; });
+        if (!listed && d.dispatch_no) {
+          missing.push_back(std::to_string(*d.dispatch_no));
+        }
+      }
+      if (!missing.empty()) {
+        s.warnings.push_back(fmt::format(
+            "cuda-gdb: no thread ranges for kernel(s) {}: `info cuda threads` lists the focus "
+            "kernel only; ask `-cuda-info-threads kernel N` for each kernel",
+            fmt::join(missing, ", ")));
+      }
+    }
     if (skipped_rows_) {
       s.warnings.push_back(fmt::format(
           "cuda-gdb: {} thread-range row(s) had unreadable coordinates and were skipped",

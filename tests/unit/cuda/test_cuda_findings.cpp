@@ -140,10 +140,14 @@ TEST_CASE("rocplay on H200: two _clean split-K kernels deadlocked on one counter
   REQUIRE(f != nullptr);
   CHECK(mentions(*f, "gemm_a8w8_splitk_clean"));
   CHECK(mentions(*f, "gemm_bf16_splitk_clean"));
-  // `info cuda threads` lists the focus kernel's threads only: kernel 1's ranges are absent.
+  // `info cuda threads` lists the focus kernel's threads only: kernel 1's ranges are absent,
+  // and the snapshot says so.
   for (const auto& w : s.waves) {
     CHECK(w.dispatch == 0u);
   }
+  CHECK(std::any_of(s.warnings.begin(), s.warnings.end(), [](const std::string& w) {
+    return w.find("no thread ranges for kernel(s) 1") != std::string::npos;
+  }));
 }
 
 TEST_CASE("H200: `info cuda threads kernel N` adds the other kernel's ranges",
