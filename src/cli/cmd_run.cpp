@@ -47,6 +47,12 @@ void progress_line(const playbook::StepRecord& rec, bool done) {
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+bool attach_refused(const playbook::RunResult& r) {
+  return std::any_of(r.steps.begin(), r.steps.end(), [](const playbook::StepRecord& s) {
+    return s.kind == playbook::StepKind::Attach && s.status == playbook::StepStatus::Failed;
+  });
+}
+
 } // namespace
 
 void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
@@ -142,8 +148,9 @@ int run_playbook_command(const RunCommandOptions& o) {
       report::write_text(out, result.snapshot, result.findings, to);
       out << '\n';
       playbook::write_steps_text(out, result);
-    } else {
-      // Nothing was seen; a report would only say "nothing found". The steps say why.
+    } else if (!attach_refused(result)) {
+      // Nothing was seen; a report would only say "nothing found". The steps say why (when it
+      // was the attach itself, the error below says it all).
       std::ostringstream steps;
       playbook::write_steps_text(steps, result);
       std::fputs(steps.str().c_str(), stderr);
