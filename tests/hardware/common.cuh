@@ -13,14 +13,14 @@
 #include <thread>
 #include <unistd.h>
 
-#define HW_CHECK(call)                                                                            \
-  do {                                                                                            \
-    cudaError_t err_ = (call);                                                                    \
-    if (err_ != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                         \
-                   cudaGetErrorString(err_));                                                     \
-      std::exit(2);                                                                               \
-    }                                                                                             \
+#define HW_CHECK(call)                                                                             \
+  do {                                                                                             \
+    cudaError_t err_ = (call);                                                                     \
+    if (err_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                           \
+                   cudaGetErrorString(err_));                                                      \
+      std::exit(2);                                                                                \
+    }                                                                                              \
   } while (0)
 
 namespace hw {
