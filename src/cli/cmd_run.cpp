@@ -1,4 +1,5 @@
 // `rocplay run PLAYBOOK --pid PID`: attach, run the playbook's steps, detach, report.
+#include "cli/fanout.hpp"
 #include "cli/run_common.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
@@ -56,7 +57,7 @@ bool attach_refused(const playbook::RunResult& r) {
 } // namespace
 
 void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
-  sub.add_option("--pid,-p", o.pid, "The process to attach to")->required();
+  auto* pid = sub.add_option("--pid,-p", o.pid, "The process to attach to");
   sub.add_option("--debugger", o.debugger,
                  "rocgdb, cuda-gdb, gdb or a path (default: $ROCPLAY_DEBUGGER, then the first "
                  "found of rocgdb, cuda-gdb, gdb)");
@@ -78,9 +79,28 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   sub.add_option("--var", o.vars, "Set a playbook variable: --var NAME=VALUE (repeatable)");
   sub.add_flag("--color", o.color, "Colour the text report");
   sub.add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
+  auto* pids = sub.add_option("--pids", o.pids,
+                              "Several processes at once (comma-separated): one debugger each, "
+                              "one combined report with cross-rank findings");
+  auto* workers = sub.add_option("--workers-of", o.workers_of,
+                                 "Every GPU worker of this server process (see `rocplay ps`)");
+  sub.add_option("--jobs,-j", o.jobs, "With --pids/--workers-of: targets examined at once (8)");
+  pid->excludes(pids)->excludes(workers);
+  pids->excludes(workers);
+  sub.callback([pid, pids, workers] {
+    if (pid->count() + pids->count() + workers->count() == 0) {
+      throw CLI::RequiredError("--pid, --pids or --workers-of");
+    }
+  });
 }
 
 int run_playbook_command(const RunCommandOptions& o) {
+  if (!o.pids.empty()) {
+    return run_fanout(o, parse_pid_list(o.pids), o.jobs);
+  }
+  if (o.workers_of > 0) {
+    return run_fanout(o, resolve_workers(o.workers_of), o.jobs);
+  }
   session::install_signal_guard();
 
   // Everything that can be checked is checked before a debugger starts or the target stops.

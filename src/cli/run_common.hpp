@@ -22,6 +22,10 @@ struct RunCommandOptions {
   bool color = false;
   bool quiet = false;
   std::vector<std::string> vars;
+  // Every rank at once (src/cli/fanout.hpp): --pids A,B,... or --workers-of SERVER.
+  std::string pids;
+  std::int64_t workers_of = 0;
+  unsigned jobs = 0;
 };
 
 // Adds the options both commands take (all but PLAYBOOK and --record); `--output,-o` for the

@@ -1,0 +1,357 @@
+// `rocplay run PLAYBOOK --pids A,B,...` / `--workers-of SERVER`: one debugger per target, in
+// parallel, one combined report with the cross-rank findings.
+#include "cli/fanout.hpp"
+
+#include "cli/output.hpp"
+#include "rocplay/heuristics.hpp"
+#include "rocplay/playbook.hpp"
+#include "rocplay/process.hpp"
+#include "rocplay/report.hpp"
+#include "rocplay/session.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace rocplay::cli {
+
+namespace {
+
+struct TargetRun {
+  std::int64_t pid = 0;
+  std::optional<int> rank;
+  std::optional<playbook::RunResult> result;
+  std::optional<Error> error; // what stopped it before the playbook ran
+  double seconds = 0;
+
+  ExitCode exit_code() const {
+    if (error) {
+      return error->code();
+    }
+    return result ? result->exit_code() : ExitCode::Internal;
+  }
+  bool examined() const { return !error && result && result->attached; }
+};
+
+// `%p` and `%r` in --record become the pid and rank; otherwise `.PID` goes before the extension.
+std::string record_path_for(const std::string& pattern, std::int64_t pid, std::optional<int> rank) {
+  if (pattern.empty()) {
+    return {};
+  }
+  std::string out = pattern;
+  bool substituted = false;
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"%p", std::to_string(pid)},
+        {"%r", rank ? std::to_string(*rank) : std::string("x")}}) {
+    for (std::size_t pos = 0; (pos = out.find(key, pos)) != std::string::npos;) {
+      out.replace(pos, key.size(), value);
+      pos += value.size();
+      substituted = true;
+    }
+  }
+  if (substituted) {
+    return out;
+  }
+  std::filesystem::path p(pattern);
+  return (p.parent_path() / (p.stem().string() + "." + std::to_string(pid) + p.extension().string()))
+      .string();
+}
+
+// RANK (torchrun, vLLM), then LOCAL_RANK, from the target's environment.
+std::optional<int> rank_of(std::int64_t pid) {
+  const auto env = process::read_environ(pid);
+  if (!env) {
+    return std::nullopt;
+  }
+  for (const char* key : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    auto it = env->find(key);
+    if (it != env->end()) {
+      try {
+        return std::stoi(it->second);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::chrono::milliseconds seconds_to_ms(double seconds, std::string_view flag) {
+  if (!(seconds > 0) || seconds > 24 * 3600) {
+    throw Error(ExitCode::Usage, fmt::format("{} {}: out of range", flag, seconds),
+                "give seconds, more than 0 and at most a day");
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+}
+
+nlohmann::json target_json(const TargetRun& t) {
+  nlohmann::json j = {{"pid", t.pid},
+                      {"rank", t.rank ? nlohmann::json(*t.rank) : nlohmann::json(nullptr)},
+                      {"exit_code", static_cast<int>(t.exit_code())},
+                      {"seconds", t.seconds}};
+  if (t.error) {
+    j["error"] = {{"message", t.error->what()}, {"hint", t.error->hint()}};
+  }
+  if (t.result) {
+    j["report"] = report::report_to_json(t.result->snapshot, t.result->findings);
+    j["report"]["run"] = playbook::run_to_json(*t.result);
+  }
+  return j;
+}
+
+} // namespace
+
+std::vector<std::int64_t> parse_pid_list(const std::string& text) {
+  std::vector<std::int64_t> pids;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) {
+      continue;
+    }
+    std::size_t used = 0;
+    long long pid = 0;
+    try {
+      pid = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || pid <= 0) {
+      throw Error(ExitCode::Usage, fmt::format("--pids: `{}` is not a process id", item),
+                  "give a comma-separated list, e.g. --pids 4301,4302,4303");
+    }
+    if (std::find(pids.begin(), pids.end(), pid) == pids.end()) {
+      pids.push_back(pid);
+    }
+  }
+  if (pids.empty()) {
+    throw Error(ExitCode::Usage, "--pids: no process ids given",
+                "give a comma-separated list, e.g. --pids 4301,4302");
+  }
+  return pids;
+}
+
+std::vector<std::int64_t> resolve_workers(std::int64_t server_pid) {
+  process::ScanOptions scan;
+  scan.sample = std::chrono::milliseconds(0);
+  std::vector<std::int64_t> pids;
+  for (const auto& w : process::workers_of(server_pid, scan)) {
+    pids.push_back(w.pid);
+  }
+  if (pids.empty()) {
+    throw Error(ExitCode::NoSuchProcess,
+                fmt::format("no GPU workers found under pid {}: neither it nor its descendants "
+                            "have /dev/kfd or /dev/nvidia* open",
+                            server_pid),
+                "check the pid with `rocplay ps`; `--pid` attaches to one process directly");
+  }
+  return pids;
+}
+
+int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids, unsigned jobs) {
+  session::install_signal_guard();
+  // Everything that can be checked is checked once, before any target stops.
+  playbook::LoadOptions lo;
+  lo.allow_unsafe_commands = o.allow_unsafe;
+  const playbook::Playbook pb = playbook::find_playbook(o.playbook, lo);
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (const auto& v : o.vars) {
+    vars.push_back(playbook::parse_var_assignment(v));
+  }
+  const report::Format format = report::parse_format(o.format);
+  const auto command_timeout = seconds_to_ms(o.timeout_seconds, "--timeout");
+  const auto attach_timeout = seconds_to_ms(o.attach_timeout_seconds, "--attach-timeout");
+  const session::Debugger debugger = session::find_debugger(o.debugger);
+  OutputFile out(o.output);
+
+  std::vector<TargetRun> targets(pids.size());
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    targets[i].pid = pids[i];
+    targets[i].rank = rank_of(pids[i]);
+  }
+  // Without RANK in the environment, the order given is the rank order.
+  const bool all_ranked = std::all_of(targets.begin(), targets.end(),
+                                      [](const TargetRun& t) { return t.rank.has_value(); });
+  if (!all_ranked) {
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      targets[i].rank = static_cast<int>(i);
+    }
+  }
+
+  const bool progress = !o.quiet && stderr_is_tty();
+  std::mutex print_mutex;
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= targets.size()) {
+        return;
+      }
+      TargetRun& t = targets[i];
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        session::Options so;
+        so.command_timeout = command_timeout;
+        so.attach_timeout = attach_timeout;
+        so.fast_attach = o.fast;
+        so.record_path = record_path_for(o.record, t.pid, t.rank);
+        so.rank = t.rank;
+        playbook::RunOptions ro;
+        ro.pid = t.pid;
+        ro.vars = vars;
+        session::Session session(debugger, so);
+        auto driver = playbook::make_driver(session);
+        playbook::RunResult result = playbook::run(pb, *driver, ro);
+        session.detach();
+        result.times = session.times();
+        result.snapshot.rank = t.rank;
+        for (auto& f : result.findings) {
+          f.rank = t.rank;
+        }
+        t.result = std::move(result);
+      } catch (const Error& e) {
+        t.error = e;
+      } catch (const std::exception& e) {
+        t.error = Error(ExitCode::Internal, e.what(), "this is a bug in rocplay; please report it");
+      }
+      t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (progress) {
+        std::lock_guard lock(print_mutex);
+        std::fprintf(stderr, "rocplay: pid %lld %s (%.2fs)\n", static_cast<long long>(t.pid),
+                     t.examined() ? "done" : "failed", t.seconds);
+      }
+    }
+  };
+  const unsigned n_threads = static_cast<unsigned>(
+      std::min<std::size_t>(targets.size(), jobs ? jobs : std::min<std::size_t>(targets.size(), 8)));
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < n_threads; ++i) {
+    threads.emplace_back(worker);
+  }
+  for (auto& th : threads) {
+    th.join();
+  }
+
+  std::vector<Snapshot> ranked;
+  for (const auto& t : targets) {
+    if (t.examined()) {
+      ranked.push_back(t.result->snapshot);
+    }
+  }
+  const std::vector<Finding> cross = ranked.size() >= 2 ? heuristics::run_ranks(ranked)
+                                                        : std::vector<Finding>{};
+  std::size_t failed = 0;
+  bool findings = !cross.empty();
+  for (const auto& t : targets) {
+    failed += t.examined() ? 0 : 1;
+    findings = findings || (t.result && t.result->exit_code() == ExitCode::Findings);
+  }
+
+  std::ostream& os = out.stream();
+  switch (format) {
+  case report::Format::Text:
+    for (const auto& t : targets) {
+      os << fmt::format("=== pid {} (rank {}): ", t.pid, t.rank ? std::to_string(*t.rank) : "?");
+      if (t.error) {
+        os << "not examined: " << t.error->what() << "\n";
+        if (!t.error->hint().empty()) {
+          os << "    hint: " << t.error->hint() << "\n";
+        }
+        os << "\n";
+        continue;
+      }
+      os << fmt::format("exit {}, {:.2f}s\n", static_cast<int>(t.exit_code()), t.seconds);
+      if (t.result->attached) {
+        report::write_text(os, t.result->snapshot, t.result->findings);
+        os << "\n";
+      }
+      playbook::write_steps_text(os, *t.result);
+      os << "\n";
+    }
+    os << fmt::format("=== across {} examined of {} targets\n", ranked.size(), targets.size());
+    if (cross.empty()) {
+      os << "no cross-rank finding\n";
+    }
+    for (const auto& f : cross) {
+      os << "[" << f.id << "] " << f.title << "\n  " << f.summary << "\n";
+      for (const auto& e : f.evidence) {
+        os << "  - " << e << "\n";
+      }
+      if (!f.next_step.empty()) {
+        os << "  next: " << f.next_step << "\n";
+      }
+    }
+    break;
+  case report::Format::Json: {
+    nlohmann::json j = {{"schema", "rocplay.run.multi"}, {"schema_version", 1},
+                        {"playbook", pb.name}};
+    j["targets"] = nlohmann::json::array();
+    for (const auto& t : targets) {
+      j["targets"].push_back(target_json(t));
+    }
+    j["cross_rank_findings"] = nlohmann::json::array();
+    for (const auto& f : cross) {
+      j["cross_rank_findings"].push_back(report::finding_to_json(f));
+    }
+    os << j.dump(2) << "\n";
+    break;
+  }
+  case report::Format::Jsonl: {
+    for (const auto& t : targets) {
+      nlohmann::json j = target_json(t);
+      j["type"] = "target";
+      if (t.result) {
+        j["snapshot"] = j["report"]["snapshot"]; // `rocplay postmortem` reads these lines back
+      }
+      os << j.dump() << "\n";
+    }
+    nlohmann::json summary = {{"type", "summary"}, {"targets", targets.size()},
+                              {"examined", ranked.size()}};
+    summary["cross_rank_findings"] = nlohmann::json::array();
+    for (const auto& f : cross) {
+      summary["cross_rank_findings"].push_back(report::finding_to_json(f));
+    }
+    os << summary.dump() << "\n";
+    break;
+  }
+  case report::Format::Sarif: {
+    std::vector<Finding> all = cross;
+    for (const auto& t : targets) {
+      if (t.result) {
+        all.insert(all.end(), t.result->findings.begin(), t.result->findings.end());
+      }
+    }
+    os << report::to_sarif(all, ROCPLAY_VERSION).dump(2) << "\n";
+    break;
+  }
+  }
+  out.commit();
+  for (const auto& t : targets) {
+    if (t.result && t.result->times.left_stopped) {
+      print_error(fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT", t.pid),
+                  "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
+    }
+  }
+  if (failed == targets.size()) {
+    // Nothing was examined: the first target's reason is the reason.
+    print_error(targets.front().error ? targets.front().error->what() : "no target was examined",
+                targets.front().error ? targets.front().error->hint() : "");
+    return static_cast<int>(targets.front().exit_code());
+  }
+  if (failed > 0) {
+    print_error(fmt::format("{} of {} targets could not be examined", failed, targets.size()),
+                "their reasons are in the report; the others were examined and detached");
+    return static_cast<int>(ExitCode::PartialInput);
+  }
+  return static_cast<int>(findings ? ExitCode::Findings : ExitCode::Ok);
+}
+
+} // namespace rocplay::cli

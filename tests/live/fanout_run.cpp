@@ -1,0 +1,105 @@
+// Every rank at once, with real gdb: `rocplay run --pids` over several CPU targets, one of them
+// made to fail, and the multi-node merge path (per-node JSONL merged by `rocplay postmortem`).
+#include "cli_util.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <sstream>
+
+using namespace rocplay::testing;
+
+namespace {
+
+std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) {
+      out.push_back(nlohmann::json::parse(line));
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("run --pids: every target examined in parallel, a bad one reported, all running") {
+  SpinTarget a;
+  SpinTarget b;
+  SpinTarget c;
+  const std::string bogus = "99999999";
+  const std::string pids = std::to_string(a.pid()) + "," + bogus + "," + std::to_string(b.pid()) +
+                           "," + std::to_string(c.pid());
+  const CliRun r = run_rocplay(
+      {"run", "host-stacks", "--pids", pids, "--debugger", "gdb", "--format", "json", "-q"},
+      std::chrono::seconds(120));
+  INFO(r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 2); // some targets could not be examined
+  CHECK(r.err.find("1 of 4 targets could not be examined") != std::string::npos);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["schema"] == "rocplay.run.multi");
+  REQUIRE(j["targets"].size() == 4);
+  // The report keeps the order given; ranks follow it when the targets have no RANK variable.
+  CHECK(j["targets"][0]["pid"] == a.pid());
+  CHECK(j["targets"][1]["pid"] == std::stoll(bogus));
+  CHECK(j["targets"][1]["exit_code"] == 67);
+  CHECK(j["targets"][1]["error"]["message"].get<std::string>().find(bogus) != std::string::npos);
+  for (int i : {0, 2, 3}) {
+    const auto& t = j["targets"][i];
+    CHECK(t["rank"] == i);
+    CHECK(t["exit_code"].get<int>() < 2);
+    const auto& threads = t["report"]["snapshot"]["host_threads"];
+    REQUIRE(threads.is_array());
+    CHECK(threads.size() >= 3); // main, the spinners and the blocked thread
+  }
+  for (const SpinTarget* t : {&a, &b, &c}) {
+    CHECK(t->state() != 'T');
+    CHECK(t->state() != 't');
+    CHECK(t->advances());
+  }
+}
+
+TEST_CASE("multi-node: per-node JSONL outputs merge in rocplay postmortem") {
+  TempDir dir;
+  SpinTarget a;
+  SpinTarget b;
+  SpinTarget c;
+  const std::string node1 = dir.path() + "/node-1.jsonl";
+  const std::string node2 = dir.path() + "/node-2.jsonl";
+  const CliRun r1 = run_rocplay({"run", "host-stacks", "--pids",
+                                 std::to_string(a.pid()) + "," + std::to_string(b.pid()),
+                                 "--debugger", "gdb", "--format", "jsonl", "-o", node1, "-q"},
+                                std::chrono::seconds(120));
+  const CliRun r2 = run_rocplay({"run", "host-stacks", "--pids", std::to_string(c.pid()),
+                                 "--debugger", "gdb", "--format", "jsonl", "-o", node2, "-q"},
+                                std::chrono::seconds(120));
+  INFO(r1.err << r2.err);
+  REQUIRE(r1.exit_code < 2);
+  REQUIRE(r2.exit_code < 2);
+
+  const CliRun pm = run_rocplay({"postmortem", dir.path(), "--format", "jsonl", "--no-progress"});
+  INFO(pm.err);
+  CHECK(pm.exit_code < 2);
+  const auto lines = json_lines(pm.out);
+  REQUIRE(lines.size() == 4); // three snapshots and the summary
+  std::set<std::int64_t> pids;
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(lines[i]["kind"] == "report-json");
+    CHECK(lines[i]["status"] == "ok");
+    CHECK(lines[i]["snapshot"]["host_threads"].get<int>() >= 3);
+  }
+  CHECK(lines[0]["path"].get<std::string>().find("node-1.jsonl") != std::string::npos);
+  CHECK(lines[0]["member"] == "#0");
+  CHECK(lines[1]["member"] == "#1");
+  CHECK(lines[2]["path"].get<std::string>().find("node-2.jsonl") != std::string::npos);
+  CHECK(lines[3]["schema"] == "rocplay.postmortem.summary");
+  CHECK(lines[3]["inputs"] == 2);
+  CHECK(lines[3]["unreadable"] == 0);
+  for (const SpinTarget* t : {&a, &b, &c}) {
+    CHECK(t->advances());
+  }
+}
