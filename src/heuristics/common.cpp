@@ -215,7 +215,133 @@ nlohmann::json dispatch_json(const Dispatch& d) {
   if (d.kernel_address) {
     j["kernel_address"] = fmt::format("{:#x}", *d.kernel_address);
   }
+  if (!d.kernel_name.empty()) {
+    KernelInfo k = classify_kernel(d.kernel_name);
+    nlohmann::json info = {{"short_name", k.short_name},
+                           {"family", to_string(k.family)},
+                           {"category", to_string(k.category)}};
+    if (!k.op.empty()) {
+      info["op"] = k.op;
+    }
+    if (!k.dtype_hint.empty()) {
+      info["dtype"] = k.dtype_hint;
+    }
+    if (!k.source_hint.empty()) {
+      info["source"] = k.source_hint;
+    }
+    j["kernel_info"] = std::move(info);
+  }
   return j;
+}
+
+namespace {
+
+bool holds_first_work_items(const snapshot::WaveClass& c) {
+  if (!c.wave_in_group.empty() && c.wave_in_group.front().first == 0) {
+    return true;
+  }
+  return c.work_items && c.work_items->first == 0;
+}
+
+// Wave 0 of each group only, or a work-item range starting at 0 no wider than a wave.
+bool only_leaders(const snapshot::WaveClass& c) {
+  if (!c.wave_in_group.empty()) {
+    return c.wave_in_group.size() == 1 && c.wave_in_group.front().first == 0 &&
+           c.wave_in_group.front().last == 0;
+  }
+  return c.work_items && c.work_items->first == 0 && c.work_items->last < 64;
+}
+
+// The source line of a class: its frame's, else the PC's `info line`.
+std::pair<std::string, std::optional<std::uint32_t>> line_of(const snapshot::WaveClass& c,
+                                                             const Snapshot& s) {
+  if (!c.file.empty() && c.line) {
+    return {c.file, c.line};
+  }
+  if (const SourceLine* sl = c.pc ? s.source_line(*c.pc) : nullptr; sl && sl->line) {
+    return {sl->file, sl->line};
+  }
+  return {std::string(), std::nullopt};
+}
+
+} // namespace
+
+std::optional<LeaderSpin> leader_spin(const std::vector<snapshot::WaveClass>& classes,
+                                      const Snapshot& s) {
+  LeaderSpin out;
+  for (const auto& c : classes) {
+    out.unknown += c.unknown_coordinates;
+    (holds_first_work_items(c) ? out.spin : out.rest).push_back(&c);
+  }
+  if (out.spin.empty()) {
+    return std::nullopt;
+  }
+  std::uint64_t lo = UINT64_MAX;
+  std::uint64_t hi = 0;
+  for (const auto* c : out.spin) {
+    if (!only_leaders(*c) || !c->pc) {
+      return std::nullopt;
+    }
+    lo = std::min(lo, *c->pc);
+    hi = std::max(hi, *c->pc);
+  }
+  // Several PCs are one loop when they are close together or on one source line.
+  const auto first_line = line_of(*out.spin.front(), s);
+  if (hi - lo > kLoopWindow) {
+    for (const auto* c : out.spin) {
+      if (!first_line.second || line_of(*c, s) != first_line) {
+        return std::nullopt;
+      }
+    }
+  }
+  // Nothing else of the dispatch may sit in that loop: then every wave spins, no leader pattern.
+  // With line information, "in the loop" is "on its line" (a barrier right after a poll loop is a
+  // few bytes away but on another line); without, anything within kLoopWindow may be the loop.
+  for (const auto* c : out.rest) {
+    const auto rest_line = line_of(*c, s);
+    const bool in_span = c->pc && *c->pc >= lo && *c->pc <= hi;
+    const bool in_loop = first_line.second && rest_line.second
+                             ? rest_line == first_line
+                             : c->pc && *c->pc + kLoopWindow >= lo && *c->pc <= hi + kLoopWindow;
+    if (in_span || in_loop) {
+      return std::nullopt;
+    }
+  }
+  std::stable_sort(out.spin.begin(), out.spin.end(),
+                   [](const auto* a, const auto* b) { return a->threads > b->threads; });
+  for (const auto* c : out.spin) {
+    out.spin_threads += c->threads;
+    out.spin_workgroups += c->workgroups;
+    if (c->work_items) {
+      if (!out.work_items) {
+        out.work_items = c->work_items;
+      } else {
+        out.work_items->first = std::min(out.work_items->first, c->work_items->first);
+        out.work_items->last = std::max(out.work_items->last, c->work_items->last);
+      }
+    }
+  }
+  return out;
+}
+
+std::string kernel_line(const Dispatch& d) {
+  if (d.kernel_name.empty()) {
+    return {};
+  }
+  KernelInfo k = classify_kernel(d.kernel_name);
+  std::string out =
+      fmt::format("kernel {}: {} ({})", k.short_name.empty() ? d.kernel_name : k.short_name,
+                  to_string(k.family), to_string(k.category));
+  if (!k.op.empty()) {
+    out += fmt::format(", {}", k.op);
+  }
+  if (!k.dtype_hint.empty()) {
+    out += fmt::format(", {}", k.dtype_hint);
+  }
+  if (!k.source_hint.empty()) {
+    out += fmt::format("; source: {}", k.source_hint);
+  }
+  return out;
 }
 
 } // namespace rocplay::heuristics::detail

@@ -35,6 +35,28 @@ Location location_of(const snapshot::WaveClass& c, const Snapshot& snapshot);
 // Classes of one dispatch (matched on agent, queue, dispatch_no).
 std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClass>& classes,
                                             const Dispatch& dispatch);
+// `kind`, `category`, `op`, `dtype` and `source` of the dispatch's kernel (classify_kernel).
 nlohmann::json dispatch_json(const Dispatch& dispatch);
+// `kernel allgather_vec: collective (collective), bfloat16; source: aiter/csrc/ ...`; empty when
+// the kernel has no name.
+std::string kernel_line(const Dispatch& dispatch);
+
+// The "leader spin" shape of one dispatch's wave classes: the waves (AMD) or thread ranges
+// (cuda-gdb) holding the first work-items of each work-group sit in one polling loop, holding
+// nothing else, while the rest of the dispatch waits elsewhere (a barrier behind the loop).
+// Sync-lane collectives (work-items 0..ngpus-1) and split-K reductions (work-item 0) look so.
+struct LeaderSpin {
+  std::vector<const snapshot::WaveClass*> spin; // largest first; more than one when the loop
+                                                // was sampled at several of its PCs
+  std::vector<const snapshot::WaveClass*> rest;
+  std::optional<snapshot::Range> work_items; // union over cuda-gdb ranges
+  std::uint64_t spin_threads = 0;            // Wave::count summed
+  std::size_t spin_workgroups = 0;
+  std::size_t unknown = 0; // waves with `?` slots in the dispatch
+};
+// A polling loop is a few instructions: two samples of it land at most this far apart.
+inline constexpr std::uint64_t kLoopWindow = 128;
+std::optional<LeaderSpin> leader_spin(const std::vector<snapshot::WaveClass>& dispatch_classes,
+                                      const Snapshot& snapshot);
 
 } // namespace rocplay::heuristics::detail

@@ -107,6 +107,9 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
   for (const auto& d : s.dispatches) {
     f.evidence.push_back(
         fmt::format("in flight: {}: {}", detail::dispatch_label(d), detail::kernel_label(d)));
+    if (auto k = detail::kernel_line(d); !k.empty()) {
+      f.evidence.push_back("  " + k);
+    }
   }
   f.details = {{"threads", std::move(tj)}, {"dispatches", std::move(dj)}};
   f.summary = fmt::format(

@@ -120,6 +120,9 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
         fmt::format("later:   queue {} read {} write {}", q.id, *q.read, *q.write));
     f.evidence.push_back(
         fmt::format("head dispatch: {}: {}", detail::dispatch_label(*head), kernel));
+    if (auto k = detail::kernel_line(*head); !k.empty()) {
+      f.evidence.push_back(k);
+    }
     const auto classes = snapshot::group_waves(later);
     nlohmann::json cj = nlohmann::json::array();
     for (const auto& c : detail::classes_of(classes, *head)) {

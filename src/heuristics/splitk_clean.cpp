@@ -9,8 +9,71 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 
 namespace rocplay::heuristics {
+namespace {
+
+// One `_clean` kernel left in flight, its reduction leaders (work-item 0 of each work-group)
+// polling the workspace counter while the rest wait at the barrier: the counter never reached
+// its count. Its sibling on the other stream may already have finished (real cuda-gdb recording
+// fixtures/cuda-gdb/splitk-clean-h200.mi), so this is the race's aftermath, said with less
+// confidence.
+std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
+                                    const std::vector<snapshot::WaveClass>& classes) {
+  auto cs = detail::classes_of(classes, d);
+  auto pattern = detail::leader_spin(cs, s);
+  if (!pattern || pattern->rest.empty()) {
+    return std::nullopt;
+  }
+  const auto& spin = *pattern->spin.front();
+  const std::string name = detail::base_name(d.kernel_name);
+  Finding f;
+  f.id = std::string(kSplitKCleanRace);
+  f.severity = Severity::Error;
+  f.confidence = 0.45;
+  f.title = fmt::format("split-K `_clean` kernel {} waits on its workspace counter", name);
+  f.summary = fmt::format(
+      "{} ({}) is in flight with its reduction leaders (work-item 0 of {} work-group(s)) polling "
+      "one loop in {} while the rest wait behind it: the split-K workspace counter never reached "
+      "its expected count. Only this `_clean` kernel is in flight now; if another ran "
+      "concurrently on another stream of this device, its increments landed in the same "
+      "per-process workspace counter and it finished, leaving this one to spin.",
+      d.kernel_name, detail::dispatch_label(d), pattern->spin_workgroups, detail::where(spin, s));
+  f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), d.kernel_name));
+  if (auto k = detail::kernel_line(d); !k.empty()) {
+    f.evidence.push_back(k);
+  }
+  for (const auto* c : pattern->spin) {
+    f.evidence.push_back(fmt::format("leaders: {}", detail::describe(*c, s)));
+  }
+  for (const auto* c : pattern->rest) {
+    f.evidence.push_back(fmt::format("rest: {}", detail::describe(*c, s)));
+  }
+  f.evidence.push_back("only one `_clean` kernel in flight on this device");
+  nlohmann::json dj = detail::dispatch_json(d);
+  nlohmann::json cj = nlohmann::json::array();
+  for (const auto& c : cs) {
+    cj.push_back(detail::class_json(c, s));
+  }
+  dj["wave_classes"] = std::move(cj);
+  f.details = {{"dispatches", nlohmann::json::array({std::move(dj)})},
+               {"single", true},
+               {"queues_known", d.queue.has_value()},
+               {"fences_known", !d.fence_text.empty()}};
+  f.locations.push_back(detail::location_of(spin, s));
+  f.next_step = fmt::format(
+      "Anchor on {} at PC {} ({}): read the loop that waits for the counter. Then find which "
+      "other split-K `_clean` kernel shares its workspace (grep the kernel names in the library's "
+      "Python wrapper, e.g. aiter/ops/): if the workspace is cached per device only, key it by "
+      "(device, stream). A hang that disappears with HIP_LAUNCH_BLOCKING=1 (or "
+      "CUDA_LAUNCH_BLOCKING=1) points the same way. Serialising the streams or adding "
+      "synchronize() only hides the race.",
+      name, detail::hex(spin.pc), detail::where(spin, s));
+  return f;
+}
+
+} // namespace
 
 std::vector<Finding> splitk_clean_race(const Snapshot& s) {
   std::vector<Finding> out;
@@ -24,7 +87,10 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
   }
   const auto classes = snapshot::group_waves(s);
   for (const auto& [agent, ds] : by_agent) {
-    if (ds.size() < 2) {
+    if (ds.size() == 1) {
+      if (auto f = single_clean(s, *ds.front(), classes)) {
+        out.push_back(std::move(*f));
+      }
       continue;
     }
     // Different queues (streams); with every fence known, each must be full (B|Aa|Ra).
@@ -69,6 +135,9 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
                                        d->queue ? fmt::format("{}", *d->queue) : "?",
                                        d->fence_text.empty() ? "?" : d->fence_text,
                                        fmt::join(d->grid, ","), fmt::join(d->workgroup, ",")));
+      if (auto k = detail::kernel_line(*d); !k.empty()) {
+        f.evidence.push_back("  " + k);
+      }
       for (const auto& c : detail::classes_of(classes, *d)) {
         f.evidence.push_back(fmt::format("  {}", detail::describe(c, s)));
         if (f.locations.size() < 8) {

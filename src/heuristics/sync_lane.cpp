@@ -3,7 +3,8 @@
 // A collective kernel's start_sync/end_sync has the first ngpus work-items of each work-group
 // poll one flag per peer GPU; the rest of the group waits at the barrier after it. When a peer
 // never writes its flag, the waves (AMD) or thread ranges (cuda-gdb) holding those work-items
-// all sit at one PC in the poll loop, and every other wave of the dispatch sits elsewhere.
+// all sit in the poll loop (one PC, or a few PCs of that loop when it was caught mid-iteration),
+// and every other wave of the dispatch sits elsewhere.
 // Works on Wave fields only: wave_in_group 0 for AMD waves, first_work_item 0 for cuda ranges.
 #include "heuristics/common.hpp"
 
@@ -14,30 +15,16 @@ namespace {
 
 using snapshot::WaveClass;
 
-bool holds_first_work_items(const WaveClass& c) {
-  if (!c.wave_in_group.empty() && c.wave_in_group.front().first == 0) {
-    return true;
-  }
-  return c.work_items && c.work_items->first == 0;
-}
-
-// Only the sync lanes: wave 0 of each group, or a work-item range starting at 0 and no wider
-// than a wave (ngpus is at most a few dozen).
-bool only_sync_lanes(const WaveClass& c) {
-  if (!c.wave_in_group.empty()) {
-    return c.wave_in_group.size() == 1 && c.wave_in_group.front().first == 0 &&
-           c.wave_in_group.front().last == 0;
-  }
-  return c.work_items && c.work_items->first == 0 && c.work_items->last < 64;
-}
-
-// Which sync routine the class sits in: `start_sync`, `end_sync`, or empty.
-std::string sync_routine(const WaveClass& c, const Snapshot& s) {
-  std::vector<std::string_view> names = {c.inline_function, c.function};
-  const SourceLine* sl = c.pc ? s.source_line(*c.pc) : nullptr;
-  if (sl) {
-    names.push_back(sl->inlined_from);
-    names.push_back(sl->function);
+// Which sync routine the spin sits in: `start_sync`, `end_sync`, or empty.
+std::string sync_routine(const std::vector<const WaveClass*>& spin, const Snapshot& s) {
+  std::vector<std::string_view> names;
+  for (const auto* c : spin) {
+    names.push_back(c->inline_function);
+    names.push_back(c->function);
+    if (const SourceLine* sl = c->pc ? s.source_line(*c->pc) : nullptr) {
+      names.push_back(sl->inlined_from);
+      names.push_back(sl->function);
+    }
   }
   for (std::string_view routine : {"start_sync", "end_sync"}) {
     for (auto n : names) {
@@ -62,19 +49,15 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
     if (cs.empty()) {
       continue;
     }
-    std::vector<const WaveClass*> holders;
-    std::vector<const WaveClass*> others;
-    std::size_t unknown = 0;
-    for (const auto& c : cs) {
-      unknown += c.unknown_coordinates;
-      (holds_first_work_items(c) ? holders : others).push_back(&c);
-    }
-    // All sync lanes at one PC, and nothing but sync lanes there.
-    if (holders.size() != 1 || !only_sync_lanes(*holders.front())) {
+    // The sync lanes in one polling loop, holding nothing else; the rest elsewhere.
+    auto pattern = detail::leader_spin(cs, s);
+    if (!pattern) {
       continue;
     }
-    const WaveClass& spin = *holders.front();
-    std::string routine = sync_routine(spin, s);
+    const WaveClass& spin = *pattern->spin.front();
+    const auto& others = pattern->rest;
+    const std::size_t unknown = pattern->unknown;
+    std::string routine = sync_routine(pattern->spin, s);
     bool collective = detail::is_collective(d);
     if (routine.empty() && (!collective || others.empty())) {
       continue;
@@ -82,8 +65,8 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
 
     std::optional<int> ngpus = ctx.ngpus;
     std::string ngpus_source = "given";
-    if (!ngpus && spin.work_items) {
-      ngpus = static_cast<int>(spin.work_items->last - spin.work_items->first + 1);
+    if (!ngpus && pattern->work_items) {
+      ngpus = static_cast<int>(pattern->work_items->last - pattern->work_items->first + 1);
       ngpus_source = "work-items of the spinning range";
     }
     if (!ngpus && s.agents.size() > 1) {
@@ -125,10 +108,20 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
     }
     f.summary = fmt::format(
         "{} ({}) is stuck in a cross-rank barrier: every wave holding {} (the sync lanes, one "
-        "per peer GPU) sits at one PC in {} ({}), polling a flag that some rank never wrote{}.{}",
-        kernel, detail::dispatch_label(d), lanes, routine_name, at, rest, after);
+        "per peer GPU) sits in one polling loop in {} ({}{}), polling a flag that some rank never "
+        "wrote{}.{}",
+        kernel, detail::dispatch_label(d), lanes, routine_name, at,
+        pattern->spin.size() > 1
+            ? fmt::format("; sampled at {} PCs of the loop", pattern->spin.size())
+            : std::string(),
+        rest, after);
     f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), kernel));
-    f.evidence.push_back(fmt::format("sync lanes: {}", detail::describe(spin, s)));
+    if (auto k = detail::kernel_line(d); !k.empty()) {
+      f.evidence.push_back(k);
+    }
+    for (const auto* c : pattern->spin) {
+      f.evidence.push_back(fmt::format("sync lanes: {}", detail::describe(*c, s)));
+    }
     for (const auto* c : others) {
       f.evidence.push_back(fmt::format("rest: {}", detail::describe(*c, s)));
     }
@@ -143,6 +136,12 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
                  {"routine", routine},
                  {"collective", collective},
                  {"spin", detail::class_json(spin, s)}};
+    nlohmann::json spin_pcs = nlohmann::json::array();
+    for (const auto* c : pattern->spin) {
+      spin_pcs.push_back(detail::hex(c->pc));
+    }
+    f.details["spin_pcs"] = std::move(spin_pcs);
+    f.details["spin_threads"] = pattern->spin_threads;
     nlohmann::json rest_json = nlohmann::json::array();
     for (const auto* c : others) {
       rest_json.push_back(detail::class_json(*c, s));

@@ -194,10 +194,15 @@ TEST_CASE("sync-lane: stays silent without the pattern", "[heuristics][sync-lane
     test::check_invariants(s);
     CHECK(heuristics::sync_lane_barrier_spin(s, {}).empty());
   }
-  SECTION("sync lanes spread over two PCs") {
+  SECTION("sync lanes at two places far apart (not one loop)") {
     Snapshot s = amd({kAllgather}, 8);
     add_waves(s, s.dispatches[0], 4, 8,
-              [](int g, int w) { return w == 0 ? 0x1000u + (g % 2) * 0x40u : 0x2000u; });
+              [](int g, int w) { return w == 0 ? 0x1000u + (g % 2) * 0x800u : 0x2000u; });
+    CHECK(heuristics::sync_lane_barrier_spin(s, {}).empty());
+  }
+  SECTION("every wave in the same loop, caught at different PCs of it") {
+    Snapshot s = amd({kAllgather}, 8);
+    add_waves(s, s.dispatches[0], 4, 8, [](int, int w) { return w == 0 ? 0x1000u : 0x1010u; });
     CHECK(heuristics::sync_lane_barrier_spin(s, {}).empty());
   }
   SECTION("sync-lane class also holds other slots") {
@@ -228,6 +233,26 @@ TEST_CASE("sync-lane: stays silent without the pattern", "[heuristics][sync-lane
     CHECK(fs[0].severity == Severity::Error);
     CHECK(fs[0].details["routine"] == "");
   }
+}
+
+TEST_CASE("sync-lane: the loop caught at two of its PCs is one spin", "[heuristics][sync-lane]") {
+  // As on real hardware (fixtures/cuda-gdb/h200-rocplay/syncspin.rec): one work-group's sync
+  // lanes were stopped 16 bytes further into the poll loop than the others'.
+  Snapshot s = amd({"void aiter::allgather_vec<__hip_bfloat16, 8>(void*, void*, aiter::Signal*, "
+                    "int)"},
+                   8);
+  add_waves(s, s.dispatches[0], 4, 8, [](int g, int w) {
+    return w != 0 ? 0x2000u : g == 3 ? 0x1010u : 0x1000u;
+  });
+  for (auto& w : s.waves) {
+    w.inline_function = w.wave_in_group == 0u ? "aiter::start_sync<8>" : "";
+  }
+  auto fs = heuristics::sync_lane_barrier_spin(s, {});
+  REQUIRE(fs.size() == 1);
+  CHECK(fs[0].details["spin_pcs"] == nlohmann::json::array({"0x1000", "0x1010"}));
+  CHECK(fs[0].details["spin"]["waves"] == 3);
+  CHECK(fs[0].details["spin_threads"] == 4);
+  CHECK(mentions(fs[0], "sampled at 2 PCs of the loop"));
 }
 
 TEST_CASE("sync-lane: end_sync wording", "[heuristics][sync-lane]") {
@@ -263,8 +288,22 @@ TEST_CASE("splitk-clean: fixture evidence and fix shape", "[heuristics][splitk]"
 TEST_CASE("splitk-clean: edges", "[heuristics][splitk]") {
   const std::string a = "aiter::bf16gemm_fp32bf16_tn_96x64_splitk_clean";
   const std::string b = "aiter::bf16gemm_fp32bf16_tn_256x64_splitk_clean";
-  SECTION("one _clean kernel") {
+  SECTION("one _clean kernel without waves to show it waits") {
     CHECK(heuristics::splitk_clean_race(amd({a, "Cijk_Alik_Bljk"})).empty());
+  }
+  SECTION("one _clean kernel whose leaders poll the counter: the race's aftermath") {
+    Snapshot s = amd({a});
+    add_waves(s, s.dispatches[0], 3, 4, [](int, int w) { return w == 0 ? 0x2a40u : 0x2b18u; });
+    auto fs = heuristics::splitk_clean_race(s);
+    REQUIRE(fs.size() == 1);
+    CHECK(fs[0].confidence == Approx(0.45));
+    CHECK(fs[0].details["single"] == true);
+    CHECK(mentions(fs[0], "only one `_clean` kernel in flight"));
+    CHECK(mentions(fs[0], "(device, stream)"));
+    // Every wave in the loop: no leader pattern, no finding.
+    Snapshot all = amd({a});
+    add_waves(all, all.dispatches[0], 3, 4, [](int, int) { return 0x2a40u; });
+    CHECK(heuristics::splitk_clean_race(all).empty());
   }
   SECTION("same queue: ordered, no race") {
     Snapshot s = amd({a, b});
