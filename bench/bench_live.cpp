@@ -35,6 +35,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -53,6 +54,20 @@ struct Progress { // tests/targets/spin_target.cpp
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double minimum(const std::vector<double>& v) {
+  return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+}
+
+double pct(double a, double b) {
+  return b > 0 ? (a / b - 1.0) * 100.0 : 0;
+}
+
+std::string fixed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
 }
 
 double median(std::vector<double> v) {
@@ -312,10 +327,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_live: %s\n", e.what());
     return static_cast<int>(e.code());
   }
-  std::printf("bench_live: %s (%s), %d run(s) each, median\n", dbg.path.c_str(),
+  std::printf("bench_live: %s (%s), %d run(s) of each way, median and min\n", dbg.path.c_str(),
               dbg.version.c_str(), runs);
-  std::printf("%-8s %-12s %-8s %10s %12s %12s\n", "threads", "commands", "way", "total s",
-              "stop(tgt) s", "stop(int) s");
+  std::printf("%-7s %-11s %-14s %7s %7s %9s %7s %9s\n", "threads", "commands", "way", "total",
+              "min", "stop(tgt)", "min", "stop(int)");
+  std::map<std::string, std::vector<std::pair<int, double>>> stop_by_plan;
   int failures = 0;
   for (const int threads : thread_counts) {
     Target target(target_exe, threads);
@@ -373,16 +389,29 @@ int main(int argc, char** argv) {
           }
         }
       }
-      std::printf("%-8d %-12s %-8s %10.3f %12.3f %12.3f\n", threads, plan.name.c_str(), "rocplay",
-                  median(r_total), median(r_stop), median(r_int));
-      std::printf("%-8d %-12s %-8s %10.3f %12.3f %12s\n", threads, plan.name.c_str(), "raw-gdb",
-                  median(g_total), median(g_stop), "-");
-      const double overhead = (median(r_total) / median(g_total) - 1.0) * 100.0;
-      std::printf("%-8d %-12s %-8s %+9.1f%% %+11.1f%%\n", threads, plan.name.c_str(), "diff",
-                  overhead, (median(r_stop) / median(g_stop) - 1.0) * 100.0);
-      std::printf("%-8d %-12s %-8s %10.3f %12.3f %12.3f\n", threads, plan.name.c_str(), "--fast",
-                  median(f_total), median(f_stop), median(f_int));
+      auto row = [&](const char* way, const std::vector<double>& total,
+                     const std::vector<double>& stop, const std::vector<double>* internal) {
+        std::printf("%-7d %-11s %-14s %7.3f %7.3f %9.3f %7.3f %9s\n", threads, plan.name.c_str(),
+                    way, median(total), minimum(total), median(stop), minimum(stop),
+                    internal != nullptr ? fixed3(median(*internal)).c_str() : "-");
+      };
+      row("rocplay", r_total, r_stop, &r_int);
+      row("raw gdb", g_total, g_stop, nullptr);
+      row("rocplay --fast", f_total, f_stop, &f_int);
+      std::printf("%-7d %-11s %-14s %+6.1f%% %+6.1f%% %+8.1f%% %+6.1f%%\n", threads,
+                  plan.name.c_str(), "rocplay/raw", pct(median(r_total), median(g_total)),
+                  pct(minimum(r_total), minimum(g_total)), pct(median(r_stop), median(g_stop)),
+                  pct(minimum(r_stop), minimum(g_stop)));
+      stop_by_plan[plan.name].push_back({threads, median(r_stop)});
       std::fflush(stdout);
+    }
+  }
+  // The scaling goal: rocplay's stop with the most threads against the fewest.
+  for (const auto& [plan, points] : stop_by_plan) {
+    if (points.size() >= 2 && points.front().second > 0) {
+      std::printf("stop-time scaling %-11s %d -> %d threads: %.2fx\n", plan.c_str(),
+                  points.front().first, points.back().first,
+                  points.back().second / points.front().second);
     }
   }
   return failures == 0 ? 0 : 1;

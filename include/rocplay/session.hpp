@@ -76,7 +76,11 @@ struct Options {
   // the debugger to answer SIGINT (quitting a command, stopping a running target), before
   // killing it (the kernel then detaches the target).
   std::chrono::milliseconds interrupt_grace{5'000};
-  bool fast_attach = false;        // skip host symbol loading (auto-solib-add off)
+  bool fast_attach = false; // skip host symbol loading (auto-solib-add off)
+  // Read the executable's and the mapped shared libraries' symbols before attaching, while the
+  // target still runs (from /proc/PID/maps); the attach then finds them read and the target
+  // stops for less time. Ignored with fast_attach.
+  bool preload_symbols = true;
   std::string record_path;         // --record FILE; empty: no recording
   std::optional<int> rank;         // written into the recording's metadata
   bool allow_hook_held = false;    // attach even when HSA_TOOLS_LIB is set in the target (rocgdb)

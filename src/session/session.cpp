@@ -227,6 +227,8 @@ struct Session::Impl {
   // Exchanges, grouped as mi::TranscriptReader groups a recording (see session.hpp).
   std::vector<mi::Exchange> exchanges;
   bool current_open = false;
+  // The reader's empty current exchange, opened by a prompt: its sent_at.
+  std::optional<double> ghost;
   std::size_t current_bytes = 0;
   std::optional<std::size_t> closed_by_result; // index of the last exchange a result closed
   std::uint64_t next_token = 1;
@@ -374,6 +376,7 @@ struct Session::Impl {
   void close_current() {
     current_open = false;
     current_bytes = 0;
+    ghost.reset();
   }
 
   void on_sent(std::uint64_t token, const std::string& command, double at) {
@@ -390,7 +393,8 @@ struct Session::Impl {
   mi::Exchange& open_anonymous(double at) {
     if (!current_open) {
       mi::Exchange ex;
-      ex.sent_at = at;
+      ex.sent_at = ghost.value_or(at);
+      ghost.reset();
       exchanges.push_back(std::move(ex));
       current_open = true;
     }
@@ -437,6 +441,11 @@ struct Session::Impl {
       return; // not MI (the reader skips it too)
     }
     if (rec.kind() == mi::RecordKind::Prompt) {
+      // A prompt is no record, but after a result the reader opens an empty exchange at it
+      // (dropped unless something joins, which then has the prompt's time): the ghost.
+      if (!current_open && !ghost) {
+        ghost = at;
+      }
       return;
     }
     switch (rec.kind()) {
@@ -468,7 +477,9 @@ struct Session::Impl {
       break;
     }
     mi::Exchange& ex = open_anonymous(at);
-    ex.done_at = at;
+    if (rec.kind() == mi::RecordKind::Result) {
+      ex.done_at = at; // the reader's done_at: the time of the result record
+    }
     current_bytes += rec.line().size();
     const bool closes = rec.kind() == mi::RecordKind::Result &&
                         (!ex.token || !rec.token() || *rec.token() == *ex.token);
@@ -760,6 +771,48 @@ struct Session::Impl {
         }
       }
     }
+  }
+
+  // Reads the symbols of what the target has mapped while it still runs. GDB shares the symbol
+  // tables of one file between the objfiles that load it, so the attach that follows finds
+  // them read: the work moves out of the stop. Best effort: a file GDB cannot read is skipped.
+  void preload_symbols(std::int64_t target_pid, Clock::time_point deadline) {
+    constexpr std::size_t kMaxObjects = 4096;
+    auto remaining = [&] {
+      return std::max(milliseconds(1),
+                      std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    };
+    // Paths go into CLI arguments: keep to ones that need no quoting there.
+    auto plain = [](const std::string& p) {
+      return !p.empty() && p[0] == '/' && std::none_of(p.begin(), p.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u <= 0x20 || u == 0x7f || c == '"' || c == '\'' || c == '\\';
+      });
+    };
+    std::size_t loaded = 0;
+    const std::string exe = process::read_exe(target_pid);
+    if (plain(exe)) {
+      const auto ex = command("-file-exec-and-symbols " + exe, remaining());
+      loaded += ex.error_message() ? 0 : 1;
+    }
+    const auto objects = process::read_mapped_objects(target_pid);
+    if (!objects) {
+      return;
+    }
+    for (const auto& obj : *objects) {
+      const bool shared = obj.path.find(".so") != std::string::npos;
+      if (!shared || obj.path == exe || obj.base == 0 || !plain(obj.path) ||
+          loaded >= kMaxObjects) {
+        continue;
+      }
+      char base[32];
+      std::snprintf(base, sizeof base, "0x%llx", static_cast<unsigned long long>(obj.base));
+      const auto ex =
+          command(console_command("add-symbol-file " + obj.path + " -o " + base), remaining());
+      loaded += ex.error_message() ? 0 : 1;
+    }
+    on_note("read the symbols of " + std::to_string(loaded) +
+            " mapped files before attaching (the target kept running)");
   }
 
   // A start-up command: an ^error is a warning, not a failure.
@@ -1114,12 +1167,25 @@ void Session::attach(std::int64_t pid) {
   }
   s.pid = pid;
   s.open_recording();
+  const auto deadline = Clock::now() + s.options.attach_timeout;
   if (s.options.fast_attach) {
     s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
+  } else if (s.options.preload_symbols) {
+    try {
+      s.preload_symbols(pid, deadline);
+    } catch (const Error& e) {
+      if (e.code() != ExitCode::Timeout) {
+        throw;
+      }
+      throw Error(ExitCode::Timeout,
+                  "reading the symbols of pid " + std::to_string(pid) +
+                      "'s libraries took longer than the attach timeout (" +
+                      seconds_text(s.options.attach_timeout) + "); the target was never stopped",
+                  "raise the attach timeout, or attach fast (no shared-library symbols)");
+    }
   }
 
   const std::string cmd = "-target-attach " + std::to_string(pid);
-  const auto deadline = Clock::now() + s.options.attach_timeout;
   const std::uint64_t stops_before = s.stops_seen;
   mi::Exchange ex;
   try {

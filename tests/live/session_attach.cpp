@@ -191,6 +191,7 @@ TEST_CASE("a recording replays into the same exchanges", "[live][session][transc
     CHECK(replay[i].token == live[i].token);
     CHECK(replay[i].notes == live[i].notes);
     CHECK(replay[i].sent_at == live[i].sent_at);
+    CHECK(replay[i].done_at == live[i].done_at);
     REQUIRE(replay[i].records.size() == live[i].records.size());
     for (std::size_t j = 0; j < live[i].records.size(); ++j) {
       CHECK(replay[i].records[j].line() == live[i].records[j].line());

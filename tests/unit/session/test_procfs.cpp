@@ -206,3 +206,40 @@ TEST_CASE("known-benign attach noise is summarised", "[session][noise]") {
   CHECK(s.find('\n') == std::string::npos);
   CHECK(session::detail::NoiseFilter{}.summary().empty());
 }
+
+TEST_CASE("maps: each mapped file once, with its load base", "[session][procfs]") {
+  const std::string text =
+      "55d0c8a00000-55d0c8a01000 r--p 00000000 08:01 131 /usr/bin/python3.10\n"
+      "55d0c8a01000-55d0c8c00000 r-xp 00001000 08:01 131 /usr/bin/python3.10\n"
+      "55d0ca000000-55d0ca021000 rw-p 00000000 00:00 0   [heap]\n"
+      "7f1c00000000-7f1c00028000 r--p 00000000 08:01 2048 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+      "7f1c00028000-7f1c001bd000 r-xp 00028000 08:01 2048 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+      "7f1c10000000-7f1c10001000 r-xp 00000000 08:01 77 /opt/my venv/lib/_C.cpython-310.so\n"
+      "7f1c20000000-7f1c20001000 r-xp 00000000 08:01 78 /tmp/old.so (deleted)\n"
+      "7f1c30000000-7f1c30001000 rw-s 00000000 00:05 99 /dev/kfd\n"
+      "7f1c40000000-7f1c40001000 rw-s 00000000 00:01 1234 /memfd:pytorch (deleted)\n"
+      "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0   [stack]\n"
+      "garbage line\n";
+  const auto objs = process::parse_maps(text);
+  REQUIRE(objs.size() == 3);
+  CHECK(objs[0].path == "/usr/bin/python3.10");
+  CHECK(objs[0].base == 0x55d0c8a00000ull);
+  CHECK(objs[1].path == "/usr/lib/x86_64-linux-gnu/libc.so.6");
+  CHECK(objs[1].base == 0x7f1c00000000ull);
+  CHECK(objs[2].path == "/opt/my venv/lib/_C.cpython-310.so"); // spaces kept
+  CHECK(objs[2].base == 0x7f1c10000000ull);
+
+  const auto self = process::read_mapped_objects(::getpid());
+  REQUIRE(self.has_value());
+  const std::string exe = process::read_exe(::getpid());
+  CHECK(exe.find("test_session") != std::string::npos);
+  bool has_exe = false;
+  bool has_libc = false;
+  for (const auto& o : *self) {
+    has_exe = has_exe || o.path == exe;
+    has_libc = has_libc || o.path.find("libc.so") != std::string::npos;
+  }
+  CHECK(has_exe);
+  CHECK(has_libc);
+  CHECK(process::read_exe(0).empty());
+}
