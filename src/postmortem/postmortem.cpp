@@ -151,6 +151,8 @@ Signature signature_of(const Finding& finding) {
       if (loc.line) {
         s.location += ":" + std::to_string(*loc.line);
       }
+    } else if (!loc.function.empty() && loc.function != s.kernel) {
+      s.location = loc.function; // a host frame: its address differs per process (ASLR)
     } else if (loc.pc) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "pc 0x%llx", static_cast<unsigned long long>(*loc.pc));
