@@ -28,7 +28,8 @@ namespace {
 
 std::string fixture_corpus() {
   std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(fs::path(ROCPLAY_SOURCE_DIR) / "fixtures")) {
+  for (const auto& e :
+       fs::recursive_directory_iterator(fs::path(ROCPLAY_SOURCE_DIR) / "fixtures")) {
     const auto ext = e.path().extension();
     if (e.is_regular_file() && (ext == ".mi" || ext == ".rocplay")) {
       files.push_back(e.path());
@@ -134,7 +135,8 @@ int main(int argc, char** argv) {
       ++records;
       sink += visit(rec->results());
     }
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = thread_cpu_seconds() - c0;
     errors = parser.errors();
     rates.push_back(static_cast<double>(corpus.size()) / (1 << 20) / secs);

@@ -87,7 +87,9 @@ std::string make_transcript(const std::string& fixture, std::size_t bytes, int r
   return out;
 }
 
-double peak_rss_mb(const rusage& usage) { return static_cast<double>(usage.ru_maxrss) / 1024.0; }
+double peak_rss_mb(const rusage& usage) {
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
 
 } // namespace
 
@@ -130,7 +132,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_postmortem: cannot read %s\n", fixture_path.c_str());
     return 66;
   }
-  const fs::path stamp = corpus / ("corpus-" + std::to_string(files) + "x" + std::to_string(file_kb));
+  const fs::path stamp =
+      corpus / ("corpus-" + std::to_string(files) + "x" + std::to_string(file_kb));
   if (!fs::exists(stamp)) {
     fs::remove_all(corpus);
     for (std::size_t f = 0; f < files; ++f) {
@@ -166,9 +169,8 @@ int main(int argc, char** argv) {
       options.paths = {corpus.string()};
       options.jobs = jobs;
       std::size_t n = 0;
-      const auto summary = postmortem::run(options, [&](const postmortem::InputResult& result) {
-        n += result.findings.size();
-      });
+      const auto summary = postmortem::run(
+          options, [&](const postmortem::InputResult& result) { n += result.findings.size(); });
       const std::size_t out[2] = {n, summary.events.size()};
       (void)!::write(pipe_fds[1], out, sizeof out);
       ::_exit(summary.unreadable == 0 ? 0 : 1);
@@ -180,8 +182,7 @@ int main(int argc, char** argv) {
     int status = 0;
     rusage usage{};
     ::wait4(child, &status, 0, &usage);
-    seconds.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     rss = std::max(rss, peak_rss_mb(usage));
     findings = in[0];
     events = in[1];

@@ -17,11 +17,11 @@ namespace rocplay::postmortem {
 constexpr int kSchemaVersion = 1;
 
 enum class InputKind : std::uint8_t {
-  Unknown,     // read, but not a format rocplay knows
-  Recording,   // a rocplay recording (`# rocplay-transcript 1`)
-  RawMi,       // a debugger's MI stdout as saved
-  ReportJson,  // rocplay's own JSON / JSON Lines output (a snapshot inside)
-  AgentLog,    // a server log with rocm-debug-agent wave dumps
+  Unknown,    // read, but not a format rocplay knows
+  Recording,  // a rocplay recording (`# rocplay-transcript 1`)
+  RawMi,      // a debugger's MI stdout as saved
+  ReportJson, // rocplay's own JSON / JSON Lines output (a snapshot inside)
+  AgentLog,   // a server log with rocm-debug-agent wave dumps
 };
 std::string_view to_string(InputKind kind);
 
@@ -45,17 +45,17 @@ struct Signature {
 struct InputResult {
   std::size_t index = 0; // position in the expanded input list
   std::string path;
-  std::string member;    // `#3` for the 4th snapshot of a JSON Lines file; empty otherwise
+  std::string member; // `#3` for the 4th snapshot of a JSON Lines file; empty otherwise
   InputKind kind = InputKind::Unknown;
   InputStatus status = InputStatus::Ok;
-  std::string error;     // why it is unreadable
+  std::string error; // why it is unreadable
   std::uint64_t bytes = 0;
   std::optional<int> rank;
   std::uint64_t skipped_lines = 0; // lines that were not MI
   std::vector<std::string> warnings;
   std::vector<Finding> findings;
   std::vector<Signature> signatures; // one per finding at warning or above
-  Snapshot snapshot; // empty for agent logs and unreadable inputs
+  Snapshot snapshot;                 // empty for agent logs and unreadable inputs
 };
 
 struct SignatureClass {

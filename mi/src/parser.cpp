@@ -18,14 +18,16 @@ constexpr std::size_t kKeptPrefixBytes = 64; // of an over-long line, for its er
 constexpr std::array<bool, 256> make_name_table() {
   std::array<bool, 256> t{};
   for (int c = 0; c < 256; ++c) {
-    t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '_' || c == '.';
+    t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   }
   return t;
 }
 constexpr std::array<bool, 256> kNameChar = make_name_table();
 
-bool is_name_char(char c) { return kNameChar[static_cast<unsigned char>(c)]; }
+bool is_name_char(char c) {
+  return kNameChar[static_cast<unsigned char>(c)];
+}
 
 // The first '"' or '\\' in [p, end), or end. C-strings are short and rarely escaped, so this one
 // scan replaces a memchr for the quote plus another for backslashes.
@@ -35,8 +37,8 @@ const char* find_quote_or_backslash(const char* p, const char* end) {
   const __m128i slash = _mm_set1_epi8('\\');
   while (end - p >= 16) {
     const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const int mask = _mm_movemask_epi8(
-        _mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, slash)));
+    const int mask =
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, slash)));
     if (mask != 0) {
       return p + __builtin_ctz(static_cast<unsigned>(mask));
     }
@@ -107,14 +109,29 @@ public:
     }
     RecordKind kind{};
     switch (s_[i]) {
-    case '^': kind = RecordKind::Result; break;
-    case '*': kind = RecordKind::Exec; break;
-    case '+': kind = RecordKind::Status; break;
-    case '=': kind = RecordKind::Notify; break;
-    case '~': kind = RecordKind::Console; break;
-    case '@': kind = RecordKind::Target; break;
-    case '&': kind = RecordKind::Log; break;
-    default: return fail(Errc::NotMi, token ? i : 0);
+    case '^':
+      kind = RecordKind::Result;
+      break;
+    case '*':
+      kind = RecordKind::Exec;
+      break;
+    case '+':
+      kind = RecordKind::Status;
+      break;
+    case '=':
+      kind = RecordKind::Notify;
+      break;
+    case '~':
+      kind = RecordKind::Console;
+      break;
+    case '@':
+      kind = RecordKind::Target;
+      break;
+    case '&':
+      kind = RecordKind::Log;
+      break;
+    default:
+      return fail(Errc::NotMi, token ? i : 0);
     }
     ++i;
     if (kind == RecordKind::Console || kind == RecordKind::Target || kind == RecordKind::Log) {
@@ -222,9 +239,8 @@ private:
   }
 
   // Hot: one call per value.
-  __attribute__((always_inline)) std::uint32_t add_node(NodeKind kind, std::size_t name_off,
-                                                         std::size_t name_len,
-                                                         std::uint32_t parent) {
+  __attribute__((always_inline)) std::uint32_t
+  add_node(NodeKind kind, std::size_t name_off, std::size_t name_len, std::uint32_t parent) {
     if (nodes_.size() >= limits_.max_values_per_record) [[unlikely]] {
       set_error(Errc::TooManyValues, name_off);
       return Node::kNone;
@@ -299,8 +315,8 @@ private:
     }
   }
 
-  bool parse_value(std::size_t& i, std::uint32_t parent, std::size_t name_off,
-                   std::size_t name_len, std::uint32_t depth, std::uint32_t& out) {
+  bool parse_value(std::size_t& i, std::uint32_t parent, std::size_t name_off, std::size_t name_len,
+                   std::uint32_t depth, std::uint32_t& out) {
     if (i >= n_) {
       set_error(Errc::UnexpectedEnd, i);
       return false;
@@ -384,7 +400,8 @@ RecordView parse_line(std::string_view line, std::uint64_t line_no, std::vector<
   if (line.size() > limits.max_line_bytes) {
     error_out.errc = Errc::LineTooLong;
     error_out.line = line_no;
-    error_out.column = static_cast<std::uint32_t>(std::min<std::size_t>(limits.max_line_bytes, 0xffffffffu) + 1);
+    error_out.column =
+        static_cast<std::uint32_t>(std::min<std::size_t>(limits.max_line_bytes, 0xffffffffu) + 1);
     error_out.excerpt = printable_excerpt(line, 0);
     scratch.clear();
     return RecordView(RecordKind::Error, line.substr(0, kKeptPrefixBytes), nullptr, 0, line_no,
@@ -446,7 +463,9 @@ std::optional<LineSplitter::Line> LineSplitter::next() {
       // The line continues in the next chunk.
       if (!skipping_) {
         if (carry_.size() + left > limits_.max_line_bytes) {
-          carry_.append(base, std::min(left, kKeptPrefixBytes > carry_.size() ? kKeptPrefixBytes - carry_.size() : 0));
+          carry_.append(base, std::min(left, kKeptPrefixBytes > carry_.size()
+                                                 ? kKeptPrefixBytes - carry_.size()
+                                                 : 0));
           skipping_ = true;
         } else {
           carry_.append(base, left);
@@ -480,9 +499,13 @@ std::optional<LineSplitter::Line> LineSplitter::next() {
   }
 }
 
-void Parser::feed(std::string_view chunk) { lines_.feed(chunk); }
+void Parser::feed(std::string_view chunk) {
+  lines_.feed(chunk);
+}
 
-void Parser::finish() { lines_.finish(); }
+void Parser::finish() {
+  lines_.finish();
+}
 
 std::optional<RecordView> Parser::next() {
   for (;;) {
@@ -496,7 +519,8 @@ std::optional<RecordView> Parser::next() {
       error_.errc = line->error;
       error_.line = line->number;
       error_.column = line->error == Errc::LineTooLong
-                          ? static_cast<std::uint32_t>(std::min<std::size_t>(limits_.max_line_bytes, 0xfffffffeu) + 1)
+                          ? static_cast<std::uint32_t>(
+                                std::min<std::size_t>(limits_.max_line_bytes, 0xfffffffeu) + 1)
                           : 1;
       error_.excerpt = printable_excerpt(line->text, 0);
       nodes_.clear();

@@ -6,31 +6,50 @@ namespace rocplay::mi {
 
 std::string_view to_string(RecordKind kind) {
   switch (kind) {
-  case RecordKind::Result: return "result";
-  case RecordKind::Exec: return "exec";
-  case RecordKind::Status: return "status";
-  case RecordKind::Notify: return "notify";
-  case RecordKind::Console: return "console";
-  case RecordKind::Target: return "target";
-  case RecordKind::Log: return "log";
-  case RecordKind::Prompt: return "prompt";
-  case RecordKind::Error: return "error";
+  case RecordKind::Result:
+    return "result";
+  case RecordKind::Exec:
+    return "exec";
+  case RecordKind::Status:
+    return "status";
+  case RecordKind::Notify:
+    return "notify";
+  case RecordKind::Console:
+    return "console";
+  case RecordKind::Target:
+    return "target";
+  case RecordKind::Log:
+    return "log";
+  case RecordKind::Prompt:
+    return "prompt";
+  case RecordKind::Error:
+    return "error";
   }
   return "error";
 }
 
 std::string_view to_string(Errc errc) {
   switch (errc) {
-  case Errc::None: return "none";
-  case Errc::LineTooLong: return "line too long";
-  case Errc::DepthExceeded: return "nesting too deep";
-  case Errc::TooManyValues: return "too many values in one record";
-  case Errc::TotalSizeExceeded: return "input larger than the size limit";
-  case Errc::UnterminatedString: return "unterminated string";
-  case Errc::UnexpectedChar: return "unexpected character";
-  case Errc::UnexpectedEnd: return "line ends too early";
-  case Errc::BadRecordClass: return "missing record class";
-  case Errc::NotMi: return "not an MI record";
+  case Errc::None:
+    return "none";
+  case Errc::LineTooLong:
+    return "line too long";
+  case Errc::DepthExceeded:
+    return "nesting too deep";
+  case Errc::TooManyValues:
+    return "too many values in one record";
+  case Errc::TotalSizeExceeded:
+    return "input larger than the size limit";
+  case Errc::UnterminatedString:
+    return "unterminated string";
+  case Errc::UnexpectedChar:
+    return "unexpected character";
+  case Errc::UnexpectedEnd:
+    return "line ends too early";
+  case Errc::BadRecordClass:
+    return "missing record class";
+  case Errc::NotMi:
+    return "not an MI record";
   }
   return "unknown error";
 }

@@ -31,7 +31,9 @@ struct Event {
   }
 };
 
-bool is_stamp_char(char c) { return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+'; }
+bool is_stamp_char(char c) {
+  return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+';
+}
 
 std::optional<Event> parse_event(std::string_view line) {
   if (line.size() < 3 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
@@ -73,11 +75,15 @@ std::optional<std::string> Exchange::error_message() const {
   return r->results()["msg"].text();
 }
 
-std::string Exchange::console() const { return console_text(records); }
+std::string Exchange::console() const {
+  return console_text(records);
+}
 
 TranscriptReader::TranscriptReader(Limits limits) : limits_(limits), lines_(limits) {}
 
-void TranscriptReader::feed(std::string_view chunk) { lines_.feed(chunk); }
+void TranscriptReader::feed(std::string_view chunk) {
+  lines_.feed(chunk);
+}
 
 void TranscriptReader::finish() {
   lines_.finish();
@@ -234,9 +240,8 @@ void TranscriptReader::take_record(const RecordView& rec) {
     current_ = Exchange{};
   }
   current_bytes_ += rec.line().size();
-  const bool closes =
-      rec.kind() == RecordKind::Result &&
-      (!current_->token || !rec.token() || *rec.token() == *current_->token);
+  const bool closes = rec.kind() == RecordKind::Result &&
+                      (!current_->token || !rec.token() || *rec.token() == *current_->token);
   current_->records.emplace_back(rec);
   if (closes || current_bytes_ > limits_.max_exchange_bytes) {
     close_current();
@@ -286,6 +291,8 @@ void TranscriptWriter::note(double at, std::string_view text) {
   std::fprintf(out_, "! %.6f %s\n", at, flat.c_str());
 }
 
-void TranscriptWriter::flush() { std::fflush(out_); }
+void TranscriptWriter::flush() {
+  std::fflush(out_);
+}
 
 } // namespace rocplay::mi

@@ -45,14 +45,30 @@ std::string unescape(std::string_view body) {
     }
     const char e = body[++i];
     switch (e) {
-    case 'n': out.push_back('\n'); break;
-    case 't': out.push_back('\t'); break;
-    case 'r': out.push_back('\r'); break;
-    case 'b': out.push_back('\b'); break;
-    case 'f': out.push_back('\f'); break;
-    case 'e': out.push_back('\x1b'); break;
-    case 'a': out.push_back('\a'); break;
-    case 'v': out.push_back('\v'); break;
+    case 'n':
+      out.push_back('\n');
+      break;
+    case 't':
+      out.push_back('\t');
+      break;
+    case 'r':
+      out.push_back('\r');
+      break;
+    case 'b':
+      out.push_back('\b');
+      break;
+    case 'f':
+      out.push_back('\f');
+      break;
+    case 'e':
+      out.push_back('\x1b');
+      break;
+    case 'a':
+      out.push_back('\a');
+      break;
+    case 'v':
+      out.push_back('\v');
+      break;
     case 'x': {
       // lldb-mi writes \xNN; take up to two hex digits.
       int value = 0;
@@ -142,16 +158,36 @@ std::string escape(std::string_view bytes) {
   for (const char ch : bytes) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-    case '\\': out += "\\\\"; break;
-    case '"': out += "\\\""; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    case '\r': out += "\\r"; break;
-    case '\b': out += "\\b"; break;
-    case '\f': out += "\\f"; break;
-    case 0x1b: out += "\\e"; break;
-    case '\a': out += "\\a"; break;
-    case '\v': out += "\\v"; break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case 0x1b:
+      out += "\\e";
+      break;
+    case '\a':
+      out += "\\a";
+      break;
+    case '\v':
+      out += "\\v";
+      break;
     default:
       if (c < 0x20 || c >= 0x7f) {
         out.push_back('\\');
@@ -228,7 +264,9 @@ std::vector<Value> Value::all(std::string_view key) const {
   return out;
 }
 
-AccessError Value::error(std::string message) const { return {path(), std::move(message)}; }
+AccessError Value::error(std::string message) const {
+  return {path(), std::move(message)};
+}
 
 Result<std::uint64_t> Value::as_u64() const {
   if (!valid()) {
@@ -275,7 +313,8 @@ Result<std::uint64_t> Value::as_address() const {
   }
   const std::string_view s = raw();
   if (!is_string() || s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) {
-    return error("expected hex integer, got " + (is_string() ? quoted_excerpt(s) : "a tuple or list"));
+    return error("expected hex integer, got " +
+                 (is_string() ? quoted_excerpt(s) : "a tuple or list"));
   }
   std::uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, 16);

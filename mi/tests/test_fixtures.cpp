@@ -27,7 +27,8 @@ bool is_transcript(const fs::path& path) {
 
 std::vector<fs::path> transcript_fixtures() {
   std::vector<fs::path> out;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(ROCPLAY_SOURCE_DIR) / "fixtures")) {
+  for (const auto& entry :
+       fs::recursive_directory_iterator(fs::path(ROCPLAY_SOURCE_DIR) / "fixtures")) {
     if (entry.is_regular_file() && is_transcript(entry.path())) {
       out.push_back(entry.path());
     }

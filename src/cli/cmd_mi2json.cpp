@@ -171,8 +171,7 @@ Action add_mi2json(CLI::App& app) {
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "mi2json", "Convert GDB/MI output (a raw debugger log) to JSON Lines, one object per record");
-  cmd->add_option("file", options->input, "MI log to read; - for standard input")
-      ->default_val("-");
+  cmd->add_option("file", options->input, "MI log to read; - for standard input")->default_val("-");
   cmd->add_flag("--strict", options->strict, "Exit 65 when any line is not valid MI");
   cmd->add_flag("--summary", options->summary, "Print record counts to stderr at the end");
   cmd->footer("Each line: {\"line\",\"kind\",\"class\",\"token\",\"values\"|\"text\"}. Strings "

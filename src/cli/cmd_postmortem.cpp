@@ -206,8 +206,12 @@ int run_postmortem(const Options& o) {
   auto on_result = [&](const InputResult& r) {
     any_findings = any_findings || !r.signatures.empty();
     switch (format) {
-    case report::Format::Jsonl: out.stream() << input_json(r, o.snapshots).dump() << "\n"; break;
-    case report::Format::Json: all_inputs.push_back(input_json(r, o.snapshots)); break;
+    case report::Format::Jsonl:
+      out.stream() << input_json(r, o.snapshots).dump() << "\n";
+      break;
+    case report::Format::Json:
+      all_inputs.push_back(input_json(r, o.snapshots));
+      break;
     case report::Format::Sarif:
       for (Finding f : r.findings) {
         f.locations.insert(f.locations.begin(), Location{r.path + r.member, std::nullopt, "", {}});
@@ -267,7 +271,9 @@ int run_postmortem(const Options& o) {
     any_findings = any_findings || !e.findings.empty();
   }
   switch (format) {
-  case report::Format::Jsonl: out.stream() << summary_json(summary).dump() << "\n"; break;
+  case report::Format::Jsonl:
+    out.stream() << summary_json(summary).dump() << "\n";
+    break;
   case report::Format::Json:
     out.stream() << nlohmann::json{{"schema", "rocplay.postmortem"},
                                    {"schema_version", kSchemaVersion},
@@ -285,7 +291,9 @@ int run_postmortem(const Options& o) {
     }
     out.stream() << report::to_sarif(sarif_findings, ROCPLAY_VERSION).dump(2) << "\n";
     break;
-  case report::Format::Text: write_text_summary(out.stream(), summary, listed, not_listed); break;
+  case report::Format::Text:
+    write_text_summary(out.stream(), summary, listed, not_listed);
+    break;
   }
   out.commit();
   if (summary.unreadable > 0) {

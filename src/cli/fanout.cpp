@@ -47,9 +47,8 @@ std::string record_path_for(const std::string& pattern, std::int64_t pid, std::o
   }
   std::string out = pattern;
   bool substituted = false;
-  for (const auto& [key, value] :
-       {std::pair<std::string, std::string>{"%p", std::to_string(pid)},
-        {"%r", rank ? std::to_string(*rank) : std::string("x")}}) {
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"%p", std::to_string(pid)},
+                                   {"%r", rank ? std::to_string(*rank) : std::string("x")}}) {
     for (std::size_t pos = 0; (pos = out.find(key, pos)) != std::string::npos;) {
       out.replace(pos, key.size(), value);
       pos += value.size();
@@ -60,7 +59,8 @@ std::string record_path_for(const std::string& pattern, std::int64_t pid, std::o
     return out;
   }
   std::filesystem::path p(pattern);
-  return (p.parent_path() / (p.stem().string() + "." + std::to_string(pid) + p.extension().string()))
+  return (p.parent_path() /
+          (p.stem().string() + "." + std::to_string(pid) + p.extension().string()))
       .string();
 }
 
@@ -230,8 +230,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       }
     }
   };
-  const unsigned n_threads = static_cast<unsigned>(
-      std::min<std::size_t>(targets.size(), jobs ? jobs : std::min<std::size_t>(targets.size(), 8)));
+  const unsigned n_threads = static_cast<unsigned>(std::min<std::size_t>(
+      targets.size(), jobs ? jobs : std::min<std::size_t>(targets.size(), 8)));
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < n_threads; ++i) {
     threads.emplace_back(worker);
@@ -246,8 +246,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       ranked.push_back(t.result->snapshot);
     }
   }
-  const std::vector<Finding> cross = ranked.size() >= 2 ? heuristics::run_ranks(ranked)
-                                                        : std::vector<Finding>{};
+  const std::vector<Finding> cross =
+      ranked.size() >= 2 ? heuristics::run_ranks(ranked) : std::vector<Finding>{};
   std::size_t failed = 0;
   bool findings = !cross.empty();
   for (const auto& t : targets) {
@@ -291,8 +291,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     }
     break;
   case report::Format::Json: {
-    nlohmann::json j = {{"schema", "rocplay.run.multi"}, {"schema_version", 1},
-                        {"playbook", pb.name}};
+    nlohmann::json j = {
+        {"schema", "rocplay.run.multi"}, {"schema_version", 1}, {"playbook", pb.name}};
     j["targets"] = nlohmann::json::array();
     for (const auto& t : targets) {
       j["targets"].push_back(target_json(t));
@@ -313,8 +313,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       }
       os << j.dump() << "\n";
     }
-    nlohmann::json summary = {{"type", "summary"}, {"targets", targets.size()},
-                              {"examined", ranked.size()}};
+    nlohmann::json summary = {
+        {"type", "summary"}, {"targets", targets.size()}, {"examined", ranked.size()}};
     summary["cross_rank_findings"] = nlohmann::json::array();
     for (const auto& f : cross) {
       summary["cross_rank_findings"].push_back(report::finding_to_json(f));
@@ -336,8 +336,9 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   out.commit();
   for (const auto& t : targets) {
     if (t.result && t.result->times.left_stopped) {
-      print_error(fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT", t.pid),
-                  "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
+      print_error(
+          fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT", t.pid),
+          "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
     }
   }
   if (failed == targets.size()) {

@@ -24,7 +24,9 @@ bool register_command(CommandSpec spec) {
   return true;
 }
 
-const std::vector<CommandSpec>& registered_commands() { return registry(); }
+const std::vector<CommandSpec>& registered_commands() {
+  return registry();
+}
 
 void print_error(const std::string& message, const std::string& hint) {
   std::fprintf(stderr, "rocplay: error: %s\n", message.c_str());
@@ -33,7 +35,9 @@ void print_error(const std::string& message, const std::string& hint) {
   }
 }
 
-bool stderr_is_tty() { return ::isatty(STDERR_FILENO) == 1; }
+bool stderr_is_tty() {
+  return ::isatty(STDERR_FILENO) == 1;
+}
 
 } // namespace rocplay::cli
 

@@ -29,21 +29,30 @@ namespace fs = std::filesystem;
 
 std::string_view to_string(InputKind kind) {
   switch (kind) {
-  case InputKind::Unknown: return "unknown";
-  case InputKind::Recording: return "recording";
-  case InputKind::RawMi: return "raw-mi";
-  case InputKind::ReportJson: return "report-json";
-  case InputKind::AgentLog: return "agent-log";
+  case InputKind::Unknown:
+    return "unknown";
+  case InputKind::Recording:
+    return "recording";
+  case InputKind::RawMi:
+    return "raw-mi";
+  case InputKind::ReportJson:
+    return "report-json";
+  case InputKind::AgentLog:
+    return "agent-log";
   }
   return "unknown";
 }
 
 std::string_view to_string(InputStatus status) {
   switch (status) {
-  case InputStatus::Ok: return "ok";
-  case InputStatus::Partial: return "partial";
-  case InputStatus::Empty: return "empty";
-  case InputStatus::Unreadable: return "unreadable";
+  case InputStatus::Ok:
+    return "ok";
+  case InputStatus::Partial:
+    return "partial";
+  case InputStatus::Empty:
+    return "empty";
+  case InputStatus::Unreadable:
+    return "unreadable";
   }
   return "unreadable";
 }
@@ -53,7 +62,9 @@ namespace {
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 constexpr std::size_t kSniffBytes = 64 * 1024;
 
-bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+bool has_glob_chars(const std::string& s) {
+  return s.find_first_of("*?[") != std::string::npos;
+}
 
 // Content, not the file name, decides the format.
 InputKind sniff(std::string_view head) {
@@ -397,7 +408,9 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
   try {
     switch (r.kind) {
     case InputKind::Recording:
-    case InputKind::RawMi: analyse_transcript(in, r, options); break;
+    case InputKind::RawMi:
+      analyse_transcript(in, r, options);
+      break;
     case InputKind::ReportJson: {
       auto results = analyse_report_json(in, r);
       for (auto& each : results) {
@@ -405,7 +418,9 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
       }
       return results;
     }
-    case InputKind::AgentLog: analyse_agent_log(in, r); break;
+    case InputKind::AgentLog:
+      analyse_agent_log(in, r);
+      break;
     case InputKind::Unknown:
       r.status = InputStatus::Unreadable;
       r.error = "binary data: not a transcript, rocplay JSON or server log";
@@ -442,7 +457,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
 
   // Workers analyse files; the caller's thread hands results out in input order. A bounded
   // window of finished-but-not-yet-emitted results keeps memory flat however many files there are.
-  const unsigned jobs = std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  const unsigned jobs =
+      std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
   const std::size_t window = std::size_t{4} * jobs;
   std::mutex mutex;
   std::condition_variable ready_cv;
@@ -506,10 +522,18 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   progress.total = files.size();
   auto account = [&](InputResult& r) {
     switch (r.status) {
-    case InputStatus::Ok: ++summary.ok; break;
-    case InputStatus::Partial: ++summary.partial; break;
-    case InputStatus::Empty: ++summary.empty; break;
-    case InputStatus::Unreadable: ++summary.unreadable; break;
+    case InputStatus::Ok:
+      ++summary.ok;
+      break;
+    case InputStatus::Partial:
+      ++summary.partial;
+      break;
+    case InputStatus::Empty:
+      ++summary.empty;
+      break;
+    case InputStatus::Unreadable:
+      ++summary.unreadable;
+      break;
     }
     if (!r.signatures.empty()) {
       ++summary.with_findings;
@@ -524,8 +548,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     }
     if (r.rank && r.status != InputStatus::Unreadable && r.kind != InputKind::AgentLog) {
       if (ranked_count < options.max_ranked_snapshots) {
-        const std::string key =
-            r.member.empty() ? fs::path(r.path).parent_path().string() : r.path;
+        const std::string key = r.member.empty() ? fs::path(r.path).parent_path().string() : r.path;
         ranked[key].push_back(std::move(r.snapshot));
         ++ranked_count;
       } else if (ranked_count++ == options.max_ranked_snapshots) {
@@ -591,8 +614,9 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   for (auto& [key, c] : classes) {
     summary.classes.push_back(std::move(c));
   }
-  std::stable_sort(summary.classes.begin(), summary.classes.end(),
-                   [](const auto& a, const auto& b) { return a.members.size() > b.members.size(); });
+  std::stable_sort(
+      summary.classes.begin(), summary.classes.end(),
+      [](const auto& a, const auto& b) { return a.members.size() > b.members.size(); });
   while (!ranked.empty()) {
     close_event(ranked.begin()->first);
   }

@@ -89,7 +89,9 @@ TEST_CASE("bad inputs are reported and survived", "[postmortem]") {
   TempDir dir;
   const std::string good = slurp(kFixtures / "cuda-gdb/syncspin-h200.mi");
   dir.write("a-empty.mi", "");
-  dir.write("b-junk.bin", std::string("\x7f" "ELF\x02\x01\x01\0\0\0binary", 17));
+  dir.write("b-junk.bin", std::string("\x7f"
+                                      "ELF\x02\x01\x01\0\0\0binary",
+                                      17));
   dir.write("c-truncated.mi", good.substr(0, good.size() * 2 / 3));
   dir.write("d-mixed.mi", "launched pid=478\n" + good);
   dir.write("e-good.mi", good);

@@ -43,7 +43,7 @@ public:
   struct Line {
     std::string_view text; // without the line ending; valid until the next next()/feed()
     std::uint64_t number = 0;
-    Errc error = Errc::None; // LineTooLong (text is the kept prefix) or TotalSizeExceeded
+    Errc error = Errc::None;   // LineTooLong (text is the kept prefix) or TotalSizeExceeded
     bool unterminated = false; // the input ended without this line's newline
   };
 

@@ -42,9 +42,9 @@ std::string_view to_string(Errc errc);
 
 struct ParseError {
   Errc errc = Errc::None;
-  std::uint64_t line = 0;   // 1-based line number in the input
-  std::uint32_t column = 0; // 1-based byte column
-  std::string excerpt;      // a few bytes around the column, made printable
+  std::uint64_t line = 0;      // 1-based line number in the input
+  std::uint32_t column = 0;    // 1-based byte column
+  std::string excerpt;         // a few bytes around the column, made printable
   std::string message() const; // "line 3, column 17: unterminated string near `...`"
 };
 

@@ -28,7 +28,7 @@ struct Exchange {
   std::vector<Record> records;        // everything the debugger wrote for it, in order
   double sent_at = 0;                 // seconds since the session started (recordings)
   double done_at = 0;
-  std::vector<std::string> notes;     // `!` lines that fell inside this exchange
+  std::vector<std::string> notes; // `!` lines that fell inside this exchange
 
   // The result record (`^...`) that closed the exchange, or nullptr (truncated transcript).
   const Record* result() const;
@@ -43,14 +43,14 @@ enum class TranscriptFormat : std::uint8_t { Unknown, RawMi, Recording };
 
 struct TranscriptInfo {
   TranscriptFormat format = TranscriptFormat::Unknown;
-  std::string meta_json;             // the recording's `# meta` object, as written
+  std::string meta_json; // the recording's `# meta` object, as written
   std::uint64_t lines = 0;
   std::uint64_t bytes = 0;
   std::uint64_t records = 0;
   std::uint64_t exchanges = 0;
-  std::uint64_t parse_errors = 0;    // lines that were not MI (counted, skipped)
+  std::uint64_t parse_errors = 0;       // lines that were not MI (counted, skipped)
   std::vector<ParseError> first_errors; // the first kMaxKeptErrors of them, with positions
-  bool truncated = false;            // input ended inside an exchange
+  bool truncated = false;               // input ended inside an exchange
   static constexpr std::size_t kMaxKeptErrors = 64;
 };
 

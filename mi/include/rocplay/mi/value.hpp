@@ -50,9 +50,7 @@ public:
   const T& operator*() const { return value(); }
   const AccessError& error() const { return std::get<1>(v_); }
   T value_or(T fallback) const { return ok() ? value() : fallback; }
-  std::optional<T> to_optional() const {
-    return ok() ? std::optional<T>(value()) : std::nullopt;
-  }
+  std::optional<T> to_optional() const { return ok() ? std::optional<T>(value()) : std::nullopt; }
 
 private:
   std::variant<T, AccessError> v_;
