@@ -168,6 +168,29 @@ TEST_CASE("rocplay run: a nonexistent PID is exit 67 with a hint") {
   CHECK(r.err.find("hint:") != std::string::npos);
 }
 
+TEST_CASE("rocplay run: ptrace refused is exit 77 with the reason, the target untouched") {
+  if (::geteuid() != 0) {
+    SUCCEED("needs root to drop to another user; skipped");
+    return;
+  }
+  SpinTarget target; // runs as root
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                   "--clear-groups", find_built("rocplay")};
+  const auto args = run_args("host-stacks", target.pid());
+  argv.insert(argv.end(), args.begin(), args.end());
+  if (::access(argv[0].c_str(), X_OK) != 0) {
+    SUCCEED("setpriv (util-linux) is not installed; skipped");
+    return;
+  }
+  const auto r = run_program(argv);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 77);
+  CHECK(r.err.find("rocplay: error:") != std::string::npos);
+  CHECK(r.err.find("hint:") != std::string::npos);
+  CHECK(r.out.empty());
+  require_running_again(target);
+}
+
 TEST_CASE("rocplay run: usage errors are 64 and come before attaching") {
   SpinTarget target;
   auto r = run_rocplay(run_args("host-stacks", target.pid(), {"--var", "nope=1"}));

@@ -26,14 +26,12 @@ struct CliRun {
   std::string err;
 };
 
-// A running rocplay. `on_started` may signal it (pid given) while the output is collected.
-inline CliRun run_rocplay(const std::vector<std::string>& args,
+// Runs a program (argv[0] a path) to its end. `watch` is called while the output is collected,
+// with the child's pid and its stderr so far (to signal it at the right moment).
+inline CliRun run_program(const std::vector<std::string>& argv_s,
                           std::chrono::milliseconds timeout = std::chrono::seconds(60),
                           const std::vector<std::string>& extra_env = {},
                           const std::function<void(pid_t, const std::string& err)>& watch = {}) {
-  const std::string exe = find_built("rocplay");
-  std::vector<std::string> argv_s = {exe};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<std::string> env_s;
   for (char** e = environ; *e != nullptr; ++e) {
     env_s.emplace_back(*e);
@@ -103,6 +101,16 @@ inline CliRun run_rocplay(const std::vector<std::string>& args,
     r.exit_code = 128 + WTERMSIG(status);
   }
   return r;
+}
+
+// `rocplay ARGS...`, built in ROCPLAY_BINARY_DIR.
+inline CliRun run_rocplay(const std::vector<std::string>& args,
+                          std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                          const std::vector<std::string>& extra_env = {},
+                          const std::function<void(pid_t, const std::string& err)>& watch = {}) {
+  std::vector<std::string> argv = {find_built("rocplay")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, timeout, extra_env, watch);
 }
 
 // A file in a fresh temporary directory, removed with it.

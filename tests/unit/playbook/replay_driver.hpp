@@ -35,6 +35,8 @@ public:
     debugger_.path = "gdb";
     if (meta.is_object() && meta.contains("debugger")) {
       debugger_.version = meta["debugger"].value("version", "");
+      debugger_.kind = debugger_kind_from_string(meta["debugger"].value("kind", "gdb"));
+      debugger_.path = meta["debugger"].value("path", "gdb");
     }
     for (const auto& ex : recorded_) {
       if (ex.command.rfind("-info-gdb-mi-command ", 0) == 0 && ex.result() != nullptr &&
