@@ -235,9 +235,9 @@ TEST_CASE("rocplay on H200: host blocked, healthy, idle, PyTorch", "[cuda][findi
   CHECK(fast.dispatches[0].kernel_name == "at::cuda::(anonymous namespace)::spin_kernel");
 }
 
-// Known gaps of the heuristics on real recordings, kept visible: these report failures without
-// failing the run until the heuristics cover them (see docs/hardware-validation.md).
-TEST_CASE("sync lanes caught at two PCs of one spin loop", "[cuda][findings][hardware][!mayfail]") {
+// Real spin loops span several instructions: one live stop caught the sync lanes of block 3 at a
+// second PC of the poll line.
+TEST_CASE("sync lanes caught at two PCs of one spin loop", "[cuda][findings][hardware]") {
   // Block 3's threads 0-7 were stopped at 0x...a00d0, blocks 0-2's at 0x...a00c0: both line 9,
   // the `while (flags[threadIdx.x] < 1 + rank)` poll inside start_sync.
   auto s = load("h200-rocplay/syncspin.rec");
@@ -248,16 +248,24 @@ TEST_CASE("sync lanes caught at two PCs of one spin loop", "[cuda][findings][har
     }
   }
   REQUIRE(spin_pcs.size() == 2);
-  CHECK(find(heuristics::run(s), kSyncLaneBarrierSpin) != nullptr);
+  auto fs = heuristics::run(s);
+  const Finding* f = find(fs, kSyncLaneBarrierSpin);
+  REQUIRE(f != nullptr);
+  CHECK(f->severity == Severity::Critical);
+  CHECK(mentions(*f, "0x7f88c77a00c0"));
+  CHECK(mentions(*f, "0x7f88c77a00d0"));
+  CHECK(mentions(*f, "start_sync"));
 }
 
-TEST_CASE("one stuck _clean kernel spinning on its workspace counter",
-          "[cuda][findings][!mayfail]") {
+TEST_CASE("one stuck _clean kernel spinning on its workspace counter", "[cuda][findings]") {
   // splitk-clean-h200.mi: only gemm_bf16_splitk_clean is in flight (its sibling had passed);
   // thread 0 of each block spins at splitk.cu:10 in splitk_reduce.
   auto fs = heuristics::run(load("splitk-clean-h200.mi"));
-  bool named = std::any_of(fs.begin(), fs.end(), [](const Finding& f) {
-    return f.id == kSplitKCleanRace || mentions(f, "gemm_bf16_splitk_clean");
-  });
-  CHECK(named);
+  const Finding* f = find(fs, kSplitKCleanRace);
+  REQUIRE(f != nullptr);
+  CHECK(mentions(*f, "gemm_bf16_splitk_clean"));
+  CHECK(mentions(*f, "workspace counter"));
+  CHECK(mentions(*f, "splitk_reduce"));
+  REQUIRE_FALSE(f->locations.empty());
+  CHECK(f->locations.front().line == 10u);
 }
