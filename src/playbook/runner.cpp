@@ -316,7 +316,9 @@ private:
 
   // Before the first step: keep expressions from calling functions in the target.
   void setup() {
-    if (pb_.allow_unsafe_commands) {
+    // cuda-gdb 13.0 calls into the target to attach and to detach; with may-call-functions off
+    // the attach never reports its stop (seen on H200, docs/hardware-validation.md).
+    if (pb_.allow_unsafe_commands || driver_.debugger().kind == DebuggerKind::CudaGdb) {
       return;
     }
     try {
