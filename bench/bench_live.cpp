@@ -10,7 +10,8 @@
 //    ticks every millisecond; while the debugger holds the process it stands still). This is the
 //    one stop-time figure that means the same for both ways;
 //  * stop (rocplay): Session::times().stop_seconds, from -target-attach sent to detach's ^done.
-// A third way, `--fast`, is rocplay with Options::fast_attach (no shared-library symbols).
+// Two more ways: `--fast` is rocplay with Options::fast_attach (no shared-library symbols), and
+// `no preload` is rocplay without Options::preload_symbols (symbols read inside the stop).
 //
 // Command lists for a debugger without ROCgdb's MI commands (plain gdb):
 //  * gpu-state:   -thread-info                       | info threads
@@ -171,10 +172,12 @@ struct Sample {
   double stop_internal = 0;
 };
 
-Sample run_rocplay(const session::Debugger& dbg, Target& target, const Plan& plan, bool fast) {
+Sample run_rocplay(const session::Debugger& dbg, Target& target, const Plan& plan, bool fast,
+                   bool preload) {
   target.reset_gap();
   session::Options options;
   options.fast_attach = fast;
+  options.preload_symbols = preload;
   const auto t0 = Clock::now();
   double stop = 0;
   {
@@ -361,47 +364,47 @@ int main(int argc, char** argv) {
       plans.push_back(p);
     }
     for (const auto& plan : plans) {
-      std::vector<double> r_total, r_stop, r_int, f_total, f_stop, f_int, g_total, g_stop;
+      // The ways, in the order their rows are printed. Way 0 is rocplay as shipped.
+      struct Way {
+        const char* name;
+        bool raw;
+        bool fast;
+        bool preload;
+        std::vector<double> total, stop, internal;
+      };
+      std::vector<Way> ways = {{"rocplay", false, false, true, {}, {}, {}},
+                               {"raw gdb", true, false, false, {}, {}, {}},
+                               {"rocplay --fast", false, true, false, {}, {}, {}},
+                               {"no preload", false, false, false, {}, {}, {}}};
+      const int n_ways = static_cast<int>(ways.size());
       for (int i = 0; i < runs; ++i) {
         // Rotate the order so no way always runs on a warmer cache.
-        for (int k = 0; k < 3; ++k) {
-          const int way = (i + k) % 3;
-          if (way == 0) {
-            const auto s = run_rocplay(dbg, target, plan, false);
-            r_total.push_back(s.total);
-            r_stop.push_back(s.stop_target);
-            r_int.push_back(s.stop_internal);
-          } else if (way == 1) {
-            const auto s = run_raw(dbg, target, plan);
-            g_total.push_back(s.total);
-            g_stop.push_back(s.stop_target);
-          } else {
-            const auto s = run_rocplay(dbg, target, plan, true);
-            f_total.push_back(s.total);
-            f_stop.push_back(s.stop_target);
-            f_int.push_back(s.stop_internal);
-          }
+        for (int k = 0; k < n_ways; ++k) {
+          Way& w = ways[static_cast<std::size_t>((i + k) % n_ways)];
+          const Sample s = w.raw ? run_raw(dbg, target, plan)
+                                 : run_rocplay(dbg, target, plan, w.fast, w.preload);
+          w.total.push_back(s.total);
+          w.stop.push_back(s.stop_target);
+          w.internal.push_back(s.stop_internal);
           if (!target.running()) {
-            static const char* const kWays[] = {"rocplay", "raw gdb", "rocplay --fast"};
-            std::fprintf(stderr, "bench_live: %s left the target stopped; SIGCONT\n", kWays[way]);
+            std::fprintf(stderr, "bench_live: %s left the target stopped; SIGCONT\n", w.name);
             ::kill(target.pid(), SIGCONT);
             ++failures;
           }
         }
       }
-      auto row = [&](const char* way, const std::vector<double>& total,
-                     const std::vector<double>& stop, const std::vector<double>* internal) {
+      for (const auto& w : ways) {
         std::printf("%-7d %-11s %-14s %7.3f %7.3f %9.3f %7.3f %9s\n", threads, plan.name.c_str(),
-                    way, median(total), minimum(total), median(stop), minimum(stop),
-                    internal != nullptr ? fixed3(median(*internal)).c_str() : "-");
-      };
-      row("rocplay", r_total, r_stop, &r_int);
-      row("raw gdb", g_total, g_stop, nullptr);
-      row("rocplay --fast", f_total, f_stop, &f_int);
+                    w.name, median(w.total), minimum(w.total), median(w.stop), minimum(w.stop),
+                    w.raw ? "-" : fixed3(median(w.internal)).c_str());
+      }
+      const Way& r = ways[0];
+      const Way& g = ways[1];
       std::printf("%-7d %-11s %-14s %+6.1f%% %+6.1f%% %+8.1f%% %+6.1f%%\n", threads,
-                  plan.name.c_str(), "rocplay/raw", pct(median(r_total), median(g_total)),
-                  pct(minimum(r_total), minimum(g_total)), pct(median(r_stop), median(g_stop)),
-                  pct(minimum(r_stop), minimum(g_stop)));
+                  plan.name.c_str(), "rocplay/raw", pct(median(r.total), median(g.total)),
+                  pct(minimum(r.total), minimum(g.total)), pct(median(r.stop), median(g.stop)),
+                  pct(minimum(r.stop), minimum(g.stop)));
+      const std::vector<double>& r_stop = r.stop;
       stop_by_plan[plan.name].push_back({threads, median(r_stop)});
       std::fflush(stdout);
     }

@@ -744,6 +744,9 @@ struct Session::Impl {
     // Belt and braces for builds where `auto-load off` leaves Python scripts on; a GDB without
     // Python refuses the setting, which is fine.
     command("-interpreter-exec console \"set auto-load python-scripts off\"", remaining());
+    // With DEBUGINFOD_URLS set, GDB 12+ asks whether to download debug info, and `confirm off`
+    // answers yes: a stop could then wait on the network. Older GDBs lack the setting.
+    command("-gdb-set debuginfod enabled off", remaining());
     if (debugger.version.empty()) {
       const auto ex = start_command("-gdb-version", remaining());
       const std::string text = ex.console();
