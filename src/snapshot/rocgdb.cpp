@@ -262,6 +262,15 @@ private:
           }
         }
         if (d.kernel_name.empty()) {
+          if (auto f = common_frame_function(s, d)) {
+            d.kernel_name = *f;
+            s.notes.push_back(fmt::format(
+                "dispatch {}: kernel name `{}` inferred from its waves' frames (confirm with "
+                "`info symbol {:#x}`)",
+                d.id, *f, *d.kernel_address));
+          }
+        }
+        if (d.kernel_name.empty()) {
           s.notes.push_back(fmt::format(
               "dispatch {}: kernel function {:#x} not resolved to a name (run `info symbol "
               "{:#x}`)",
@@ -271,6 +280,57 @@ private:
       }
       d.kernel_name = it->second;
     }
+  }
+
+  // `aiter::allgather_vec<bf16, 8>` -> `allgather_vec`: what new rocgdb names a wave thread
+  // after (rocgdb-formats.md 2.2).
+  static std::string stripped_name(std::string_view f) {
+    std::string flat;
+    int depth = 0;
+    for (char c : f.substr(0, f.find('('))) {
+      if (c == '<') {
+        ++depth;
+      } else if (c == '>') {
+        depth = std::max(0, depth - 1);
+      } else if (depth == 0) {
+        flat += c;
+      }
+    }
+    if (auto ns = flat.rfind("::"); ns != std::string::npos) {
+      flat = flat.substr(ns + 2);
+    }
+    if (auto sp = flat.rfind(' '); sp != std::string::npos) {
+      flat = flat.substr(sp + 1);
+    }
+    return flat;
+  }
+
+  // The frame function every wave of the dispatch shows, when it can only be the kernel: no wave
+  // is in an inline frame, and each wave's thread name (kernel-derived in rocgdb 14+, capped at
+  // 16 characters as 11 + `-xxxx`) agrees with it or is absent. An inlined or called device
+  // function (`start_sync`) fails the name check and is not taken for the kernel.
+  static std::optional<std::string> common_frame_function(const Snapshot& s, const Dispatch& d) {
+    std::optional<std::string> func;
+    for (const auto& w : s.waves) {
+      if (w.dispatch != d.dispatch_no || (w.agent && d.agent && *w.agent != *d.agent) ||
+          (w.queue && d.queue && *w.queue != *d.queue)) {
+        continue;
+      }
+      if (w.function.empty() || !w.inline_function.empty() || (func && *func != w.function)) {
+        return std::nullopt;
+      }
+      func = w.function;
+      if (!w.name.empty()) {
+        std::string short_name = stripped_name(w.function);
+        bool truncated = w.name.size() == 16 && w.name[11] == '-';
+        bool agrees =
+            truncated ? short_name.compare(0, 11, w.name, 0, 11) == 0 : short_name == w.name;
+        if (!agrees) {
+          return std::nullopt;
+        }
+      }
+    }
+    return func;
   }
 
   static void take_agents(const mi::Value& list, const mi::Value& current, BuildState& st) {

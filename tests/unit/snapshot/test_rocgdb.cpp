@@ -342,6 +342,37 @@ TEST_CASE("kernel name from a wave's stack when no symbol is known", "[snapshot]
   CHECK(s.host_threads.empty());
 }
 
+TEST_CASE("kernel name from the frames all its waves share, when they can only be the kernel",
+          "[snapshot][rocgdb]") {
+  auto wave = [](int id, const char* func, const char* name) {
+    return "{id=\"" + std::to_string(id) +
+           "\",target-id=\"AMDGPU Wave 1:1:1:" + std::to_string(id) + " (0,0,0)/" +
+           std::to_string(id - 1) + "\",name=\"" + name +
+           "\",frame={level=\"0\",addr=\"0x00007ffff608e3a8\",func=\"" + func +
+           "\",file=\"k.cpp\",line=\"5\"},state=\"stopped\"}";
+  };
+  auto with = [&](const char* func, const char* name) {
+    return recording({
+        {"-dispatch-info",
+         {"^done,dispatches=[{id=\"1.1\",target-id=\"AMDGPU Dispatch 1:1:1 (PKID 0)\","
+          "kernel-function=\"0x00007ffff608e300\"}]"}},
+        {"-thread-info",
+         {"^done,threads=[" + wave(1, func, name) + "," + wave(2, func, name) + "]"}},
+    });
+  };
+  Snapshot ok = build_text(with("saxpy_kernel", "saxpy_kernel"));
+  CHECK(ok.dispatches[0].kernel_name == "saxpy_kernel");
+  REQUIRE(ok.notes.size() == 1);
+  CHECK_THAT(ok.notes[0], Catch::Contains("inferred from its waves' frames"));
+  // A long kernel name as new rocgdb caps it: 11 characters and a hash.
+  Snapshot capped = build_text(with("my::long_kernel_name<int>", "long_kernel-0245"));
+  CHECK(capped.dispatches[0].kernel_name == "my::long_kernel_name<int>");
+  // An inlined barrier routine in the frame, the kernel in the thread name: not taken.
+  Snapshot inl = build_text(with("aiter::start_sync<8>", "allgather_vec"));
+  CHECK(inl.dispatches[0].kernel_name.empty());
+  CHECK_THAT(inl.notes[0], Catch::Contains("not resolved"));
+}
+
 TEST_CASE("an unresolved kernel address leaves a note, not a guess", "[snapshot][rocgdb]") {
   std::string text = recording({
       {"-dispatch-info",
