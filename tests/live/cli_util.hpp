@@ -28,7 +28,7 @@ struct CliRun {
 
 // Runs a program (argv[0] a path) to its end. `watch` is called while the output is collected,
 // with the child's pid and its stderr so far (to signal it at the right moment).
-inline CliRun run_program(const std::vector<std::string>& argv_s,
+inline CliRun run_program(std::vector<std::string> argv_s, // execve wants mutable strings
                           std::chrono::milliseconds timeout = std::chrono::seconds(60),
                           const std::vector<std::string>& extra_env = {},
                           const std::function<void(pid_t, const std::string& err)>& watch = {}) {
