@@ -140,8 +140,8 @@ TEST_CASE("host-stacks: every thread, its PC and stack, info line at the spin li
     }
   }
   CHECK(asked.size() == top_pcs.size());
-  // Both spinning threads sit at one PC: fewer lookups than threads' top frames.
-  CHECK(*spinning[0]->frames.front().pc == *spinning[1]->frames.front().pc);
+  // (The two spinning threads sit on one line, but a loop of a few instructions: their PCs may
+  // differ, so the count of lookups is checked against the unique PCs above, not a number.)
   // One -stack-list-frames per host thread.
   std::size_t stacks = 0;
   for (const auto& ex : ran.exchanges) {
