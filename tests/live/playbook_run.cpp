@@ -240,7 +240,7 @@ always:
   require_running_again(target);
 }
 
-TEST_CASE("a failing step aborts by default; always and detach still run") {
+TEST_CASE("a failing step aborts by default and always and detach still run") {
   SpinTarget target;
   const auto pb = user_playbook(R"y(
 steps:
@@ -265,7 +265,7 @@ always:
   require_running_again(target);
 }
 
-TEST_CASE("on_error: continue records the failure and goes on; expect and fail_when decide") {
+TEST_CASE("on_error: continue records the failure and goes on, expect and fail_when decide") {
   SpinTarget target;
   const auto pb = user_playbook(R"y(
 steps:
@@ -292,7 +292,7 @@ steps:
   require_running_again(target);
 }
 
-TEST_CASE("a step past its deadline ends the run with Timeout; the target runs again") {
+TEST_CASE("a step past its deadline ends the run with Timeout and the target runs again") {
   SpinTarget target;
   const auto pb = user_playbook(R"y(
 steps:

@@ -177,7 +177,7 @@ TEST_CASE("a copy of a built-in in ./playbooks is not listed twice") {
   CHECK(count == 1);
 }
 
-TEST_CASE("unknown names suggest the nearest; missing files are NoInput") {
+TEST_CASE("unknown names suggest the nearest and missing files are NoInput") {
   SearchSandbox box;
   try {
     find_playbook("hang-triag");
@@ -209,7 +209,7 @@ TEST_CASE("a playbook found on the search path is not trusted like a built-in") 
   CHECK_NOTHROW(find_playbook("evil", allow));
 }
 
-TEST_CASE("--var assignments") {
+TEST_CASE("parsing --var assignments") {
   CHECK(parse_var_assignment("frames=30") == std::pair<std::string, std::string>{"frames", "30"});
   CHECK(parse_var_assignment("x=a=b") == std::pair<std::string, std::string>{"x", "a=b"});
   CHECK(parse_var_assignment("x=") == std::pair<std::string, std::string>{"x", ""});

@@ -162,7 +162,7 @@ steps:
   CHECK(count_sent(driver, "-interpreter-exec console \"thread ") == 2);
 }
 
-TEST_CASE("foreach limit stops early with a warning; no match is not a failure") {
+TEST_CASE("foreach limit stops early with a warning and no match is not a failure") {
   test::ReplayDriver driver(recording());
   const auto r = replay(user(R"y(
 steps:
@@ -190,7 +190,7 @@ steps:
   CHECK(count_sent(driver, "-interpreter-exec console \"thread ") == 1);
 }
 
-TEST_CASE("a failing step aborts; the rest is not run; always and the detach run") {
+TEST_CASE("a failing step aborts, the rest is not run, always and the detach run") {
   test::ReplayDriver driver(recording());
   const auto r = replay(user(R"y(
 steps:
