@@ -463,3 +463,25 @@ TEST_CASE("the run's report: JSON and text") {
   CHECK(t.find("ignored") != std::string::npos);
   CHECK(t.find("bad: Undefined MI command: no-such-command") != std::string::npos);
 }
+
+TEST_CASE("a registered snapshot step holds the counts of the snapshot so far") {
+  test::ReplayDriver driver(recording());
+  const auto r = replay(user(R"y(
+steps:
+  - threads
+  - snapshot:
+    register: snap
+    expect: [result.threads == 4, result.agents == 0, result.source_lines == 0]
+  - mi: -list-features
+    when: snap.threads == 4 and snap.waves == 0
+    name: after
+  - snapshot:
+    name: unread
+)y"),
+                        driver);
+  CHECK(step(r, "snapshot").status == StepStatus::Ok);
+  CHECK(step(r, "after").status == StepStatus::Ok);
+  CHECK(step(r, "unread").status == StepStatus::Ok);
+  CHECK(step(r, "unread").message == "built after the detach");
+  CHECK(r.snapshot.host_threads.size() == 4);
+}
