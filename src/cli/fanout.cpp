@@ -216,7 +216,11 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
         for (auto& f : result.findings) {
           f.rank = t.rank;
         }
-        t.result = std::move(result);
+        if (result.fatal && !result.attached) {
+          t.error = *result.fatal; // never examined: its report would be empty
+        } else {
+          t.result = std::move(result);
+        }
       } catch (const Error& e) {
         t.error = e;
       } catch (const std::exception& e) {

@@ -85,6 +85,8 @@ std::optional<std::string> version_banner(const std::string& path,
     }
     boost::system::error_code ec;
     proc.wait(ec);
+    // Reaped: the pid is free for reuse, so Boost's destructor must not waitpid()/kill it.
+    [[maybe_unused]] auto handle = proc.detach();
     const std::size_t nl = text.find('\n');
     std::string first = text.substr(0, nl);
     while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) {

@@ -634,12 +634,12 @@ struct Session::Impl {
       int status = 0;
       const pid_t r = ::waitpid(static_cast<pid_t>(gdb_pid), &status, WNOHANG);
       if (r == static_cast<pid_t>(gdb_pid)) {
-        reaped = true;
         wait_status = status;
+        forget_child();
         return true;
       }
       if (r < 0 && errno == ECHILD) {
-        reaped = true; // reaped elsewhere (Boost's handle): gone all the same
+        forget_child(); // reaped elsewhere: gone all the same
         return true;
       }
       if (Clock::now() >= deadline) {
@@ -650,6 +650,15 @@ struct Session::Impl {
       if (ioc.stopped()) {
         ioc.restart();
       }
+    }
+  }
+
+  // Once reaped, the pid may be reused; Boost's destructor would waitpid() and SIGKILL it
+  // (possibly another session's debugger). Take the handle away from it.
+  void forget_child() {
+    reaped = true;
+    if (proc) {
+      [[maybe_unused]] auto handle = proc->detach();
     }
   }
 

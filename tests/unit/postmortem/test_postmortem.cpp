@@ -177,7 +177,7 @@ TEST_CASE("per-rank recordings in one directory form an event with cross-rank fi
   CHECK(missing_rank);
 }
 
-TEST_CASE("--rank-from takes ranks from file names", "[postmortem][ranks]") {
+TEST_CASE("the rank-from option takes ranks from file names", "[postmortem][ranks]") {
   TempDir dir;
   const std::string spin = slurp(kFixtures / "cuda-gdb/syncspin-h200.mi");
   dir.write("node-a/worker_rank3.mi", spin);

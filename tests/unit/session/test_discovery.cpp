@@ -104,7 +104,7 @@ TEST_CASE("search order: rocgdb, then cuda-gdb, then gdb", "[session][discovery]
   CHECK(d.kind == DebuggerKind::Gdb);
 }
 
-TEST_CASE("--debugger PATH and $ROCPLAY_DEBUGGER", "[session][discovery]") {
+TEST_CASE("the debugger option and $ROCPLAY_DEBUGGER", "[session][discovery]") {
   FakeBin bin;
   const auto custom = bin.add("x", "my-gdb", "GNU gdb (GDB) 14.2");
   const auto gdb = bin.add("a", "gdb", "GNU gdb (Debian 13.1-3) 13.1");
