@@ -19,7 +19,7 @@
 #include <memory>
 #include <optional>
 
-namespace rocplay::cli {
+namespace rocplay::cli::agent_log_command {
 namespace {
 
 struct Options {
@@ -175,4 +175,4 @@ Action add_agent_log(CLI::App& app) {
 const bool kRegistered = register_command({"agent-log", 30, &add_agent_log});
 
 } // namespace
-} // namespace rocplay::cli
+} // namespace rocplay::cli::agent_log_command

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-namespace rocplay::cli {
+namespace rocplay::cli::mi2json_command {
 namespace {
 
 std::string base64(std::string_view bytes) {
@@ -183,4 +183,4 @@ Action add_mi2json(CLI::App& app) {
 const bool kRegistered = register_command({"mi2json", 90, &add_mi2json});
 
 } // namespace
-} // namespace rocplay::cli
+} // namespace rocplay::cli::mi2json_command

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace rocplay::cli {
+namespace rocplay::cli::playbooks_command {
 namespace {
 
 struct PlaybooksOptions {
@@ -78,4 +78,4 @@ Action add_playbooks(CLI::App& app) {
 const bool kRegistered = register_command({"playbooks", 20, &add_playbooks});
 
 } // namespace
-} // namespace rocplay::cli
+} // namespace rocplay::cli::playbooks_command

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <sstream>
 
-namespace rocplay::cli {
+namespace rocplay::cli::postmortem_command {
 namespace {
 
 using namespace rocplay::postmortem;
@@ -331,4 +331,4 @@ Action add_postmortem(CLI::App& app) {
 const bool kRegistered = register_command({"postmortem", 20, &add_postmortem});
 
 } // namespace
-} // namespace rocplay::cli
+} // namespace rocplay::cli::postmortem_command

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-namespace rocplay::cli {
+namespace rocplay::cli::ps_command {
 namespace {
 
 struct PsArgs {
@@ -194,4 +194,4 @@ Action add_ps(CLI::App& app) {
 const bool kRegistered = register_command({"ps", 60, &add_ps});
 
 } // namespace
-} // namespace rocplay::cli
+} // namespace rocplay::cli::ps_command

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-namespace rocplay::cli {
+namespace rocplay::cli::record_command {
 namespace {
 
 Action add_record(CLI::App& app) {
@@ -23,4 +23,4 @@ Action add_record(CLI::App& app) {
 const bool kRegistered = register_command({"record", 15, &add_record});
 
 } // namespace
-} // namespace rocplay::cli
+} // namespace rocplay::cli::record_command

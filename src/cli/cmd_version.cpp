@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace rocplay::cli {
+namespace rocplay::cli::version_command {
 namespace {
 Action add_version(CLI::App& app) {
   app.add_subcommand("version", "Print rocplay's version");
@@ -13,4 +13,4 @@ Action add_version(CLI::App& app) {
 }
 const bool kRegistered = register_command({"version", 100, &add_version});
 } // namespace
-} // namespace rocplay::cli
+} // namespace rocplay::cli::version_command

@@ -4,6 +4,9 @@
 // action to run when that subcommand is chosen, and registers it with a static registrar:
 //
 //   static const bool kRegistered = rocplay::cli::register_command({"mi2json", 90, &add_mi2json});
+//
+// Each command lives in its own namespace (rocplay::cli::mi2json_command): the CLI is compiled as
+// a unity file, where every command's Options and kRegistered would otherwise collide.
 #pragma once
 
 #include <CLI/CLI.hpp>

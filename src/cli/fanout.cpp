@@ -82,14 +82,6 @@ std::optional<int> rank_of(std::int64_t pid) {
   return std::nullopt;
 }
 
-std::chrono::milliseconds seconds_to_ms(double seconds, std::string_view flag) {
-  if (!(seconds > 0) || seconds > 24 * 3600) {
-    throw Error(ExitCode::Usage, fmt::format("{} {}: out of range", flag, seconds),
-                "give seconds, more than 0 and at most a day");
-  }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
-}
-
 nlohmann::json target_json(const TargetRun& t) {
   nlohmann::json j = {{"pid", t.pid},
                       {"rank", t.rank ? nlohmann::json(*t.rank) : nlohmann::json(nullptr)},

@@ -3,7 +3,9 @@
 
 #include "cli/commands.hpp"
 
+#include <chrono>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rocplay::cli {
@@ -34,5 +36,7 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output = t
 // Validates the playbook and options, attaches, runs, detaches, prints the report. Returns the
 // exit code. Throws rocplay::Error for problems found before attaching.
 int run_playbook_command(const RunCommandOptions& o);
+// --timeout and friends: seconds, more than 0 and at most a day. Throws Error(Usage).
+std::chrono::milliseconds seconds_to_ms(double seconds, std::string_view flag);
 
 } // namespace rocplay::cli

@@ -20,6 +20,12 @@ struct TextError : std::runtime_error {
   std::string hint;
 };
 
+// Steps that talk to the target's threads, so they need an attach before them.
+inline bool needs_target(StepKind kind) {
+  return kind == StepKind::Threads || kind == StepKind::InfoLine || kind == StepKind::Backtrace ||
+         kind == StepKind::Foreach;
+}
+
 // Levenshtein distance, bounded inputs (keys and names).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word` when it is close enough to be a misspelling of it.

@@ -81,11 +81,6 @@ const std::vector<std::string_view>& result_fields(StepKind kind) {
   return kPlain;
 }
 
-bool needs_target(StepKind kind) {
-  return kind == StepKind::Threads || kind == StepKind::InfoLine || kind == StepKind::Backtrace ||
-         kind == StepKind::Foreach;
-}
-
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) != 0 || s[0] == '_')) {
     return false;
@@ -709,7 +704,7 @@ private:
       }
       detach_seen_ = true;
     }
-    if (needs_target(s.kind)) {
+    if (detail::needs_target(s.kind)) {
       if (detach_seen_) {
         fail(where_node, fmt::format("`{}` needs the target, but it comes after `detach`", action),
              "move it before the detach step (the always section detaches by itself)");

@@ -93,11 +93,6 @@ bool is_thread_id(std::string_view id) {
   return !id.empty() && id.size() < 32 && id.find_first_not_of("0123456789.") == std::string::npos;
 }
 
-bool needs_target(StepKind kind) {
-  return kind == StepKind::Threads || kind == StepKind::InfoLine || kind == StepKind::Backtrace ||
-         kind == StepKind::Foreach;
-}
-
 std::string iso_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -189,7 +184,7 @@ public:
           not_run(s, true, stop_reason_);
           continue;
         }
-        if (needs_target(s.kind) && !attached_) {
+        if (detail::needs_target(s.kind) && !attached_) {
           not_run(s, true, "the target is not attached");
           continue;
         }
@@ -390,7 +385,7 @@ private:
     if (s.when && !detail::evaluate(*s.when->root, *this).truthy()) {
       return skip(record_index, fmt::format("when: {}", s.when->text));
     }
-    if (needs_target(s.kind) && !attached_) {
+    if (detail::needs_target(s.kind) && !attached_) {
       return skip(record_index, "the target is not attached");
     }
     if (options_.progress) {

@@ -71,7 +71,9 @@ PtraceDiagnosis diagnose_ptrace(std::int64_t pid) {
     if (scope && *scope == 1) {
       d.reason = "Yama ptrace_scope is 1 (restricted): a debugger may attach only to its own "
                  "descendants unless it has CAP_SYS_PTRACE";
-      d.hint = std::string("sudo sysctl kernel.yama.ptrace_scope=0, or ") + kCapHint;
+      // append, not operator+: GCC 12's -Warray-bounds misfires on the latter here
+      d.hint = "sudo sysctl kernel.yama.ptrace_scope=0, or ";
+      d.hint += kCapHint;
       return d;
     }
   }

@@ -48,17 +48,7 @@ std::optional<Dim3> parse_dim3(std::string_view s) {
   return d;
 }
 
-std::optional<std::uint32_t> u32(std::string_view s) {
-  auto v = text::parse_u64(text::trim(s));
-  if (!v || *v > UINT32_MAX) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint32_t>(*v);
-}
-
-std::string field(const mi::Value& v) {
-  return v.is_string() ? v.text() : std::string();
-}
+using text::field;
 
 // `allgather_vec(,args=[])`, `spin_kernel(cycles=5)`: the name before the trailing argument list.
 std::string strip_arguments(std::string_view s) {
@@ -342,10 +332,10 @@ private:
     }
     if (focus.is_tuple()) {
       focus_ = Focus{};
-      focus_.device = u32(focus["device"].str_or());
-      focus_.sm = u32(focus["sm"].str_or());
-      focus_.warp = u32(focus["warp"].str_or());
-      focus_.lane = u32(focus["lane"].str_or());
+      focus_.device = text::parse_u32(focus["device"].str_or());
+      focus_.sm = text::parse_u32(focus["sm"].str_or());
+      focus_.warp = text::parse_u32(focus["warp"].str_or());
+      focus_.lane = text::parse_u32(focus["lane"].str_or());
       focus_.kernel = text::parse_u64(focus["kernel"].str_or());
       focus_.block = parse_dim3(focus["blockIdx"].str_or());
       focus_.thread = parse_dim3(focus["threadIdx"].str_or());
@@ -462,16 +452,17 @@ private:
       return;
     }
     for (const auto& row : table.value().rows) {
-      auto device = u32(row["device"].str_or());
+      auto device = text::parse_u32(row["device"].str_or());
       if (!device) {
         continue;
       }
-      if (auto lanes = u32(row["num_lanes"].str_or())) {
+      if (auto lanes = text::parse_u32(row["num_lanes"].str_or())) {
         lanes_per_warp_ = *lanes;
       }
       fill_agent(agent_slot(st.snapshot, *device), *device, field(row["name"]),
-                 field(row["description"]), field(row["sm_type"]), u32(row["num_sms"].str_or()),
-                 u32(row["num_warps"].str_or()), field(row["pci_bus"]),
+                 field(row["description"]), field(row["sm_type"]),
+                 text::parse_u32(row["num_sms"].str_or()),
+                 text::parse_u32(row["num_warps"].str_or()), field(row["pci_bus"]),
                  row["current"].str_or() == "*");
     }
   }
@@ -498,15 +489,16 @@ private:
         cells.push_back(text::trim(line.substr(start, end - start)));
         start = end;
       }
-      auto device = u32(cells[0]);
+      auto device = text::parse_u32(cells[0]);
       if (!device) {
         break;
       }
-      if (auto lanes = u32(cells[7])) {
+      if (auto lanes = text::parse_u32(cells[7])) {
         lanes_per_warp_ = *lanes;
       }
       fill_agent(agent_slot(st.snapshot, *device), *device, cells[2], cells[3], cells[4],
-                 u32(cells[5]), u32(cells[6]), cells[1], line.front() == '*');
+                 text::parse_u32(cells[5]), text::parse_u32(cells[6]), cells[1],
+                 line.front() == '*');
     }
     return true;
   }
@@ -559,10 +551,10 @@ private:
       if (!kernel) {
         continue;
       }
-      fill_dispatch(dispatch_slot(st.snapshot, *kernel), *kernel, u32(row["device"].str_or()),
-                    text::parse_u64(row["grid"].str_or()), field(row["status"]),
-                    row["gridDim"].str_or(), row["blockDim"].str_or(), field(row["invocation"]),
-                    row["current"].str_or() == "*");
+      fill_dispatch(dispatch_slot(st.snapshot, *kernel), *kernel,
+                    text::parse_u32(row["device"].str_or()), text::parse_u64(row["grid"].str_or()),
+                    field(row["status"]), row["gridDim"].str_or(), row["blockDim"].str_or(),
+                    field(row["invocation"]), row["current"].str_or() == "*");
     }
   }
 
@@ -587,8 +579,8 @@ private:
       }
       // The invocation is the rest of the line (it may hold blanks).
       auto inv_start = static_cast<std::size_t>(t[8].data() - line.data());
-      fill_dispatch(dispatch_slot(st.snapshot, *kernel), *kernel, u32(t[2]), text::parse_u64(t[3]),
-                    t[4], t[6], t[7], line.substr(inv_start), current);
+      fill_dispatch(dispatch_slot(st.snapshot, *kernel), *kernel, text::parse_u32(t[2]),
+                    text::parse_u64(t[3]), t[4], t[6], t[7], line.substr(inv_start), current);
     }
     return true;
   }
@@ -652,7 +644,7 @@ private:
     w.pc = text::parse_hex(text::trim(pc));
     w.file = std::string(text::trim(file));
     // Line 0 is what cuda-gdb prints for a PC without line information.
-    if (auto l = u32(line); l && *l > 0) {
+    if (auto l = text::parse_u32(line); l && *l > 0) {
       w.line = l;
     }
     w.lane_count = lanes_per_warp_;
@@ -733,7 +725,7 @@ private:
       return;
     }
     for (const auto& row : table.value().rows) {
-      auto warp = u32(row["warp"].str_or());
+      auto warp = text::parse_u32(row["warp"].str_or());
       auto mask = text::parse_hex(row["active_lanes_mask"].str_or());
       if (!warp) {
         continue;
@@ -780,7 +772,7 @@ private:
     }
     st.snapshot.lanes.clear(); // a later -cuda-info-lanes describes the focus warp now
     for (const auto& row : table.value().rows) {
-      auto id = u32(row["lane"].str_or());
+      auto id = text::parse_u32(row["lane"].str_or());
       if (!id) {
         continue;
       }

@@ -15,22 +15,7 @@
 namespace rocplay::snapshot {
 namespace {
 
-// A field's text. Most MI strings are plain ASCII without escapes: copy those directly, which
-// matters at 78,000 waves.
-std::string field(const mi::Value& v) {
-  if (!v.is_string()) {
-    return {};
-  }
-  if (!v.node().escaped) {
-    auto raw = v.raw();
-    bool ascii = std::all_of(raw.begin(), raw.end(),
-                             [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-    if (ascii) {
-      return std::string(raw);
-    }
-  }
-  return v.text();
-}
+using text::field;
 
 std::optional<std::uint32_t> u32(const mi::Value& v) {
   auto x = v.as_u64();
@@ -41,11 +26,7 @@ std::optional<std::uint32_t> u32(const mi::Value& v) {
 }
 
 std::optional<std::uint32_t> u32(std::string_view s) {
-  auto x = text::parse_u64(text::trim(s));
-  if (!x || *x > UINT32_MAX) {
-    return std::nullopt;
-  }
-  return static_cast<std::uint32_t>(*x);
+  return text::parse_u32(s);
 }
 
 // The bare handle of `1.2` or `2`.

@@ -40,6 +40,29 @@ std::optional<std::uint64_t> parse_hex(std::string_view s) {
   return v;
 }
 
+std::optional<std::uint32_t> parse_u32(std::string_view s) {
+  auto v = parse_u64(trim(s));
+  if (!v || *v > UINT32_MAX) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint32_t>(*v);
+}
+
+std::string field(const mi::Value& v) {
+  if (!v.is_string()) {
+    return {};
+  }
+  if (!v.node().escaped) {
+    auto raw = v.raw();
+    bool ascii = std::all_of(raw.begin(), raw.end(),
+                             [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (ascii) {
+      return std::string(raw);
+    }
+  }
+  return v.text();
+}
+
 std::optional<std::uint64_t> parse_u64(std::string_view s) {
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     return parse_hex(s);

@@ -19,6 +19,10 @@ bool starts_with(std::string_view s, std::string_view prefix);
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 std::optional<std::int64_t> parse_i64(std::string_view s);
 std::optional<std::uint64_t> parse_hex(std::string_view s); // with or without 0x
+std::optional<std::uint32_t> parse_u32(std::string_view s); // parse_u64 of the trimmed text
+// A string field's text, empty for a tuple or list. Plain ASCII without escapes (most MI strings)
+// is copied directly, which matters at 78,000 waves.
+std::string field(const mi::Value& v);
 
 // The CLI command of `-interpreter-exec console "info agents"` (or a bare CLI command sent over
 // MI); empty for an MI command or an unknown one.

@@ -12,13 +12,6 @@ using namespace rocplay::testing;
 
 namespace {
 
-void require_running_again(SpinTarget& target) {
-  INFO("target: " << target.fate() << ", state " << target.state());
-  CHECK(target.state() != 'T');
-  CHECK(target.state() != 't');
-  CHECK(target.advances());
-}
-
 std::vector<std::string> run_args(const std::string& playbook, std::int64_t pid,
                                   std::vector<std::string> more = {}) {
   std::vector<std::string> a = {

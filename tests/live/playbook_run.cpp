@@ -50,13 +50,6 @@ const playbook::StepRecord* step_named(const playbook::RunResult& r, const std::
   return nullptr;
 }
 
-void require_running_again(SpinTarget& target) {
-  INFO("target: " << target.fate() << ", state " << target.state());
-  CHECK(target.state() != 'T');
-  CHECK(target.state() != 't');
-  CHECK(target.advances());
-}
-
 bool in_start_sync(const HostThread& t) {
   return !t.frames.empty() && t.frames.front().function.find("start_sync") != std::string::npos;
 }

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -227,6 +229,14 @@ inline session::Options test_options() {
   o.command_timeout = std::chrono::milliseconds(20'000);
   o.detach_timeout = std::chrono::milliseconds(10'000);
   return o;
+}
+
+// The non-negotiable after every path: not stopped, and still making progress.
+inline void require_running_again(SpinTarget& target) {
+  INFO("target: " << target.fate() << ", state " << target.state());
+  CHECK(target.state() != 'T');
+  CHECK(target.state() != 't');
+  CHECK(target.advances());
 }
 
 } // namespace rocplay::testing

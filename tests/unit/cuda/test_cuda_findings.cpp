@@ -16,7 +16,7 @@ using namespace rocplay::heuristics;
 
 namespace {
 
-Snapshot load(const std::string& rel) {
+Snapshot load_recording(const std::string& rel) {
   std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/fixtures/cuda-gdb/" + rel, std::ios::binary);
   REQUIRE(in.good());
   std::stringstream ss;
@@ -44,7 +44,7 @@ bool mentions(const Finding& f, std::string_view needle) {
 } // namespace
 
 TEST_CASE("sync-lane barrier spin from the README recording (raw MI log)", "[cuda][findings]") {
-  auto s = load("syncspin-h200.mi");
+  auto s = load_recording("syncspin-h200.mi");
   auto fs = heuristics::run(s);
   const Finding* f = find(fs, kSyncLaneBarrierSpin);
   REQUIRE(f != nullptr);
@@ -62,7 +62,7 @@ TEST_CASE("sync-lane barrier spin from the README recording (raw MI log)", "[cud
 
 TEST_CASE("hardware scenario 1: sync-lane spin with the host in cudaDeviceSynchronize",
           "[cuda][findings]") {
-  auto fs = heuristics::run(load("h200/syncspin.rec"));
+  auto fs = heuristics::run(load_recording("h200/syncspin.rec"));
   const Finding* spin = find(fs, kSyncLaneBarrierSpin);
   REQUIRE(spin != nullptr);
   CHECK(mentions(*spin, "start_sync"));
@@ -75,7 +75,7 @@ TEST_CASE("hardware scenario 1: sync-lane spin with the host in cudaDeviceSynchr
 
 TEST_CASE("hardware scenario 5: engine thread blocked in cudaStreamSynchronize",
           "[cuda][findings]") {
-  auto fs = heuristics::run(load("h200/hostsync.rec"));
+  auto fs = heuristics::run(load_recording("h200/hostsync.rec"));
   const Finding* host = find(fs, kHostBlockedOnGpu);
   REQUIRE(host != nullptr);
   CHECK(mentions(*host, "\"engine\""));
@@ -86,15 +86,15 @@ TEST_CASE("hardware scenario 5: engine thread blocked in cudaStreamSynchronize",
 
 TEST_CASE("hardware scenario 4: a healthy, progressing kernel gives no finding",
           "[cuda][findings]") {
-  auto a = load("h200/healthy-a.rec");
-  auto b = load("h200/healthy-b.rec");
+  auto a = load_recording("h200/healthy-a.rec");
+  auto b = load_recording("h200/healthy-b.rec");
   CHECK(heuristics::run(a).empty());
   CHECK(heuristics::run(b).empty());
   CHECK(heuristics::run_pair(a, b).empty());
 }
 
 TEST_CASE("no kernel in flight: nothing visible", "[cuda][findings]") {
-  auto fs = heuristics::run(load("h200/idle.rec"));
+  auto fs = heuristics::run(load_recording("h200/idle.rec"));
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].id == kNothingVisible);
   CHECK(mentions(fs[0], "1263"));
@@ -102,13 +102,13 @@ TEST_CASE("no kernel in flight: nothing visible", "[cuda][findings]") {
 
 TEST_CASE("PyTorch .item() behind a spinning kernel, with and without host symbols",
           "[cuda][findings]") {
-  auto normal = heuristics::run(load("h200/torch-item.rec"));
+  auto normal = heuristics::run(load_recording("h200/torch-item.rec"));
   const Finding* n = find(normal, kHostBlockedOnGpu);
   REQUIRE(n != nullptr);
   CHECK(mentions(*n, "_local_scalar_dense"));
   CHECK(mentions(*n, "spin_kernel"));
   // Fast mode loses the ATen frames but still names the CUDA call and the kernel.
-  auto fast = heuristics::run(load("h200/torch-item-fast.rec"));
+  auto fast = heuristics::run(load_recording("h200/torch-item-fast.rec"));
   const Finding* f = find(fast, kHostBlockedOnGpu);
   REQUIRE(f != nullptr);
   CHECK(mentions(*f, "cudaStreamSynchronize"));
@@ -119,7 +119,7 @@ TEST_CASE("across ranks: the rank with no collective in flight is the missing on
           "[cuda][findings]") {
   // Rank 0 spins in allgather_vec's start_sync; rank 1 (an idle CUDA process) has nothing in
   // flight: run_ranks names rank 1.
-  std::vector<Snapshot> ranks{load("h200/syncspin.rec"), load("h200/idle.rec")};
+  std::vector<Snapshot> ranks{load_recording("h200/syncspin.rec"), load_recording("h200/idle.rec")};
   ranks[0].rank = 0;
   ranks[1].rank = 1;
   auto fs = heuristics::run_ranks(ranks);
@@ -133,7 +133,7 @@ TEST_CASE("across ranks: the rank with no collective in flight is the missing on
 
 TEST_CASE("rocplay on H200: two _clean split-K kernels deadlocked on one counter",
           "[cuda][findings][hardware]") {
-  auto s = load("h200-rocplay/splitk.rec");
+  auto s = load_recording("h200-rocplay/splitk.rec");
   REQUIRE(s.dispatches.size() == 2);
   auto fs = heuristics::run(s);
   const Finding* f = find(fs, kSplitKCleanRace);
@@ -178,8 +178,8 @@ TEST_CASE("H200: `info cuda threads kernel N` adds the other kernel's ranges",
 
 TEST_CASE("rocplay on 2x H200: NCCL all_reduce with one rank skipping it",
           "[cuda][findings][hardware]") {
-  auto r0 = load("h200x2-rocplay/nccl-rank0.rec");
-  auto r1 = load("h200x2-rocplay/nccl-rank1.rec");
+  auto r0 = load_recording("h200x2-rocplay/nccl-rank0.rec");
+  auto r1 = load_recording("h200x2-rocplay/nccl-rank1.rec");
   REQUIRE(r0.agents.size() == 2);
   REQUIRE(r0.dispatches.size() == 1);
   CHECK(r0.dispatches[0].kernel_name == "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
@@ -205,29 +205,29 @@ TEST_CASE("rocplay on 2x H200: NCCL all_reduce with one rank skipping it",
 }
 
 TEST_CASE("rocplay on H200: host blocked, healthy, idle, PyTorch", "[cuda][findings][hardware]") {
-  auto host = heuristics::run(load("h200-rocplay/hostsync.rec"));
+  auto host = heuristics::run(load_recording("h200-rocplay/hostsync.rec"));
   const Finding* h = find(host, kHostBlockedOnGpu);
   REQUIRE(h != nullptr);
   CHECK(mentions(*h, "\"engine\""));
 
-  auto a = load("h200-rocplay/healthy.rec");
-  auto b = load("h200-rocplay/healthy-b.rec");
+  auto a = load_recording("h200-rocplay/healthy.rec");
+  auto b = load_recording("h200-rocplay/healthy-b.rec");
   CHECK(heuristics::run(a).empty());
   CHECK(heuristics::run(b).empty());
   CHECK(heuristics::run_pair(a, b).empty());
 
-  auto idle = heuristics::run(load("h200-rocplay/idle.rec"));
+  auto idle = heuristics::run(load_recording("h200-rocplay/idle.rec"));
   REQUIRE(idle.size() == 1);
   CHECK(idle[0].id == kNothingVisible);
 
-  auto torch = heuristics::run(load("h200-rocplay/torch-item.rec"));
+  auto torch = heuristics::run(load_recording("h200-rocplay/torch-item.rec"));
   const Finding* t = find(torch, kHostBlockedOnGpu);
   REQUIRE(t != nullptr);
   CHECK(mentions(*t, "_local_scalar_dense"));
 
   // --fast: cuda-gdb 13.0 could not unwind the blocked main thread without host symbols
   // ("Unable to access DWARF register number 83886081"); the snapshot says so.
-  auto fast = load("h200-rocplay/torch-item-fast.rec");
+  auto fast = load_recording("h200-rocplay/torch-item-fast.rec");
   CHECK(std::any_of(fast.warnings.begin(), fast.warnings.end(), [](const std::string& w) {
     return w.find("Unable to access DWARF register") != std::string::npos;
   }));
@@ -240,7 +240,7 @@ TEST_CASE("rocplay on H200: host blocked, healthy, idle, PyTorch", "[cuda][findi
 TEST_CASE("sync lanes caught at two PCs of one spin loop", "[cuda][findings][hardware]") {
   // Block 3's threads 0-7 were stopped at 0x...a00d0, blocks 0-2's at 0x...a00c0: both line 9,
   // the `while (flags[threadIdx.x] < 1 + rank)` poll inside start_sync.
-  auto s = load("h200-rocplay/syncspin.rec");
+  auto s = load_recording("h200-rocplay/syncspin.rec");
   std::set<std::uint64_t> spin_pcs;
   for (const auto& w : s.waves) {
     if (w.first_work_item == 0u && w.line == 9u) {
@@ -260,7 +260,7 @@ TEST_CASE("sync lanes caught at two PCs of one spin loop", "[cuda][findings][har
 TEST_CASE("one stuck _clean kernel spinning on its workspace counter", "[cuda][findings]") {
   // splitk-clean-h200.mi: only gemm_bf16_splitk_clean is in flight (its sibling had passed);
   // thread 0 of each block spins at splitk.cu:10 in splitk_reduce.
-  auto fs = heuristics::run(load("splitk-clean-h200.mi"));
+  auto fs = heuristics::run(load_recording("splitk-clean-h200.mi"));
   const Finding* f = find(fs, kSplitKCleanRace);
   REQUIRE(f != nullptr);
   CHECK(mentions(*f, "gemm_bf16_splitk_clean"));

@@ -5,6 +5,8 @@
 
 #include "rocplay/playbook.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -146,5 +148,16 @@ private:
   std::set<std::string> mi_commands_;
   session::TargetTimes times_;
 };
+
+inline const StepRecord& step_named(const RunResult& r, const std::string& name) {
+  for (const auto& s : r.steps) {
+    if (s.name == name) {
+      return s;
+    }
+  }
+  FAIL("no step named " << name);
+  static StepRecord none;
+  return none;
+}
 
 } // namespace rocplay::playbook::test

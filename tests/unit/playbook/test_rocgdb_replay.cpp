@@ -18,17 +18,6 @@ RunResult replay(const std::string& playbook, test::ReplayDriver& driver) {
   return run(find_playbook(playbook), driver, ro);
 }
 
-const StepRecord& step(const RunResult& r, const std::string& name) {
-  for (const auto& s : r.steps) {
-    if (s.name == name) {
-      return s;
-    }
-  }
-  FAIL("no step named " << name);
-  static StepRecord none;
-  return none;
-}
-
 std::size_t sent(const test::ReplayDriver& d, const std::string& command) {
   return static_cast<std::size_t>(std::count(d.sent.begin(), d.sent.end(), command));
 }
@@ -47,11 +36,11 @@ TEST_CASE("gpu-state on rocgdb with the MI commands: agents, queues, dispatches,
   const auto r = replay("gpu-state", driver);
   REQUIRE_FALSE(r.fatal.has_value());
   for (const char* name : {"GPU agents", "GPU queues", "GPU dispatches"}) {
-    INFO(name << ": " << step(r, name).message);
-    CHECK(step(r, name).status == StepStatus::Ok);
+    INFO(name << ": " << test::step_named(r, name).message);
+    CHECK(test::step_named(r, name).status == StepStatus::Ok);
   }
-  CHECK(step(r, "GPU agents (console)").status == StepStatus::Skipped);
-  CHECK(step(r, "CUDA kernels").status == StepStatus::Skipped);
+  CHECK(test::step_named(r, "GPU agents (console)").status == StepStatus::Skipped);
+  CHECK(test::step_named(r, "CUDA kernels").status == StepStatus::Skipped);
   CHECK(sent(driver, "-agent-info") == 1);
   CHECK(sent(driver, "-dispatch-info") == 1);
   CHECK(sent(driver, "-thread-info") == 0); // the shortest stop: no threads
@@ -65,8 +54,8 @@ TEST_CASE("hang-triage on rocgdb: info line once per unique wave PC, the sync-la
   const auto r = replay("hang-triage", driver);
   REQUIRE_FALSE(r.fatal.has_value());
   CHECK_FALSE(r.aborted);
-  CHECK(step(r, "GPU dispatches").status == StepStatus::Ok);
-  CHECK(step(r, "threads").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "GPU dispatches").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "threads").status == StepStatus::Ok);
   REQUIRE(r.snapshot.waves.size() > 2);
   std::set<std::uint64_t> wave_pcs;
   for (const auto& w : r.snapshot.waves) {
@@ -89,11 +78,11 @@ TEST_CASE("hang-triage on a ROCm 5 rocgdb without the MI commands: the console t
   test::ReplayDriver driver(test::read_fixture("fixtures/rocgdb/rocm5-old-format/snapshot.mi"));
   const auto r = replay("hang-triage", driver);
   REQUIRE_FALSE(r.fatal.has_value());
-  CHECK(step(r, "GPU agents").status == StepStatus::Skipped);
+  CHECK(test::step_named(r, "GPU agents").status == StepStatus::Skipped);
   for (const char* name :
        {"GPU agents (console)", "GPU queues (console)", "GPU dispatches (console)"}) {
-    INFO(name << ": " << step(r, name).message);
-    CHECK(step(r, name).status == StepStatus::Ok);
+    INFO(name << ": " << test::step_named(r, name).message);
+    CHECK(test::step_named(r, name).status == StepStatus::Ok);
   }
   CHECK(sent(driver, "-interpreter-exec console \"info agents\"") == 1);
   CHECK(sent(driver, "-agent-info") == 0);
@@ -107,13 +96,13 @@ TEST_CASE("rocgdb-dump: the seed's command file, step by step") {
   const auto r = replay("rocgdb-dump", driver);
   REQUIRE_FALSE(r.fatal.has_value());
   for (const char* name : {"info agents", "info dispatches", "info queues"}) {
-    CHECK(step(r, name).status == StepStatus::Ok);
+    CHECK(test::step_named(r, name).status == StepStatus::Ok);
   }
   // `bt 30` is not in this recording: the step fails, the rest goes on (on_error: continue).
-  CHECK(step(r, "main thread bt").status == StepStatus::Ignored);
-  CHECK(step(r, "snapshot").status == StepStatus::Ok);
-  CHECK(step(r, "detach").in_always);
-  CHECK(step(r, "detach").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "main thread bt").status == StepStatus::Ignored);
+  CHECK(test::step_named(r, "snapshot").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "detach").in_always);
+  CHECK(test::step_named(r, "detach").status == StepStatus::Ok);
   CHECK(driver.sent.front() == "-gdb-set may-call-functions off");
   CHECK(sent(driver, "-gdb-set pagination off") == 1);
 

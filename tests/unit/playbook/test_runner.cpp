@@ -30,17 +30,6 @@ RunResult replay(const Playbook& pb, test::ReplayDriver& driver,
   return run(pb, driver, ro);
 }
 
-const StepRecord& step(const RunResult& r, const std::string& name) {
-  for (const auto& s : r.steps) {
-    if (s.name == name) {
-      return s;
-    }
-  }
-  FAIL("no step named " << name);
-  static StepRecord none;
-  return none;
-}
-
 std::size_t count_sent(const test::ReplayDriver& d, const std::string& prefix) {
   std::size_t n = 0;
   for (const auto& c : d.sent) {
@@ -59,21 +48,21 @@ TEST_CASE("hang-triage over a replayed gdb session") {
   CHECK(r.attached);
   CHECK(driver.detach_calls >= 1);
   CHECK_FALSE(driver.attached);
-  CHECK(step(r, "GPU agents").status == StepStatus::Skipped);
-  CHECK(step(r, "CUDA threads").status == StepStatus::Skipped);
-  CHECK(step(r, "CUDA threads").message == "requires cuda-gdb");
+  CHECK(test::step_named(r, "GPU agents").status == StepStatus::Skipped);
+  CHECK(test::step_named(r, "CUDA threads").status == StepStatus::Skipped);
+  CHECK(test::step_named(r, "CUDA threads").message == "requires cuda-gdb");
   for (const char* name : {"attach", "threads", "host backtraces", "source lines", "snapshot"}) {
-    INFO(name << ": " << step(r, name).message);
-    CHECK(step(r, name).status == StepStatus::Ok);
+    INFO(name << ": " << test::step_named(r, name).message);
+    CHECK(test::step_named(r, name).status == StepStatus::Ok);
   }
-  CHECK(step(r, "detach (implicit)").status == StepStatus::Ok);
-  CHECK(step(r, "detach (implicit)").in_always);
+  CHECK(test::step_named(r, "detach (implicit)").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "detach (implicit)").in_always);
   // The first command keeps expressions from calling into the target.
   REQUIRE_FALSE(driver.sent.empty());
   CHECK(driver.sent.front() == "-gdb-set may-call-functions off");
   CHECK(count_sent(driver, "-thread-info") == 1);
   CHECK(count_sent(driver, "-stack-list-frames --thread ") == 4);
-  CHECK(step(r, "host backtraces").command_count == 4);
+  CHECK(test::step_named(r, "host backtraces").command_count == 4);
 
   const Snapshot& snap = r.snapshot;
   REQUIRE(snap.host_threads.size() == 4);
@@ -116,8 +105,8 @@ TEST_CASE("a second info-line does not ask again for PCs already looked up") {
   const auto r = replay(user("steps:\n  - backtrace: {frames: 30}\n  - info-line: {frames: 3}\n"
                              "  - info-line: {frames: 3}\n    name: again\n"),
                         driver);
-  CHECK(step(r, "again").status == StepStatus::Ok);
-  CHECK(step(r, "again").command_count == 0);
+  CHECK(test::step_named(r, "again").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "again").command_count == 0);
 }
 
 TEST_CASE("foreach: where, loop item in commands, register, expect") {
@@ -158,7 +147,7 @@ steps:
   }
   CHECK(body == 4);
   CHECK(items == std::set<std::string>{"thread 2", "thread 3"});
-  CHECK(step(r, "after").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "after").status == StepStatus::Ok);
   CHECK(count_sent(driver, "-interpreter-exec console \"thread ") == 2);
 }
 
@@ -178,10 +167,10 @@ steps:
     name: none
 )y"),
                         driver);
-  CHECK(step(r, "foreach threads").status == StepStatus::Ok);
-  CHECK(step(r, "foreach threads").message == "stopped at limit 1");
-  CHECK(step(r, "none").status == StepStatus::Ok);
-  CHECK(step(r, "none").message == "no threads matched");
+  CHECK(test::step_named(r, "foreach threads").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "foreach threads").message == "stopped at limit 1");
+  CHECK(test::step_named(r, "none").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "none").message == "no threads matched");
   bool warned = false;
   for (const auto& w : r.warnings) {
     warned = warned || w.find("more items match than limit 1") != std::string::npos;
@@ -207,13 +196,13 @@ always:
                         driver);
   CHECK(r.aborted);
   CHECK(r.exit_code() == ExitCode::StepFailed);
-  CHECK(step(r, "bad").status == StepStatus::Failed);
-  CHECK(step(r, "bad").message.find("no-such-command") != std::string::npos);
-  CHECK(step(r, "bad").position.str() == "unit.yaml:4:5");
-  CHECK(step(r, "backtrace").status == StepStatus::NotRun);
-  CHECK(step(r, "cleanup").status == StepStatus::Ok);
-  CHECK(step(r, "always needs target").status == StepStatus::Ok);
-  CHECK(step(r, "detach (implicit)").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "bad").status == StepStatus::Failed);
+  CHECK(test::step_named(r, "bad").message.find("no-such-command") != std::string::npos);
+  CHECK(test::step_named(r, "bad").position.str() == "unit.yaml:4:5");
+  CHECK(test::step_named(r, "backtrace").status == StepStatus::NotRun);
+  CHECK(test::step_named(r, "cleanup").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "always needs target").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "detach (implicit)").status == StepStatus::Ok);
   CHECK(driver.detach_calls >= 1);
   CHECK_FALSE(driver.attached);
 }
@@ -246,14 +235,14 @@ steps:
                         driver);
   CHECK_FALSE(r.aborted);
   CHECK(r.exit_code() != ExitCode::StepFailed);
-  CHECK(step(r, "ignored").status == StepStatus::Ignored);
-  CHECK(step(r, "expect fails").status == StepStatus::Ignored);
-  CHECK(step(r, "expect fails").message ==
+  CHECK(test::step_named(r, "ignored").status == StepStatus::Ignored);
+  CHECK(test::step_named(r, "expect fails").status == StepStatus::Ignored);
+  CHECK(test::step_named(r, "expect fails").message ==
         "expect does not hold: len(result.results.threads) == 5");
-  CHECK(step(r, "error wanted").status == StepStatus::Ok);
-  CHECK(step(r, "fail_when holds").status == StepStatus::Ignored);
-  CHECK(step(r, "expect holds").status == StepStatus::Ok);
-  CHECK(step(r, "uses register").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "error wanted").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "fail_when holds").status == StepStatus::Ignored);
+  CHECK(test::step_named(r, "expect holds").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "uses register").status == StepStatus::Ok);
 }
 
 TEST_CASE("skips: requires, when, and steps that need the target when it is not attached") {
@@ -272,11 +261,11 @@ steps:
     name: gdb here
 )y"),
                         driver);
-  CHECK(step(r, "gpu only").status == StepStatus::Skipped);
-  CHECK(step(r, "gpu only").message == "requires rocgdb or cuda-gdb");
-  CHECK(step(r, "full only").status == StepStatus::Skipped);
-  CHECK(step(r, "full only").message == "when: mode == \"full\"");
-  CHECK(step(r, "gdb here").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "gpu only").status == StepStatus::Skipped);
+  CHECK(test::step_named(r, "gpu only").message == "requires rocgdb or cuda-gdb");
+  CHECK(test::step_named(r, "full only").status == StepStatus::Skipped);
+  CHECK(test::step_named(r, "full only").message == "when: mode == \"full\"");
+  CHECK(test::step_named(r, "gdb here").status == StepStatus::Ok);
   test::ReplayDriver d2(recording());
   const auto r2 = replay(user(R"y(
 vars: {mode: quick}
@@ -286,7 +275,7 @@ steps:
     name: full only
 )y"),
                          d2, {{"mode", "full"}});
-  CHECK(step(r2, "full only").status == StepStatus::Ok);
+  CHECK(test::step_named(r2, "full only").status == StepStatus::Ok);
 }
 
 TEST_CASE("variables: typed --var, bare integers, refused strings") {
@@ -308,9 +297,9 @@ steps:
     const auto r = replay(pb, driver, {{"last", "2"}, {"word", "two words"}});
     CHECK(std::find(driver.sent.begin(), driver.sent.end(), "-stack-list-frames --thread 2 0 2") !=
           driver.sent.end());
-    CHECK(step(r, "typed").status == StepStatus::Ok);
-    CHECK(step(r, "word").status == StepStatus::Ignored);
-    CHECK(step(r, "word").message.find("cannot go into a console command safely") !=
+    CHECK(test::step_named(r, "typed").status == StepStatus::Ok);
+    CHECK(test::step_named(r, "word").status == StepStatus::Ignored);
+    CHECK(test::step_named(r, "word").message.find("cannot go into a console command safely") !=
           std::string::npos);
   }
   test::ReplayDriver driver(recording());
@@ -353,7 +342,7 @@ TEST_CASE("requirements are checked before anything is sent") {
   const auto r = replay(user("requirements: {debuggers: [gdb], min_version: {gdb: \"13.1\"}}\n"
                              "steps: [threads]\n"),
                         driver);
-  CHECK(step(r, "threads").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "threads").status == StepStatus::Ok);
 }
 
 TEST_CASE("faults: timeout, a dead debugger, a signal, an attach refused, an internal error") {
@@ -393,18 +382,18 @@ always:
                           driver);
     REQUIRE(r.fatal.has_value());
     CHECK(r.exit_code() == c.code);
-    CHECK(step(r, "later").status == StepStatus::NotRun);
+    CHECK(test::step_named(r, "later").status == StepStatus::NotRun);
     CHECK(driver.detach_calls >= 1);
     if (c.code == ExitCode::NoSuchProcess) {
       CHECK_FALSE(r.attached);
-      CHECK(step(r, "attach (implicit)").status == StepStatus::Failed);
-      CHECK(step(r, "threads").status == StepStatus::NotRun);
+      CHECK(test::step_named(r, "attach (implicit)").status == StepStatus::Failed);
+      CHECK(test::step_named(r, "threads").status == StepStatus::NotRun);
       CHECK(r.fatal->hint() == "check the pid");
-      CHECK(step(r, "cleanup").status == StepStatus::Ok); // the debugger still answers
+      CHECK(test::step_named(r, "cleanup").status == StepStatus::Ok); // the debugger still answers
     } else {
-      CHECK(step(r, "backtrace").status ==
+      CHECK(test::step_named(r, "backtrace").status ==
             (c.code == ExitCode::Timeout ? StepStatus::TimedOut : StepStatus::Failed));
-      CHECK(step(r, "cleanup").status == StepStatus::NotRun); // the session is over
+      CHECK(test::step_named(r, "cleanup").status == StepStatus::NotRun); // the session is over
     }
   }
 
@@ -432,8 +421,8 @@ steps:
     name: wrapped
 )y"),
                         driver, {{"target", "shell"}});
-  CHECK(step(r, "wrapped").status == StepStatus::Ignored);
-  CHECK(step(r, "wrapped").message.find("refused") != std::string::npos);
+  CHECK(test::step_named(r, "wrapped").status == StepStatus::Ignored);
+  CHECK(test::step_named(r, "wrapped").message.find("refused") != std::string::npos);
   CHECK(count_sent(driver, "-interpreter-exec console \"thread apply") == 0);
 }
 
@@ -479,9 +468,9 @@ steps:
     name: unread
 )y"),
                         driver);
-  CHECK(step(r, "snapshot").status == StepStatus::Ok);
-  CHECK(step(r, "after").status == StepStatus::Ok);
-  CHECK(step(r, "unread").status == StepStatus::Ok);
-  CHECK(step(r, "unread").message == "built after the detach");
+  CHECK(test::step_named(r, "snapshot").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "after").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "unread").status == StepStatus::Ok);
+  CHECK(test::step_named(r, "unread").message == "built after the detach");
   CHECK(r.snapshot.host_threads.size() == 4);
 }

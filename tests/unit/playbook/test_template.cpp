@@ -26,11 +26,11 @@ test::MapScope scope() {
   return s;
 }
 
-std::string mi(std::string_view text) {
+std::string as_mi(std::string_view text) {
   auto s = scope();
   return render(parse_template(text, {}), s, Quoting::Mi);
 }
-std::string cli(std::string_view text) {
+std::string as_cli(std::string_view text) {
   auto s = scope();
   return render(parse_template(text, {}), s, Quoting::Cli);
 }
@@ -38,44 +38,45 @@ std::string cli(std::string_view text) {
 } // namespace
 
 TEST_CASE("integers and addresses go in bare") {
-  CHECK(mi("-target-attach ${pid}") == "-target-attach 4242");
-  CHECK(cli("info line *${pc}") == "info line *0x7f0012345678");
-  CHECK(mi("-thread-select ${thread.id}") == "-thread-select 7");
-  CHECK(cli("thread ${thread.id}") == "thread 7");
-  CHECK(mi("-x ${flag}") == "-x 1");
+  CHECK(as_mi("-target-attach ${pid}") == "-target-attach 4242");
+  CHECK(as_cli("info line *${pc}") == "info line *0x7f0012345678");
+  CHECK(as_mi("-thread-select ${thread.id}") == "-thread-select 7");
+  CHECK(as_cli("thread ${thread.id}") == "thread 7");
+  CHECK(as_mi("-x ${flag}") == "-x 1");
 }
 
 TEST_CASE("strings are MI c-strings in MI arguments") {
-  CHECK(mi("-symbol-info-functions --name ${word}") ==
+  CHECK(as_mi("-symbol-info-functions --name ${word}") ==
         "-symbol-info-functions --name \"start_sync\"");
-  CHECK(mi("-data-evaluate-expression ${spaced}") == "-data-evaluate-expression \"a b\\\"c\\\\\"");
+  CHECK(as_mi("-data-evaluate-expression ${spaced}") ==
+        "-data-evaluate-expression \"a b\\\"c\\\\\"");
 }
 
 TEST_CASE("inside an MI c-string or a console command, strings must be plain words") {
-  CHECK(mi("-interpreter-exec console \"thread name ${thread.name}\"") ==
+  CHECK(as_mi("-interpreter-exec console \"thread name ${thread.name}\"") ==
         "-interpreter-exec console \"thread name w0\"");
-  CHECK(cli("info symbol ${word}") == "info symbol start_sync");
-  CHECK_THROWS_AS(cli("print ${spaced}"), TextError);
-  CHECK_THROWS_AS(mi("-interpreter-exec console \"print ${spaced}\""), TextError);
+  CHECK(as_cli("info symbol ${word}") == "info symbol start_sync");
+  CHECK_THROWS_AS(as_cli("print ${spaced}"), TextError);
+  CHECK_THROWS_AS(as_mi("-interpreter-exec console \"print ${spaced}\""), TextError);
 }
 
 TEST_CASE("newlines and control bytes are refused everywhere") {
-  CHECK_THROWS_AS(mi("-data-evaluate-expression ${newline}"), TextError);
-  CHECK_THROWS_AS(mi("-data-evaluate-expression ${cr}"), TextError);
-  CHECK_THROWS_AS(cli("echo ${newline}"), TextError);
+  CHECK_THROWS_AS(as_mi("-data-evaluate-expression ${newline}"), TextError);
+  CHECK_THROWS_AS(as_mi("-data-evaluate-expression ${cr}"), TextError);
+  CHECK_THROWS_AS(as_cli("echo ${newline}"), TextError);
   CHECK_THROWS_AS(parse_template("-thread-info\n-gdb-exit", {}), TextError);
 }
 
 TEST_CASE("undefined names, lists and bad references fail with an offset") {
   try {
-    cli("info line *${nothing}");
+    as_cli("info line *${nothing}");
     FAIL("no error");
   } catch (const TextError& e) {
     CHECK(e.offset == 11);
     CHECK(std::string(e.what()).find("${nothing}") != std::string::npos);
   }
-  CHECK_THROWS_AS(cli("p ${list}"), TextError);
-  CHECK_THROWS_AS(cli("p ${thread}"), TextError);
+  CHECK_THROWS_AS(as_cli("p ${list}"), TextError);
+  CHECK_THROWS_AS(as_cli("p ${thread}"), TextError);
   try {
     parse_template("p ${thread.}", {});
     FAIL("no error");
@@ -88,8 +89,8 @@ TEST_CASE("undefined names, lists and bad references fail with an offset") {
 }
 
 TEST_CASE("$${ is a literal ${, and a lone $ is left alone") {
-  CHECK(cli("echo $${pid}") == "echo ${pid}");
-  CHECK(cli("info line *$pc") == "info line *$pc");
+  CHECK(as_cli("echo $${pid}") == "echo ${pid}");
+  CHECK(as_cli("info line *$pc") == "info line *$pc");
   auto t = parse_template("x ${a.b.0} y", {});
   REQUIRE(t.pieces.size() == 3);
   CHECK(t.pieces[1].path == std::vector<std::string>{"a", "b", "0"});

@@ -387,7 +387,7 @@ TEST_CASE("an unresolved kernel address leaves a note, not a guess", "[snapshot]
   CHECK(s.notes[0].find("info symbol 0x7ffff608e300") != std::string::npos);
 }
 
-TEST_CASE("wave counts from -wave-info or info waves, and failed commands and failed commands", "[snapshot][rocgdb]") {
+TEST_CASE("wave counts from -wave-info or info waves, and failed commands", "[snapshot][rocgdb]") {
   std::string text = recording({
       {"-interpreter-exec console \"info waves\"",
        {"~\"2 waves (0 running, 1 single-stepping, 1 stopped)\\n\"", "^done"}},
