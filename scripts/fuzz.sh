@@ -7,15 +7,20 @@ seconds=${1:-60}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
-find fixtures -type f \( -name '*.mi' -o -name '*.rocplay' \) -exec cp {} "$work/corpus/" \;
+# Named by their path: fixtures in different directories share names (rank0.mi, snapshot.mi).
+while IFS= read -r f; do
+  cp "$f" "$work/corpus/$(echo "$f" | tr / _)"
+done < <(find fixtures -type f \( -name '*.mi' -o -name '*.rec' -o -name '*.rocplay' \) | sort)
 # Small seeds too: one per line of the fixtures, so mutations start from single records.
-cat "$work"/corpus/* | head -c 200000 | split -l 1 - "$work/corpus/line-"
+cat "$work"/corpus/* >"$work/all-lines"
+head -c 200000 "$work/all-lines" | split -l 1 - "$work/corpus/line-"
+rm "$work/all-lines"
 run() {
   local target=$1 secs=$2
   echo "fuzz: $target for ${secs}s"
   mkdir -p "$work/$target"
   (cd "$work" && "$OLDPWD/build-fuzz/mi/fuzz/$target" -max_total_time="$secs" -timeout=10 \
-     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$work/$target" "$work/corpus" \
+     -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 "$work/$target" "$work/corpus" \
      2>"$work/$target.log") || { tail -50 "$work/$target.log"; echo "fuzz: $target FAILED"; exit 1; }
   grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$work/$target.log" | tail -2
 }

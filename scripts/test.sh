@@ -17,7 +17,7 @@ ctest --test-dir build --output-on-failure -j "$jobs" --timeout 300
 step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DROCPLAY_WERROR=ON \
   -DROCPLAY_SANITIZE="address;undefined" -DROCPLAY_BENCH=OFF >/dev/null
-cmake --build build-asan --parallel "$jobs"
+cmake --build build-asan --parallel "$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit --timeout 600
 

@@ -1,5 +1,5 @@
-// Every transcript fixture parses with zero errors, and feeding it split at every byte offset
-// yields the same records as one buffer.
+// Every transcript fixture parses with zero errors, and feeding it with a chunk boundary at every
+// byte offset yields the same records as one buffer.
 #include "rocplay/mi/transcript.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,7 +22,7 @@ std::string slurp(const fs::path& path) {
 
 bool is_transcript(const fs::path& path) {
   const std::string ext = path.extension().string();
-  return ext == ".mi" || ext == ".rocplay";
+  return ext == ".mi" || ext == ".rec" || ext == ".rocplay";
 }
 
 std::vector<fs::path> transcript_fixtures() {
@@ -52,16 +52,15 @@ std::string fingerprint(const RecordView& r) {
   return s;
 }
 
-std::string parse_split(std::string_view text, std::size_t at) {
+// Feeds `text` in pieces of `piece` bytes, taking the records out after each.
+std::string parse_pieces(std::string_view text, std::size_t piece) {
   Parser parser;
   std::string out;
-  parser.feed(text.substr(0, at));
-  while (auto r = parser.next()) {
-    out += fingerprint(*r);
-  }
-  parser.feed(text.substr(at));
-  while (auto r = parser.next()) {
-    out += fingerprint(*r);
+  for (std::size_t at = 0; at < text.size(); at += piece) {
+    parser.feed(text.substr(at, piece));
+    while (auto r = parser.next()) {
+      out += fingerprint(*r);
+    }
   }
   parser.finish();
   while (auto r = parser.next()) {
@@ -80,6 +79,13 @@ TEST_CASE("every fixture reads with zero parse errors", "[fixtures]") {
       const std::string text = slurp(file);
       TranscriptInfo info;
       const auto exchanges = read_transcript(text, &info);
+      // cuda-gdb on the H200 printed seven stray bytes before one `^running` of this real
+      // recording; that line is an error record, reported with its position, and reading goes on.
+      if (file.filename() == "splitk-probe.rec") {
+        REQUIRE(info.parse_errors == 1);
+        CHECK(info.first_errors.at(0).message().find("line 57, column 12") != std::string::npos);
+        continue;
+      }
       for (const auto& e : info.first_errors) {
         FAIL_CHECK(file.filename().string() << ": " << e.message());
       }
@@ -122,22 +128,17 @@ TEST_CASE("the real cuda-gdb recordings split into exchanges", "[fixtures]") {
   CHECK(saw_split);
 }
 
-TEST_CASE("every fixture gives the same records when split at any byte", "[fixtures][streaming]") {
+// One-byte pieces put a boundary at every offset (mid-escape, mid-CRLF, mid-prompt) in one linear
+// pass; splitting the whole file once per offset was quadratic and took minutes under ASan. The
+// other sizes vary which boundaries fall together in one feed.
+TEST_CASE("every fixture gives the same records when fed with a boundary at any byte",
+          "[fixtures][streaming]") {
   for (const auto& file : transcript_fixtures()) {
     const std::string text = slurp(file);
-    const std::string whole = parse_split(text, text.size());
-    // Every offset for small files; a prime stride keeps big ones fast (still mid-escape splits).
-    const std::size_t stride = text.size() <= 64 * 1024 ? 1 : 97;
-    std::size_t mismatches = 0;
-    for (std::size_t at = 0; at <= text.size(); at += stride) {
-      if (parse_split(text, at) != whole) {
-        ++mismatches;
-        FAIL_CHECK(file.filename().string() << " differs when split at byte " << at);
-        if (mismatches > 3) {
-          break;
-        }
-      }
+    const std::string whole = parse_pieces(text, text.size() + 1);
+    for (std::size_t piece : {1, 2, 3, 7, 61, 4093}) {
+      INFO(file.filename().string() << " fed in pieces of " << piece << " bytes");
+      CHECK(parse_pieces(text, piece) == whole);
     }
-    CHECK(mismatches == 0);
   }
 }
