@@ -19,9 +19,16 @@ run() {
   local target=$1 secs=$2
   echo "fuzz: $target for ${secs}s"
   mkdir -p "$work/$target"
+  # A crashing input is kept in build-fuzz/artifacts/ (the work directory is removed on exit).
+  mkdir -p build-fuzz/artifacts
   (cd "$work" && "$OLDPWD/build-fuzz/mi/fuzz/$target" -max_total_time="$secs" -timeout=10 \
-     -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 "$work/$target" "$work/corpus" \
-     2>"$work/$target.log") || { tail -50 "$work/$target.log"; echo "fuzz: $target FAILED"; exit 1; }
+     -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+     -artifact_prefix="$OLDPWD/build-fuzz/artifacts/$target-" "$work/$target" "$work/corpus" \
+     2>"$work/$target.log") || {
+    tail -50 "$work/$target.log"
+    echo "fuzz: $target FAILED; reproduce with build-fuzz/mi/fuzz/$target build-fuzz/artifacts/$target-*"
+    exit 1
+  }
   grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$work/$target.log" | tail -2
 }
 run fuzz_mi_parser "$seconds"

@@ -489,7 +489,12 @@ std::optional<LineSplitter::Line> LineSplitter::next() {
       return finish_line(text, Errc::None); // zero-copy: the line lies inside the chunk
     }
     if (carry_.size() + len > limits_.max_line_bytes) {
-      carry_.resize(std::min(carry_.size(), kKeptPrefixBytes));
+      // The same prefix as when the line arrives in one chunk, wherever it was split.
+      if (carry_.size() < kKeptPrefixBytes) {
+        carry_.append(base, std::min(len, kKeptPrefixBytes - carry_.size()));
+      } else {
+        carry_.resize(kKeptPrefixBytes);
+      }
       carry_emitted_ = true;
       return finish_line(carry_, Errc::LineTooLong);
     }

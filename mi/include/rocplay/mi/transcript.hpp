@@ -77,7 +77,6 @@ private:
   std::optional<Exchange> current_;
   std::vector<Exchange> ready_;
   std::size_t ready_pos_ = 0;
-  std::uint64_t payload_line_ = 0;
   std::size_t current_bytes_ = 0;
 };
 
