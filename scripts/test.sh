@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 scripts/setup.sh
 
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== %s (at %ds)\n' "$*" "$SECONDS"; }
 
 step "build (warnings are errors)"
 scripts/build.sh
@@ -32,4 +32,4 @@ scripts/bench.sh --short
 
 step "format check"
 scripts/format.sh --check
-printf '\nall tests passed\n'
+printf '\nall tests passed in %ds\n' "$SECONDS"
