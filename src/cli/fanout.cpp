@@ -45,20 +45,10 @@ std::string record_path_for(const std::string& pattern, std::int64_t pid, std::o
   if (pattern.empty()) {
     return {};
   }
-  std::string out = pattern;
-  bool substituted = false;
-  for (const auto& [key, value] : {std::pair<std::string, std::string>{"%p", std::to_string(pid)},
-                                   {"%r", rank ? std::to_string(*rank) : std::string("x")}}) {
-    for (std::size_t pos = 0; (pos = out.find(key, pos)) != std::string::npos;) {
-      out.replace(pos, key.size(), value);
-      pos += value.size();
-      substituted = true;
-    }
+  if (pattern.find("%p") != std::string::npos || pattern.find("%r") != std::string::npos) {
+    return expand_path_pattern(pattern, pid, rank);
   }
-  if (substituted) {
-    return out;
-  }
-  std::filesystem::path p(pattern);
+  std::filesystem::path p(expand_path_pattern(pattern, pid, rank));
   return (p.parent_path() /
           (p.stem().string() + "." + std::to_string(pid) + p.extension().string()))
       .string();
@@ -162,7 +152,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   const auto command_timeout = seconds_to_ms(o.timeout_seconds, "--timeout");
   const auto attach_timeout = seconds_to_ms(o.attach_timeout_seconds, "--attach-timeout");
   const session::Debugger debugger = session::find_debugger(o.debugger);
-  OutputFile out(o.output);
+  OutputFile out(expand_path_pattern(o.output, std::nullopt, std::nullopt));
 
   std::vector<TargetRun> targets(pids.size());
   for (std::size_t i = 0; i < pids.size(); ++i) {

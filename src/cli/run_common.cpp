@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -16,6 +18,28 @@
 #include <sstream>
 
 namespace rocplay::cli {
+
+std::string expand_path_pattern(const std::string& pattern, std::optional<std::int64_t> pid,
+                                std::optional<int> rank) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+    if (pattern[i] != '%' || (next != 'h' && next != 'p' && next != 'r')) {
+      out += pattern[i];
+      continue;
+    }
+    ++i;
+    if (next == 'h') {
+      char host[256] = {};
+      out += ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown-host";
+    } else if (next == 'p') {
+      out += pid ? std::to_string(*pid) : "%p";
+    } else {
+      out += rank ? std::to_string(*rank) : "x";
+    }
+  }
+  return out;
+}
 
 std::chrono::milliseconds seconds_to_ms(double seconds, std::string_view flag) {
   if (!(seconds > 0) || seconds > 24 * 3600) {
@@ -69,7 +93,8 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   sub.add_option("--format", o.format, "Report format: text, json, jsonl or sarif")
       ->capture_default_str();
   if (report_output) {
-    sub.add_option("--output,-o", o.output, "Write the report to FILE instead of stdout");
+    sub.add_option("--output,-o", o.output,
+                   "Write the report to FILE instead of stdout (%h: this host's name)");
   }
   sub.add_flag("--fast", o.fast,
                "Attach without loading shared-library symbols (shorter stop, fewer names)");
@@ -117,16 +142,17 @@ int run_playbook_command(const RunCommandOptions& o) {
   so.command_timeout = seconds_to_ms(o.timeout_seconds, "--timeout");
   so.attach_timeout = seconds_to_ms(o.attach_timeout_seconds, "--attach-timeout");
   so.fast_attach = o.fast;
-  so.record_path = o.record;
+  so.record_path = expand_path_pattern(o.record, o.pid, std::nullopt);
   if (o.pid <= 0) {
     throw Error(ExitCode::Usage, fmt::format("--pid {}: not a process id", o.pid),
                 "`rocplay ps` lists the processes that hold a GPU");
   }
   std::unique_ptr<std::ofstream> file;
   if (!o.output.empty()) {
-    file = std::make_unique<std::ofstream>(o.output, std::ios::binary | std::ios::trunc);
+    const std::string output = expand_path_pattern(o.output, o.pid, std::nullopt);
+    file = std::make_unique<std::ofstream>(output, std::ios::binary | std::ios::trunc);
     if (!*file) {
-      throw Error(ExitCode::Usage, fmt::format("cannot write {}", o.output),
+      throw Error(ExitCode::Usage, fmt::format("cannot write {}", output),
                   "check the directory exists and is writable");
     }
   }

@@ -4,6 +4,8 @@
 #include "cli/commands.hpp"
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,10 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output = t
 // Validates the playbook and options, attaches, runs, detaches, prints the report. Returns the
 // exit code. Throws rocplay::Error for problems found before attaching.
 int run_playbook_command(const RunCommandOptions& o);
+// `%h` in a file name becomes this host's name, `%p` the pid and `%r` the rank where known, so
+// one command line under srun/pdsh writes one file per node and target.
+std::string expand_path_pattern(const std::string& pattern, std::optional<std::int64_t> pid,
+                                std::optional<int> rank);
 // --timeout and friends: seconds, more than 0 and at most a day. Throws Error(Usage).
 std::chrono::milliseconds seconds_to_ms(double seconds, std::string_view flag);
 

@@ -5,6 +5,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <set>
 #include <sstream>
 
@@ -67,7 +71,8 @@ TEST_CASE("multi-node: per-node JSONL outputs merge in rocplay postmortem") {
   SpinTarget b;
   SpinTarget c;
   const std::string node1 = dir.path() + "/node-1.jsonl";
-  const std::string node2 = dir.path() + "/node-2.jsonl";
+  // %h: one command line for every node, each writing its own file.
+  const std::string node2 = dir.path() + "/node-2-%h.jsonl";
   const CliRun r1 = run_rocplay({"run", "host-stacks", "--pids",
                                  std::to_string(a.pid()) + "," + std::to_string(b.pid()),
                                  "--debugger", "gdb", "--format", "jsonl", "-o", node1, "-q"},
@@ -78,6 +83,9 @@ TEST_CASE("multi-node: per-node JSONL outputs merge in rocplay postmortem") {
   INFO(r1.err << r2.err);
   REQUIRE(r1.exit_code < 2);
   REQUIRE(r2.exit_code < 2);
+  char host[256] = {};
+  REQUIRE(::gethostname(host, sizeof host - 1) == 0);
+  CHECK(std::filesystem::exists(dir.path() + "/node-2-" + host + ".jsonl"));
 
   const CliRun pm = run_rocplay({"postmortem", dir.path(), "--format", "jsonl", "--no-progress"});
   INFO(pm.err);
@@ -93,7 +101,7 @@ TEST_CASE("multi-node: per-node JSONL outputs merge in rocplay postmortem") {
   CHECK(lines[0]["path"].get<std::string>().find("node-1.jsonl") != std::string::npos);
   CHECK(lines[0]["member"] == "#0");
   CHECK(lines[1]["member"] == "#1");
-  CHECK(lines[2]["path"].get<std::string>().find("node-2.jsonl") != std::string::npos);
+  CHECK(lines[2]["path"].get<std::string>().find("node-2-") != std::string::npos);
   CHECK(lines[3]["schema"] == "rocplay.postmortem.summary");
   CHECK(lines[3]["inputs"] == 2);
   CHECK(lines[3]["unreadable"] == 0);
