@@ -74,9 +74,8 @@ int main(int argc, char** argv) {
     } else if (a == "--target" && i + 1 < argc) {
       target_exe = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_fanout [--short] [--runs N] [--targets N] [--threads N] "
-                   "[--debugger NAME] [--rocplay PATH] [--target PATH]\n");
+      std::fprintf(stderr, "usage: bench_fanout [--short] [--runs N] [--targets N] [--threads N] "
+                           "[--debugger NAME] [--rocplay PATH] [--target PATH]\n");
       return 64;
     }
   }

@@ -81,6 +81,12 @@ public:
     if (n_ > 0xfffffff0u) {
       return fail(Errc::LineTooLong, 0);
     }
+    // A value takes at least 3 bytes (`"",`), so this bounds the nodes of the line: a multi-MB
+    // -thread-info then never regrows the table (each regrowth copied all of it). Pages of the
+    // reservation that are never written stay virtual.
+    if (n_ > (64u << 10)) {
+      nodes_.reserve(std::min<std::size_t>(n_ / 3 + 2, limits_.max_values_per_record));
+    }
     if (is_prompt()) {
       return make(RecordKind::Prompt, {});
     }
