@@ -64,6 +64,9 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env,
 // From a `--version` banner (`GNU gdb (rocm-rel-6.4) 15.2`, `NVIDIA (R) cuda-gdb 13.0`), else
 // from the executable's name; Unknown when neither tells.
 DebuggerKind kind_from_banner(std::string_view banner, std::string_view path = {});
+// The banner line of `DEBUGGER --version` output: the first non-empty line, skipping the
+// `exec: ...` line that CUDA 13's cuda-gdb wrapper script prints first.
+std::string banner_line(std::string_view version_output);
 // `15.2` from `GNU gdb (rocm-rel-6.4) 15.2.50.20241010-git`; empty when there is none.
 std::string version_number(std::string_view banner);
 

@@ -87,11 +87,7 @@ std::optional<std::string> version_banner(const std::string& path,
     proc.wait(ec);
     // Reaped: the pid is free for reuse, so Boost's destructor must not waitpid()/kill it.
     [[maybe_unused]] auto handle = proc.detach();
-    const std::size_t nl = text.find('\n');
-    std::string first = text.substr(0, nl);
-    while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) {
-      first.pop_back();
-    }
+    std::string first = banner_line(text);
     if (first.empty()) {
       return std::nullopt;
     }
@@ -145,6 +141,22 @@ DebuggerKind kind_from_banner(std::string_view banner, std::string_view path) {
     return DebuggerKind::Gdb;
   }
   return DebuggerKind::Unknown;
+}
+
+std::string banner_line(std::string_view version_output) {
+  std::string_view rest = version_output;
+  while (!rest.empty()) {
+    const std::size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) {
+      line.remove_suffix(1);
+    }
+    if (!line.empty() && !line.starts_with("exec: ")) {
+      return std::string(line);
+    }
+  }
+  return {};
 }
 
 std::string version_number(std::string_view banner) {

@@ -73,6 +73,24 @@ TEST_CASE("kind and version from the --version banner", "[session][discovery]") 
   CHECK(session::version_number("GNU gdb (rocm-rel-6.4-75) 15.2.50.20241010-git") == "15.2");
   CHECK(session::version_number("NVIDIA (R) cuda-gdb 13.0") == "13.0");
   CHECK(session::version_number("no digits") == "");
+
+  // CUDA 13's cuda-gdb is a wrapper script that first traces what it runs (seen on the H200).
+  CHECK(session::banner_line("exec: /usr/local/cuda/bin/cuda-gdb-python3.12-tui --version\n"
+                             "NVIDIA (R) cuda-gdb 13.0\nPortions Copyright (C) 2007-2025\n") ==
+        "NVIDIA (R) cuda-gdb 13.0");
+  CHECK(session::banner_line("\r\nGNU gdb (Debian 13.1-3) 13.1 \r\n") ==
+        "GNU gdb (Debian 13.1-3) 13.1");
+  CHECK(session::banner_line("exec: x\n\n") == "");
+}
+
+TEST_CASE("a wrapper's exec: line is not taken for the banner", "[session][discovery]") {
+  FakeBin bin;
+  const auto path = bin.add("cuda/bin", "cuda-gdb",
+                            "exec: /usr/local/cuda/bin/cuda-gdb-python3.12-tui --version\n"
+                            "NVIDIA (R) cuda-gdb 13.0");
+  const auto dbg = session::find_debugger(path, env_with(""));
+  CHECK(dbg.kind == DebuggerKind::CudaGdb);
+  CHECK(dbg.version == "NVIDIA (R) cuda-gdb 13.0");
 }
 
 TEST_CASE("search order: rocgdb, then cuda-gdb, then gdb", "[session][discovery]") {
