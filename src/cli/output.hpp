@@ -1,5 +1,7 @@
 // Where a report goes: stdout, or a file written whole (temporary file, then rename) so that an
-// interrupted run never leaves half a report behind under the real name.
+// interrupted run never leaves half a report behind under the real name. A path that exists and
+// is not a regular file (/dev/null, a FIFO, /dev/stdout, a symlink) is written in place: renaming
+// over it would replace the device or the link with a plain file.
 #pragma once
 
 #include <fstream>
@@ -22,7 +24,7 @@ public:
 
 private:
   std::string path_;
-  std::string temp_;
+  std::string temp_; // empty when writing in place
   std::ofstream file_;
   bool committed_ = false;
 };

@@ -5,9 +5,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
 
 #include <set>
 #include <sstream>
@@ -108,4 +112,28 @@ TEST_CASE("multi-node: per-node JSONL outputs merge in rocplay postmortem") {
   for (const SpinTarget* t : {&a, &b, &c}) {
     CHECK(t->advances());
   }
+}
+
+// `-o /dev/null` once replaced /dev/null with a plain file (the report was renamed over it).
+TEST_CASE("run --pids -o FIFO writes through it and leaves it a FIFO") {
+  TempDir dir;
+  SpinTarget a;
+  const std::string fifo = dir.path() + "/report.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  const CliRun r = run_rocplay({"run", "host-stacks", "--pids", std::to_string(a.pid()),
+                                "--debugger", "gdb", "--format", "json", "-o", fifo, "-q"},
+                               std::chrono::seconds(120));
+  reader.join();
+  INFO(r.err);
+  CHECK(r.exit_code < 2);
+  struct stat st {};
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  CHECK(received.find("rocplay.run.multi") != std::string::npos);
+  require_running_again(a);
 }
