@@ -23,6 +23,10 @@ namespace rocplay {
 
 enum class DebuggerKind : std::uint8_t { Unknown, Gdb, RocGdb, CudaGdb };
 std::string_view to_string(DebuggerKind kind);
+
+// `void aiter::allgather_vec<bf16, 8>(void*, ...)` -> `allgather_vec`: no return type,
+// namespaces, template arguments or parameters (`(anonymous namespace)::` is a namespace).
+std::string short_function_name(std::string_view name);
 DebuggerKind debugger_kind_from_string(std::string_view name);
 
 struct Agent {

@@ -15,48 +15,6 @@ bool contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
 
-std::string base_name(std::string_view name) {
-  // Drop the parameter list: the first `(` at template depth 0 that is not `(anonymous`.
-  int depth = 0;
-  std::size_t end = name.size();
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    if (c == '<') {
-      ++depth;
-    } else if (c == '>') {
-      depth = std::max(0, depth - 1);
-    } else if (c == '(' && depth == 0 && name.substr(i, 10) != "(anonymous") {
-      end = i;
-      break;
-    }
-  }
-  std::string_view head = name.substr(0, end);
-  // Drop template arguments: everything inside <...> at any depth.
-  std::string flat;
-  depth = 0;
-  for (char c : head) {
-    if (c == '<') {
-      ++depth;
-    } else if (c == '>') {
-      depth = std::max(0, depth - 1);
-    } else if (depth == 0) {
-      flat += c;
-    }
-  }
-  std::string_view f = flat;
-  while (!f.empty() && f.back() == ' ') {
-    f.remove_suffix(1);
-  }
-  // Drop the return type (`void `) and namespaces.
-  if (auto sp = f.rfind(' '); sp != std::string_view::npos) {
-    f = f.substr(sp + 1);
-  }
-  if (auto ns = f.rfind("::"); ns != std::string_view::npos) {
-    f = f.substr(ns + 2);
-  }
-  return std::string(f);
-}
-
 std::string kernel_label(const Dispatch& d) {
   if (!d.kernel_name.empty()) {
     return d.kernel_name;

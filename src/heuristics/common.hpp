@@ -10,9 +10,6 @@
 
 namespace rocplay::heuristics::detail {
 
-// `aiter::allgather_vec<bf16, 8>(void*, ...)` -> `allgather_vec`: no return type, namespaces,
-// template arguments or parameters.
-std::string base_name(std::string_view name);
 bool ends_with(std::string_view s, std::string_view suffix);
 bool contains(std::string_view s, std::string_view needle);
 

@@ -13,7 +13,7 @@ namespace {
 // The identifier of a frame's function: `at::native::_local_scalar_dense_cuda(at::Tensor const&)`
 // -> `_local_scalar_dense_cuda`; `hipMemcpyAsync` stays.
 std::string_view blocking_call(const Frame& f) {
-  std::string name = detail::base_name(f.function);
+  std::string name = short_function_name(f.function);
   static constexpr std::string_view kExact[] = {"hipStreamSynchronize",  "hipDeviceSynchronize",
                                                 "hipEventSynchronize",   "cudaStreamSynchronize",
                                                 "cudaDeviceSynchronize", "cudaEventSynchronize",
@@ -71,7 +71,7 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
   std::vector<std::string> kernels;
   nlohmann::json dj = nlohmann::json::array();
   for (const auto& d : s.dispatches) {
-    kernels.push_back(detail::base_name(detail::kernel_label(d)));
+    kernels.push_back(short_function_name(detail::kernel_label(d)));
     dj.push_back(detail::dispatch_json(d));
   }
   const auto& first = blocked.front();
@@ -83,7 +83,7 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
     std::vector<std::string> chain;
     for (const auto& fr : b.thread->frames) {
       if (!fr.function.empty()) {
-        chain.push_back(detail::base_name(fr.function));
+        chain.push_back(short_function_name(fr.function));
       }
       if (&fr == b.frame || chain.size() >= 12) {
         break;

@@ -25,14 +25,14 @@ std::string grid_text(const std::vector<std::uint64_t>& g) {
 std::string doing(const Snapshot& s) {
   std::vector<std::string> parts;
   for (const auto& d : s.dispatches) {
-    parts.push_back(detail::base_name(detail::kernel_label(d)));
+    parts.push_back(short_function_name(detail::kernel_label(d)));
   }
   std::string gpu = parts.empty() ? std::string("no dispatch in flight")
                                   : fmt::format("in flight: {}", fmt::join(parts, ", "));
   for (const auto& t : s.host_threads) {
     if (!t.frames.empty() && !t.frames.front().function.empty()) {
       return fmt::format("{}; host thread {} in {}", gpu, t.id,
-                         detail::base_name(t.frames.front().function));
+                         short_function_name(t.frames.front().function));
     }
   }
   return gpu;
@@ -51,7 +51,7 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     for (const auto& d : ranks[i].dispatches) {
       if (detail::is_collective(d)) {
-        collectives[i][detail::base_name(d.kernel_name)].push_back(&d);
+        collectives[i][short_function_name(d.kernel_name)].push_back(&d);
       }
     }
     for (const auto& [name, ds] : collectives[i]) {

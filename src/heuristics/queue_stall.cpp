@@ -102,7 +102,7 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
     f.confidence = pcs_compared ? 0.8 : 0.6;
     const std::string kernel = detail::kernel_label(*head);
     f.title = fmt::format("queue {} stalled: {} did not complete between two snapshots",
-                          q.target_id.empty() ? q.id : q.target_id, detail::base_name(kernel));
+                          q.target_id.empty() ? q.id : q.target_id, short_function_name(kernel));
     std::string gap;
     if (!earlier.taken_at.empty() && !later.taken_at.empty()) {
       gap = fmt::format(" (taken {} and {})", earlier.taken_at, later.taken_at);
@@ -147,7 +147,7 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
         "and read the loop the waves sit in before forming a theory. If it waits on memory "
         "written by another kernel or stream, find that writer; do not add synchronize() "
         "calls.",
-        detail::base_name(kernel));
+        short_function_name(kernel));
     out.push_back(std::move(f));
   }
   return out;

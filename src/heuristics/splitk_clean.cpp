@@ -27,7 +27,7 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
     return std::nullopt;
   }
   const auto& spin = *pattern->spin.front();
-  const std::string name = detail::base_name(d.kernel_name);
+  const std::string name = short_function_name(d.kernel_name);
   Finding f;
   f.id = std::string(kSplitKCleanRace);
   f.severity = Severity::Error;
@@ -80,7 +80,7 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
   // In-flight `_clean` dispatches, by agent (unknown agent: one bucket).
   std::map<std::optional<std::uint32_t>, std::vector<const Dispatch*>> by_agent;
   for (const auto& d : s.dispatches) {
-    if (d.kernel_name.empty() || !detail::ends_with(detail::base_name(d.kernel_name), "_clean")) {
+    if (d.kernel_name.empty() || !detail::ends_with(short_function_name(d.kernel_name), "_clean")) {
       continue;
     }
     by_agent[d.agent].push_back(&d);
@@ -122,7 +122,7 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
     std::vector<std::string> names;
     nlohmann::json dj = nlohmann::json::array();
     for (const auto* d : ds) {
-      names.push_back(detail::base_name(d->kernel_name));
+      names.push_back(short_function_name(d->kernel_name));
       nlohmann::json j = detail::dispatch_json(*d);
       nlohmann::json cj = nlohmann::json::array();
       for (const auto& c : detail::classes_of(classes, *d)) {

@@ -97,7 +97,7 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
         ngpus ? fmt::format("work-items 0-{}", *ngpus - 1) : std::string("the first work-items");
     std::string routine_name = routine.empty() ? std::string("a flag-polling loop") : routine;
     f.title = fmt::format("{} spins in {}: a peer rank never wrote its flag",
-                          detail::base_name(kernel), routine_name);
+                          short_function_name(kernel), routine_name);
     std::string after;
     if (routine == "start_sync") {
       after = " start_sync runs first, so end_sync and everything after it never ran: they are "
@@ -158,8 +158,8 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
         "{}: a different grid size or a flag counter desynchronised by unequal call counts (e.g. "
         "uneven TBO micro-batch splits) makes one rank skip or repeat the collective.{} Do not "
         "add synchronize() calls.",
-        detail::base_name(kernel), detail::hex(spin.pc), at, routine_name,
-        detail::base_name(kernel),
+        short_function_name(kernel), detail::hex(spin.pc), at, routine_name,
+        short_function_name(kernel),
         routine == "start_sync" ? " Do not edit end_sync: it is not on the path." : "");
     out.push_back(std::move(f));
   }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace rocplay::process {
@@ -57,6 +58,20 @@ template <class T> std::optional<T> to_int(std::string_view s) {
     return std::nullopt;
   }
   return value;
+}
+
+// The line at `pos` (without its '\n'), advancing `pos` past it; nullopt at the end.
+std::optional<std::string_view> next_line(std::string_view text, std::size_t& pos) {
+  if (pos >= text.size()) {
+    return std::nullopt;
+  }
+  std::size_t end = text.find('\n', pos);
+  if (end == std::string_view::npos) {
+    end = text.size();
+  }
+  const std::string_view line = text.substr(pos, end - pos);
+  pos = end + 1;
+  return line;
 }
 
 std::vector<std::string_view> split_ws(std::string_view s) {
@@ -132,13 +147,8 @@ std::optional<Stat> read_stat(std::int64_t pid) {
 Status parse_status(std::string_view text) {
   Status st;
   std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) {
-      end = text.size();
-    }
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  while (const auto next = next_line(text, pos)) {
+    const std::string_view line = *next;
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos) {
       continue;
@@ -266,13 +276,8 @@ std::vector<MappedObject> parse_maps(std::string_view text) {
   std::vector<MappedObject> out;
   std::map<std::string, std::size_t> seen;
   std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) {
-      end = text.size();
-    }
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  while (const auto next = next_line(text, pos)) {
+    const std::string_view line = *next;
     // `start-end perms offset dev inode   path`; the path is the rest of the line.
     const auto fields = split_ws(line);
     if (fields.size() < 6) {

@@ -263,29 +263,6 @@ private:
     }
   }
 
-  // `aiter::allgather_vec<bf16, 8>` -> `allgather_vec`: what new rocgdb names a wave thread
-  // after (rocgdb-formats.md 2.2).
-  static std::string stripped_name(std::string_view f) {
-    std::string flat;
-    int depth = 0;
-    for (char c : f.substr(0, f.find('('))) {
-      if (c == '<') {
-        ++depth;
-      } else if (c == '>') {
-        depth = std::max(0, depth - 1);
-      } else if (depth == 0) {
-        flat += c;
-      }
-    }
-    if (auto ns = flat.rfind("::"); ns != std::string::npos) {
-      flat = flat.substr(ns + 2);
-    }
-    if (auto sp = flat.rfind(' '); sp != std::string::npos) {
-      flat = flat.substr(sp + 1);
-    }
-    return flat;
-  }
-
   // The frame function every wave of the dispatch shows, when it can only be the kernel: no wave
   // is in an inline frame, and each wave's thread name (kernel-derived in rocgdb 14+, capped at
   // 16 characters as 11 + `-xxxx`) agrees with it or is absent. An inlined or called device
@@ -302,7 +279,8 @@ private:
       }
       func = w.function;
       if (!w.name.empty()) {
-        std::string short_name = stripped_name(w.function);
+        // What rocgdb 14+ names a wave thread after (rocgdb-formats.md 2.2).
+        std::string short_name = short_function_name(w.function);
         bool truncated = w.name.size() == 16 && w.name[11] == '-';
         bool agrees =
             truncated ? short_name.compare(0, 11, w.name, 0, 11) == 0 : short_name == w.name;
