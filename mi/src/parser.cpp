@@ -29,23 +29,76 @@ bool is_name_char(char c) {
   return kNameChar[static_cast<unsigned char>(c)];
 }
 
+#if defined(__SSE2__)
+__m128i load16(const char* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+
+// Bit i set when byte i of the 16 is a '"' or a '\\'.
+__attribute__((always_inline)) inline unsigned quote_or_backslash_bits(__m128i chunk) {
+  return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
+      _mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\')))));
+}
+
+// Bit i set when byte i of the 16 can be part of a result name ([A-Za-z0-9_.-]).
+__attribute__((always_inline)) inline unsigned name_char_bits(__m128i chunk) {
+  const auto in_range = [](__m128i x, char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                         _mm_cmplt_epi8(x, _mm_set1_epi8(static_cast<char>(hi + 1))));
+  };
+  const __m128i folded = _mm_or_si128(chunk, _mm_set1_epi8(0x20)); // 'A'-'Z' to 'a'-'z'
+  // '-' '.' and the digits are 0x2d-0x39 but for '/'.
+  const __m128i punct_digit =
+      _mm_andnot_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('/')), in_range(chunk, '-', '9'));
+  const __m128i ok = _mm_or_si128(_mm_or_si128(in_range(folded, 'a', 'z'), punct_digit),
+                                  _mm_cmpeq_epi8(chunk, _mm_set1_epi8('_')));
+  return static_cast<unsigned>(_mm_movemask_epi8(ok));
+}
+#endif
+
 // The first '"' or '\\' in [p, end), or end. C-strings are short and rarely escaped, so this one
 // scan replaces a memchr for the quote plus another for backslashes.
-const char* find_quote_or_backslash(const char* p, const char* end) {
+__attribute__((always_inline)) inline const char* find_quote_or_backslash(const char* p,
+                                                                          const char* end) {
 #if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"');
-  const __m128i slash = _mm_set1_epi8('\\');
-  while (end - p >= 16) {
-    const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const int mask =
-        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, quote), _mm_cmpeq_epi8(chunk, slash)));
+  // 32 bytes a step: most values (addresses, names, paths' tails) end within one step, so the
+  // loop's exit is predictable.
+  while (end - p >= 32) {
+    const unsigned mask =
+        quote_or_backslash_bits(load16(p)) | (quote_or_backslash_bits(load16(p + 16)) << 16);
     if (mask != 0) {
-      return p + __builtin_ctz(static_cast<unsigned>(mask));
+      return p + __builtin_ctz(mask);
+    }
+    p += 32;
+  }
+  if (end - p >= 16) {
+    const unsigned mask = quote_or_backslash_bits(load16(p));
+    if (mask != 0) {
+      return p + __builtin_ctz(mask);
     }
     p += 16;
   }
 #endif
   while (p < end && *p != '"' && *p != '\\') {
+    ++p;
+  }
+  return p;
+}
+
+// The first byte in [p, end) that cannot be part of a result name, or end. Names are a few
+// bytes of unpredictable length: a 16-byte classification and a count of trailing ones replace
+// a byte loop whose exit branch mispredicted on most names.
+__attribute__((always_inline)) inline const char* find_name_end(const char* p, const char* end) {
+#if defined(__SSE2__)
+  while (end - p >= 16) {
+    const unsigned stop = ~name_char_bits(load16(p)) & 0xffffu;
+    if (stop != 0) {
+      return p + __builtin_ctz(stop);
+    }
+    p += 16;
+  }
+#endif
+  while (p < end && is_name_char(*p)) {
     ++p;
   }
   return p;
@@ -72,21 +125,29 @@ std::string printable_excerpt(std::string_view line, std::size_t at) {
 // Recursive descent over one line; nodes are appended to `nodes_` with offsets into `s_`.
 class LineParser {
 public:
-  LineParser(std::string_view s, std::uint64_t line_no, std::vector<Node>& nodes, ParseError& error,
+  LineParser(std::string_view s, std::uint64_t line_no, NodeTable& table, ParseError& error,
              const Limits& limits)
-      : s_(s), n_(s.size()), nodes_(nodes), error_(error), limits_(limits), line_no_(line_no) {}
+      : s_(s), n_(s.size()), table_(table), error_(error), limits_(limits), line_no_(line_no) {}
 
   RecordView parse() {
-    nodes_.clear();
+    table_.clear();
     if (n_ > 0xfffffff0u) {
       return fail(Errc::LineTooLong, 0);
     }
-    // A value takes at least 3 bytes (`"",`), so this bounds the nodes of the line: a multi-MB
-    // -thread-info then never regrows the table (each regrowth copied all of it). Pages of the
-    // reservation that are never written stay virtual.
-    if (n_ > (64u << 10)) {
-      nodes_.reserve(std::min<std::size_t>(n_ / 3 + 2, limits_.max_values_per_record));
-    }
+    // Every value but the root owns two bytes no other value owns (its quotes or brackets), so
+    // a line of n bytes has at most n/2 + 1 nodes. Sizing the table for that once means appends
+    // never check for room or regrow (a regrowth copied a multi-MB -thread-info's table); the
+    // allocator leaves the slots uninitialised, and pages never written stay virtual.
+    capacity_ = std::min<std::size_t>(n_ / 2 + 2, limits_.max_values_per_record);
+    table_.resize(capacity_);
+    nodes_ = table_.data();
+    const RecordView view = parse_record();
+    table_.resize(count_);
+    return view;
+  }
+
+private:
+  RecordView parse_record() {
     if (is_prompt()) {
       return make(RecordKind::Prompt, {});
     }
@@ -144,10 +205,11 @@ public:
       if (i >= n_ || s_[i] != '"') {
         return fail(i >= n_ ? Errc::UnexpectedEnd : Errc::UnexpectedChar, i);
       }
-      std::uint32_t index = 0;
-      if (!parse_string(i, Node::kNone, 0, 0, index)) {
+      const char* p = s_.data() + i;
+      if (parse_string(p, Node::kNone, s_.data(), 0) == Node::kNone) {
         return failed();
       }
+      i = offset(p);
       skip_trailing_blanks(i);
       if (i != n_) {
         return fail(Errc::UnexpectedChar, i);
@@ -157,15 +219,13 @@ public:
       return view;
     }
     const std::size_t class_begin = i;
-    while (i < n_ && is_name_char(s_[i])) {
-      ++i;
-    }
+    i = static_cast<std::size_t>(find_name_end(s_.data() + i, s_.data() + n_) - s_.data());
     if (i == class_begin) {
       return fail(Errc::BadRecordClass, i);
     }
     const std::string_view klass = s_.substr(class_begin, i - class_begin);
     // The results hang off a root tuple so `record["frame"]` is an ordinary lookup.
-    const std::uint32_t root = add_node(NodeKind::Tuple, 0, 0, Node::kNone);
+    const std::uint32_t root = add_node(NodeKind::Tuple, s_.data(), 0, Node::kNone);
     if (root == Node::kNone) {
       return failed();
     }
@@ -174,8 +234,8 @@ public:
       if (s_[i] != ',') {
         return fail(Errc::UnexpectedChar, i);
       }
-      ++i;
-      if (!parse_items(i, root, '\0', 1)) {
+      const char* p = s_.data() + i + 1;
+      if (!parse_items(p, root, '\0', 1)) {
         return failed();
       }
     }
@@ -184,7 +244,6 @@ public:
     return view;
   }
 
-private:
   bool is_prompt() const {
     // `(gdb)`, `(gdb) `, and other debuggers' `(cuda-gdb)`.
     if (n_ < 5 || s_[0] != '(') {
@@ -218,8 +277,7 @@ private:
   }
 
   RecordView make(RecordKind kind, std::string_view klass) {
-    RecordView view(kind, s_, nodes_.data(), static_cast<std::uint32_t>(nodes_.size()), line_no_,
-                    nullptr);
+    RecordView view(kind, s_, nodes_, count_, line_no_, nullptr);
     view.klass_ = klass;
     return view;
   }
@@ -240,158 +298,214 @@ private:
   }
 
   RecordView failed() {
-    nodes_.clear();
+    count_ = 0;
     return RecordView(RecordKind::Error, s_, nullptr, 0, line_no_, &error_);
   }
 
-  // Hot: one call per value.
+  // Hot: one call per value. Every field is written: the table's slots are uninitialised.
   __attribute__((always_inline)) std::uint32_t
-  add_node(NodeKind kind, std::size_t name_off, std::size_t name_len, std::uint32_t parent) {
-    if (nodes_.size() >= limits_.max_values_per_record) [[unlikely]] {
-      set_error(Errc::TooManyValues, name_off);
+  add_node(NodeKind kind, const char* name, std::size_t name_len, std::uint32_t parent) {
+    if (count_ >= capacity_) [[unlikely]] {
+      set_error(Errc::TooManyValues, offset(name));
       return Node::kNone;
     }
-    Node& node = nodes_.emplace_back();
-    node.kind = kind;
-    node.name_off = static_cast<std::uint32_t>(name_off);
-    node.name_len = static_cast<std::uint32_t>(name_len);
+    Node& node = nodes_[count_];
+    node.name_off = static_cast<std::uint32_t>(name - s_.data());
+    node.text_off = 0;
+    node.size = 0;
     node.parent = parent;
-    return static_cast<std::uint32_t>(nodes_.size() - 1);
+    node.next = Node::kNone;
+    node.name_len = static_cast<std::uint16_t>(name_len);
+    node.kind = kind;
+    node.escaped = false;
+    return static_cast<std::uint32_t>(count_++);
   }
 
+  std::size_t offset(const char* p) const { return static_cast<std::size_t>(p - s_.data()); }
+
   // Comma-separated `[name=]value` items up to `close` (or the end of the line for '\0').
-  bool parse_items(std::size_t& i, std::uint32_t parent, char close, std::uint32_t depth) {
+  // Works on pointers, and counts children in a local, so the loop keeps its state in registers.
+  bool parse_items(const char*& p, std::uint32_t parent, char close, std::uint32_t depth) {
+    const char* const end = s_.data() + n_;
     std::uint32_t last = Node::kNone;
+    std::uint32_t count = 0;
     for (;;) {
-      if (i >= n_) {
+      if (p >= end) {
         if (close == '\0') {
+          nodes_[parent].size = count;
           return true;
         }
-        set_error(Errc::UnexpectedEnd, i);
+        set_error(Errc::UnexpectedEnd, offset(p));
         return false;
       }
-      std::size_t name_off = i;
-      std::size_t name_len = 0;
-      const char c = s_[i];
-      if (c != '"' && c != '{' && c != '[') {
-        while (i < n_ && is_name_char(s_[i])) {
-          ++i;
-        }
-        name_len = i - name_off;
-        if (name_len == 0 || i >= n_ || s_[i] != '=') {
-          set_error(i >= n_ ? Errc::UnexpectedEnd : Errc::UnexpectedChar, i);
-          return false;
-        }
-        ++i; // '='
-      } else {
-        name_off = i; // a bare value: legacy `bkpt={..},{..}`, `+download,{..}`, list items
-      }
-      std::uint32_t child = Node::kNone;
-      if (!parse_value(i, parent, name_off, name_len, depth, child)) {
+      const std::uint32_t child = parse_item(p, end, parent, depth);
+      if (child == Node::kNone) {
         return false;
       }
-      if (last == Node::kNone) {
-        nodes_[parent].first_child = child;
-      } else {
+      if (last != Node::kNone) {
         nodes_[last].next = child;
       }
       last = child;
-      ++nodes_[parent].child_count;
-      if (i >= n_) {
-        continue; // reported above unless at top level
+      ++count;
+      if (p >= end) {
+        continue; // the end of the line: fine at top level, reported above otherwise
       }
-      if (s_[i] == ',') {
-        ++i;
+      if (*p == ',') {
+        ++p;
         continue;
       }
-      if (close != '\0' && s_[i] == close) {
-        ++i;
+      if (close != '\0' && *p == close) {
+        ++p;
+        nodes_[parent].size = count;
         return true;
       }
       if (close == '\0') {
-        const std::size_t before = i;
+        std::size_t i = offset(p);
         skip_trailing_blanks(i);
         if (i == n_) {
-          return true;
+          p = end;
+          continue;
         }
-        i = before;
       }
-      set_error(Errc::UnexpectedChar, i);
+      set_error(Errc::UnexpectedChar, offset(p));
       return false;
     }
   }
 
-  bool parse_value(std::size_t& i, std::uint32_t parent, std::size_t name_off, std::size_t name_len,
-                   std::uint32_t depth, std::uint32_t& out) {
-    if (i >= n_) {
-      set_error(Errc::UnexpectedEnd, i);
-      return false;
+  // One `[name=]value` item.
+  __attribute__((always_inline)) std::uint32_t
+  parse_item(const char*& p, const char* end, std::uint32_t parent, std::uint32_t depth) {
+    const char* const name = p; // a bare value (list items, legacy `bkpt={..},{..}`) has no name
+    std::size_t name_len = 0;
+    char c = *p;
+    if (c != '"' && c != '{' && c != '[') {
+#if defined(__SSE2__)
+      // The common item, `name="text"` within 32 bytes: the name's end and the closing quote
+      // come from one pair of loads instead of two dependent scans.
+      if (end - p >= 32) {
+        const __m128i lo = load16(p);
+        const __m128i hi = load16(p + 16);
+        const unsigned not_name = ~(name_char_bits(lo) | (name_char_bits(hi) << 16));
+        const unsigned len = not_name == 0 ? 32u : static_cast<unsigned>(__builtin_ctz(not_name));
+        if (len != 0 && len < 30 && p[len] == '=') {
+          c = p[len + 1];
+          if (c == '"') {
+            const unsigned body = len + 2;
+            const unsigned stops =
+                (quote_or_backslash_bits(lo) | (quote_or_backslash_bits(hi) << 16)) >> body;
+            const unsigned close_at =
+                stops == 0 ? 0u : body + static_cast<unsigned>(__builtin_ctz(stops));
+            if (close_at != 0 && p[close_at] == '"') {
+              const std::uint32_t out = add_node(NodeKind::String, name, len, parent);
+              if (out != Node::kNone) {
+                nodes_[out].text_off = static_cast<std::uint32_t>(offset(p + body));
+                nodes_[out].size = close_at - body;
+                p += close_at + 1;
+              }
+              return out;
+            }
+          }
+          p += len + 1;
+          return parse_value(p, c, parent, name, len, depth);
+        }
+      }
+#endif
+      p = find_name_end(p, end);
+      name_len = static_cast<std::size_t>(p - name);
+      if (name_len == 0 || p >= end || *p != '=') {
+        set_error(p >= end ? Errc::UnexpectedEnd : Errc::UnexpectedChar, offset(p));
+        return Node::kNone;
+      }
+      if (name_len > Node::kMaxNameBytes) [[unlikely]] {
+        set_error(Errc::UnexpectedChar, offset(name) + Node::kMaxNameBytes);
+        return Node::kNone;
+      }
+      ++p; // '='
+      if (p >= end) {
+        set_error(Errc::UnexpectedEnd, offset(p));
+        return Node::kNone;
+      }
+      c = *p;
     }
-    const char c = s_[i];
+    return parse_value(p, c, parent, name, name_len, depth);
+  }
+
+  // The value at `p`, whose first byte is `c`.
+  __attribute__((always_inline)) std::uint32_t parse_value(const char*& p, char c,
+                                                           std::uint32_t parent, const char* name,
+                                                           std::size_t name_len,
+                                                           std::uint32_t depth) {
     if (c == '"') {
-      return parse_string(i, parent, name_off, name_len, out);
+      return parse_string(p, parent, name, name_len);
     }
-    if (c != '{' && c != '[') {
-      set_error(Errc::UnexpectedChar, i);
-      return false;
+    if (c == '{' || c == '[') {
+      return parse_container(p, parent, name, name_len, depth);
     }
-    if (depth >= limits_.max_depth) {
-      set_error(Errc::DepthExceeded, i);
-      return false;
-    }
-    const char close = c == '{' ? '}' : ']';
-    out = add_node(c == '{' ? NodeKind::Tuple : NodeKind::List, name_off, name_len, parent);
-    if (out == Node::kNone) {
-      return false;
-    }
-    ++i;
-    if (i < n_ && s_[i] == close) {
-      ++i;
-      return true;
-    }
-    return parse_items(i, out, close, depth + 1);
+    set_error(Errc::UnexpectedChar, offset(p));
+    return Node::kNone;
   }
 
-  bool parse_string(std::size_t& i, std::uint32_t parent, std::size_t name_off,
-                    std::size_t name_len, std::uint32_t& out) {
-    const std::size_t open = i;
-    const std::size_t body = i + 1;
-    const char* base = s_.data();
-    const char* end = base + n_;
-    const char* p = base + body;
+  std::uint32_t parse_container(const char*& p, std::uint32_t parent, const char* name,
+                                std::size_t name_len, std::uint32_t depth) {
+    if (depth >= limits_.max_depth) {
+      set_error(Errc::DepthExceeded, offset(p));
+      return Node::kNone;
+    }
+    const char close = *p == '{' ? '}' : ']';
+    const std::uint32_t out =
+        add_node(*p == '{' ? NodeKind::Tuple : NodeKind::List, name, name_len, parent);
+    if (out == Node::kNone) {
+      return Node::kNone;
+    }
+    ++p;
+    if (p < s_.data() + n_ && *p == close) {
+      ++p;
+      return out;
+    }
+    return parse_items(p, out, close, depth + 1) ? out : Node::kNone;
+  }
+
+  // `p` is at the opening quote; on success it is left after the closing one.
+  __attribute__((always_inline)) std::uint32_t
+  parse_string(const char*& p, std::uint32_t parent, const char* name, std::size_t name_len) {
+    const char* const open = p;
+    const char* const end = s_.data() + n_;
+    const char* q = p + 1;
     bool escaped = false;
     for (;;) {
-      p = find_quote_or_backslash(p, end);
-      if (p == end) {
-        set_error(Errc::UnterminatedString, open);
-        return false;
+      q = find_quote_or_backslash(q, end);
+      if (q == end) {
+        set_error(Errc::UnterminatedString, offset(open));
+        return Node::kNone;
       }
-      if (*p == '"') {
+      if (*q == '"') {
         break;
       }
       escaped = true;
-      p += 2; // the backslash and the byte it escapes
-      if (p > end) {
-        set_error(Errc::UnterminatedString, open);
-        return false;
+      q += 2; // the backslash and the byte it escapes
+      if (q > end) {
+        set_error(Errc::UnterminatedString, offset(open));
+        return Node::kNone;
       }
     }
-    const std::size_t q = static_cast<std::size_t>(p - base);
-    out = add_node(NodeKind::String, name_off, name_len, parent);
+    const std::uint32_t out = add_node(NodeKind::String, name, name_len, parent);
     if (out == Node::kNone) {
-      return false;
+      return Node::kNone;
     }
     Node& node = nodes_[out];
-    node.text_off = static_cast<std::uint32_t>(body);
-    node.text_len = static_cast<std::uint32_t>(q - body);
+    node.text_off = static_cast<std::uint32_t>(offset(open + 1));
+    node.size = static_cast<std::uint32_t>(q - (open + 1));
     node.escaped = escaped;
-    i = q + 1;
-    return true;
+    p = q + 1;
+    return out;
   }
 
   std::string_view s_;
   std::size_t n_;
-  std::vector<Node>& nodes_;
+  NodeTable& table_;
+  Node* nodes_ = nullptr;
+  std::size_t count_ = 0; // not uint32_t: stores to a Node's fields could alias it
+  std::size_t capacity_ = 0;
   ParseError& error_;
   const Limits& limits_;
   std::uint64_t line_no_;
@@ -399,7 +513,7 @@ private:
 
 } // namespace
 
-RecordView parse_line(std::string_view line, std::uint64_t line_no, std::vector<Node>& scratch,
+RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& scratch,
                       ParseError& error_out, const Limits& limits) {
   error_out.errc = Errc::None; // cheap reset: keeps the excerpt's buffer
   error_out.excerpt.clear();

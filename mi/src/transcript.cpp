@@ -148,7 +148,7 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
   }
   if (line.unterminated) {
     // A last line without its newline that does not parse: the writer died mid-record.
-    std::vector<Node> scratch;
+    NodeTable scratch;
     ParseError error;
     const std::string_view payload = info_.format == TranscriptFormat::Recording && text.size() > 2
                                          ? text.substr(std::min(text.size(), text.find(' ', 2) + 1))

@@ -202,20 +202,6 @@ std::string escape(std::string_view bytes) {
   return out;
 }
 
-std::string_view Value::name() const {
-  if (!valid()) {
-    return {};
-  }
-  return {line_ + node().name_off, node().name_len};
-}
-
-std::string_view Value::raw() const {
-  if (!is_string()) {
-    return {};
-  }
-  return {line_ + node().text_off, node().text_len};
-}
-
 std::string Value::bytes() const {
   if (!is_string()) {
     return {};
@@ -223,18 +209,11 @@ std::string Value::bytes() const {
   return node().escaped ? unescape(raw()) : std::string(raw());
 }
 
-std::string_view Value::str_or(std::string_view fallback) const {
-  if (!is_string() || node().escaped) {
-    return fallback;
-  }
-  return raw();
-}
-
 Value Value::at(std::size_t i) const {
-  if (!valid() || node().kind == NodeKind::String || i >= node().child_count) {
+  if (!valid() || node().kind == NodeKind::String || i >= node().size) {
     return {};
   }
-  std::uint32_t c = node().first_child;
+  std::uint32_t c = node().first_child(index_);
   while (i-- > 0) {
     c = nodes_[c].next;
   }
@@ -245,7 +224,7 @@ Value Value::operator[](std::string_view key) const {
   if (!valid() || node().kind == NodeKind::String) {
     return {};
   }
-  for (std::uint32_t c = node().first_child; c != Node::kNone; c = nodes_[c].next) {
+  for (std::uint32_t c = node().first_child(index_); c != Node::kNone; c = nodes_[c].next) {
     const Node& n = nodes_[c];
     if (n.name_len == key.size() && std::memcmp(line_ + n.name_off, key.data(), key.size()) == 0) {
       return {line_, nodes_, c};
@@ -345,7 +324,7 @@ std::string Value::path() const {
     const Node& parent = nodes_[n.parent];
     if (parent.kind == NodeKind::List || n.name_len == 0) {
       std::size_t pos = 0;
-      for (std::uint32_t c = parent.first_child; c != i; c = nodes_[c].next) {
+      for (std::uint32_t c = parent.first_child(n.parent); c != i; c = nodes_[c].next) {
         ++pos;
       }
       parts.push_back("[" + std::to_string(pos) + "]");

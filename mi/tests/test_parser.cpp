@@ -155,7 +155,7 @@ TEST_CASE("escape is the inverse of unescape for every byte", "[escape]") {
 }
 
 TEST_CASE("zero-copy: values point into the line", "[parser]") {
-  std::vector<Node> scratch;
+  NodeTable scratch;
   ParseError error;
   const std::string line = "^done,value=\"abc\"";
   RecordView v = parse_line(line, 1, scratch, error);
@@ -265,6 +265,27 @@ TEST_CASE("limits: depth, line length, value count, total size", "[parser][limit
     const auto records = parse_all("^done,a=\"1\",b=\"2\",c=\"3\"", limits);
     REQUIRE(records[0].is_error());
     CHECK(records[0].error().errc == Errc::TooManyValues);
+  }
+  SECTION("the densest lines fit the node table sized for them") {
+    // Every value owns two bytes (its quotes or brackets), so n/2 + 1 nodes is the most a line
+    // of n bytes holds; these shapes come closest: empty values, and nesting without commas.
+    for (const std::string item : {"\"\"", "[]", "{}", "[[[[[[[[]]]]]]]]"}) {
+      std::string line = "^done,a=[" + item;
+      for (int i = 0; i < 20000; ++i) {
+        line += "," + item;
+      }
+      line += "]";
+      const auto records = parse_all(line);
+      REQUIRE_FALSE(records[0].is_error());
+      CHECK(records[0]["a"].size() == 20001);
+    }
+  }
+  SECTION("result names longer than 64 KiB are refused, not truncated") {
+    const std::string name(70000, 'n');
+    const auto records = parse_all("^done," + name + "=\"1\"");
+    REQUIRE(records[0].is_error());
+    CHECK(records[0].error().errc == Errc::UnexpectedChar);
+    CHECK(records[0].error().column == 6 + 65535 + 1); // the name's 65,536th byte
   }
   SECTION("total size") {
     Limits limits;

@@ -71,7 +71,7 @@ InputKind sniff(std::string_view head) {
   std::size_t pos = 0;
   std::size_t mi_lines = 0;
   std::size_t other_lines = 0;
-  std::vector<mi::Node> scratch;
+  mi::NodeTable scratch;
   mi::ParseError error;
   while (pos < head.size() && mi_lines + other_lines < 16) {
     std::size_t end = head.find('\n', pos);

@@ -33,7 +33,7 @@ struct Limits {
 
 // Parses one line (without its line ending). Nodes go into `scratch`, which the returned view
 // points into; `error_out` receives the error of an Error record.
-RecordView parse_line(std::string_view line, std::uint64_t line_no, std::vector<Node>& scratch,
+RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& scratch,
                       ParseError& error_out, const Limits& limits = {});
 
 // Splits a byte stream fed in chunks into lines (LF or CRLF), bounded by Limits. Lines inside a
@@ -89,7 +89,7 @@ private:
   Limits limits_;
   LineSplitter lines_{limits_};
   std::uint64_t errors_ = 0;
-  std::vector<Node> nodes_;
+  NodeTable nodes_;
   ParseError error_;
 };
 

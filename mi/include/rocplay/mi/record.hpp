@@ -116,7 +116,7 @@ private:
   std::uint32_t klass_off_ = 0;
   std::uint32_t klass_len_ = 0;
   std::string line_;
-  std::vector<Node> nodes_;
+  NodeTable nodes_;
   std::uint64_t line_no_ = 0;
   ParseError error_;
 };

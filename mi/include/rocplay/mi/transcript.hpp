@@ -72,7 +72,7 @@ private:
   Limits limits_;
   LineSplitter lines_;
   TranscriptInfo info_;
-  std::vector<Node> scratch_;
+  NodeTable scratch_;
   ParseError scratch_error_;
   std::optional<Exchange> current_;
   std::vector<Exchange> ready_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,21 +17,40 @@ namespace rocplay::mi {
 
 enum class NodeKind : std::uint8_t { String, Tuple, List };
 
-// One value in a record. Children of a tuple or list are consecutive siblings linked by `next`.
+// One value in a record, 24 bytes. Nodes are stored in pre-order, so a container's first child
+// (when it has one) is the node right after it; later siblings are linked by `next`. The parser
+// fills every field of every node it writes, which lets the table be allocated uninitialised.
 struct Node {
-  std::uint32_t name_off = 0; // result name (empty for a bare value in a list or legacy shape)
-  std::uint32_t name_len = 0;
-  std::uint32_t text_off = 0; // c-string body between the quotes, still escaped
-  std::uint32_t text_len = 0;
-  std::uint32_t parent = kNone;
-  std::uint32_t first_child = kNone;
-  std::uint32_t next = kNone;
-  std::uint32_t child_count = 0;
-  NodeKind kind = NodeKind::String;
-  bool escaped = false; // body holds at least one backslash escape
+  std::uint32_t name_off; // result name (empty for a bare value in a list or legacy shape)
+  std::uint32_t text_off; // strings: the body between the quotes, still escaped
+  std::uint32_t size;     // strings: body length; tuples and lists: number of children
+  std::uint32_t parent;
+  std::uint32_t next;
+  std::uint16_t name_len;
+  NodeKind kind;
+  bool escaped; // body holds at least one backslash escape
 
   static constexpr std::uint32_t kNone = 0xffffffffu;
+  static constexpr std::uint32_t kMaxNameBytes = 0xffffu;
+
+  std::uint32_t first_child(std::uint32_t self) const {
+    return kind != NodeKind::String && size != 0 ? self + 1 : kNone;
+  }
 };
+
+// An allocator that leaves trivially constructible elements uninitialised on resize(): the
+// parser sizes its node table for the worst case of a line and writes only what it uses.
+template <class T> struct UninitAllocator : std::allocator<T> {
+  template <class U> struct rebind { using other = UninitAllocator<U>; };
+  UninitAllocator() = default;
+  template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+  template <class U, class... Args> void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+using NodeTable = std::vector<Node, UninitAllocator<Node>>;
 
 // An error from a typed accessor; `path` names the value (`threads[3].frame.addr`).
 struct AccessError {
@@ -80,18 +100,26 @@ public:
   bool is_list() const { return valid() && node().kind == NodeKind::List; }
 
   // The result name this value was given (`frame` in `frame={...}`); empty when bare.
-  std::string_view name() const;
+  std::string_view name() const {
+    return valid() ? std::string_view(line_ + node().name_off, node().name_len)
+                   : std::string_view();
+  }
   // The c-string body as written (escapes undecoded); empty for tuples and lists.
-  std::string_view raw() const;
+  std::string_view raw() const {
+    return is_string() ? std::string_view(line_ + node().text_off, node().size)
+                       : std::string_view();
+  }
   // The c-string decoded to exact bytes. For a value without escapes this is raw().
   std::string bytes() const;
   // Decoded and made valid UTF-8 for display.
   std::string text() const { return lossy_utf8(bytes()); }
   // The string when it is one and has no escapes (the common case), else the fallback.
-  std::string_view str_or(std::string_view fallback = {}) const;
+  std::string_view str_or(std::string_view fallback = {}) const {
+    return is_string() && !node().escaped ? raw() : fallback;
+  }
 
   // Children of a tuple or list, in order, duplicates kept.
-  std::size_t size() const { return valid() ? node().child_count : 0; }
+  std::size_t size() const { return is_string() || !valid() ? 0 : node().size; }
   Value at(std::size_t i) const;
   // The first child named `key`; an invalid Value when there is none, so chains are safe.
   Value operator[](std::string_view key) const;
@@ -126,7 +154,7 @@ public:
     std::uint32_t i_;
   };
   iterator begin() const {
-    return iterator(line_, nodes_, valid() ? node().first_child : Node::kNone);
+    return iterator(line_, nodes_, valid() ? node().first_child(index_) : Node::kNone);
   }
   iterator end() const { return iterator(line_, nodes_, Node::kNone); }
 
