@@ -788,7 +788,8 @@ struct Session::Impl {
   // Reads the symbols of what the target has mapped while it still runs. GDB shares the symbol
   // tables of one file between the objfiles that load it, so the attach that follows finds
   // them read: the work moves out of the stop. Best effort: a file GDB cannot read is skipped.
-  void preload_symbols(std::int64_t target_pid, Clock::time_point deadline) {
+  // Returns how many files were read.
+  std::size_t preload_symbols(std::int64_t target_pid, Clock::time_point deadline) {
     constexpr std::size_t kMaxObjects = 4096;
     auto remaining = [&] {
       return std::max(milliseconds(1),
@@ -809,7 +810,7 @@ struct Session::Impl {
     }
     const auto objects = process::read_mapped_objects(target_pid);
     if (!objects) {
-      return;
+      return loaded;
     }
     for (const auto& obj : *objects) {
       const bool shared = obj.path.find(".so") != std::string::npos;
@@ -825,6 +826,7 @@ struct Session::Impl {
     }
     on_note("read the symbols of " + std::to_string(loaded) +
             " mapped files before attaching (the target kept running)");
+    return loaded;
   }
 
   // A start-up command: an ^error is a warning, not a failure.
@@ -1184,7 +1186,15 @@ void Session::attach(std::int64_t pid) {
     s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
   } else if (s.options.preload_symbols) {
     try {
-      s.preload_symbols(pid, deadline);
+      const std::size_t preloaded = s.preload_symbols(pid, deadline);
+      // cuda-gdb 13.0 does not reuse the preloaded symbols for the libraries it finds while
+      // attaching: on a PyTorch process it read them again, 7-9 s of the stop, after a 9 s
+      // preload (docs/hardware-validation.md, 2026-11-22). The preloaded objfiles already cover
+      // every library mapped at their load addresses, so the attach need not read them again.
+      // Not for rocgdb, whose GPU code objects arrive as shared libraries.
+      if (preloaded > 0 && s.debugger.kind == DebuggerKind::CudaGdb) {
+        s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
+      }
     } catch (const Error& e) {
       if (e.code() != ExitCode::Timeout) {
         throw;

@@ -187,7 +187,11 @@ def cmd_record(args):
         last_thread_info = ""
         last_threads_table = ""
         try:
-            for raw in open(args.commands, encoding="utf-8"):
+            if args.from_recording:
+                lines = commands_from_recording(args.from_recording)
+            else:
+                lines = open(args.commands, encoding="utf-8").read().splitlines()
+            for raw in lines:
                 cmd = raw.strip()
                 if not cmd or cmd.startswith("#"):
                     continue
@@ -291,16 +295,61 @@ def cli_of(command):
     return None
 
 
-def cmd_batch(args):
+def recorded_commands(path):
+    """The commands of a rocplay recording (`> TIME TOKENcommand` lines), tokens stripped."""
     sent = []
-    for line in open(args.recording, encoding="utf-8", errors="replace"):
+    for line in open(path, encoding="utf-8", errors="replace"):
         if line.startswith("> "):
-            sent.append(line.split(" ", 2)[2].rstrip("\n"))
+            sent.append(re.sub(r"^\d+", "", line.split(" ", 2)[2].rstrip("\n")))
+    return sent
+
+
+def commands_from_recording(path):
+    """record's command list that replays a rocplay recording over MI without its symbol
+    preload: the same start-up commands, @attach, the same commands while stopped, @detach.
+    The way that tells what the preload does to the stop (same MI session, same commands)."""
+    out = []
+    attached = False
+    sent = recorded_commands(path)
+    preloaded = any(c.startswith("-file-exec-and-symbols") or "add-symbol-file" in c
+                    for c in sent)
+    for command in sent:
+        if command.startswith("-target-attach"):
+            out.append("@attach")
+            attached = True
+        elif command.startswith("-target-detach"):
+            out.append("@detach")
+            break
+        elif command.startswith("-gdb-exit"):
+            break
+        elif not attached and (command.startswith("-file-exec-and-symbols")
+                               or "add-symbol-file" in command):
+            continue  # the preload
+        elif preloaded and command.startswith("-gdb-set auto-solib-add"):
+            continue  # set after the preload: without it, the attach reads the libraries
+        else:
+            out.append(command)
+    return out
+
+
+def cmd_batch(args):
+    sent = recorded_commands(args.recording)
     script = ["set pagination off", "set confirm off"]
     if args.fast:
         script.append("set auto-solib-add off")
+    attached = False
     for command in sent:
+        attached = attached or command.startswith("-target-attach")
         cli = cli_of(command)
+        # Before the attach only settings count: rocplay's symbol preload (`add-symbol-file`,
+        # sent while the target runs) would, in a script that runs after `-p`, happen inside
+        # the stop; plain cuda-gdb reads the libraries' symbols during its own attach.
+        if not attached and cli and not cli.startswith("set "):
+            continue
+        # rocplay sets auto-solib-add off after its preload (cuda-gdb); plain cuda-gdb reads the
+        # libraries during the attach. --fast sets it above, before the attach (-iex).
+        if cli and cli.startswith("set auto-solib-add"):
+            continue
         # Once each: an MI command and its console twin map to the same CLI line. rocplay's
         # `may-call-functions off` is left out: cuda-gdb calls into the target to attach and
         # to detach, so with it the raw baseline cannot even detach.
@@ -387,7 +436,9 @@ def main():
     r = sub.add_parser("record")
     common(r)
     r.add_argument("--debugger", default="cuda-gdb")
-    r.add_argument("--commands", required=True)
+    how = r.add_mutually_exclusive_group(required=True)
+    how.add_argument("--commands", help="a command file (triage.cmds)")
+    how.add_argument("--from-recording", help="replay a rocplay recording without its preload")
     r.add_argument("--out", required=True)
     r.add_argument("--raw", required=True)
     r.add_argument("--fast", action="store_true")

@@ -12,6 +12,15 @@
 #                                           torch nccl (default: all but nccl; nccl needs 2 GPUs)
 # Environment: ROCPLAY=path to a rocplay binary (else it is built from this tree with cmake);
 # LD_LIBRARY_PATH for libraries carried with it.
+#   ROUNDS=N   the alternating measurement: per scenario (and for torch per mode, normal and
+#              --fast) one discarded rocplay attach, then N rounds of the ways in ALT_WAYS on the
+#              same process, the order reversed every other round; the summary gives each way's
+#              median stop (outside) and total. Default 0: one rocplay run, then one raw run.
+#   ALT_WAYS   the ways of a round (default "raw rocplay"): raw = cuda-gdb -batch -p PID -x FILE,
+#              rocplay = rocplay run hang-triage, mi = cuda-gdb over MI (mi_drive.py) sending
+#              rocplay's recorded commands without its symbol preload, rocplay0 = a second
+#              rocplay binary, $ROCPLAY0 (before/after a change; its rows are NAME-rocplay0).
+#   ALT_FAST=0 leaves out torch's --fast rounds.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -22,6 +31,8 @@ rm -rf "$work" && mkdir -p "$work" "$src" "$out"
 export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
 # NVLink multicast stays off on shared hosts.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+rounds=${ROUNDS:-0}
+read -r -a ways <<<"${ALT_WAYS:-raw rocplay}"
 scenarios=("$@")
 [ ${#scenarios[@]} -eq 0 ] && scenarios=(syncspin splitk hostsync healthy idle torch)
 drive="python3 $here/mi_drive.py"
@@ -90,32 +101,98 @@ start() { # name, argv... -> sets pid (the first ready line's); waits for it
 
 stop() { kill -9 "$@" 2>/dev/null; wait 2>/dev/null; }
 
-# rocplay on PID (tag names the files), then the raw baseline with the same commands.
-triage() { # name pid tag [rocplay flags...]
-  local name=$1 p=$2 tag=$3; shift 3
-  local rec=$work/$name$tag.rec
-  if [ -n "$rocplay" ]; then
-    $drive wrap --pid "$p" --scenario "$name$tag" --times "$times" --log "$work/$name$tag.log" \
-      --timeout 150 -- "$rocplay" run hang-triage --pid "$p" --debugger cuda-gdb --record "$rec" \
-      --format json --output "$work/$name$tag.json" --quiet --attach-timeout 60 \
-      $calls "$@" >/dev/null
-    # rocplay's own account of the stop, next to the outside measure.
-    python3 - "$work/$name$tag.json" "$name$tag" >>"$times" <<'EOF' 2>/dev/null
+# rocplay once on PID: files $work/STEM.{rec,json,log}, times under LABEL.
+rocplay_once() { # stem label pid [rocplay flags...]
+  local stem=$1 label=$2 p=$3; shift 3
+  $drive wrap --pid "$p" --scenario "$label" --times "$times" --log "$work/$stem.log" \
+    --timeout 150 -- "${rp:-$rocplay}" run hang-triage --pid "$p" --debugger cuda-gdb \
+    --record "$work/$stem.rec" --format json --output "$work/$stem.json" --quiet \
+    --attach-timeout 120 $calls "$@" >/dev/null
+  # rocplay's own account of the stop, next to the outside measure, and from its recording the
+  # time its symbol preload took (sent while the target still ran).
+  python3 - "$work/$stem.json" "$label" "$work/$stem.rec" >>"$times" <<'EOF' 2>/dev/null
 import json, sys
 t = json.load(open(sys.argv[1]))["run"]["target"]
+first = attach = None
+files = 0
+for line in open(sys.argv[3], encoding="utf-8", errors="replace"):
+    if not line.startswith("> "):
+        continue
+    _, at, cmd = line.split(" ", 2)
+    if "-file-exec-and-symbols" in cmd or "add-symbol-file" in cmd:
+        first = float(at) if first is None else first
+        files += 1
+    elif "-target-attach" in cmd:
+        attach = float(at)
+        break
 print(json.dumps({"mode": "rocplay-self", "scenario": sys.argv[2],
                   "attach_s": t.get("attach_seconds"), "stop_s": t.get("stop_seconds"),
                   "total_s": t.get("total_seconds"), "detached": t.get("detached"),
-                  "left_stopped": t.get("left_stopped")}))
+                  "left_stopped": t.get("left_stopped"), "preload_files": files,
+                  "preload_s": round(attach - first, 4) if first is not None and attach else None}))
 EOF
+}
+
+# Raw `cuda-gdb -batch -p PID -x FILE` with the CLI form of a rocplay recording's commands.
+raw_once() { # stem label pid recording [--fast]
+  local stem=$1 label=$2 p=$3 rec=$4; shift 4
+  $drive batch --pid "$p" --scenario "$label" --recording "$rec" --script "$work/$stem.gdb" \
+    --log "$work/$stem.batch.log" --times "$times" "$@" >/dev/null
+}
+
+# cuda-gdb over MI sending a rocplay recording's commands, less its symbol preload.
+mi_once() { # stem label pid recording
+  local stem=$1 label=$2 p=$3 rec=$4
+  $drive record --pid "$p" --scenario "$label" --from-recording "$rec" --out "$work/$stem.mirec" \
+    --raw "$work/$stem.mi" --times "$times" >/dev/null
+}
+
+# The alternating measurement (ROUNDS=N): one rocplay attach first, discarded (it warms the page
+# cache and the driver for everyone, and its recording gives the other ways their commands), then
+# N rounds of the ways in $ALT_WAYS, the order reversed every other round (raw rocplay, rocplay
+# raw, raw rocplay, ...), all on the same process. Times are labelled NAME@warm, NAME@1...
+alternate() { # name pid tag [rocplay flags...]
+  local name=$1 p=$2 tag=$3; shift 3
+  local base=$name$tag fast=
+  [ "$*" = --fast ] && fast=--fast
+  say "$base: warm-up attach (rocplay, discarded), then $rounds rounds of '${ways[*]}', the order reversed every other round"
+  rocplay_once "${base}_warm" "$base@warm" "$p" "$@"
+  local recipe=$work/${base}_warm.rec i w order
+  for i in $(seq 1 "$rounds"); do
+    order=("${ways[@]}")
+    if [ $((i % 2)) -eq 0 ]; then
+      order=()
+      for ((w = ${#ways[@]} - 1; w >= 0; w--)); do order+=("${ways[w]}"); done
+    fi
+    for w in "${order[@]}"; do
+      case $w in
+      rocplay) rocplay_once "${base}_r$i" "$base@$i" "$p" "$@" ;;
+      rocplay0) rp=$ROCPLAY0 rocplay_once "${base}_r${i}_0" "$base-rocplay0@$i" "$p" "$@" ;;
+      raw) raw_once "${base}_r$i" "$base@$i" "$p" "$recipe" $fast ;;
+      mi) mi_once "${base}_r$i" "$base@$i" "$p" "$recipe" ;;
+      esac
+    done
+  done
+}
+
+# rocplay on PID (tag names the files), then the raw baseline with the same commands; with
+# ROUNDS=N, the alternating measurement instead.
+triage() { # name pid tag [rocplay flags...]
+  local name=$1 p=$2 tag=$3; shift 3
+  local rec=$work/$name$tag.rec
+  if [ "$rounds" -gt 0 ] && [ -n "$rocplay" ]; then
+    alternate "$name" "$p" "$tag" "$@"
+    return
+  fi
+  if [ -n "$rocplay" ]; then
+    rocplay_once "$name$tag" "$name$tag" "$p" "$@"
   else # no rocplay: record with the harness so the scenario still yields a transcript
     $drive record --pid "$p" --scenario "$name$tag" --commands "$here/triage.cmds" --out "$rec" \
       --raw "$work/$name$tag.mi" --times "$times" $([ "$*" = --fast ] && echo --fast) >/dev/null
   fi
   local fast=
   [ "$*" = --fast ] && fast=--fast
-  $drive batch --pid "$p" --scenario "$name$tag" --recording "$rec" --script "$work/$name$tag.gdb" \
-    --log "$work/$name$tag.batch.log" --times "$times" $fast >/dev/null
+  raw_once "$name$tag" "$name$tag" "$p" "$rec" $fast
 }
 
 # The finding ids of a JSON report, sorted, comma-separated; a failed run says so instead.
@@ -168,6 +245,8 @@ expect_of() {
   esac
 }
 
+first= # the files check() reads: the first round's in the alternating measurement
+[ "$rounds" -gt 0 ] && first=_r1
 for s in "${scenarios[@]}"; do
   say "== $s"
   case $s in
@@ -177,9 +256,9 @@ for s in "${scenarios[@]}"; do
     start "$s" "$src/$bin" "$work/$s.status" || continue
     sleep 1.5 # past the splitk holds; the healthy kernel has made progress
     triage "$s" "$pid" ""
-    [ -n "$rocplay" ] && check "$s" "" "$(expect_of "$s")"
+    [ -n "$rocplay" ] && check "$s" "$first" "$(expect_of "$s")"
     alive "$s" "$pid" "$work/$s.status" $([ "$s" = healthy ] && echo --expect-progress)
-    if [ "$s" = healthy ] && [ -n "$rocplay" ]; then # a second stop: still no finding
+    if [ "$s" = healthy ] && [ -n "$rocplay" ] && [ "$rounds" = 0 ]; then # a second stop
       triage "$s" "$pid" "_b"
       check "$s" "_b" none
     fi
@@ -200,9 +279,9 @@ for s in "${scenarios[@]}"; do
     CUDA_MODULE_LOADING=LAZY start torch python3 "$src/torch_item_hang.py" || continue
     sleep 1
     triage torch "$pid" ""
-    triage torch "$pid" "_fast" --fast
-    [ -n "$rocplay" ] && check torch "" host-blocked-on-gpu
-    [ -n "$rocplay" ] && check torch "_fast" host-blocked-on-gpu
+    [ "${ALT_FAST:-1}" = 1 ] && triage torch "$pid" "_fast" --fast
+    [ -n "$rocplay" ] && check torch "$first" host-blocked-on-gpu
+    [ -n "$rocplay" ] && [ "${ALT_FAST:-1}" = 1 ] && check torch "_fast$first" host-blocked-on-gpu
     say "torch: state after detach $(awk '{print $3}' /proc/"$pid"/stat 2>/dev/null)"
     stop "$pid"
     ;;
@@ -244,12 +323,45 @@ rows = [json.loads(l) for l in open(sys.argv[1])] if len(sys.argv) > 1 else []
 # the other rows: the stop window seen from /proc and the wall time of the whole tool.
 print(f"{'scenario':24} {'tool':26} {'attach':>7} {'stop':>7} {'total':>7}")
 names = {"wrap": "rocplay (outside)", "raw-batch": "cuda-gdb -batch (outside)",
-         "record": "harness (outside)", "rocplay-self": "rocplay (own report)"}
+         "record": "MI harness (outside)", "rocplay-self": "rocplay (own report)"}
 fmt = lambda v: f"{v:7.3f}" if isinstance(v, (int, float)) else f"{'-':>7}"
 for r in rows:
     if r.get("mode") in names:
         stop = r.get("stop_s") if r["mode"] == "rocplay-self" else r.get("stop_window_s")
         print(f"{r['scenario']:24} {names[r['mode']]:26} {fmt(r.get('attach_s'))} "
               f"{fmt(stop)} {fmt(r.get('total_s'))}")
+
+# The alternating measurement: per scenario and way, the medians over the rounds (NAME@1...;
+# NAME@warm left out) and the values in the order they ran.
+import statistics
+alt = {}
+for r in rows:
+    name, _, rnd = str(r.get("scenario", "")).partition("@")
+    if not rnd.isdigit() or r.get("mode") not in names:
+        continue
+    stop = r.get("stop_s") if r["mode"] == "rocplay-self" else r.get("stop_window_s")
+    alt.setdefault(name, {}).setdefault(r["mode"], []).append(
+        (int(rnd), r.get("attach_s"), stop, r.get("total_s"), r.get("preload_s")))
+if alt:
+    print()
+    print("alternating rounds: medians (seconds); stop = outside window, own report for 'own'")
+    print(f"{'scenario':16} {'way':26} {'n':>2} {'attach':>7} {'stop':>7} {'total':>7} "
+          f"{'preload':>7}  stops in order")
+    med = lambda xs: statistics.median(xs) if xs else None
+    for name, ways in alt.items():
+        for mode in ("raw-batch", "wrap", "rocplay-self", "record"):
+            if mode not in ways:
+                continue
+            got = ways[mode]
+            col = lambda k: [g[k] for g in got if isinstance(g[k], (int, float))]
+            order = " ".join(f"{g[2]:.3f}" for g in got if isinstance(g[2], (int, float)))
+            print(f"{name:16} {names[mode]:26} {len(got):2} {fmt(med(col(1)))} "
+                  f"{fmt(med(col(2)))} {fmt(med(col(3)))} {fmt(med(col(4)))}  {order}")
+        raw = [g[2] for g in ways.get("raw-batch", []) if isinstance(g[2], (int, float))]
+        roc = [g[2] for g in ways.get("wrap", []) if isinstance(g[2], (int, float))]
+        if raw and roc:
+            a, b = statistics.median(roc), statistics.median(raw)
+            verdict = "met" if a <= b else "NOT met"
+            print(f"{name:16} rocplay stop {a:.3f} vs raw {b:.3f} ({a - b:+.3f} s): goal {verdict}")
 EOF
 save
