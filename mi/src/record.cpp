@@ -1,5 +1,6 @@
 #include "rocplay/mi/record.hpp"
 
+#include <cstring>
 #include <string>
 
 namespace rocplay::mi {
@@ -87,10 +88,19 @@ const ParseError& RecordView::error() const {
   return error_ != nullptr ? *error_ : kNone;
 }
 
-Record::Record(const RecordView& view)
-    : kind_(view.kind()), token_(view.token()), line_(view.line()),
-      nodes_(view.nodes(), view.nodes() + view.node_count()), line_no_(view.line_no()),
-      error_(view.error()) {
+Record::Record(const RecordView& view) : Record(view, NodeTable()) {}
+
+Record::Record(const RecordView& view, NodeTable&& nodes)
+    : kind_(view.kind()), token_(view.token()), line_no_(view.line_no()), error_(view.error()) {
+  // resize() + memcpy: the buffers' allocator constructs element by element otherwise.
+  line_.resize(view.line().size());
+  std::memcpy(line_.data(), view.line().data(), view.line().size());
+  if (nodes.data() == view.nodes() && nodes.size() == view.node_count()) {
+    nodes_ = std::move(nodes);
+  } else if (view.node_count() != 0) {
+    nodes_.resize(view.node_count());
+    std::memcpy(nodes_.data(), view.nodes(), view.node_count() * sizeof(Node));
+  }
   const std::string_view klass = view.klass();
   if (!klass.empty()) {
     klass_off_ = static_cast<std::uint32_t>(klass.data() - view.line().data());
@@ -99,7 +109,7 @@ Record::Record(const RecordView& view)
 }
 
 RecordView Record::view() const {
-  RecordView v(kind_, line_, nodes_.data(), static_cast<std::uint32_t>(nodes_.size()), line_no_,
+  RecordView v(kind_, line(), nodes_.data(), static_cast<std::uint32_t>(nodes_.size()), line_no_,
                kind_ == RecordKind::Error ? &error_ : nullptr);
   v.token_ = token_;
   v.klass_ = klass();

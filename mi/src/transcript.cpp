@@ -242,7 +242,15 @@ void TranscriptReader::take_record(const RecordView& rec) {
   current_bytes_ += rec.line().size();
   const bool closes = rec.kind() == RecordKind::Result &&
                       (!current_->token || !rec.token() || *rec.token() == *current_->token);
-  current_->records.emplace_back(rec);
+  // A big record takes the parser's table (the next line gets a fresh one); small ones are
+  // cheaper to copy than to allocate for.
+  constexpr std::uint32_t kTakeTableNodes = 4096;
+  if (rec.node_count() >= kTakeTableNodes && rec.nodes() == scratch_.data()) {
+    current_->records.emplace_back(rec, std::move(scratch_));
+    scratch_ = NodeTable();
+  } else {
+    current_->records.emplace_back(rec);
+  }
   if (closes || current_bytes_ > limits_.max_exchange_bytes) {
     close_current();
   }

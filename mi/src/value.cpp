@@ -2,6 +2,11 @@
 
 #include <charconv>
 #include <cstring>
+#include <new>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace rocplay::mi {
 
@@ -33,6 +38,31 @@ std::string quoted_excerpt(std::string_view raw) {
 }
 
 } // namespace
+
+namespace detail {
+
+void* allocate_large(std::size_t bytes) {
+#if defined(__linux__)
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    throw std::bad_alloc();
+  }
+  madvise(p, bytes, MADV_HUGEPAGE); // a hint: without THP the pages are ordinary ones
+  return p;
+#else
+  return ::operator new(bytes);
+#endif
+}
+
+void deallocate_large(void* p, std::size_t bytes) noexcept {
+#if defined(__linux__)
+  munmap(p, bytes);
+#else
+  ::operator delete(p, bytes);
+#endif
+}
+
+} // namespace detail
 
 std::string unescape(std::string_view body) {
   std::string out;

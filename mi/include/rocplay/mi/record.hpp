@@ -97,12 +97,15 @@ class Record {
 public:
   Record() = default;
   explicit Record(const RecordView& view);
+  // Takes the node table the view points into instead of copying it: for a multi-MB record the
+  // copy (and the fresh pages it touches) costs as much as parsing did.
+  Record(const RecordView& view, NodeTable&& nodes);
   RecordView view() const;
 
   RecordKind kind() const { return kind_; }
   std::optional<std::uint64_t> token() const { return token_; }
-  std::string_view klass() const { return std::string_view(line_).substr(klass_off_, klass_len_); }
-  std::string_view line() const { return line_; }
+  std::string_view klass() const { return line().substr(klass_off_, klass_len_); }
+  std::string_view line() const { return {line_.data(), line_.size()}; }
   std::uint64_t line_no() const { return line_no_; }
   Value results() const { return view().results(); }
   Value operator[](std::string_view key) const { return results()[key]; }
@@ -115,7 +118,7 @@ private:
   std::optional<std::uint64_t> token_;
   std::uint32_t klass_off_ = 0;
   std::uint32_t klass_len_ = 0;
-  std::string line_;
+  std::vector<char, UninitAllocator<char>> line_;
   NodeTable nodes_;
   std::uint64_t line_no_ = 0;
   ParseError error_;

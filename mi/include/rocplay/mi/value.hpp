@@ -38,16 +38,39 @@ struct Node {
   }
 };
 
-// An allocator that leaves trivially constructible elements uninitialised on resize(): the
-// parser sizes its node table for the worst case of a line and writes only what it uses.
-template <class T> struct UninitAllocator : std::allocator<T> {
-  template <class U> struct rebind { using other = UninitAllocator<U>; };
+namespace detail {
+// Large blocks come straight from mmap with transparent huge pages requested: filling a
+// multi-MB node table 4 KiB page by page cost as much as parsing it (one fault per page).
+void* allocate_large(std::size_t bytes);
+void deallocate_large(void* p, std::size_t bytes) noexcept;
+constexpr std::size_t kLargeBytes = std::size_t{4} << 20;
+} // namespace detail
+
+// The allocator of the parser's buffers. It leaves trivially constructible elements
+// uninitialised on resize() (the parser sizes its node table for a line's worst case and writes
+// only what it uses), and takes large blocks from detail::allocate_large.
+template <class T> struct UninitAllocator {
+  using value_type = T;
   UninitAllocator() = default;
   template <class U> UninitAllocator(const UninitAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n * sizeof(T) >= detail::kLargeBytes) {
+      return static_cast<T*>(detail::allocate_large(n * sizeof(T)));
+    }
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) >= detail::kLargeBytes) {
+      detail::deallocate_large(p, n * sizeof(T));
+    } else {
+      std::allocator<T>().deallocate(p, n);
+    }
+  }
   template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
   template <class U, class... Args> void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
+  template <class U> bool operator==(const UninitAllocator<U>&) const noexcept { return true; }
 };
 
 using NodeTable = std::vector<Node, UninitAllocator<Node>>;
