@@ -135,10 +135,11 @@ public:
       return fail(Errc::LineTooLong, 0);
     }
     // Every value but the root owns two bytes no other value owns (its quotes or brackets), so
-    // a line of n bytes has at most n/2 + 1 nodes. Sizing the table for that once means appends
-    // never check for room or regrow (a regrowth copied a multi-MB -thread-info's table); the
-    // allocator leaves the slots uninitialised, and pages never written stay virtual.
-    capacity_ = std::min<std::size_t>(n_ / 2 + 2, limits_.max_values_per_record);
+    // a line of n bytes has at most n/2 + 1 nodes. Real MI values average 15-25 bytes: start
+    // at n/8, which a multi-MB -thread-info never outgrows, and double up to the bound for
+    // dense lines. The allocator leaves the slots uninitialised.
+    max_nodes_ = std::min<std::size_t>(n_ / 2 + 2, limits_.max_values_per_record);
+    capacity_ = std::min<std::size_t>(n_ / 8 + 64, max_nodes_);
     table_.resize(capacity_);
     nodes_ = table_.data();
     const RecordView view = parse_record();
@@ -305,7 +306,7 @@ private:
   // Hot: one call per value. Every field is written: the table's slots are uninitialised.
   __attribute__((always_inline)) std::uint32_t
   add_node(NodeKind kind, const char* name, std::size_t name_len, std::uint32_t parent) {
-    if (count_ >= capacity_) [[unlikely]] {
+    if (count_ >= capacity_ && !grow()) [[unlikely]] {
       set_error(Errc::TooManyValues, offset(name));
       return Node::kNone;
     }
@@ -319,6 +320,18 @@ private:
     node.kind = kind;
     node.escaped = false;
     return static_cast<std::uint32_t>(count_++);
+  }
+
+  // Callers hold node indexes, never references, across add_node(): this moves the table.
+  __attribute__((noinline, cold)) bool grow() {
+    if (capacity_ >= max_nodes_) {
+      return false;
+    }
+    table_.resize(count_); // only the written nodes are copied
+    capacity_ = std::min(max_nodes_, capacity_ * 2);
+    table_.resize(capacity_);
+    nodes_ = table_.data();
+    return true;
   }
 
   std::size_t offset(const char* p) const { return static_cast<std::size_t>(p - s_.data()); }
@@ -506,6 +519,7 @@ private:
   Node* nodes_ = nullptr;
   std::size_t count_ = 0; // not uint32_t: stores to a Node's fields could alias it
   std::size_t capacity_ = 0;
+  std::size_t max_nodes_ = 0;
   ParseError& error_;
   const Limits& limits_;
   std::uint64_t line_no_;

@@ -241,7 +241,9 @@ void analyse_transcript(std::ifstream& in, InputResult& r, const Options& option
     r.rank = r.snapshot.rank;
   }
   r.snapshot.rank = r.rank;
-  r.findings = heuristics::run(r.snapshot);
+  // A recording's meta names the workers rocplay saw (and the TP size): the same context the
+  // live run had, so a post-mortem says what the live report said.
+  r.findings = heuristics::run(r.snapshot, heuristics::context_from_meta(info.meta_json));
 }
 
 std::vector<InputResult> analyse_report_json(std::ifstream& in, InputResult base) {

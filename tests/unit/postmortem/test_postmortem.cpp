@@ -85,6 +85,25 @@ TEST_CASE("the real cuda-gdb recordings give their hangs offline", "[postmortem]
   CHECK(summary.with_findings >= 1);
 }
 
+TEST_CASE("a recording's meta gives the heuristics the workers the live run saw", "[postmortem]") {
+  Options options;
+  options.paths = {(kFixtures / "rocgdb/dispatcher-nothing-active/snapshot.mi").string()};
+  const auto results = collect(options);
+  REQUIRE(results.size() == 1);
+  const Finding* nothing = nullptr;
+  for (const auto& f : results[0].findings) {
+    if (f.id == "nothing-visible") {
+      nothing = &f;
+    }
+  }
+  REQUIRE(nothing != nullptr);
+  // `"worker_pids":[4301,...,4308]` in the recording's `# meta`.
+  REQUIRE(nothing->details.contains("worker_pids"));
+  CHECK(nothing->details["worker_pids"].size() == 8);
+  CHECK(nothing->details["worker_pids"][0] == 4301);
+  CHECK(nothing->next_step.find("4301") != std::string::npos);
+}
+
 TEST_CASE("bad inputs are reported and survived", "[postmortem]") {
   TempDir dir;
   const std::string good = slurp(kFixtures / "cuda-gdb/syncspin-h200.mi");

@@ -43,7 +43,9 @@ namespace detail {
 // multi-MB node table 4 KiB page by page cost as much as parsing it (one fault per page).
 void* allocate_large(std::size_t bytes);
 void deallocate_large(void* p, std::size_t bytes) noexcept;
-constexpr std::size_t kLargeBytes = std::size_t{4} << 20;
+// Per-file buffers of a batch post-mortem (~1 MB lines) stay below this: mmap, munmap and
+// 2 MB zeroed pages per file cost more than they save there.
+constexpr std::size_t kLargeBytes = std::size_t{32} << 20;
 } // namespace detail
 
 // The allocator of the parser's buffers. It leaves trivially constructible elements
