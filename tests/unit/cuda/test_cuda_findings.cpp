@@ -176,6 +176,28 @@ TEST_CASE("H200: `info cuda threads kernel N` adds the other kernel's ranges",
   CHECK(find(heuristics::run(s), kSplitKCleanRace) != nullptr);
 }
 
+TEST_CASE("rocplay on H100: hang-triage asks every kernel for its thread ranges",
+          "[cuda][findings][hardware]") {
+  // The built-in playbook after `info cuda threads` (focus kernel only) sends
+  // `-cuda-info-threads kernel N` per kernel of `-cuda-info-kernels`.
+  auto s = load_recording("h100-rocplay/splitk-per-kernel.rec");
+  REQUIRE(s.dispatches.size() == 2);
+  std::uint64_t per_kernel[2] = {0, 0};
+  for (const auto& w : s.waves) {
+    REQUIRE(w.dispatch.has_value());
+    REQUIRE(*w.dispatch < 2);
+    per_kernel[*w.dispatch] += w.count;
+  }
+  CHECK(per_kernel[0] == 4 * 128); // gemm_a8w8_splitk_clean<<<4,128>>>
+  CHECK(per_kernel[1] == 3 * 128); // gemm_bf16_splitk_clean<<<3,128>>>
+  CHECK(s.warnings.empty());
+  const auto fs = heuristics::run(s);
+  const Finding* f = find(fs, kSplitKCleanRace);
+  REQUIRE(f != nullptr);
+  CHECK(mentions(*f, "gemm_a8w8_splitk_clean"));
+  CHECK(mentions(*f, "gemm_bf16_splitk_clean"));
+}
+
 TEST_CASE("rocplay on 2x H200: NCCL all_reduce with one rank skipping it",
           "[cuda][findings][hardware]") {
   auto r0 = load_recording("h200x2-rocplay/nccl-rank0.rec");
