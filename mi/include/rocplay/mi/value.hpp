@@ -49,8 +49,8 @@ constexpr std::size_t kLargeBytes = std::size_t{32} << 20;
 } // namespace detail
 
 // The allocator of the parser's buffers. It leaves trivially constructible elements
-// uninitialised on resize() (the parser sizes its node table for a line's worst case and writes
-// only what it uses), and takes large blocks from detail::allocate_large.
+// uninitialised on resize() (the parser sizes its node table ahead of a line and writes only the
+// nodes it uses), and takes large blocks from detail::allocate_large.
 template <class T> struct UninitAllocator {
   using value_type = T;
   UninitAllocator() = default;
