@@ -84,8 +84,11 @@ struct Options {
   // target still runs (from /proc/PID/maps); the attach then finds them read and the target
   // stops for less time. Ignored with fast_attach.
   bool preload_symbols = true;
-  std::string record_path;         // --record FILE; empty: no recording
-  std::optional<int> rank;         // written into the recording's metadata
+  std::string record_path; // --record FILE; empty: no recording
+  std::optional<int> rank; // written into the recording's metadata
+  // The server's GPU workers as rocplay saw them, written into the recording's metadata so a
+  // post-mortem's "nothing visible" finding names them as the live report did.
+  std::vector<std::int64_t> worker_pids;
   bool allow_hook_held = false;    // attach even when HSA_TOOLS_LIB is set in the target (rocgdb)
   bool check_preconditions = true; // attach(): check_attach() first
 };

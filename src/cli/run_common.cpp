@@ -168,6 +168,7 @@ int run_playbook_command(const RunCommandOptions& o) {
   } catch (const std::exception&) {
     // attach() reports a missing process with its own message and hint
   }
+  so.worker_pids = ro.context.worker_pids;
   if (!o.quiet && stderr_is_tty()) {
     ro.progress = &progress_line;
   }

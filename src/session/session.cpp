@@ -331,6 +331,9 @@ struct Session::Impl {
     if (options.rank) {
       meta["rank"] = *options.rank;
     }
+    if (!options.worker_pids.empty()) {
+      meta["worker_pids"] = options.worker_pids;
+    }
     meta["host"] = hostname();
     meta["started_at"] = start_iso;
     meta["env"] = target.env;

@@ -152,6 +152,7 @@ TEST_CASE("a recording replays into the same exchanges", "[live][session][transc
   auto options = testing::test_options();
   options.record_path = path;
   options.rank = 3;
+  options.worker_pids = {4301, 4302};
   std::vector<mi::Exchange> live;
   {
     session::Session s(testing::test_gdb(), options);
@@ -167,6 +168,7 @@ TEST_CASE("a recording replays into the same exchanges", "[live][session][transc
   REQUIRE(text.rfind("# rocplay-transcript 1\n", 0) == 0);
   CHECK(text.find("# meta {") != std::string::npos);
   CHECK(text.find("\"rank\":3") != std::string::npos);
+  CHECK(text.find("\"worker_pids\":[4301,4302]") != std::string::npos);
   CHECK(text.find("\"pid\":" + std::to_string(target.pid())) != std::string::npos);
 
   mi::TranscriptInfo info;
