@@ -93,8 +93,10 @@ Record::Record(const RecordView& view) : Record(view, NodeTable()) {}
 Record::Record(const RecordView& view, NodeTable&& nodes)
     : kind_(view.kind()), token_(view.token()), line_no_(view.line_no()), error_(view.error()) {
   // resize() + memcpy: the buffers' allocator constructs element by element otherwise.
-  line_.resize(view.line().size());
-  std::memcpy(line_.data(), view.line().data(), view.line().size());
+  if (!view.line().empty()) { // memcpy wants non-null pointers even for 0 bytes
+    line_.resize(view.line().size());
+    std::memcpy(line_.data(), view.line().data(), view.line().size());
+  }
   if (nodes.data() == view.nodes() && nodes.size() == view.node_count()) {
     nodes_ = std::move(nodes);
   } else if (view.node_count() != 0) {
