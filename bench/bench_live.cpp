@@ -10,8 +10,11 @@
 //    ticks every millisecond; while the debugger holds the process it stands still). This is the
 //    one stop-time figure that means the same for both ways;
 //  * stop (rocplay): Session::times().stop_seconds, from -target-attach sent to detach's ^done.
-// Two more ways: `--fast` is rocplay with Options::fast_attach (no shared-library symbols), and
-// `no preload` is rocplay without Options::preload_symbols (symbols read inside the stop).
+// More ways: `--fast` is rocplay with Options::fast_attach (no shared-library symbols), `no
+// preload` is rocplay without Options::preload_symbols (symbols read inside the stop),
+// `unbuffered` is rocplay without Options::buffered_output (GDB's MI output one byte per write),
+// `non-stop tgt` is rocplay without Options::all_stop_target (GDB's default non-stop target),
+// and `raw, args none` is raw gdb with rocplay's `set print frame-arguments none` in its file.
 //
 // Command lists for a debugger without ROCgdb's MI commands (plain gdb):
 //  * gpu-state:   -thread-info                       | info threads
@@ -81,11 +84,13 @@ struct Sample {
 };
 
 Sample run_rocplay(const session::Debugger& dbg, Target& target, const Plan& plan, bool fast,
-                   bool preload) {
+                   bool preload, bool buffered, bool all_stop) {
   target.reset_gap();
   session::Options options;
   options.fast_attach = fast;
   options.preload_symbols = preload;
+  options.buffered_output = buffered;
+  options.all_stop_target = all_stop;
   const auto t0 = Clock::now();
   double stop = 0;
   {
@@ -108,10 +113,13 @@ Sample run_rocplay(const session::Debugger& dbg, Target& target, const Plan& pla
   return out;
 }
 
-Sample run_raw(const session::Debugger& dbg, Target& target, const Plan& plan) {
+Sample run_raw(const session::Debugger& dbg, Target& target, const Plan& plan, bool no_args) {
   char cmds[] = "/tmp/rocplay-bench-cmds-XXXXXX";
   const int fd = ::mkstemp(cmds);
   std::string text = "set pagination off\nset confirm off\n";
+  if (no_args) {
+    text += "set print frame-arguments none\n";
+  }
   for (const auto& c : plan.raw) {
     text += c + "\n";
   }
@@ -263,8 +271,10 @@ int main(int argc, char** argv) {
         p.mi.push_back("console:" + l);
         p.raw.push_back(l);
       }
-      // Host backtraces: one -stack-list-frames per thread (one MI record each) is about twice
-      // as fast in GDB as `thread apply all bt` through the MI console, which flushes every line.
+      // Host backtraces as the hang-triage playbook takes them: one -stack-list-frames per
+      // thread. (`thread apply all bt` through the MI console was half as fast while GDB wrote MI
+      // unbuffered; with buffered output it is faster, but its frames are text to parse back:
+      // docs/benchmarks.md.)
       for (const auto& id : probe.thread_ids) {
         p.mi.push_back("-stack-list-frames --thread " + id + " 0 29");
       }
@@ -278,19 +288,25 @@ int main(int argc, char** argv) {
         bool raw;
         bool fast;
         bool preload;
+        bool buffered; // rocplay: Options::buffered_output; raw: frame-arguments none
+        bool all_stop; // Options::all_stop_target
         std::vector<double> total, stop, internal;
       };
-      std::vector<Way> ways = {{"rocplay", false, false, true, {}, {}, {}},
-                               {"raw gdb", true, false, false, {}, {}, {}},
-                               {"rocplay --fast", false, true, false, {}, {}, {}},
-                               {"no preload", false, false, false, {}, {}, {}}};
+      std::vector<Way> ways = {{"rocplay", false, false, true, true, true, {}, {}, {}},
+                               {"raw gdb", true, false, false, false, false, {}, {}, {}},
+                               {"raw, args none", true, false, false, true, false, {}, {}, {}},
+                               {"rocplay --fast", false, true, false, true, true, {}, {}, {}},
+                               {"no preload", false, false, false, true, true, {}, {}, {}},
+                               {"unbuffered", false, false, true, false, true, {}, {}, {}},
+                               {"non-stop tgt", false, false, true, true, false, {}, {}, {}}};
       const int n_ways = static_cast<int>(ways.size());
       for (int i = 0; i < runs; ++i) {
         // Rotate the order so no way always runs on a warmer cache.
         for (int k = 0; k < n_ways; ++k) {
           Way& w = ways[static_cast<std::size_t>((i + k) % n_ways)];
-          const Sample s = w.raw ? run_raw(dbg, target, plan)
-                                 : run_rocplay(dbg, target, plan, w.fast, w.preload);
+          const Sample s =
+              w.raw ? run_raw(dbg, target, plan, w.buffered)
+                    : run_rocplay(dbg, target, plan, w.fast, w.preload, w.buffered, w.all_stop);
           w.total.push_back(s.total);
           w.stop.push_back(s.stop_target);
           w.internal.push_back(s.stop_internal);
@@ -307,11 +323,13 @@ int main(int argc, char** argv) {
                     w.raw ? "-" : fixed3(median(w.internal)).c_str());
       }
       const Way& r = ways[0];
-      const Way& g = ways[1];
-      std::printf("%-7d %-11s %-14s %+6.1f%% %+6.1f%% %+8.1f%% %+6.1f%%\n", threads,
-                  plan.name.c_str(), "rocplay/raw", pct(median(r.total), median(g.total)),
-                  pct(minimum(r.total), minimum(g.total)), pct(median(r.stop), median(g.stop)),
-                  pct(minimum(r.stop), minimum(g.stop)));
+      for (const int raw : {1, 2}) {
+        const Way& g = ways[static_cast<std::size_t>(raw)];
+        std::printf("%-7d %-11s %-14s %+6.1f%% %+6.1f%% %+8.1f%% %+6.1f%%\n", threads,
+                    plan.name.c_str(), raw == 1 ? "rocplay/raw" : "rocplay/raw-a",
+                    pct(median(r.total), median(g.total)), pct(minimum(r.total), minimum(g.total)),
+                    pct(median(r.stop), median(g.stop)), pct(minimum(r.stop), minimum(g.stop)));
+      }
       const std::vector<double>& r_stop = r.stop;
       stop_by_plan[plan.name].push_back({threads, median(r_stop)});
       std::fflush(stdout);

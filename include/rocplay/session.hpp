@@ -84,6 +84,18 @@ struct Options {
   // target still runs (from /proc/PID/maps); the attach then finds them read and the target
   // stops for less time. Ignored with fast_attach.
   bool preload_symbols = true;
+  // Have the debugger write MI through its buffered logging stream, redirected to its own
+  // stdout, instead of the unbuffered stdout that sends a notification one byte per write()
+  // (GDB 13: about 40 writes for one `=thread-created`). Shortens an attach to many threads.
+  bool buffered_output = true;
+  // Print argument values in frames (-thread-info, the attach's stop, console backtraces).
+  // Off: `print frame-arguments none`, names only; the values cost GDB a DWARF evaluation per
+  // frame inside the stop. A playbook can still `set print frame-arguments scalars`.
+  bool frame_argument_values = false;
+  // Plain gdb only: `maint set target-non-stop off`, so the attach stops the threads all-stop
+  // style instead of one by one through GDB 13's default non-stop target (shorter with many
+  // threads). Not sent to rocgdb or cuda-gdb.
+  bool all_stop_target = true;
   std::string record_path; // --record FILE; empty: no recording
   std::optional<int> rank; // written into the recording's metadata
   // The server's GPU workers as rocplay saw them, written into the recording's metadata so a
@@ -183,6 +195,8 @@ public:
   bool attached() const;                            // attach sent and not yet detached
   std::int64_t debugger_pid() const;                // for diagnostics and fault tests
   std::string stderr_text() const;                  // what the debugger wrote to stderr (bounded)
+  // The debugger writes MI through its buffered logging stream (Options::buffered_output).
+  bool output_buffered() const;
   // Seconds since the session started (the time base of the recording).
   double now() const;
 

@@ -255,6 +255,7 @@ struct Session::Impl {
   detail::NoiseFilter noise;
   std::vector<std::string> features;
   std::set<std::string> mi_commands;
+  bool output_buffered = false; // buffer_output() succeeded
 
   // Recording: events are buffered until attach() knows the pid and environment for `# meta`.
   std::FILE* record_file = nullptr;
@@ -747,11 +748,20 @@ struct Session::Impl {
         throw;
       }
     }
+    if (options.buffered_output) {
+      buffer_output(remaining());
+    }
     // `print thread-events off`: no `[New LWP N]` console line per thread at attach (a thousand
     // flushed writes for a thousand threads); =thread-created still reports each one.
     for (const char* cmd : {"-gdb-set confirm off", "-gdb-set width 0", "-gdb-set height 0",
                             "-gdb-set auto-load off", "-gdb-set print thread-events off"}) {
       start_command(cmd, remaining());
+    }
+    // Argument values cost GDB a DWARF evaluation per frame it prints: -thread-info of 1,000
+    // threads took 0.4-0.5 s of the stop with them, 0.07-0.08 s without (docs/benchmarks.md).
+    // Frames keep the arguments' names; nothing rocplay reads uses the values.
+    if (!options.frame_argument_values) {
+      start_command("-gdb-set print frame-arguments none", remaining());
     }
     // Belt and braces for builds where `auto-load off` leaves Python scripts on; a GDB without
     // Python refuses the setting, which is fine.
@@ -766,6 +776,14 @@ struct Session::Impl {
       if (debugger.kind == DebuggerKind::Unknown) {
         debugger.kind = kind_from_banner(debugger.version, debugger.path);
       }
+    }
+    // GDB 13 on Linux drives threads through a non-stop target even when the user sees all-stop:
+    // an attach then stops and accounts for each thread on its own. With the all-stop target,
+    // attaching to 1,000 threads and listing them stopped the target 0.30 s instead of 0.39
+    // (docs/benchmarks.md). Plain gdb only: rocgdb's and cuda-gdb's GPU targets were not tried
+    // without it. A maintenance setting: a GDB that lacks it refuses it and keeps its default.
+    if (options.all_stop_target && debugger.kind == DebuggerKind::Gdb) {
+      command("-interpreter-exec console \"maint set target-non-stop off\"", remaining());
     }
     {
       const auto ex = start_command("-list-features", remaining());
@@ -786,6 +804,31 @@ struct Session::Impl {
         }
       }
     }
+  }
+
+  // GDB writes MI to an unbuffered stdout, and a notification or console line goes out one byte
+  // per write(): about 40 writes for one `=thread-created`, 83,000 for an attach to, a
+  // -thread-info of and a detach from 1,000 threads, each one waking rocplay's reader. GDB's
+  // logging stream is a buffered FILE flushed at the end of every record; redirected to GDB's own
+  // stdout (the same pipe, reopened through /proc) it turns each record into one write, inside the
+  // stop and out. Best effort: a GDB that cannot do it keeps writing to stdout as before. The
+  // result of the command that turns it on already comes through the new stream.
+  void buffer_output(milliseconds timeout) {
+    for (const char* cmd : {"-gdb-set logging file /proc/self/fd/1",
+                            "-gdb-set logging overwrite on", "-gdb-set logging redirect on"}) {
+      if (command(cmd, timeout).error_message()) {
+        on_note(std::string("MI output stays unbuffered: `") + cmd + "` failed");
+        return;
+      }
+    }
+    // `logging enabled` is GDB 12's name; older GDBs have `set logging on`.
+    if (!command("-gdb-set logging enabled on", timeout).error_message() ||
+        !command("-gdb-set logging on", timeout).error_message()) {
+      output_buffered = true;
+      return;
+    }
+    command("-gdb-set logging redirect off", timeout);
+    on_note("MI output stays unbuffered: the debugger could not turn logging on");
   }
 
   // Reads the symbols of what the target has mapped while it still runs. GDB shares the symbol
@@ -1361,6 +1404,9 @@ const std::vector<std::string>& Session::features() const {
 }
 int Session::mi_version() const {
   return impl_->mi;
+}
+bool Session::output_buffered() const {
+  return impl_->output_buffered;
 }
 bool Session::attached() const {
   return impl_->attach_sent && !impl_->times.detached;
