@@ -41,6 +41,21 @@ bool mentions(const Finding& f, std::string_view needle) {
   return evidence_text(f).find(needle) != std::string::npos;
 }
 
+// splitk_two_streams.cu: every thread of both `_clean` kernels is in the snapshot's ranges,
+// each range attributed to its kernel.
+void check_both_splitk_kernels_listed(const Snapshot& s) {
+  REQUIRE(s.dispatches.size() == 2);
+  std::uint64_t per_kernel[2] = {0, 0};
+  for (const auto& w : s.waves) {
+    REQUIRE(w.dispatch.has_value());
+    REQUIRE(*w.dispatch < 2);
+    per_kernel[*w.dispatch] += w.count;
+    CHECK_FALSE(w.unattributed);
+  }
+  CHECK(per_kernel[0] == 4 * 128); // gemm_a8w8_splitk_clean<<<4,128>>>
+  CHECK(per_kernel[1] == 3 * 128); // gemm_bf16_splitk_clean<<<3,128>>>
+}
+
 } // namespace
 
 TEST_CASE("sync-lane barrier spin from the README recording (raw MI log)", "[cuda][findings]") {
@@ -163,16 +178,7 @@ TEST_CASE("H200: `info cuda threads kernel N` adds the other kernel's ranges",
   ss << in.rdbuf();
   auto s = snapshot::build_from_transcript(ss.str(), {}, &info);
   CHECK(info.parse_errors == 1);
-  REQUIRE(s.dispatches.size() == 2);
-  std::uint64_t per_kernel[2] = {0, 0};
-  for (const auto& w : s.waves) {
-    REQUIRE(w.dispatch.has_value());
-    REQUIRE(*w.dispatch < 2);
-    per_kernel[*w.dispatch] += w.count;
-    CHECK_FALSE(w.unattributed);
-  }
-  CHECK(per_kernel[0] == 4 * 128); // gemm_a8w8_splitk_clean<<<4,128>>>
-  CHECK(per_kernel[1] == 3 * 128); // gemm_bf16_splitk_clean<<<3,128>>>
+  check_both_splitk_kernels_listed(s);
   CHECK(find(heuristics::run(s), kSplitKCleanRace) != nullptr);
 }
 
@@ -181,15 +187,7 @@ TEST_CASE("rocplay on H100: hang-triage asks every kernel for its thread ranges"
   // The built-in playbook after `info cuda threads` (focus kernel only) sends
   // `-cuda-info-threads kernel N` per kernel of `-cuda-info-kernels`.
   auto s = load_recording("h100-rocplay/splitk-per-kernel.rec");
-  REQUIRE(s.dispatches.size() == 2);
-  std::uint64_t per_kernel[2] = {0, 0};
-  for (const auto& w : s.waves) {
-    REQUIRE(w.dispatch.has_value());
-    REQUIRE(*w.dispatch < 2);
-    per_kernel[*w.dispatch] += w.count;
-  }
-  CHECK(per_kernel[0] == 4 * 128); // gemm_a8w8_splitk_clean<<<4,128>>>
-  CHECK(per_kernel[1] == 3 * 128); // gemm_bf16_splitk_clean<<<3,128>>>
+  check_both_splitk_kernels_listed(s);
   CHECK(s.warnings.empty());
   const auto fs = heuristics::run(s);
   const Finding* f = find(fs, kSplitKCleanRace);
