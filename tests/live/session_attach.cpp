@@ -42,13 +42,6 @@ std::vector<ThreadRow> thread_rows(const mi::Exchange& ex) {
   return rows;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 } // namespace
 
 TEST_CASE("attach, read threads, map their PC to the source line, detach", "[live][session]") {
@@ -163,7 +156,7 @@ TEST_CASE("a recording replays into the same exchanges", "[live][session][transc
     s.detach();
     live = s.exchanges();
   }
-  const std::string text = slurp(path);
+  const std::string text = testing::read_file(path);
   ::unlink(path);
   REQUIRE(text.rfind("# rocplay-transcript 1\n", 0) == 0);
   CHECK(text.find("# meta {") != std::string::npos);

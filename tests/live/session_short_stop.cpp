@@ -95,13 +95,6 @@ std::ptrdiff_t index_of(const std::vector<std::string>& commands, const std::str
   return found;
 }
 
-std::string read_whole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 } // namespace short_stop
 
 using namespace short_stop;
@@ -182,7 +175,7 @@ TEST_CASE("on cuda-gdb the preload is followed by auto-solib-add off, then the a
                      ex.result()->line().find("func=\"??\"") == std::string_view::npos;
       s.detach();
     }
-    const auto commands = sent_commands(read_whole(path));
+    const auto commands = sent_commands(testing::read_file(path));
     ::unlink(path);
     INFO("debugger kind " << to_string(kind));
     CHECK(named_frames);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -38,6 +39,14 @@ struct TargetProgress {
   std::uint64_t blocked;
 };
 constexpr std::uint64_t kTargetMagic = 0x726f63706c617931ull;
+
+// A whole file (a recording, a report), for the checks.
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 inline std::string find_built(const std::string& name) {
   for (const char* sub : {"/tests/", "/", "/bin/"}) {
