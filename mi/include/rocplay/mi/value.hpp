@@ -144,7 +144,7 @@ public:
   }
 
   // Children of a tuple or list, in order, duplicates kept.
-  std::size_t size() const { return is_string() || !valid() ? 0 : node().size; }
+  std::size_t size() const { return is_tuple() || is_list() ? node().size : 0; }
   Value at(std::size_t i) const;
   // The first child named `key`; an invalid Value when there is none, so chains are safe.
   Value operator[](std::string_view key) const;
