@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <glob.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -60,6 +63,7 @@ std::string_view to_string(InputStatus status) {
 namespace {
 
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+constexpr std::size_t kWholeFileBytes = std::size_t{16} << 20;
 constexpr std::size_t kSniffBytes = 64 * 1024;
 
 bool has_glob_chars(const std::string& s) {
@@ -187,7 +191,10 @@ void finish_result(InputResult& r) {
 void analyse_transcript(std::ifstream& in, InputResult& r, const Options& options) {
   mi::TranscriptReader reader(options.limits);
   std::optional<snapshot::Builder> builder;
-  std::vector<char> buf(kChunkBytes);
+  // A file that fits is read in one piece, so its lines (often one MB-sized -thread-info) are
+  // parsed where they lie instead of being reassembled across chunks; larger ones stream.
+  const std::size_t chunk = r.bytes > 0 && r.bytes <= kWholeFileBytes ? r.bytes + 1 : kChunkBytes;
+  std::vector<char, mi::UninitAllocator<char>> buf(chunk);
   auto take = [&](mi::Exchange&& ex) {
     if (!builder) {
       snapshot::BuildOptions bo;
@@ -380,6 +387,26 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
   return out;
 }
 
+namespace {
+// Every input allocates and frees the same few MB (its line, node table and waves). By default
+// glibc hands such blocks back to the kernel (munmap, heap trim), so each input faulted its
+// pages in again, zeroed; keeping them for reuse made the batch about 10% faster. Memory stays
+// bounded by the jobs' working sets either way.
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+#endif
+}
+
+// `return {r}` would copy the result, snapshot and all, out of an initializer list.
+std::vector<InputResult> just(InputResult&& r) {
+  std::vector<InputResult> out;
+  out.push_back(std::move(r));
+  return out;
+}
+} // namespace
+
 std::vector<InputResult> analyse_file(const std::string& path, const Options& options) {
   InputResult r;
   r.path = path;
@@ -392,7 +419,7 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
   if (!in) {
     r.status = InputStatus::Unreadable;
     r.error = std::string("cannot open: ") + std::strerror(errno);
-    return {r};
+    return just(std::move(r));
   }
   std::error_code ec;
   r.bytes = fs::file_size(path, ec);
@@ -402,7 +429,7 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
   if (head.empty()) {
     r.status = InputStatus::Empty;
     r.error = "empty file";
-    return {r};
+    return just(std::move(r));
   }
   r.kind = sniff(head);
   in.clear();
@@ -434,12 +461,13 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
     r.error = e.what();
   }
   finish_result(r);
-  return {r};
+  return just(std::move(r));
 }
 
 Summary run(const Options& options, const std::function<void(const InputResult&)>& on_result,
             const std::function<void(const Progress&)>& on_progress) {
   const auto t0 = std::chrono::steady_clock::now();
+  keep_freed_memory();
   if (options.rank_pattern) {
     try {
       std::regex check(*options.rank_pattern, std::regex::ECMAScript);
