@@ -85,6 +85,10 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
     }
     by_agent[d.agent].push_back(&d);
   }
+  if (by_agent.empty()) {
+    return out; // grouping thousands of waves is the expensive part: skip it when there is no
+                // _clean
+  }
   const auto classes = snapshot::group_waves(s);
   for (const auto& [agent, ds] : by_agent) {
     if (ds.size() == 1) {

@@ -201,11 +201,20 @@ public:
         }
       }
     }
-    if (!pending_lanes_.empty()) {
+    if (pending_lanes_.size() > kLaneScanLimit) {
       index_waves(st);
       for (const auto& [tid, lane] : pending_lanes_) {
         if (auto it = st.wave_index.find(tid); it != st.wave_index.end()) {
           s.waves[it->second].lane = lane;
+        }
+      }
+    } else if (!pending_lanes_.empty()) {
+      // A playbook selects a wave or two: one pass beats indexing tens of thousands of waves.
+      for (auto& w : s.waves) {
+        for (const auto& [tid, lane] : pending_lanes_) {
+          if (w.thread_id == tid) {
+            w.lane = lane;
+          }
         }
       }
     }
@@ -479,15 +488,15 @@ private:
     ThreadFields f;
     for (auto c : t) {
       auto n = c.name();
-      if (n == "id") {
+      if (text::is(n, "id")) {
         f.id = c;
-      } else if (n == "target-id") {
+      } else if (text::is(n, "target-id")) {
         f.target = c;
-      } else if (n == "name") {
+      } else if (text::is(n, "name")) {
         f.name = c;
-      } else if (n == "state") {
+      } else if (text::is(n, "state")) {
         f.state = c;
-      } else if (n == "frame") {
+      } else if (text::is(n, "frame")) {
         f.frame = c;
       }
     }
@@ -497,18 +506,17 @@ private:
   static void take_frame(Wave& w, const mi::Value& frame) {
     for (auto c : frame) {
       auto n = c.name();
-      if (n == "addr") {
+      if (text::is(n, "addr")) {
         w.pc = c.as_address().to_optional();
-      } else if (n == "func") {
-        auto func = field(c);
-        if (func != "??") {
-          w.function = std::move(func);
+      } else if (text::is(n, "func")) {
+        if (!text::is(c.raw(), "??")) {
+          w.function = field(c);
         }
-      } else if (n == "file") {
+      } else if (text::is(n, "file")) {
         w.file = field(c);
-      } else if (n == "line") {
+      } else if (text::is(n, "line")) {
         w.line = u32(c);
-      } else if (n == "inline_function") { // cuda-gdb style, if a build ever emits it
+      } else if (text::is(n, "inline_function")) { // cuda-gdb style, if a build ever emits it
         w.inline_function = field(c);
       }
     }
@@ -810,6 +818,7 @@ private:
   }
 
   std::unordered_map<std::string, std::uint32_t> pending_lanes_;
+  static constexpr std::size_t kLaneScanLimit = 8;
 };
 
 } // namespace

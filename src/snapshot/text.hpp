@@ -6,6 +6,7 @@
 #include "rocplay/snapshot.hpp"
 #include "snapshot/dialect.hpp"
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,12 @@
 namespace rocplay::snapshot::text {
 
 std::string_view trim(std::string_view s);
+// `s == literal` with the length known at compile time, so the comparison is inlined: the
+// dialects compare a name for every field of every wave, and std::string_view's == calls
+// memcmp whenever the lengths match.
+template <std::size_t N> bool is(std::string_view s, const char (&literal)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+}
 bool starts_with(std::string_view s, std::string_view prefix);
 // Decimal, or hex with a 0x prefix; the whole string must be the number.
 std::optional<std::uint64_t> parse_u64(std::string_view s);
