@@ -312,6 +312,28 @@ TEST_CASE("typed accessors name the path in errors", "[value]") {
   CHECK_FALSE(r["nothing"]["deeper"][7].valid()); // chains on missing values are safe
 }
 
+TEST_CASE("numbers are read exactly up to 64 bits and refused past them", "[value]") {
+  const Record r =
+      one("^done,a=\"0xffffffffffffffff\",b=\"0x10000000000000000\",c=\"0X7fA\","
+          "d=\"0x0000000000000000000001\",e=\"0x\",f=\"0x12g\",g=\"18446744073709551615\","
+          "h=\"18446744073709551616\",i=\"-1\",j=\"\",k=\"007\",l=\"0x+1\"");
+  CHECK(r["a"].as_address().value() == UINT64_MAX);
+  CHECK(r["a"].as_u64().value() == UINT64_MAX);
+  CHECK_FALSE(r["b"].as_address().ok());
+  CHECK(r["c"].as_address().value() == 0x7fa);
+  CHECK(r["d"].as_address().value() == 1); // leading zeros past 16 digits
+  CHECK_FALSE(r["e"].as_address().ok());
+  CHECK_FALSE(r["f"].as_address().ok());
+  CHECK_FALSE(r["f"].as_u64().ok());
+  CHECK(r["g"].as_u64().value() == UINT64_MAX);
+  CHECK_FALSE(r["h"].as_u64().ok());
+  CHECK_FALSE(r["i"].as_u64().ok());
+  CHECK(r["i"].as_i64().value() == -1);
+  CHECK_FALSE(r["j"].as_u64().ok());
+  CHECK(r["k"].as_u64().value() == 7);
+  CHECK_FALSE(r["l"].as_address().ok());
+}
+
 TEST_CASE("MI tables become rows by column name", "[value][table]") {
   const Record r = one(
       "^done,InfoCudaKernelsTable={nr_rows=\"1\",nr_cols=\"3\",hdr=[{width=\"1\",alignment=\"1\","
