@@ -7,6 +7,7 @@
 #pragma once
 
 #include "rocplay/mi/transcript.hpp"
+#include "rocplay/shared_string.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -97,11 +98,11 @@ struct Dispatch {
 };
 
 // One AMD wave, or one cuda-gdb coalesced thread range (then `count` threads, and the work-item
-// and block ranges below say which).
+// and block ranges below say which). Its texts are SharedStrings: a snapshot may hold 78,000.
 struct Wave {
-  std::string thread_id; // debugger thread id
-  std::string target_id; // `AMDGPU Wave 1:2:1:1 (0,0,0)/0`
-  std::string name;      // thread name (kernel-derived in new rocgdb)
+  std::string thread_id;  // debugger thread id
+  SharedString target_id; // `AMDGPU Wave 1:2:1:1 (0,0,0)/0`
+  SharedString name;      // thread name (kernel-derived in new rocgdb)
   std::optional<std::uint32_t> agent;
   std::optional<std::uint32_t> queue;
   std::optional<std::uint64_t> dispatch; // dispatch_no (AMD) / kernel id (cuda)
@@ -114,10 +115,10 @@ struct Wave {
   std::optional<std::uint32_t> last_work_item;
   std::uint64_t count = 1; // threads a cuda range stands for; 1 for waves
   std::optional<std::uint64_t> pc;
-  std::string function;
-  std::string file;
+  SharedString function; // shared by the waves of one snapshot (Interner)
+  SharedString file;
   std::optional<std::uint32_t> line;
-  std::string inline_function;       // the inlined function the PC is in
+  SharedString inline_function;      // the inlined function the PC is in
   std::string state;                 // stopped / running
   std::optional<std::uint32_t> lane; // selected lane (`lane-id`), when reported
   // No dispatch (or agent) of the snapshot matches the wave's coordinates: kept, with a warning,

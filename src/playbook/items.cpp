@@ -55,8 +55,8 @@ Value wave_item(const Wave& w) {
   }
   return Value::map({
       {"id", id_value(w.thread_id)},
-      {"target_id", Value::string(w.target_id)},
-      {"name", Value::string(w.name)},
+      {"target_id", Value::string(w.target_id.str())},
+      {"name", Value::string(w.name.str())},
       {"agent", opt_int(w.agent)},
       {"queue", opt_int(w.queue)},
       {"dispatch", opt_int(w.dispatch)},
@@ -68,10 +68,10 @@ Value wave_item(const Wave& w) {
       {"last_work_item", opt_int(w.last_work_item)},
       {"count", Value::integer(static_cast<std::int64_t>(w.count))},
       {"pc", opt_addr(w.pc)},
-      {"function", Value::string(w.function)},
-      {"file", Value::string(w.file)},
+      {"function", Value::string(w.function.str())},
+      {"file", Value::string(w.file.str())},
       {"line", opt_int(w.line)},
-      {"inline_function", Value::string(w.inline_function)},
+      {"inline_function", Value::string(w.inline_function.str())},
       {"state", Value::string(w.state)},
   });
 }

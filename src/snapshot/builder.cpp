@@ -254,7 +254,7 @@ struct Builder::Impl {
       if (w.unattributed) {
         ++count;
         if (examples.size() < 3) {
-          examples.push_back(w.target_id.empty() ? w.thread_id : w.target_id);
+          examples.push_back(w.target_id.empty() ? w.thread_id : w.target_id.str());
         }
       }
     }

@@ -239,23 +239,23 @@ public:
       if (w.inline_function.empty() && line && !line->inlined_from.empty()) {
         // `start_sync at line 13 of hang.cu`: the PC is in start_sync, inlined at line 13.
         auto from = std::string_view(line->inlined_from);
-        w.inline_function = std::string(text::trim(from.substr(0, from.find(" at line "))));
+        w.inline_function = st.strings.get(text::trim(from.substr(0, from.find(" at line "))));
       }
       if (w.inline_function.empty() && w.pc) {
         if (auto it = inline_at_pc_.find(*w.pc); it != inline_at_pc_.end()) {
-          w.inline_function = it->second;
+          w.inline_function = st.strings.get(it->second);
         }
       }
       if (w.function.empty() && w.pc) {
         if (auto it = function_at_pc_.find(*w.pc); it != function_at_pc_.end()) {
-          w.function = it->second;
+          w.function = st.strings.get(it->second);
         }
       }
       if (w.function.empty() && line && !line->function.empty()) {
-        w.function = strip_arguments(text::demangle(line->function));
+        w.function = st.strings.get(strip_arguments(text::demangle(line->function)));
       }
       if (w.function.empty() && d) {
-        w.function = d->kernel_name;
+        w.function = st.strings.get(d->kernel_name);
       }
       if (!w.file.empty() && !w.line && line) {
         w.line = line->line;
@@ -642,7 +642,7 @@ private:
     }
     w.count = text::parse_u64(text::trim(count)).value_or(0);
     w.pc = text::parse_hex(text::trim(pc));
-    w.file = std::string(text::trim(file));
+    w.file = st.strings.get(text::trim(file));
     // Line 0 is what cuda-gdb prints for a PC without line information.
     if (auto l = text::parse_u32(line); l && *l > 0) {
       w.line = l;

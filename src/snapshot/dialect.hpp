@@ -46,6 +46,8 @@ struct BuildState {
   // behind snapshot.waves (the rocgdb dialect builds it only when a second list arrives); a
   // dialect that relies on it keeps it in step itself.
   std::unordered_map<std::string, std::size_t> wave_index;
+  // Waves' function names and files, one copy each.
+  Interner strings;
 };
 
 class Dialect {

@@ -22,7 +22,7 @@ std::string hex(std::uint64_t v) {
   return fmt::format("{:#x}", v);
 }
 
-void put(json& j, const char* key, const std::string& s) {
+void put(json& j, const char* key, std::string_view s) {
   if (!s.empty()) {
     j[key] = s;
   }
@@ -551,11 +551,12 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
     d.current = e.flag("current");
     s.dispatches.push_back(std::move(d));
   });
+  Interner shared; // the waves' repeated texts, one copy each
   r.each("waves", [&](const Reader& e) {
     Wave w;
     w.thread_id = e.str("thread_id");
     w.target_id = e.str("target_id");
-    w.name = e.str("name");
+    w.name = shared.get(e.str("name"));
     w.agent = e.num<std::uint32_t>("agent");
     w.queue = e.num<std::uint32_t>("queue");
     w.dispatch = e.num<std::uint64_t>("dispatch");
@@ -568,10 +569,10 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
     w.last_work_item = e.num<std::uint32_t>("last_work_item");
     w.count = e.num<std::uint64_t>("count").value_or(1);
     w.pc = e.addr("pc");
-    w.function = e.str("function");
-    w.file = e.str("file");
+    w.function = shared.get(e.str("function"));
+    w.file = shared.get(e.str("file"));
     w.line = e.num<std::uint32_t>("line");
-    w.inline_function = e.str("inline_function");
+    w.inline_function = shared.get(e.str("inline_function"));
     w.state = e.str("state");
     w.lane = e.num<std::uint32_t>("lane");
     w.unattributed = e.flag("unattributed");

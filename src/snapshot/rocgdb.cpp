@@ -16,6 +16,7 @@ namespace rocplay::snapshot {
 namespace {
 
 using text::field;
+using text::shared_field;
 
 std::optional<std::uint32_t> u32(const mi::Value& v) {
   auto x = v.as_u64();
@@ -503,21 +504,21 @@ private:
     return f;
   }
 
-  static void take_frame(Wave& w, const mi::Value& frame) {
+  static void take_frame(Wave& w, const mi::Value& frame, Interner& strings) {
     for (auto c : frame) {
       auto n = c.name();
       if (text::is(n, "addr")) {
         w.pc = c.as_address().to_optional();
       } else if (text::is(n, "func")) {
         if (!text::is(c.raw(), "??")) {
-          w.function = field(c);
+          w.function = shared_field(c, strings);
         }
       } else if (text::is(n, "file")) {
-        w.file = field(c);
+        w.file = shared_field(c, strings);
       } else if (text::is(n, "line")) {
         w.line = u32(c);
       } else if (text::is(n, "inline_function")) { // cuda-gdb style, if a build ever emits it
-        w.inline_function = field(c);
+        w.inline_function = shared_field(c, strings);
       }
     }
   }
@@ -545,16 +546,16 @@ private:
         slot = &wave_slot(st, field(tf.id));
       }
       Wave& w = *slot;
-      w.target_id = field(tf.target);
+      w.target_id = shared_field(tf.target);
       if (auto id = amd::parse_wave_id(w.target_id)) {
         set_coordinates(w, *id);
       } else if (bad_ids++ == 0) {
         first_bad = fmt::format("thread {}: `{}`", w.thread_id, w.target_id);
       }
-      w.name = field(tf.name);
+      w.name = shared_field(tf.name, st.strings);
       w.state = field(tf.state);
       if (tf.frame.is_tuple()) {
-        take_frame(w, tf.frame);
+        take_frame(w, tf.frame, st.strings);
       }
     }
     if (bad_ids) {

@@ -30,6 +30,10 @@ std::optional<std::uint32_t> parse_u32(std::string_view s); // parse_u64 of the 
 // A string field's text, empty for a tuple or list. Plain ASCII without escapes (most MI strings)
 // is copied directly, which matters at 78,000 waves.
 std::string field(const mi::Value& v);
+// The same as a SharedString: for texts unique to a wave (its target id), and, through the
+// interner, for those its neighbours repeat (function, file).
+SharedString shared_field(const mi::Value& v);
+SharedString shared_field(const mi::Value& v, Interner& strings);
 
 // The CLI command of `-interpreter-exec console "info agents"` (or a bare CLI command sent over
 // MI); empty for an MI command or an unknown one.
