@@ -799,17 +799,17 @@ private:
         // `AMDGPU Wave 1:2:1:1 (0,0,0)/0 "saxpy"`: the quoted name follows the target id.
         auto quote = target.find(" \"");
         if (quote != std::string_view::npos && target.back() == '"') {
-          w.name = std::string(target.substr(quote + 2, target.size() - quote - 3));
+          w.name = st.strings.get(target.substr(quote + 2, target.size() - quote - 3));
           target = target.substr(0, quote);
         }
-        w.target_id = std::string(target);
+        w.target_id = target;
         if (auto wid = amd::parse_wave_id(w.target_id)) {
           set_coordinates(w, *wid);
         }
         Frame f = text::parse_frame_text(t->cell(row, "Frame"));
         w.pc = f.pc;
-        w.function = f.function;
-        w.file = f.file;
+        w.function = st.strings.get(f.function);
+        w.file = st.strings.get(f.file);
         w.line = f.line;
         w.state = "stopped";
       }
