@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets from build-fuzz/ with a seed corpus made from fixtures/.
-# Usage: scripts/fuzz.sh [SECONDS]   (the parser gets SECONDS, the transcript reader half)
+# Usage: scripts/fuzz.sh [SECONDS]   (the parser gets SECONDS; the transcript reader and the
+# snapshot path, from transcript to findings and JSON, half each)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -16,20 +17,21 @@ cat "$work"/corpus/* >"$work/all-lines"
 head -c 200000 "$work/all-lines" | split -l 1 - "$work/corpus/line-"
 rm "$work/all-lines"
 run() {
-  local target=$1 secs=$2
+  local dir=$1 target=$2 secs=$3
   echo "fuzz: $target for ${secs}s"
   mkdir -p "$work/$target"
   # A crashing input is kept in build-fuzz/artifacts/ (the work directory is removed on exit).
   mkdir -p build-fuzz/artifacts
-  (cd "$work" && "$OLDPWD/build-fuzz/mi/fuzz/$target" -max_total_time="$secs" -timeout=10 \
+  (cd "$work" && "$OLDPWD/build-fuzz/$dir/$target" -max_total_time="$secs" -timeout=10 \
      -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
      -artifact_prefix="$OLDPWD/build-fuzz/artifacts/$target-" "$work/$target" "$work/corpus" \
      2>"$work/$target.log") || {
     tail -50 "$work/$target.log"
-    echo "fuzz: $target FAILED; reproduce with build-fuzz/mi/fuzz/$target build-fuzz/artifacts/$target-*"
+    echo "fuzz: $target FAILED; reproduce with build-fuzz/$dir/$target build-fuzz/artifacts/$target-*"
     exit 1
   }
   grep -E 'stat::number_of_executed_units|Done [0-9]+ runs' "$work/$target.log" | tail -2
 }
-run fuzz_mi_parser "$seconds"
-run fuzz_transcript $(( (seconds + 1) / 2 ))
+run mi/fuzz fuzz_mi_parser "$seconds"
+run mi/fuzz fuzz_transcript $(( (seconds + 1) / 2 ))
+run tests/fuzz fuzz_snapshot $(( (seconds + 1) / 2 ))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: unit and live tests (real gdb), the same under ASan+UBSan, the MI fuzzer
-# for ROCPLAY_FUZZ_SECONDS (default 60), the benchmarks in short mode, and the format check.
+# The whole test suite: unit and live tests (real gdb), the same under ASan+UBSan, the fuzzers (MI
+# parser, transcript reader, snapshot path) for ROCPLAY_FUZZ_SECONDS (default 60), the benchmarks
+# in short mode, and the format check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -21,10 +22,10 @@ cmake --build build-asan --parallel "$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit --timeout 600
 
-step "fuzzing the MI parser (libFuzzer, clang)"
+step "fuzzing the MI parser and the snapshot path (libFuzzer, clang)"
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROCPLAY_FUZZ=ON \
   -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >/dev/null
-cmake --build build-fuzz --parallel "$jobs" --target fuzz_mi_parser fuzz_transcript
+cmake --build build-fuzz --parallel "$jobs" --target fuzz_mi_parser fuzz_transcript fuzz_snapshot
 scripts/fuzz.sh "${ROCPLAY_FUZZ_SECONDS:-60}"
 
 step "benchmarks (short mode)"

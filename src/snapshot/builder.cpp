@@ -188,7 +188,7 @@ struct Builder::Impl {
         continue;
       }
       if (state.snapshot.debugger_version.empty()) {
-        state.snapshot.debugger_version = std::string(first);
+        state.snapshot.debugger_version = mi::lossy_utf8(first); // a report shows it
       }
       if (!kind_settled()) {
         kind = k;

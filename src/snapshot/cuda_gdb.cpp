@@ -200,7 +200,7 @@ public:
         claimed = true;
       }
     }
-    std::string console = ex.console();
+    std::string console = text::console(ex);
     if (!console.empty()) {
       claimed |= take_console(console, st);
     }

@@ -85,7 +85,7 @@ public:
         }
       }
     }
-    std::string console = ex.console();
+    std::string console = text::console(ex);
     if (!console.empty()) {
       claimed |= take_console(console, cli, st);
     }

@@ -81,6 +81,10 @@ std::string field(const mi::Value& v) {
   return v.text();
 }
 
+std::string console(const mi::Exchange& exchange) {
+  return mi::lossy_utf8(exchange.console());
+}
+
 SharedString shared_field(const mi::Value& v) {
   if (!v.is_string()) {
     return {};

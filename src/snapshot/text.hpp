@@ -30,6 +30,9 @@ std::optional<std::uint32_t> parse_u32(std::string_view s); // parse_u64 of the 
 // A string field's text, empty for a tuple or list. Plain ASCII without escapes (most MI strings)
 // is copied directly, which matters at 78,000 waves.
 std::string field(const mi::Value& v);
+// The exchange's console text made valid UTF-8: MI c-strings may carry any bytes, and whatever
+// a dialect takes from this text ends up in reports, which must be valid UTF-8 JSON.
+std::string console(const mi::Exchange& exchange);
 // The same as a SharedString: for texts unique to a wave (its target id), and, through the
 // interner, for those its neighbours repeat (function, file).
 SharedString shared_field(const mi::Value& v);

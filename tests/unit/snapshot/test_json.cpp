@@ -95,3 +95,19 @@ TEST_CASE("malformed snapshot JSON names the field", "[snapshot][json]") {
     }
   }
 }
+
+// Found by tests/fuzz/fuzz_snapshot: MI c-strings may hold any bytes, and a console line with
+// raw 0xff bytes became the snapshot's debugger_version, which made the strict JSON dump of
+// `rocplay run --format json` throw.
+TEST_CASE("texts taken from raw console bytes dump as valid UTF-8", "[snapshot][json]") {
+  const std::string transcript = "~\"No l\xff\xff\xff\xffnumber information available for address "
+                                 "0x7f0145b194b0 <pthread_oncuda-gdbce@plt>\\n\"\n"
+                                 "~\"Thread \xfe\xfe (LWP 7) \\\"py\xff\\\" in loop ()\\n\"\n"
+                                 "^done\n";
+  const Snapshot s = snapshot::build_from_transcript(transcript);
+  CHECK(s.debugger == DebuggerKind::CudaGdb);
+  CHECK(s.debugger_version.find("\xef\xbf\xbd") != std::string::npos); // U+FFFD stands in
+  const nlohmann::json j = to_json(s);
+  CHECK_NOTHROW(j.dump());
+  CHECK(snapshot_from_json(j) == s);
+}
