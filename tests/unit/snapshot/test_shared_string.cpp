@@ -115,8 +115,7 @@ TEST_CASE("SharedString converts to and from JSON as a string", "[snapshot]") {
   CHECK_THROWS(nlohmann::json(3).get<SharedString>());
 }
 
-TEST_CASE("copies of one shared buffer die on other threads without losing count",
-          "[snapshot]") {
+TEST_CASE("copies of one shared buffer die on other threads without losing count", "[snapshot]") {
   Interner strings;
   const SharedString name = strings.get(std::string(200, 'k'));
   std::atomic<std::size_t> seen{0};
