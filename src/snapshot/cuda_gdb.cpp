@@ -486,6 +486,7 @@ private:
       std::vector<std::string_view> cells;
       std::size_t start = 1; // column 0 holds the `*` of the current device
       for (auto end : *ends) {
+        end = std::max(start, text::char_boundary(line, end)); // never half a character
         cells.push_back(text::trim(line.substr(start, end - start)));
         start = end;
       }

@@ -26,6 +26,13 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+std::size_t char_boundary(std::string_view s, std::size_t at) {
+  while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xc0) == 0x80) {
+    --at;
+  }
+  return at;
+}
+
 std::optional<std::uint64_t> parse_hex(std::string_view s) {
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     s.remove_prefix(2);
@@ -576,14 +583,16 @@ std::optional<CliTable> parse_cli_table(const std::vector<std::string_view>& lin
     CliTable::Row row;
     row.current = line[0] == '*';
     std::size_t shift = 0;
+    // Columns are byte offsets: no cell may end or start inside a multi-byte character.
+    auto boundary = [&](std::size_t k) { return char_boundary(line, k); };
     for (std::size_t c = 0; c < starts.size(); ++c) {
-      std::size_t s = starts[c] + shift;
+      std::size_t s = boundary(starts[c] + shift);
       if (s >= line.size()) {
         row.cells.emplace_back();
         continue;
       }
-      std::size_t e =
-          c + 1 < starts.size() ? std::min(starts[c + 1] + shift, line.size()) : line.size();
+      std::size_t e = c + 1 < starts.size() ? boundary(std::min(starts[c + 1] + shift, line.size()))
+                                            : line.size();
       // A value wider than its column pushes the rest of the row right (cli-out pads, it
       // never truncates): the separator blank is then missing.
       if (c + 1 < starts.size() && e < line.size() && e > s && line[e - 1] != ' ') {

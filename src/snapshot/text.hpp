@@ -22,6 +22,9 @@ template <std::size_t N> bool is(std::string_view s, const char (&literal)[N]) {
   return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
 }
 bool starts_with(std::string_view s, std::string_view prefix);
+// `at`, or the start of the UTF-8 character `at` falls inside: where a table parser that cuts
+// lines at byte columns may cut without leaving half a character in either cell.
+std::size_t char_boundary(std::string_view s, std::size_t at);
 // Decimal, or hex with a 0x prefix; the whole string must be the number.
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 std::optional<std::int64_t> parse_i64(std::string_view s);

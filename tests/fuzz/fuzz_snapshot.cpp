@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   mi::TranscriptInfo info;
   const Snapshot snapshot = snapshot::build_from_transcript(text, {}, &info);
-  std::size_t sink = heuristics::run(snapshot, heuristics::context_from_meta(info.meta_json)).size();
+  std::size_t sink =
+      heuristics::run(snapshot, heuristics::context_from_meta(info.meta_json)).size();
   sink += heuristics::run_pair(snapshot, snapshot).size();
   sink += heuristics::run_ranks({snapshot, snapshot}).size();
   sink += snapshot::group_waves(snapshot).size();

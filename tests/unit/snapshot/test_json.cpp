@@ -111,3 +111,21 @@ TEST_CASE("texts taken from raw console bytes dump as valid UTF-8", "[snapshot][
   CHECK_NOTHROW(j.dump());
   CHECK(snapshot_from_json(j) == s);
 }
+
+// Also found by the fuzzer: console tables are cut at the header's byte columns, and a column
+// edge inside a multi-byte character (here the U+FFFD that stands for a raw 0xff) left half of
+// it in each cell.
+TEST_CASE("table cells cut at byte columns keep whole characters", "[snapshot][json]") {
+  const std::string transcript =
+      "~\"NVIDIA (R) cuda-gdb 13.0\\n\"\n"
+      "~\"  Dev PCI Bus/Dev ID        Name Description SM Type SMs Warps/SM Lanes/Warp "
+      "Max Regs/Lane Active SMs Mask \\n\"\n"
+      "~\"*   0        00:06.0 NVIDIA H200   GH1\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+      "00GL-A   sm_90 132       64         32           255 0x0550 \\n\"\n"
+      "^done\n";
+  const Snapshot s = snapshot::build_from_transcript(transcript);
+  REQUIRE(s.agents.size() == 1);
+  const nlohmann::json j = to_json(s);
+  CHECK_NOTHROW(j.dump());
+  CHECK(j.dump().find("\xef\xbf\xbd") != std::string::npos);
+}
