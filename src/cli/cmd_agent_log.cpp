@@ -35,8 +35,6 @@ struct Options {
 };
 
 constexpr std::size_t kMaxListedCodeObjects = 200000;
-// File names need not be UTF-8; JSON must be.
-constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
 
 // The names --save-code-objects left in DIR, so the report can name the exact file.
 std::vector<std::string> list_code_objects(const std::string& dir) {
@@ -115,15 +113,13 @@ int run_agent_log(const Options& options) {
     break;
   }
   case report::Format::Json:
-    out << agentlog::report_to_json(report).dump(2, ' ', false, kReplace) << "\n";
+    out << json_text(agentlog::report_to_json(report), 2) << "\n"; // file names need not be UTF-8
     break;
   case report::Format::Jsonl:
     report::write_jsonl(out, agentlog::to_findings(report));
     break;
   case report::Format::Sarif:
-    out << report::to_sarif(agentlog::to_findings(report), ROCPLAY_VERSION)
-               .dump(2, ' ', false, kReplace)
-        << "\n";
+    out << json_text(report::to_sarif(agentlog::to_findings(report), ROCPLAY_VERSION), 2) << "\n";
     break;
   }
   output.commit();

@@ -207,7 +207,7 @@ int run_postmortem(const Options& o) {
     any_findings = any_findings || !r.signatures.empty();
     switch (format) {
     case report::Format::Jsonl:
-      out.stream() << input_json(r, o.snapshots).dump() << "\n";
+      out.stream() << json_text(input_json(r, o.snapshots)) << "\n";
       break;
     case report::Format::Json:
       all_inputs.push_back(input_json(r, o.snapshots));
@@ -272,14 +272,14 @@ int run_postmortem(const Options& o) {
   }
   switch (format) {
   case report::Format::Jsonl:
-    out.stream() << summary_json(summary).dump() << "\n";
+    out.stream() << json_text(summary_json(summary)) << "\n";
     break;
   case report::Format::Json:
-    out.stream() << nlohmann::json{{"schema", "rocplay.postmortem"},
-                                   {"schema_version", kSchemaVersion},
-                                   {"inputs", all_inputs},
-                                   {"summary", summary_json(summary)}}
-                        .dump(2)
+    out.stream() << json_text(nlohmann::json{{"schema", "rocplay.postmortem"},
+                                             {"schema_version", kSchemaVersion},
+                                             {"inputs", all_inputs},
+                                             {"summary", summary_json(summary)}},
+                              2)
                  << "\n";
     break;
   case report::Format::Sarif:
@@ -289,7 +289,7 @@ int run_postmortem(const Options& o) {
         sarif_findings.push_back(std::move(f));
       }
     }
-    out.stream() << report::to_sarif(sarif_findings, ROCPLAY_VERSION).dump(2) << "\n";
+    out.stream() << json_text(report::to_sarif(sarif_findings, ROCPLAY_VERSION), 2) << "\n";
     break;
   case report::Format::Text:
     write_text_summary(out.stream(), summary, listed, not_listed);

@@ -287,7 +287,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     for (const auto& f : cross) {
       j["cross_rank_findings"].push_back(report::finding_to_json(f));
     }
-    os << j.dump(2) << "\n";
+    os << json_text(j, 2) << "\n";
     break;
   }
   case report::Format::Jsonl: {
@@ -297,7 +297,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       if (t.result) {
         j["snapshot"] = j["report"]["snapshot"]; // `rocplay postmortem` reads these lines back
       }
-      os << j.dump() << "\n";
+      os << json_text(j) << "\n";
     }
     nlohmann::json summary = {
         {"type", "summary"}, {"targets", targets.size()}, {"examined", ranked.size()}};
@@ -305,7 +305,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     for (const auto& f : cross) {
       summary["cross_rank_findings"].push_back(report::finding_to_json(f));
     }
-    os << summary.dump() << "\n";
+    os << json_text(summary) << "\n";
     break;
   }
   case report::Format::Sarif: {
@@ -315,7 +315,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
         all.insert(all.end(), t.result->findings.begin(), t.result->findings.end());
       }
     }
-    os << report::to_sarif(all, ROCPLAY_VERSION).dump(2) << "\n";
+    os << json_text(report::to_sarif(all, ROCPLAY_VERSION), 2) << "\n";
     break;
   }
   }

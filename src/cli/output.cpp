@@ -2,6 +2,8 @@
 
 #include "rocplay/error.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +60,10 @@ void OutputFile::commit() {
                 "check free space and permissions");
   }
   committed_ = true;
+}
+
+std::string json_text(const nlohmann::json& json, int indent) {
+  return json.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 } // namespace rocplay::cli

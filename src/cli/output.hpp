@@ -4,6 +4,8 @@
 // over it would replace the device or the link with a plain file.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -28,5 +30,9 @@ private:
   std::ofstream file_;
   bool committed_ = false;
 };
+
+// A report's JSON text (indent < 0: one line). Bytes that are not UTF-8 (an MI c-string may
+// carry any) become U+FFFD rather than an exception that would lose the whole report.
+std::string json_text(const nlohmann::json& json, int indent = -1);
 
 } // namespace rocplay::cli

@@ -1,6 +1,8 @@
 // What `run` and `record` share: their options, and one target's attach, playbook, detach, report.
 #include "cli/run_common.hpp"
+
 #include "cli/fanout.hpp"
+#include "cli/output.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
 #include "rocplay/report.hpp"
@@ -206,15 +208,16 @@ int run_playbook_command(const RunCommandOptions& o) {
   case report::Format::Json: {
     auto j = report::report_to_json(result.snapshot, result.findings);
     j["run"] = playbook::run_to_json(result);
-    out << j.dump(2) << '\n';
+    out << json_text(j, 2) << '\n';
     break;
   }
   case report::Format::Jsonl:
     report::write_jsonl(out, result.findings);
-    out << nlohmann::json{{"type", "run"}, {"run", playbook::run_to_json(result)}}.dump() << '\n';
+    out << json_text(nlohmann::json{{"type", "run"}, {"run", playbook::run_to_json(result)}})
+        << '\n';
     break;
   case report::Format::Sarif:
-    out << report::to_sarif(result.findings, ROCPLAY_VERSION).dump(2) << '\n';
+    out << json_text(report::to_sarif(result.findings, ROCPLAY_VERSION), 2) << '\n';
     break;
   }
   out.flush();

@@ -4,6 +4,8 @@
 
 #include "session_target.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -111,6 +114,19 @@ inline CliRun run_rocplay(const std::vector<std::string>& args,
   std::vector<std::string> argv = {find_built("rocplay")};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, timeout, extra_env, watch);
+}
+
+// Each non-empty line of JSON Lines output, parsed.
+inline std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) {
+      out.push_back(nlohmann::json::parse(line));
+    }
+  }
+  return out;
 }
 
 // A file in a fresh temporary directory, removed with it.

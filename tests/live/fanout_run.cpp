@@ -18,22 +18,6 @@
 
 using namespace rocplay::testing;
 
-namespace {
-
-std::vector<nlohmann::json> json_lines(const std::string& text) {
-  std::vector<nlohmann::json> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) {
-      out.push_back(nlohmann::json::parse(line));
-    }
-  }
-  return out;
-}
-
-} // namespace
-
 TEST_CASE("run --pids: every target examined in parallel, a bad one reported, all running") {
   SpinTarget a;
   SpinTarget b;
