@@ -220,8 +220,9 @@ struct Builder::Impl {
     }
     gdb->consume(ex, state);
     if (auto msg = ex.error_message()) {
-      state.snapshot.warnings.push_back(fmt::format(
-          "`{}` failed: {}", ex.command.empty() ? std::string("a command") : ex.command, *msg));
+      // The command and its message are the transcript's bytes; the warning is shown in reports.
+      state.snapshot.warnings.push_back(mi::lossy_utf8(fmt::format(
+          "`{}` failed: {}", ex.command.empty() ? std::string("a command") : ex.command, *msg)));
     }
   }
 

@@ -178,7 +178,7 @@ std::optional<std::string> option_value(std::string_view command, std::string_vi
       auto sp = rest.find(' ');
       auto value = rest.substr(0, sp);
       if (!value.empty()) {
-        return std::string(value);
+        return mi::lossy_utf8(value); // a recording's command line may hold any bytes
       }
     }
     pos = after;

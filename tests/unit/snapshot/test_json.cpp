@@ -129,3 +129,20 @@ TEST_CASE("table cells cut at byte columns keep whole characters", "[snapshot][j
   CHECK_NOTHROW(j.dump());
   CHECK(j.dump().find("\xef\xbf\xbd") != std::string::npos);
 }
+
+// Found by the fuzzer too: a recording's command lines are its bytes as well, and a thread id
+// taken from `--thread` and the warning naming a failed command carried them into the report.
+TEST_CASE("texts taken from a recording's command lines dump as valid UTF-8", "[snapshot][json]") {
+  const std::string transcript =
+      "# rocplay-transcript 1\n"
+      "> 0.1 5-stack-list-frames --thread 1\xff\xff\n"
+      "< 0.2 5^done,stack=[frame={level=\"0\",addr=\"0x10\",func=\"f\"}]\n"
+      "> 0.3 6-bogus \xfe\n"
+      "< 0.4 6^error,msg=\"Undefined command\"\n";
+  const Snapshot s = snapshot::build_from_transcript(transcript);
+  REQUIRE(s.host_threads.size() == 1);
+  CHECK(s.host_threads[0].id == "1\xef\xbf\xbd\xef\xbf\xbd");
+  REQUIRE_FALSE(s.warnings.empty());
+  const nlohmann::json j = to_json(s);
+  CHECK_NOTHROW(j.dump());
+}
