@@ -1,5 +1,6 @@
 // `rocplay mi2json [FILE|-]`: GDB/MI records as JSON Lines, one object per record.
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/mi/parser.hpp"
 
@@ -129,7 +130,7 @@ int run_mi2json(const Options& options) {
       } else {
         j["values"] = value_json(rec->results());
       }
-      out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      out += json_text(j);
       out += '\n';
     }
     std::fwrite(out.data(), 1, out.size(), stdout);

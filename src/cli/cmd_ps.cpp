@@ -1,5 +1,6 @@
 // `rocplay ps`: which processes hold GPU work, as a tree, and a server's GPU workers.
 #include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/process.hpp"
 
@@ -69,7 +70,7 @@ nlohmann::json to_json(const process::ProcessInfo& p) {
 }
 
 void print_json(const nlohmann::json& j) {
-  std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+  std::printf("%s\n", json_text(j, 2).c_str());
 }
 
 int print_tree(const process::ProcessTree& full, const PsArgs& args) {
