@@ -40,17 +40,22 @@ __attribute__((always_inline)) inline unsigned quote_or_backslash_bits(__m128i c
       _mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\')))));
 }
 
+// Bit i set when byte i of the 16 lies in [lo, hi]: one add moves the range to the bottom of
+// the signed bytes, where one compare bounds it.
+template <char lo, char hi> __attribute__((always_inline)) inline __m128i in_range(__m128i chunk) {
+  constexpr int kShift = 0x80 - static_cast<unsigned char>(lo);
+  constexpr int kLimit = -0x80 + (static_cast<unsigned char>(hi) - static_cast<unsigned char>(lo));
+  const __m128i shifted = _mm_add_epi8(chunk, _mm_set1_epi8(static_cast<char>(kShift)));
+  return _mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(kLimit + 1)), shifted);
+}
+
 // Bit i set when byte i of the 16 can be part of a result name ([A-Za-z0-9_.-]).
 __attribute__((always_inline)) inline unsigned name_char_bits(__m128i chunk) {
-  const auto in_range = [](__m128i x, char lo, char hi) {
-    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8(static_cast<char>(lo - 1))),
-                         _mm_cmplt_epi8(x, _mm_set1_epi8(static_cast<char>(hi + 1))));
-  };
   const __m128i folded = _mm_or_si128(chunk, _mm_set1_epi8(0x20)); // 'A'-'Z' to 'a'-'z'
   // '-' '.' and the digits are 0x2d-0x39 but for '/'.
   const __m128i punct_digit =
-      _mm_andnot_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('/')), in_range(chunk, '-', '9'));
-  const __m128i ok = _mm_or_si128(_mm_or_si128(in_range(folded, 'a', 'z'), punct_digit),
+      _mm_andnot_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('/')), in_range<'-', '9'>(chunk));
+  const __m128i ok = _mm_or_si128(_mm_or_si128(in_range<'a', 'z'>(folded), punct_digit),
                                   _mm_cmpeq_epi8(chunk, _mm_set1_epi8('_')));
   return static_cast<unsigned>(_mm_movemask_epi8(ok));
 }
@@ -206,11 +211,11 @@ private:
       if (i >= n_ || s_[i] != '"') {
         return fail(i >= n_ ? Errc::UnexpectedEnd : Errc::UnexpectedChar, i);
       }
-      const char* p = s_.data() + i;
-      if (parse_string(p, Node::kNone, s_.data(), 0) == Node::kNone) {
+      const char* const after = parse_string(s_.data() + i, Node::kNone, s_.data(), 0);
+      if (after == nullptr) {
         return failed();
       }
-      i = offset(p);
+      i = offset(after);
       skip_trailing_blanks(i);
       if (i != n_) {
         return fail(Errc::UnexpectedChar, i);
@@ -226,7 +231,7 @@ private:
     }
     const std::string_view klass = s_.substr(class_begin, i - class_begin);
     // The results hang off a root tuple so `record["frame"]` is an ordinary lookup.
-    const std::uint32_t root = add_node(NodeKind::Tuple, s_.data(), 0, Node::kNone);
+    const std::uint32_t root = add_node(NodeKind::Tuple, s_.data(), 0, Node::kNone, 0, 0, false);
     if (root == Node::kNone) {
       return failed();
     }
@@ -235,8 +240,7 @@ private:
       if (s_[i] != ',') {
         return fail(Errc::UnexpectedChar, i);
       }
-      const char* p = s_.data() + i + 1;
-      if (!parse_items(p, root, '\0', 1)) {
+      if (parse_items(s_.data() + i + 1, root, '\0', 1) == nullptr) {
         return failed();
       }
     }
@@ -304,21 +308,22 @@ private:
   }
 
   // Hot: one call per value. Every field is written: the table's slots are uninitialised.
-  __attribute__((always_inline)) std::uint32_t
-  add_node(NodeKind kind, const char* name, std::size_t name_len, std::uint32_t parent) {
+  __attribute__((always_inline)) std::uint32_t add_node(NodeKind kind, const char* name,
+                                                        std::size_t name_len, std::uint32_t parent,
+                                                        std::uint32_t text_off, std::size_t size,
+                                                        bool escaped) {
     if (count_ >= capacity_ && !grow()) [[unlikely]] {
       set_error(Errc::TooManyValues, offset(name));
       return Node::kNone;
     }
-    Node& node = nodes_[count_];
-    node.name_off = static_cast<std::uint32_t>(name - s_.data());
-    node.text_off = 0;
-    node.size = 0;
-    node.parent = parent;
-    node.next = Node::kNone;
-    node.name_len = static_cast<std::uint16_t>(name_len);
-    node.kind = kind;
-    node.escaped = false;
+    nodes_[count_] = Node{static_cast<std::uint32_t>(offset(name)),
+                          text_off,
+                          static_cast<std::uint32_t>(size),
+                          parent,
+                          Node::kNone,
+                          static_cast<std::uint16_t>(name_len),
+                          kind,
+                          escaped};
     return static_cast<std::uint32_t>(count_++);
   }
 
@@ -336,28 +341,37 @@ private:
 
   std::size_t offset(const char* p) const { return static_cast<std::size_t>(p - s_.data()); }
 
+  // The parse functions take a position and return the one after what they read, or nullptr
+  // once the error is set. A position passed as `const char*&` could alias the line's own
+  // pointer, and the compiler would reload that after every item.
+
   // Comma-separated `[name=]value` items up to `close` (or the end of the line for '\0').
-  // Works on pointers, and counts children in a local, so the loop keeps its state in registers.
-  bool parse_items(const char*& p, std::uint32_t parent, char close, std::uint32_t depth) {
+  // Counts children in a local, so the loop keeps its state in registers.
+  const char* parse_items(const char* p, std::uint32_t parent, char close, std::uint32_t depth) {
     const char* const end = s_.data() + n_;
-    std::uint32_t last = Node::kNone;
+    // The first child is linked from the parent's own `next`, which saves a branch per item;
+    // finish() restores it before the parent's next sibling can set it.
+    std::uint32_t last = parent;
     std::uint32_t count = 0;
+    const auto finish = [&](const char* after) {
+      nodes_[parent].size = count;
+      nodes_[parent].next = Node::kNone;
+      return after;
+    };
     for (;;) {
       if (p >= end) {
         if (close == '\0') {
-          nodes_[parent].size = count;
-          return true;
+          return finish(end);
         }
         set_error(Errc::UnexpectedEnd, offset(p));
-        return false;
+        return nullptr;
       }
-      const std::uint32_t child = parse_item(p, end, parent, depth);
-      if (child == Node::kNone) {
-        return false;
+      const auto child = static_cast<std::uint32_t>(count_); // an item's own node comes first
+      p = parse_item(p, end, parent, depth);
+      if (p == nullptr) {
+        return nullptr;
       }
-      if (last != Node::kNone) {
-        nodes_[last].next = child;
-      }
+      nodes_[last].next = child;
       last = child;
       ++count;
       if (p >= end) {
@@ -368,9 +382,7 @@ private:
         continue;
       }
       if (close != '\0' && *p == close) {
-        ++p;
-        nodes_[parent].size = count;
-        return true;
+        return finish(p + 1);
       }
       if (close == '\0') {
         std::size_t i = offset(p);
@@ -381,106 +393,92 @@ private:
         }
       }
       set_error(Errc::UnexpectedChar, offset(p));
-      return false;
+      return nullptr;
     }
   }
 
   // One `[name=]value` item.
-  __attribute__((always_inline)) std::uint32_t
-  parse_item(const char*& p, const char* end, std::uint32_t parent, std::uint32_t depth) {
+  __attribute__((always_inline)) const char* parse_item(const char* p, const char* end,
+                                                        std::uint32_t parent, std::uint32_t depth) {
     const char* const name = p; // a bare value (list items, legacy `bkpt={..},{..}`) has no name
-    std::size_t name_len = 0;
-    char c = *p;
-    if (c != '"' && c != '{' && c != '[') {
 #if defined(__SSE2__)
-      // The common item, `name="text"` within 32 bytes: the name's end and the closing quote
-      // come from one pair of loads instead of two dependent scans.
-      if (end - p >= 32) {
-        const __m128i lo = load16(p);
-        const __m128i hi = load16(p + 16);
-        const unsigned not_name = ~(name_char_bits(lo) | (name_char_bits(hi) << 16));
-        const unsigned len = not_name == 0 ? 32u : static_cast<unsigned>(__builtin_ctz(not_name));
-        if (len != 0 && len < 30 && p[len] == '=') {
-          c = p[len + 1];
-          if (c == '"') {
-            const unsigned body = len + 2;
-            const unsigned stops =
-                (quote_or_backslash_bits(lo) | (quote_or_backslash_bits(hi) << 16)) >> body;
-            const unsigned close_at =
-                stops == 0 ? 0u : body + static_cast<unsigned>(__builtin_ctz(stops));
-            if (close_at != 0 && p[close_at] == '"') {
-              const std::uint32_t out = add_node(NodeKind::String, name, len, parent);
-              if (out != Node::kNone) {
-                nodes_[out].text_off = static_cast<std::uint32_t>(offset(p + body));
-                nodes_[out].size = close_at - body;
-                p += close_at + 1;
-              }
-              return out;
-            }
+    // The common items, `name="text"` within 32 bytes and `name={` or `name=[`, are told apart
+    // from one pair of loads. For a string, the next item's position depends only on the quotes
+    // (the first opens it, the second closes it); the name is checked beside that chain.
+    if (end - p >= 32) {
+      const __m128i lo = load16(p);
+      const __m128i hi = load16(p + 16);
+      const unsigned stops = quote_or_backslash_bits(lo) | (quote_or_backslash_bits(hi) << 16);
+      const auto len = static_cast<unsigned>(__builtin_ctz(~name_char_bits(lo))); // <= 16
+      // Bit 31 stands in for a missing stop; p[31] is then no quote.
+      const auto open = static_cast<unsigned>(__builtin_ctz(stops | 0x80000000u));
+      const auto close = static_cast<unsigned>(__builtin_ctz((stops & (stops - 1)) | 0x80000000u));
+      if (len != 0 && p[len] == '=') {
+        if (open == len + 1 && p[open] == '"' && p[close] == '"') {
+          if (add_node(NodeKind::String, name, len, parent,
+                       static_cast<std::uint32_t>(offset(p + open + 1)), close - open - 1,
+                       false) == Node::kNone) {
+            return nullptr;
           }
-          p += len + 1;
-          return parse_value(p, c, parent, name, len, depth);
+          return p + close + 1;
+        }
+        if (p[len + 1] == '{' || p[len + 1] == '[') {
+          return parse_container(p + len + 1, parent, name, len, depth);
         }
       }
+    }
 #endif
+    std::size_t name_len = 0;
+    if (*p != '"' && *p != '{' && *p != '[') {
       p = find_name_end(p, end);
       name_len = static_cast<std::size_t>(p - name);
       if (name_len == 0 || p >= end || *p != '=') {
         set_error(p >= end ? Errc::UnexpectedEnd : Errc::UnexpectedChar, offset(p));
-        return Node::kNone;
+        return nullptr;
       }
       if (name_len > Node::kMaxNameBytes) [[unlikely]] {
         set_error(Errc::UnexpectedChar, offset(name) + Node::kMaxNameBytes);
-        return Node::kNone;
+        return nullptr;
       }
       ++p; // '='
       if (p >= end) {
         set_error(Errc::UnexpectedEnd, offset(p));
-        return Node::kNone;
+        return nullptr;
       }
-      c = *p;
     }
-    return parse_value(p, c, parent, name, name_len, depth);
-  }
-
-  // The value at `p`, whose first byte is `c`.
-  __attribute__((always_inline)) std::uint32_t parse_value(const char*& p, char c,
-                                                           std::uint32_t parent, const char* name,
-                                                           std::size_t name_len,
-                                                           std::uint32_t depth) {
-    if (c == '"') {
+    if (*p == '"') {
       return parse_string(p, parent, name, name_len);
     }
-    if (c == '{' || c == '[') {
+    if (*p == '{' || *p == '[') {
       return parse_container(p, parent, name, name_len, depth);
     }
     set_error(Errc::UnexpectedChar, offset(p));
-    return Node::kNone;
+    return nullptr;
   }
 
-  std::uint32_t parse_container(const char*& p, std::uint32_t parent, const char* name,
-                                std::size_t name_len, std::uint32_t depth) {
+  // `p` is at the opening bracket.
+  const char* parse_container(const char* p, std::uint32_t parent, const char* name,
+                              std::size_t name_len, std::uint32_t depth) {
     if (depth >= limits_.max_depth) {
       set_error(Errc::DepthExceeded, offset(p));
-      return Node::kNone;
+      return nullptr;
     }
     const char close = *p == '{' ? '}' : ']';
     const std::uint32_t out =
-        add_node(*p == '{' ? NodeKind::Tuple : NodeKind::List, name, name_len, parent);
+        add_node(*p == '{' ? NodeKind::Tuple : NodeKind::List, name, name_len, parent, 0, 0, false);
     if (out == Node::kNone) {
-      return Node::kNone;
+      return nullptr;
     }
     ++p;
     if (p < s_.data() + n_ && *p == close) {
-      ++p;
-      return out;
+      return p + 1;
     }
-    return parse_items(p, out, close, depth + 1) ? out : Node::kNone;
+    return parse_items(p, out, close, depth + 1);
   }
 
-  // `p` is at the opening quote; on success it is left after the closing one.
-  __attribute__((always_inline)) std::uint32_t
-  parse_string(const char*& p, std::uint32_t parent, const char* name, std::size_t name_len) {
+  // `p` is at the opening quote.
+  __attribute__((always_inline)) const char* parse_string(const char* p, std::uint32_t parent,
+                                                          const char* name, std::size_t name_len) {
     const char* const open = p;
     const char* const end = s_.data() + n_;
     const char* q = p + 1;
@@ -489,7 +487,7 @@ private:
       q = find_quote_or_backslash(q, end);
       if (q == end) {
         set_error(Errc::UnterminatedString, offset(open));
-        return Node::kNone;
+        return nullptr;
       }
       if (*q == '"') {
         break;
@@ -498,19 +496,15 @@ private:
       q += 2; // the backslash and the byte it escapes
       if (q > end) {
         set_error(Errc::UnterminatedString, offset(open));
-        return Node::kNone;
+        return nullptr;
       }
     }
-    const std::uint32_t out = add_node(NodeKind::String, name, name_len, parent);
-    if (out == Node::kNone) {
-      return Node::kNone;
+    if (add_node(NodeKind::String, name, name_len, parent,
+                 static_cast<std::uint32_t>(offset(open + 1)),
+                 static_cast<std::size_t>(q - (open + 1)), escaped) == Node::kNone) {
+      return nullptr;
     }
-    Node& node = nodes_[out];
-    node.text_off = static_cast<std::uint32_t>(offset(open + 1));
-    node.size = static_cast<std::uint32_t>(q - (open + 1));
-    node.escaped = escaped;
-    p = q + 1;
-    return out;
+    return q + 1;
   }
 
   std::string_view s_;

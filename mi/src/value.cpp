@@ -277,7 +277,7 @@ std::string Value::bytes() const {
 }
 
 Value Value::at(std::size_t i) const {
-  if (!valid() || node().kind == NodeKind::String || i >= node().size) {
+  if ((!is_tuple() && !is_list()) || i >= node().size) {
     return {};
   }
   std::uint32_t c = node().first_child(index_);
@@ -288,7 +288,7 @@ Value Value::at(std::size_t i) const {
 }
 
 Value Value::operator[](std::string_view key) const {
-  if (!valid() || node().kind == NodeKind::String) {
+  if (!is_tuple() && !is_list()) {
     return {};
   }
   for (std::uint32_t c = node().first_child(index_); c != Node::kNone; c = nodes_[c].next) {
@@ -432,6 +432,8 @@ std::string Value::to_mi() const {
     out.push_back(node().kind == NodeKind::Tuple ? '}' : ']');
     break;
   }
+  case NodeKind::Missing:
+    break;
   }
   return out;
 }

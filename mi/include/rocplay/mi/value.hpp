@@ -15,7 +15,8 @@
 
 namespace rocplay::mi {
 
-enum class NodeKind : std::uint8_t { String, Tuple, List };
+// `Missing` is never parsed: it marks the one node a Value without a value points at.
+enum class NodeKind : std::uint8_t { String, Tuple, List, Missing };
 
 // One value in a record, 24 bytes. Nodes are stored in pre-order, so a container's first child
 // (when it has one) is the node right after it; later siblings are linked by `next`. The parser
@@ -34,11 +35,14 @@ struct Node {
   static constexpr std::uint32_t kMaxNameBytes = 0xffffu;
 
   std::uint32_t first_child(std::uint32_t self) const {
-    return kind != NodeKind::String && size != 0 ? self + 1 : kNone;
+    return kind != NodeKind::String && size != 0 ? self + 1 : kNone; // Missing has size 0
   }
 };
 
 namespace detail {
+// What a Value that names nothing points at, so that asking it anything costs no null check.
+inline constexpr Node kMissingNode{0, 0, 0, Node::kNone, Node::kNone, 0, NodeKind::Missing, false};
+
 // Large blocks come straight from mmap with transparent huge pages requested: filling a
 // multi-MB node table 4 KiB page by page cost as much as parsing it (one fault per page).
 void* allocate_large(std::size_t bytes);
@@ -114,15 +118,17 @@ std::string escape(std::string_view bytes);
 
 class Value {
 public:
+  // A missing value: every query answers "nothing", so lookups chain safely.
   Value() = default;
+  // `index` names a node of `nodes`.
   Value(const char* line, const Node* nodes, std::uint32_t index)
       : line_(line), nodes_(nodes), index_(index) {}
 
-  bool valid() const { return nodes_ != nullptr && index_ != Node::kNone; }
+  bool valid() const { return node().kind != NodeKind::Missing; }
   explicit operator bool() const { return valid(); }
-  bool is_string() const { return valid() && node().kind == NodeKind::String; }
-  bool is_tuple() const { return valid() && node().kind == NodeKind::Tuple; }
-  bool is_list() const { return valid() && node().kind == NodeKind::List; }
+  bool is_string() const { return node().kind == NodeKind::String; }
+  bool is_tuple() const { return node().kind == NodeKind::Tuple; }
+  bool is_list() const { return node().kind == NodeKind::List; }
 
   // The result name this value was given (`frame` in `frame={...}`); empty when bare.
   std::string_view name() const {
@@ -178,9 +184,7 @@ public:
     const Node* nodes_;
     std::uint32_t i_;
   };
-  iterator begin() const {
-    return iterator(line_, nodes_, valid() ? node().first_child(index_) : Node::kNone);
-  }
+  iterator begin() const { return iterator(line_, nodes_, node().first_child(index_)); }
   iterator end() const { return iterator(line_, nodes_, Node::kNone); }
 
   const Node& node() const { return nodes_[index_]; }
@@ -188,9 +192,9 @@ public:
 private:
   AccessError error(std::string message) const;
 
-  const char* line_ = nullptr;
-  const Node* nodes_ = nullptr;
-  std::uint32_t index_ = Node::kNone;
+  const char* line_ = "";
+  const Node* nodes_ = &detail::kMissingNode;
+  std::uint32_t index_ = 0;
 };
 
 } // namespace rocplay::mi
