@@ -211,7 +211,8 @@ private:
       if (i >= n_ || s_[i] != '"') {
         return fail(i >= n_ ? Errc::UnexpectedEnd : Errc::UnexpectedChar, i);
       }
-      const char* const after = parse_string(s_.data() + i, Node::kNone, s_.data(), 0);
+      const char* const after =
+          parse_string(s_.data() + i, s_.data() + i + 1, Node::kNone, s_.data(), 0);
       if (after == nullptr) {
         return failed();
       }
@@ -240,7 +241,7 @@ private:
       if (s_[i] != ',') {
         return fail(Errc::UnexpectedChar, i);
       }
-      if (parse_items(s_.data() + i + 1, root, '\0', 1) == nullptr) {
+      if (parse_items<'\0'>(s_.data() + i + 1, root, 1) == nullptr) {
         return failed();
       }
     }
@@ -347,7 +348,10 @@ private:
 
   // Comma-separated `[name=]value` items up to `close` (or the end of the line for '\0').
   // Counts children in a local, so the loop keeps its state in registers.
-  const char* parse_items(const char* p, std::uint32_t parent, char close, std::uint32_t depth) {
+  // One instance per closer: a list's items are mostly bare values and a tuple's are named, so
+  // each loop's branches predict well for their own kind of container.
+  template <char close>
+  const char* parse_items(const char* p, std::uint32_t parent, std::uint32_t depth) {
     const char* const end = s_.data() + n_;
     // The first child is linked from the parent's own `next`, which saves a branch per item;
     // finish() restores it before the parent's next sibling can set it.
@@ -414,13 +418,18 @@ private:
       const auto open = static_cast<unsigned>(__builtin_ctz(stops | 0x80000000u));
       const auto close = static_cast<unsigned>(__builtin_ctz((stops & (stops - 1)) | 0x80000000u));
       if (len != 0 && p[len] == '=') {
-        if (open == len + 1 && p[open] == '"' && p[close] == '"') {
-          if (add_node(NodeKind::String, name, len, parent,
-                       static_cast<std::uint32_t>(offset(p + open + 1)), close - open - 1,
-                       false) == Node::kNone) {
-            return nullptr;
+        if (open == len + 1 && p[open] == '"') {
+          if (p[close] == '"') {
+            if (add_node(NodeKind::String, name, len, parent,
+                         static_cast<std::uint32_t>(offset(p + open + 1)), close - open - 1,
+                         false) == Node::kNone) {
+              return nullptr;
+            }
+            return p + close + 1;
           }
-          return p + close + 1;
+          // A longer string, or one with escapes: the scan goes on from the first byte this
+          // window did not clear.
+          return parse_string(p + open, p + close, parent, name, len);
         }
         if (p[len + 1] == '{' || p[len + 1] == '[') {
           return parse_container(p + len + 1, parent, name, len, depth);
@@ -447,7 +456,7 @@ private:
       }
     }
     if (*p == '"') {
-      return parse_string(p, parent, name, name_len);
+      return parse_string(p, p + 1, parent, name, name_len);
     }
     if (*p == '{' || *p == '[') {
       return parse_container(p, parent, name, name_len, depth);
@@ -473,15 +482,15 @@ private:
     if (p < s_.data() + n_ && *p == close) {
       return p + 1;
     }
-    return parse_items(p, out, close, depth + 1);
+    return close == '}' ? parse_items<'}'>(p, out, depth + 1) : parse_items<']'>(p, out, depth + 1);
   }
 
-  // `p` is at the opening quote.
-  __attribute__((always_inline)) const char* parse_string(const char* p, std::uint32_t parent,
-                                                          const char* name, std::size_t name_len) {
-    const char* const open = p;
+  // `open` is at the opening quote; no '"' or '\\' lies in (open, scan_from).
+  __attribute__((always_inline)) const char* parse_string(const char* open, const char* scan_from,
+                                                          std::uint32_t parent, const char* name,
+                                                          std::size_t name_len) {
     const char* const end = s_.data() + n_;
-    const char* q = p + 1;
+    const char* q = scan_from;
     bool escaped = false;
     for (;;) {
       q = find_quote_or_backslash(q, end);
