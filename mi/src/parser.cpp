@@ -211,8 +211,7 @@ private:
       if (i >= n_ || s_[i] != '"') {
         return fail(i >= n_ ? Errc::UnexpectedEnd : Errc::UnexpectedChar, i);
       }
-      const char* const after =
-          parse_string(s_.data() + i, s_.data() + i + 1, Node::kNone, s_.data(), 0);
+      const char* const after = parse_string(s_.data() + i, s_.data() + i + 1, s_.data(), 0);
       if (after == nullptr) {
         return failed();
       }
@@ -232,7 +231,7 @@ private:
     }
     const std::string_view klass = s_.substr(class_begin, i - class_begin);
     // The results hang off a root tuple so `record["frame"]` is an ordinary lookup.
-    const std::uint32_t root = add_node(NodeKind::Tuple, s_.data(), 0, Node::kNone, 0, 0, false);
+    const std::uint32_t root = add_node(NodeKind::Tuple, s_.data(), 0, 0, 0, false);
     if (root == Node::kNone) {
       return failed();
     }
@@ -308,23 +307,24 @@ private:
     return RecordView(RecordKind::Error, s_, nullptr, 0, line_no_, &error_);
   }
 
-  // Hot: one call per value. Every field is written: the table's slots are uninitialised.
+  // Hot: one call per value. Every field is written: the table's slots are uninitialised. A
+  // container's `end` starts as that of an empty one; parse_items() moves it past the children.
   __attribute__((always_inline)) std::uint32_t add_node(NodeKind kind, const char* name,
-                                                        std::size_t name_len, std::uint32_t parent,
+                                                        std::size_t name_len,
                                                         std::uint32_t text_off, std::size_t size,
                                                         bool escaped) {
     if (count_ >= capacity_ && !grow()) [[unlikely]] {
       set_error(Errc::TooManyValues, offset(name));
       return Node::kNone;
     }
-    nodes_[count_] = Node{static_cast<std::uint32_t>(offset(name)),
-                          text_off,
-                          static_cast<std::uint32_t>(size),
-                          parent,
-                          Node::kNone,
-                          static_cast<std::uint16_t>(name_len),
-                          kind,
-                          escaped};
+    Node& node = nodes_[count_];
+    node.name_off = static_cast<std::uint32_t>(offset(name));
+    node.text_off = text_off;
+    node.size = static_cast<std::uint32_t>(size);
+    node.end = static_cast<std::uint32_t>(count_ + 1);
+    node.name_len = static_cast<std::uint16_t>(name_len);
+    node.kind = kind;
+    node.escaped = escaped;
     return static_cast<std::uint32_t>(count_++);
   }
 
@@ -353,13 +353,10 @@ private:
   template <char close>
   const char* parse_items(const char* p, std::uint32_t parent, std::uint32_t depth) {
     const char* const end = s_.data() + n_;
-    // The first child is linked from the parent's own `next`, which saves a branch per item;
-    // finish() restores it before the parent's next sibling can set it.
-    std::uint32_t last = parent;
     std::uint32_t count = 0;
     const auto finish = [&](const char* after) {
       nodes_[parent].size = count;
-      nodes_[parent].next = Node::kNone;
+      nodes_[parent].end = static_cast<std::uint32_t>(count_);
       return after;
     };
     for (;;) {
@@ -370,13 +367,10 @@ private:
         set_error(Errc::UnexpectedEnd, offset(p));
         return nullptr;
       }
-      const auto child = static_cast<std::uint32_t>(count_); // an item's own node comes first
-      p = parse_item(p, end, parent, depth);
+      p = parse_item(p, end, depth);
       if (p == nullptr) {
         return nullptr;
       }
-      nodes_[last].next = child;
-      last = child;
       ++count;
       if (p >= end) {
         continue; // the end of the line: fine at top level, reported above otherwise
@@ -403,7 +397,7 @@ private:
 
   // One `[name=]value` item.
   __attribute__((always_inline)) const char* parse_item(const char* p, const char* end,
-                                                        std::uint32_t parent, std::uint32_t depth) {
+                                                        std::uint32_t depth) {
     const char* const name = p; // a bare value (list items, legacy `bkpt={..},{..}`) has no name
 #if defined(__SSE2__)
     // The common items, `name="text"` within 32 bytes and `name={` or `name=[`, are told apart
@@ -420,7 +414,7 @@ private:
       if (len != 0 && p[len] == '=') {
         if (open == len + 1 && p[open] == '"') {
           if (p[close] == '"') {
-            if (add_node(NodeKind::String, name, len, parent,
+            if (add_node(NodeKind::String, name, len,
                          static_cast<std::uint32_t>(offset(p + open + 1)), close - open - 1,
                          false) == Node::kNone) {
               return nullptr;
@@ -429,10 +423,10 @@ private:
           }
           // A longer string, or one with escapes: the scan goes on from the first byte this
           // window did not clear.
-          return parse_string(p + open, p + close, parent, name, len);
+          return parse_string(p + open, p + close, name, len);
         }
         if (p[len + 1] == '{' || p[len + 1] == '[') {
-          return parse_container(p + len + 1, parent, name, len, depth);
+          return parse_container(p + len + 1, name, len, depth);
         }
       }
     }
@@ -456,25 +450,25 @@ private:
       }
     }
     if (*p == '"') {
-      return parse_string(p, p + 1, parent, name, name_len);
+      return parse_string(p, p + 1, name, name_len);
     }
     if (*p == '{' || *p == '[') {
-      return parse_container(p, parent, name, name_len, depth);
+      return parse_container(p, name, name_len, depth);
     }
     set_error(Errc::UnexpectedChar, offset(p));
     return nullptr;
   }
 
   // `p` is at the opening bracket.
-  const char* parse_container(const char* p, std::uint32_t parent, const char* name,
-                              std::size_t name_len, std::uint32_t depth) {
+  const char* parse_container(const char* p, const char* name, std::size_t name_len,
+                              std::uint32_t depth) {
     if (depth >= limits_.max_depth) {
       set_error(Errc::DepthExceeded, offset(p));
       return nullptr;
     }
     const char close = *p == '{' ? '}' : ']';
     const std::uint32_t out =
-        add_node(*p == '{' ? NodeKind::Tuple : NodeKind::List, name, name_len, parent, 0, 0, false);
+        add_node(*p == '{' ? NodeKind::Tuple : NodeKind::List, name, name_len, 0, 0, false);
     if (out == Node::kNone) {
       return nullptr;
     }
@@ -487,8 +481,7 @@ private:
 
   // `open` is at the opening quote; no '"' or '\\' lies in (open, scan_from).
   __attribute__((always_inline)) const char* parse_string(const char* open, const char* scan_from,
-                                                          std::uint32_t parent, const char* name,
-                                                          std::size_t name_len) {
+                                                          const char* name, std::size_t name_len) {
     const char* const end = s_.data() + n_;
     const char* q = scan_from;
     bool escaped = false;
@@ -508,8 +501,7 @@ private:
         return nullptr;
       }
     }
-    if (add_node(NodeKind::String, name, name_len, parent,
-                 static_cast<std::uint32_t>(offset(open + 1)),
+    if (add_node(NodeKind::String, name, name_len, static_cast<std::uint32_t>(offset(open + 1)),
                  static_cast<std::size_t>(q - (open + 1)), escaped) == Node::kNone) {
       return nullptr;
     }

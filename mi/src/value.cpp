@@ -280,9 +280,9 @@ Value Value::at(std::size_t i) const {
   if ((!is_tuple() && !is_list()) || i >= node().size) {
     return {};
   }
-  std::uint32_t c = node().first_child(index_);
+  std::uint32_t c = index_ + 1;
   while (i-- > 0) {
-    c = nodes_[c].next;
+    c = nodes_[c].end;
   }
   return {line_, nodes_, c};
 }
@@ -291,7 +291,7 @@ Value Value::operator[](std::string_view key) const {
   if (!is_tuple() && !is_list()) {
     return {};
   }
-  for (std::uint32_t c = node().first_child(index_); c != Node::kNone; c = nodes_[c].next) {
+  for (std::uint32_t c = index_ + 1; c != node().end; c = nodes_[c].end) {
     const Node& n = nodes_[c];
     if (n.name_len == key.size() && std::memcmp(line_ + n.name_off, key.data(), key.size()) == 0) {
       return {line_, nodes_, c};
@@ -380,25 +380,25 @@ std::string Value::path() const {
   if (!valid()) {
     return "<missing>";
   }
-  std::vector<std::string> parts;
-  for (std::uint32_t i = index_; i != Node::kNone && nodes_[i].parent != Node::kNone;
-       i = nodes_[i].parent) {
-    const Node& n = nodes_[i];
-    const Node& parent = nodes_[n.parent];
-    if (parent.kind == NodeKind::List || n.name_len == 0) {
-      std::size_t pos = 0;
-      for (std::uint32_t c = parent.first_child(n.parent); c != i; c = nodes_[c].next) {
-        ++pos;
-      }
-      parts.push_back("[" + std::to_string(pos) + "]");
-    } else {
-      const bool root_child = parent.parent == Node::kNone;
-      parts.push_back((root_child ? "" : ".") + std::string(line_ + n.name_off, n.name_len));
-    }
-  }
+  // Node 0 is the record's root tuple, which holds every other node; each step goes down to
+  // the child whose subtree holds this value.
   std::string out;
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    out += *it;
+  std::uint32_t at = 0;
+  while (at != index_) {
+    const Node& parent = nodes_[at];
+    std::size_t pos = 0;
+    std::uint32_t c = at + 1;
+    while (nodes_[c].end <= index_) {
+      c = nodes_[c].end;
+      ++pos;
+    }
+    const Node& n = nodes_[c];
+    if (parent.kind == NodeKind::List || n.name_len == 0) {
+      out += "[" + std::to_string(pos) + "]";
+    } else {
+      out += (at == 0 ? "" : ".") + std::string(line_ + n.name_off, n.name_len);
+    }
+    at = c;
   }
   return out.empty() ? "<record>" : out;
 }

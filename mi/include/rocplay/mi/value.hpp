@@ -18,30 +18,28 @@ namespace rocplay::mi {
 // `Missing` is never parsed: it marks the one node a Value without a value points at.
 enum class NodeKind : std::uint8_t { String, Tuple, List, Missing };
 
-// One value in a record, 24 bytes. Nodes are stored in pre-order, so a container's first child
-// (when it has one) is the node right after it; later siblings are linked by `next`. The parser
-// fills every field of every node it writes, which lets the table be allocated uninitialised.
+// One value in a record, 20 bytes. Nodes are stored in pre-order: a container's children
+// follow it, each child's subtree whole, so a node's next sibling (when it has one) is the node
+// at its `end`. The parser fills every field of every node it writes, which lets the table be
+// allocated uninitialised.
 struct Node {
   std::uint32_t name_off; // result name (empty for a bare value in a list or legacy shape)
   std::uint32_t text_off; // strings: the body between the quotes, still escaped
   std::uint32_t size;     // strings: body length; tuples and lists: number of children
-  std::uint32_t parent;
-  std::uint32_t next;
+  std::uint32_t end;      // one past the last node of this node's subtree
   std::uint16_t name_len;
   NodeKind kind;
   bool escaped; // body holds at least one backslash escape
 
   static constexpr std::uint32_t kNone = 0xffffffffu;
   static constexpr std::uint32_t kMaxNameBytes = 0xffffu;
-
-  std::uint32_t first_child(std::uint32_t self) const {
-    return kind != NodeKind::String && size != 0 ? self + 1 : kNone; // Missing has size 0
-  }
 };
+static_assert(sizeof(Node) == 20);
 
 namespace detail {
 // What a Value that names nothing points at, so that asking it anything costs no null check.
-inline constexpr Node kMissingNode{0, 0, 0, Node::kNone, Node::kNone, 0, NodeKind::Missing, false};
+// Its `end` of 1 makes it an empty container to iterate.
+inline constexpr Node kMissingNode{0, 0, 0, 1, 0, NodeKind::Missing, false};
 
 // Large blocks come straight from mmap with transparent huge pages requested: filling a
 // multi-MB node table 4 KiB page by page cost as much as parsing it (one fault per page).
@@ -163,7 +161,7 @@ public:
   Result<std::uint64_t> as_address() const;
   Result<std::string> as_string() const;
 
-  // `threads[3].frame.addr`, computed from the parent links.
+  // `threads[3].frame.addr`, found by descending from the record's root.
   std::string path() const;
   // The value in MI syntax (names included), for logs and round-trip tests.
   std::string to_mi() const;
@@ -174,7 +172,7 @@ public:
         : line_(line), nodes_(nodes), i_(i) {}
     Value operator*() const { return Value(line_, nodes_, i_); }
     iterator& operator++() {
-      i_ = nodes_[i_].next;
+      i_ = nodes_[i_].end;
       return *this;
     }
     bool operator==(const iterator& o) const { return i_ == o.i_; }
@@ -184,8 +182,9 @@ public:
     const Node* nodes_;
     std::uint32_t i_;
   };
-  iterator begin() const { return iterator(line_, nodes_, node().first_child(index_)); }
-  iterator end() const { return iterator(line_, nodes_, Node::kNone); }
+  // The children lie between this node and its `end`: none for a string.
+  iterator begin() const { return iterator(line_, nodes_, index_ + 1); }
+  iterator end() const { return iterator(line_, nodes_, node().end); }
 
   const Node& node() const { return nodes_[index_]; }
 
