@@ -1,10 +1,13 @@
 // libFuzzer target: any bytes through the MI parser, whole and split in two at a position taken
-// from the input; both must give the same records, and every value must be readable.
+// from the input; both must give the same records, and every value must be readable. Each line
+// must also read the same through every SIMD path the CPU runs.
 #include "rocplay/mi/parser.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace rocplay::mi;
 
@@ -49,6 +52,17 @@ std::string run(std::string_view text, std::size_t split, const Limits& limits) 
   return out;
 }
 
+// One line through one SIMD path, as text.
+std::string line_with(detail::SimdPath path, std::string_view line, const Limits& limits) {
+  NodeTable nodes;
+  ParseError error;
+  const RecordView r = detail::parse_line(path, line, 1, nodes, error, limits);
+  std::string out = std::to_string(static_cast<int>(r.kind()));
+  out += r.klass();
+  out += r.is_error() ? r.error().message() : r.results().to_mi();
+  return out;
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -63,6 +77,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t split = text.empty() ? 0 : data[0] % (text.size() + 1);
   if (run(text, text.size(), limits) != run(text, split, limits)) {
     std::abort(); // streaming must not depend on where the input was split
+  }
+  static const std::vector<detail::SimdPath> paths = detail::simd_paths();
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t nl = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, nl - at);
+    const std::string expected = line_with(detail::SimdPath::Baseline, line, limits);
+    for (const detail::SimdPath path : paths) {
+      if (line_with(path, line, limits) != expected) {
+        std::abort(); // every instruction set must read a line the same way
+      }
+    }
+    at = nl + 1;
   }
   return 0;
 }

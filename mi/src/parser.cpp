@@ -7,6 +7,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ROCPLAY_MI_HAS_AVX2_PATH 1
+#include <immintrin.h>
+#endif
 
 namespace rocplay::mi {
 
@@ -61,54 +65,6 @@ __attribute__((always_inline)) inline unsigned name_char_bits(__m128i chunk) {
 }
 #endif
 
-// The first '"' or '\\' in [p, end), or end. C-strings are short and rarely escaped, so this one
-// scan replaces a memchr for the quote plus another for backslashes.
-__attribute__((always_inline)) inline const char* find_quote_or_backslash(const char* p,
-                                                                          const char* end) {
-#if defined(__SSE2__)
-  // 32 bytes a step: most values (addresses, names, paths' tails) end within one step, so the
-  // loop's exit is predictable.
-  while (end - p >= 32) {
-    const unsigned mask =
-        quote_or_backslash_bits(load16(p)) | (quote_or_backslash_bits(load16(p + 16)) << 16);
-    if (mask != 0) {
-      return p + __builtin_ctz(mask);
-    }
-    p += 32;
-  }
-  if (end - p >= 16) {
-    const unsigned mask = quote_or_backslash_bits(load16(p));
-    if (mask != 0) {
-      return p + __builtin_ctz(mask);
-    }
-    p += 16;
-  }
-#endif
-  while (p < end && *p != '"' && *p != '\\') {
-    ++p;
-  }
-  return p;
-}
-
-// The first byte in [p, end) that cannot be part of a result name, or end. Names are a few
-// bytes of unpredictable length: a 16-byte classification and a count of trailing ones replace
-// a byte loop whose exit branch mispredicted on most names.
-__attribute__((always_inline)) inline const char* find_name_end(const char* p, const char* end) {
-#if defined(__SSE2__)
-  while (end - p >= 16) {
-    const unsigned stop = ~name_char_bits(load16(p)) & 0xffffu;
-    if (stop != 0) {
-      return p + __builtin_ctz(stop);
-    }
-    p += 16;
-  }
-#endif
-  while (p < end && is_name_char(*p)) {
-    ++p;
-  }
-  return p;
-}
-
 std::string printable_excerpt(std::string_view line, std::size_t at) {
   const std::size_t begin = at > kExcerptBytes / 2 ? at - kExcerptBytes / 2 : 0;
   const std::string_view part = line.substr(begin, kExcerptBytes);
@@ -127,13 +83,123 @@ std::string printable_excerpt(std::string_view line, std::size_t at) {
   return out;
 }
 
-// Recursive descent over one line; nodes are appended to `nodes_` with offsets into `s_`.
-class LineParser {
-public:
-  LineParser(std::string_view s, std::uint64_t line_no, NodeTable& table, ParseError& error,
-             const Limits& limits)
+// What the item parser reads and writes while it parses one line: nodes are appended to `nodes_`
+// with offsets into `s_`.
+struct LineState {
+  LineState(std::string_view s, std::uint64_t line_no, NodeTable& table, ParseError& error,
+            const Limits& limits)
       : s_(s), n_(s.size()), table_(table), error_(error), limits_(limits), line_no_(line_no) {}
 
+  const char* end() const { return s_.data() + n_; }
+  std::size_t offset(const char* p) const { return static_cast<std::size_t>(p - s_.data()); }
+
+  void skip_trailing_blanks(std::size_t& i) const {
+    std::size_t k = i;
+    while (k < n_ && (s_[k] == ' ' || s_[k] == '\t')) {
+      ++k;
+    }
+    if (k == n_) {
+      i = k;
+    }
+  }
+
+  __attribute__((noinline, cold)) void set_error(Errc errc, std::size_t at) {
+    if (error_.errc != Errc::None) {
+      return; // keep the first (innermost) error
+    }
+    error_.errc = errc;
+    error_.line = line_no_;
+    error_.column = static_cast<std::uint32_t>(at + 1);
+    error_.excerpt = printable_excerpt(s_, at);
+  }
+
+  // Hot: one call per value. Every field is written: the table's slots are uninitialised. A
+  // container's `end` starts as that of an empty one; parse_items() moves it past the children.
+  __attribute__((always_inline)) std::uint32_t add_node(NodeKind kind, const char* name,
+                                                        std::size_t name_len,
+                                                        std::uint32_t text_off, std::size_t size,
+                                                        bool escaped) {
+    if (count_ >= capacity_ && !grow()) [[unlikely]] {
+      set_error(Errc::TooManyValues, offset(name));
+      return Node::kNone;
+    }
+    Node& node = nodes_[count_];
+    node.name_off = static_cast<std::uint32_t>(offset(name));
+    node.text_off = text_off;
+    node.size = static_cast<std::uint32_t>(size);
+    node.end = static_cast<std::uint32_t>(count_ + 1);
+    node.name_len = static_cast<std::uint16_t>(name_len);
+    node.kind = kind;
+    node.escaped = escaped;
+    return static_cast<std::uint32_t>(count_++);
+  }
+
+  // Callers hold node indexes, never references, across add_node(): this moves the table.
+  __attribute__((noinline, cold)) bool grow() {
+    if (capacity_ >= max_nodes_) {
+      return false;
+    }
+    table_.resize(count_); // only the written nodes are copied
+    capacity_ = std::min(max_nodes_, capacity_ * 2);
+    table_.resize(capacity_);
+    nodes_ = table_.data();
+    return true;
+  }
+
+  std::string_view s_;
+  std::size_t n_;
+  NodeTable& table_;
+  Node* nodes_ = nullptr;
+  std::size_t count_ = 0; // not uint32_t: stores to a Node's fields could alias it
+  std::size_t capacity_ = 0;
+  std::size_t max_nodes_ = 0;
+  ParseError& error_;
+  const Limits& limits_;
+  std::uint64_t line_no_;
+};
+
+// The entry points of one instance of item_parser.inc.
+struct ItemParser {
+  // A record's results after its class and comma, as children of node `root`.
+  const char* (*results)(LineState& st, const char* p, std::uint32_t root);
+  // The c-string of a stream record (`~"..."`), `open` at its opening quote.
+  const char* (*stream_text)(LineState& st, const char* open);
+};
+
+namespace baseline {
+#define ROCPLAY_MI_AVX2 0
+#define ROCPLAY_MI_TARGET
+#include "item_parser.inc"
+#undef ROCPLAY_MI_TARGET
+#undef ROCPLAY_MI_AVX2
+} // namespace baseline
+
+#if defined(ROCPLAY_MI_HAS_AVX2_PATH)
+namespace avx2 {
+#define ROCPLAY_MI_AVX2 1
+#define ROCPLAY_MI_TARGET __attribute__((target("avx2,bmi")))
+#include "item_parser.inc"
+#undef ROCPLAY_MI_TARGET
+#undef ROCPLAY_MI_AVX2
+} // namespace avx2
+#endif
+
+const ItemParser& item_parser(detail::SimdPath path) {
+#if defined(ROCPLAY_MI_HAS_AVX2_PATH)
+  if (path == detail::SimdPath::Avx2) {
+    return avx2::kItemParser;
+  }
+#endif
+  (void)path;
+  return baseline::kItemParser;
+}
+
+// One line: the record's kind, token and class here, its results in an ItemParser.
+class LineParser : LineState {
+public:
+  LineParser(std::string_view s, std::uint64_t line_no, NodeTable& table, ParseError& error,
+             const Limits& limits, const ItemParser& items)
+      : LineState(s, line_no, table, error, limits), items_(items) {}
   RecordView parse() {
     table_.clear();
     if (n_ > 0xfffffff0u) {
@@ -211,7 +277,7 @@ private:
       if (i >= n_ || s_[i] != '"') {
         return fail(i >= n_ ? Errc::UnexpectedEnd : Errc::UnexpectedChar, i);
       }
-      const char* const after = parse_string(s_.data() + i, s_.data() + i + 1, s_.data(), 0);
+      const char* const after = items_.stream_text(*this, s_.data() + i);
       if (after == nullptr) {
         return failed();
       }
@@ -225,7 +291,7 @@ private:
       return view;
     }
     const std::size_t class_begin = i;
-    i = static_cast<std::size_t>(find_name_end(s_.data() + i, s_.data() + n_) - s_.data());
+    i = static_cast<std::size_t>(baseline::find_name_end(s_.data() + i, end()) - s_.data());
     if (i == class_begin) {
       return fail(Errc::BadRecordClass, i);
     }
@@ -240,7 +306,7 @@ private:
       if (s_[i] != ',') {
         return fail(Errc::UnexpectedChar, i);
       }
-      if (parse_items<'\0'>(s_.data() + i + 1, root, 1) == nullptr) {
+      if (items_.results(*this, s_.data() + i + 1, root) == nullptr) {
         return failed();
       }
     }
@@ -271,16 +337,6 @@ private:
     return true;
   }
 
-  void skip_trailing_blanks(std::size_t& i) const {
-    std::size_t k = i;
-    while (k < n_ && (s_[k] == ' ' || s_[k] == '\t')) {
-      ++k;
-    }
-    if (k == n_) {
-      i = k;
-    }
-  }
-
   RecordView make(RecordKind kind, std::string_view klass) {
     RecordView view(kind, s_, nodes_, count_, line_no_, nullptr);
     view.klass_ = klass;
@@ -292,238 +348,31 @@ private:
     return failed();
   }
 
-  void set_error(Errc errc, std::size_t at) {
-    if (error_.errc != Errc::None) {
-      return; // keep the first (innermost) error
-    }
-    error_.errc = errc;
-    error_.line = line_no_;
-    error_.column = static_cast<std::uint32_t>(at + 1);
-    error_.excerpt = printable_excerpt(s_, at);
-  }
-
   RecordView failed() {
     count_ = 0;
     return RecordView(RecordKind::Error, s_, nullptr, 0, line_no_, &error_);
   }
 
-  // Hot: one call per value. Every field is written: the table's slots are uninitialised. A
-  // container's `end` starts as that of an empty one; parse_items() moves it past the children.
-  __attribute__((always_inline)) std::uint32_t add_node(NodeKind kind, const char* name,
-                                                        std::size_t name_len,
-                                                        std::uint32_t text_off, std::size_t size,
-                                                        bool escaped) {
-    if (count_ >= capacity_ && !grow()) [[unlikely]] {
-      set_error(Errc::TooManyValues, offset(name));
-      return Node::kNone;
-    }
-    Node& node = nodes_[count_];
-    node.name_off = static_cast<std::uint32_t>(offset(name));
-    node.text_off = text_off;
-    node.size = static_cast<std::uint32_t>(size);
-    node.end = static_cast<std::uint32_t>(count_ + 1);
-    node.name_len = static_cast<std::uint16_t>(name_len);
-    node.kind = kind;
-    node.escaped = escaped;
-    return static_cast<std::uint32_t>(count_++);
-  }
-
-  // Callers hold node indexes, never references, across add_node(): this moves the table.
-  __attribute__((noinline, cold)) bool grow() {
-    if (capacity_ >= max_nodes_) {
-      return false;
-    }
-    table_.resize(count_); // only the written nodes are copied
-    capacity_ = std::min(max_nodes_, capacity_ * 2);
-    table_.resize(capacity_);
-    nodes_ = table_.data();
-    return true;
-  }
-
-  std::size_t offset(const char* p) const { return static_cast<std::size_t>(p - s_.data()); }
-
-  // The parse functions take a position and return the one after what they read, or nullptr
-  // once the error is set. A position passed as `const char*&` could alias the line's own
-  // pointer, and the compiler would reload that after every item.
-
-  // Comma-separated `[name=]value` items up to `close` (or the end of the line for '\0').
-  // Counts children in a local, so the loop keeps its state in registers.
-  // One instance per closer: a list's items are mostly bare values and a tuple's are named, so
-  // each loop's branches predict well for their own kind of container.
-  template <char close>
-  const char* parse_items(const char* p, std::uint32_t parent, std::uint32_t depth) {
-    const char* const end = s_.data() + n_;
-    std::uint32_t count = 0;
-    const auto finish = [&](const char* after) {
-      nodes_[parent].size = count;
-      nodes_[parent].end = static_cast<std::uint32_t>(count_);
-      return after;
-    };
-    for (;;) {
-      if (p >= end) {
-        if (close == '\0') {
-          return finish(end);
-        }
-        set_error(Errc::UnexpectedEnd, offset(p));
-        return nullptr;
-      }
-      p = parse_item(p, end, depth);
-      if (p == nullptr) {
-        return nullptr;
-      }
-      ++count;
-      if (p >= end) {
-        continue; // the end of the line: fine at top level, reported above otherwise
-      }
-      if (*p == ',') {
-        ++p;
-        continue;
-      }
-      if (close != '\0' && *p == close) {
-        return finish(p + 1);
-      }
-      if (close == '\0') {
-        std::size_t i = offset(p);
-        skip_trailing_blanks(i);
-        if (i == n_) {
-          p = end;
-          continue;
-        }
-      }
-      set_error(Errc::UnexpectedChar, offset(p));
-      return nullptr;
-    }
-  }
-
-  // One `[name=]value` item.
-  __attribute__((always_inline)) const char* parse_item(const char* p, const char* end,
-                                                        std::uint32_t depth) {
-    const char* const name = p; // a bare value (list items, legacy `bkpt={..},{..}`) has no name
-#if defined(__SSE2__)
-    // The common items, `name="text"` within 32 bytes and `name={` or `name=[`, are told apart
-    // from one pair of loads. For a string, the next item's position depends only on the quotes
-    // (the first opens it, the second closes it); the name is checked beside that chain.
-    if (end - p >= 32) {
-      const __m128i lo = load16(p);
-      const __m128i hi = load16(p + 16);
-      const unsigned stops = quote_or_backslash_bits(lo) | (quote_or_backslash_bits(hi) << 16);
-      const auto len = static_cast<unsigned>(__builtin_ctz(~name_char_bits(lo))); // <= 16
-      // Bit 31 stands in for a missing stop; p[31] is then no quote.
-      const auto open = static_cast<unsigned>(__builtin_ctz(stops | 0x80000000u));
-      const auto close = static_cast<unsigned>(__builtin_ctz((stops & (stops - 1)) | 0x80000000u));
-      if (len != 0 && p[len] == '=') {
-        if (open == len + 1 && p[open] == '"') {
-          if (p[close] == '"') {
-            if (add_node(NodeKind::String, name, len,
-                         static_cast<std::uint32_t>(offset(p + open + 1)), close - open - 1,
-                         false) == Node::kNone) {
-              return nullptr;
-            }
-            return p + close + 1;
-          }
-          // A longer string, or one with escapes: the scan goes on from the first byte this
-          // window did not clear.
-          return parse_string(p + open, p + close, name, len);
-        }
-        if (p[len + 1] == '{' || p[len + 1] == '[') {
-          return parse_container(p + len + 1, name, len, depth);
-        }
-      }
-    }
-#endif
-    std::size_t name_len = 0;
-    if (*p != '"' && *p != '{' && *p != '[') {
-      p = find_name_end(p, end);
-      name_len = static_cast<std::size_t>(p - name);
-      if (name_len == 0 || p >= end || *p != '=') {
-        set_error(p >= end ? Errc::UnexpectedEnd : Errc::UnexpectedChar, offset(p));
-        return nullptr;
-      }
-      if (name_len > Node::kMaxNameBytes) [[unlikely]] {
-        set_error(Errc::UnexpectedChar, offset(name) + Node::kMaxNameBytes);
-        return nullptr;
-      }
-      ++p; // '='
-      if (p >= end) {
-        set_error(Errc::UnexpectedEnd, offset(p));
-        return nullptr;
-      }
-    }
-    if (*p == '"') {
-      return parse_string(p, p + 1, name, name_len);
-    }
-    if (*p == '{' || *p == '[') {
-      return parse_container(p, name, name_len, depth);
-    }
-    set_error(Errc::UnexpectedChar, offset(p));
-    return nullptr;
-  }
-
-  // `p` is at the opening bracket.
-  const char* parse_container(const char* p, const char* name, std::size_t name_len,
-                              std::uint32_t depth) {
-    if (depth >= limits_.max_depth) {
-      set_error(Errc::DepthExceeded, offset(p));
-      return nullptr;
-    }
-    const char close = *p == '{' ? '}' : ']';
-    const std::uint32_t out =
-        add_node(*p == '{' ? NodeKind::Tuple : NodeKind::List, name, name_len, 0, 0, false);
-    if (out == Node::kNone) {
-      return nullptr;
-    }
-    ++p;
-    if (p < s_.data() + n_ && *p == close) {
-      return p + 1;
-    }
-    return close == '}' ? parse_items<'}'>(p, out, depth + 1) : parse_items<']'>(p, out, depth + 1);
-  }
-
-  // `open` is at the opening quote; no '"' or '\\' lies in (open, scan_from).
-  __attribute__((always_inline)) const char* parse_string(const char* open, const char* scan_from,
-                                                          const char* name, std::size_t name_len) {
-    const char* const end = s_.data() + n_;
-    const char* q = scan_from;
-    bool escaped = false;
-    for (;;) {
-      q = find_quote_or_backslash(q, end);
-      if (q == end) {
-        set_error(Errc::UnterminatedString, offset(open));
-        return nullptr;
-      }
-      if (*q == '"') {
-        break;
-      }
-      escaped = true;
-      q += 2; // the backslash and the byte it escapes
-      if (q > end) {
-        set_error(Errc::UnterminatedString, offset(open));
-        return nullptr;
-      }
-    }
-    if (add_node(NodeKind::String, name, name_len, static_cast<std::uint32_t>(offset(open + 1)),
-                 static_cast<std::size_t>(q - (open + 1)), escaped) == Node::kNone) {
-      return nullptr;
-    }
-    return q + 1;
-  }
-
-  std::string_view s_;
-  std::size_t n_;
-  NodeTable& table_;
-  Node* nodes_ = nullptr;
-  std::size_t count_ = 0; // not uint32_t: stores to a Node's fields could alias it
-  std::size_t capacity_ = 0;
-  std::size_t max_nodes_ = 0;
-  ParseError& error_;
-  const Limits& limits_;
-  std::uint64_t line_no_;
+  const ItemParser& items_;
 };
 
 } // namespace
 
-RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& scratch,
-                      ParseError& error_out, const Limits& limits) {
+namespace detail {
+
+std::vector<SimdPath> simd_paths() {
+  std::vector<SimdPath> paths{SimdPath::Baseline};
+#if defined(ROCPLAY_MI_HAS_AVX2_PATH)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi")) {
+    paths.push_back(SimdPath::Avx2);
+  }
+#endif
+  return paths;
+}
+
+RecordView parse_line(SimdPath path, std::string_view line, std::uint64_t line_no,
+                      NodeTable& scratch, ParseError& error_out, const Limits& limits) {
   error_out.errc = Errc::None; // cheap reset: keeps the excerpt's buffer
   error_out.excerpt.clear();
   if (line.size() > limits.max_line_bytes) {
@@ -536,7 +385,15 @@ RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& s
     return RecordView(RecordKind::Error, line.substr(0, kKeptPrefixBytes), nullptr, 0, line_no,
                       &error_out);
   }
-  return LineParser(line, line_no, scratch, error_out, limits).parse();
+  return LineParser(line, line_no, scratch, error_out, limits, item_parser(path)).parse();
+}
+
+} // namespace detail
+
+RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& scratch,
+                      ParseError& error_out, const Limits& limits) {
+  static const detail::SimdPath fastest = detail::simd_paths().back();
+  return detail::parse_line(fastest, line, line_no, scratch, error_out, limits);
 }
 
 void LineSplitter::feed(std::string_view chunk) {

@@ -36,6 +36,15 @@ struct Limits {
 RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& scratch,
                       ParseError& error_out, const Limits& limits = {});
 
+namespace detail {
+// The instruction sets the parser has code for. parse_line() takes the last of simd_paths(), the
+// fastest this CPU runs; tests and the fuzzer run each to prove they agree.
+enum class SimdPath { Baseline, Avx2 };
+std::vector<SimdPath> simd_paths();
+RecordView parse_line(SimdPath path, std::string_view line, std::uint64_t line_no,
+                      NodeTable& scratch, ParseError& error_out, const Limits& limits = {});
+} // namespace detail
+
 // Splits a byte stream fed in chunks into lines (LF or CRLF), bounded by Limits. Lines inside a
 // chunk are returned in place; a line that spans chunks is assembled in a carry buffer.
 class LineSplitter {
