@@ -200,6 +200,7 @@ public:
   LineParser(std::string_view s, std::uint64_t line_no, NodeTable& table, ParseError& error,
              const Limits& limits, const ItemParser& items)
       : LineState(s, line_no, table, error, limits), items_(items) {}
+
   RecordView parse() {
     table_.clear();
     if (n_ > 0xfffffff0u) {
