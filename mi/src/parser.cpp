@@ -33,38 +33,6 @@ bool is_name_char(char c) {
   return kNameChar[static_cast<unsigned char>(c)];
 }
 
-#if defined(__SSE2__)
-__m128i load16(const char* p) {
-  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-}
-
-// Bit i set when byte i of the 16 is a '"' or a '\\'.
-__attribute__((always_inline)) inline unsigned quote_or_backslash_bits(__m128i chunk) {
-  return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
-      _mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\')))));
-}
-
-// Bit i set when byte i of the 16 lies in [lo, hi]: one add moves the range to the bottom of
-// the signed bytes, where one compare bounds it.
-template <char lo, char hi> __attribute__((always_inline)) inline __m128i in_range(__m128i chunk) {
-  constexpr int kShift = 0x80 - static_cast<unsigned char>(lo);
-  constexpr int kLimit = -0x80 + (static_cast<unsigned char>(hi) - static_cast<unsigned char>(lo));
-  const __m128i shifted = _mm_add_epi8(chunk, _mm_set1_epi8(static_cast<char>(kShift)));
-  return _mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(kLimit + 1)), shifted);
-}
-
-// Bit i set when byte i of the 16 can be part of a result name ([A-Za-z0-9_.-]).
-__attribute__((always_inline)) inline unsigned name_char_bits(__m128i chunk) {
-  const __m128i folded = _mm_or_si128(chunk, _mm_set1_epi8(0x20)); // 'A'-'Z' to 'a'-'z'
-  // '-' '.' and the digits are 0x2d-0x39 but for '/'.
-  const __m128i punct_digit =
-      _mm_andnot_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('/')), in_range<'-', '9'>(chunk));
-  const __m128i ok = _mm_or_si128(_mm_or_si128(in_range<'a', 'z'>(folded), punct_digit),
-                                  _mm_cmpeq_epi8(chunk, _mm_set1_epi8('_')));
-  return static_cast<unsigned>(_mm_movemask_epi8(ok));
-}
-#endif
-
 std::string printable_excerpt(std::string_view line, std::size_t at) {
   const std::size_t begin = at > kExcerptBytes / 2 ? at - kExcerptBytes / 2 : 0;
   const std::string_view part = line.substr(begin, kExcerptBytes);

@@ -277,7 +277,7 @@ std::string Value::bytes() const {
 }
 
 Value Value::at(std::size_t i) const {
-  if ((!is_tuple() && !is_list()) || i >= node().size) {
+  if (i >= size()) {
     return {};
   }
   std::uint32_t c = index_ + 1;
@@ -288,9 +288,7 @@ Value Value::at(std::size_t i) const {
 }
 
 Value Value::operator[](std::string_view key) const {
-  if (!is_tuple() && !is_list()) {
-    return {};
-  }
+  // A string's and a missing value's children are the empty range after them.
   for (std::uint32_t c = index_ + 1; c != node().end; c = nodes_[c].end) {
     const Node& n = nodes_[c];
     if (n.name_len == key.size() && std::memcmp(line_ + n.name_off, key.data(), key.size()) == 0) {
