@@ -246,6 +246,8 @@ struct StepRecord {
   std::string message;               // why it failed or was skipped
   std::vector<std::string> commands; // what was sent (first few)
   std::size_t command_count = 0;
+  // cli: the console text the command printed; mi: that, then the result record as received.
+  std::string output;
   double seconds = 0;
 };
 
@@ -270,6 +272,10 @@ struct RunResult {
   bool aborted = false;       // a step failed with on_error: abort
   std::optional<Error> fatal; // what ended the run early: attach refused, debugger died
   double total_seconds = 0;
+  // --allow-unsafe-commands was given, and the commands it let through (those that would have
+  // been refused without it), in the order they ran.
+  bool unsafe_commands_allowed = false;
+  std::vector<std::string> unsafe_commands_run;
 
   // Fatal error code; else StepFailed when a step failed without on_error: continue; else
   // Findings when a finding is warning or above; else Ok.
@@ -285,6 +291,25 @@ RunResult run(const Playbook& playbook, Driver& driver, const RunOptions& option
 // The run's own part of a report: per-step status and the target's times.
 nlohmann::json run_to_json(const RunResult& result);
 void write_steps_text(std::ostream& out, const RunResult& result);
+
+// A command name the debugger does not know (`rocplay playbooks check`).
+struct CommandProblem {
+  Position position;
+  std::string command; // `-thread-infoo`, `info thredas`
+  std::string message;
+  std::string hint;         // "did you mean `-thread-info`?"
+  bool conditional = false; // under `when:`: may never run, so a note rather than an error
+};
+struct CommandCheckResult {
+  std::size_t checked = 0;        // mi:/cli: steps asked about
+  std::size_t not_applicable = 0; // `requires:` another debugger
+  std::vector<CommandProblem> problems;
+};
+// Asks the driver's debugger, which need not be attached to anything, whether each mi:/cli:
+// step's command exists there (`-info-gdb-mi-command`, `help`), with the nearest name it knows.
+// Sends nothing else; steps whose command name is a `${...}` are left to the run.
+CommandCheckResult check_command_names(const Playbook& playbook, Driver& driver,
+                                       std::chrono::milliseconds timeout);
 
 // Parses `k=v` from --var. Throws Error(Usage).
 std::pair<std::string, std::string> parse_var_assignment(const std::string& text);

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <string>
+#include <string_view>
 
 namespace rocplay::cli {
 
@@ -31,7 +33,43 @@ const std::vector<CommandSpec>& registered_commands() {
 void print_error(const std::string& message, const std::string& hint) {
   std::fprintf(stderr, "rocplay: error: %s\n", message.c_str());
   if (!hint.empty()) {
-    std::fprintf(stderr, "  hint: %s\n", hint.c_str());
+    // Wrapped at word boundaries, continuation lines under the hint's first word.
+    constexpr std::size_t kWidth = 100;
+    constexpr std::string_view kLead = "  hint: ";
+    std::string out(kLead);
+    std::size_t column = kLead.size();
+    std::size_t pos = 0;
+    while (pos < hint.size()) {
+      if (hint[pos] == '\n') {
+        out += "\n" + std::string(kLead.size(), ' ');
+        column = kLead.size();
+        ++pos;
+        continue;
+      }
+      std::size_t end = hint.find_first_of(" \n", pos);
+      if (end == std::string::npos) {
+        end = hint.size();
+      }
+      const std::size_t word = end - pos;
+      if (column > kLead.size() && column + word > kWidth) {
+        while (out.back() == ' ') {
+          out.pop_back();
+        }
+        out += "\n" + std::string(kLead.size(), ' ');
+        column = kLead.size();
+      }
+      out.append(hint, pos, word);
+      column += word;
+      pos = end;
+      if (pos < hint.size() && hint[pos] == ' ') {
+        if (column + 1 < kWidth) {
+          out += ' ';
+          ++column;
+        }
+        ++pos;
+      }
+    }
+    std::fprintf(stderr, "%s\n", out.c_str());
   }
 }
 

@@ -81,6 +81,145 @@ const std::vector<std::string_view>& result_fields(StepKind kind) {
   return kPlain;
 }
 
+// Line `n` (1-based) of `text`, without its line ending; empty past the end.
+std::string_view nth_line(std::string_view text, std::uint32_t n) {
+  std::size_t start = 0;
+  for (std::uint32_t i = 1; i < n; ++i) {
+    const auto nl = text.find('\n', start);
+    if (nl == std::string_view::npos) {
+      return {};
+    }
+    start = nl + 1;
+  }
+  std::string_view line = text.substr(start, text.find('\n', start) - start);
+  if (!line.empty() && line.back() == '\r') {
+    line.remove_suffix(1);
+  }
+  return line;
+}
+
+std::size_t indent_of(std::string_view line) {
+  const auto first = line.find_first_not_of(' ');
+  return first == std::string_view::npos ? line.size() : first;
+}
+
+bool blank_or_comment(std::string_view line) {
+  const auto first = line.find_first_not_of(" \t");
+  return first == std::string_view::npos || line[first] == '#';
+}
+
+// The word at `column` of a line, for naming it: `cli:`, `-`.
+std::string word_at(std::string_view line, std::size_t column) {
+  line.remove_prefix(std::min(column, line.size()));
+  return std::string(line.substr(0, std::min<std::size_t>(line.find(' '), 24)));
+}
+
+bool is_item(std::string_view line) {
+  const std::string_view rest = line.substr(indent_of(line));
+  return rest == "-" || rest.rfind("- ", 0) == 0;
+}
+
+// A block still open above an error: its column (0-based), the line that opened it, and whether
+// it is a list (its entries start with `- `) or a mapping (its entries are `key:`).
+struct OpenBlock {
+  std::size_t column;
+  std::uint32_t line;
+  bool list;
+};
+
+// The blocks open at `line_no`, innermost first: where a line there may start.
+std::vector<OpenBlock> open_blocks(std::string_view text, std::uint32_t line_no) {
+  std::vector<OpenBlock> blocks;
+  std::size_t limit = std::string_view::npos; // only shallower blocks stay open
+  for (std::uint32_t n = line_no; n-- > 1 && limit > 0;) {
+    const std::string_view line = nth_line(text, n);
+    if (blank_or_comment(line)) {
+      continue;
+    }
+    const std::size_t indent = indent_of(line);
+    const bool item = is_item(line);
+    if (item && indent + 2 < limit && line.find(": ", indent) != std::string_view::npos) {
+      blocks.push_back({indent + 2, n, false}); // the mapping inside `- key: value`
+    }
+    if (indent < limit) {
+      blocks.push_back({indent, n, item});
+      limit = indent;
+    }
+  }
+  return blocks;
+}
+
+// yaml-cpp's error, said in terms of the playbook: what the parser expected where, then the line
+// with a caret under the column.
+std::string explain_yaml_error(std::string_view text, std::uint32_t line_no, std::uint32_t column,
+                               const std::string& parser_message) {
+  const std::string_view line = nth_line(text, line_no);
+  const std::size_t indent = indent_of(line);
+  std::string what = parser_message;
+  const bool structure = parser_message == "illegal map value" ||
+                         parser_message == "end of map not found" ||
+                         parser_message == "end of sequence not found";
+  const auto first_colon = line.find(": ");
+  if (parser_message.find("tab") != std::string::npos) {
+    what = "a tab in the indentation; YAML indents with spaces only";
+  } else if (parser_message == "illegal map value" && first_colon != std::string_view::npos &&
+             line.find(": ", first_colon + 2) != std::string_view::npos) {
+    what = "a second `: ` on one line; quote a value that holds `: ` (`cli: \"a: b\"`)";
+  } else if (structure && line_no > 1) {
+    const bool item = is_item(line);
+    const auto blocks = open_blocks(text, line_no);
+    std::string expected;
+    for (const auto& b : blocks) {
+      const std::string opener = word_at(nth_line(text, b.line), b.column);
+      if (b.column == indent && b.list != item) {
+        expected.clear();
+        what = item ? fmt::format("line {} starts a `- ` entry at column {}, where the mapping "
+                                  "of line {} (`{}`) has keys, not a list",
+                                  line_no, indent + 1, b.line, opener)
+                    : fmt::format("line {} starts a key at column {}, where the list of line {} "
+                                  "has `- ` entries: write `- {}` for a new entry, or indent it "
+                                  "to line up with the keys of that entry",
+                                  line_no, indent + 1, b.line, word_at(line, indent));
+        break;
+      }
+      if (b.column == indent) {
+        break; // the column is open and of the right kind: keep the parser's words
+      }
+      expected += fmt::format("{}column {} (`{}` as on line {})", expected.empty() ? "" : ", ",
+                              b.column + 1, b.list ? "- ..." : opener, b.line);
+      if (expected.size() > 240) {
+        break;
+      }
+    }
+    if (!expected.empty()) {
+      what = fmt::format("line {} starts at column {}, where no block is open; the parser "
+                         "expected a line at {}",
+                         line_no, indent + 1, expected);
+    }
+  }
+  std::string out = "YAML syntax: " + what;
+  if (line_no == 0) {
+    return out;
+  }
+  if (line_no > 1 && !blank_or_comment(nth_line(text, line_no - 1))) {
+    out += fmt::format("\n  {:>5} | {}", line_no - 1, nth_line(text, line_no - 1).substr(0, 120));
+  }
+  out += fmt::format("\n  {:>5} | {}", line_no, line.substr(0, 120));
+  out += fmt::format("\n  {:>5} | {}^", "",
+                     std::string(std::min<std::size_t>(column > 0 ? column - 1 : 0, 120), ' '));
+  return out;
+}
+
+// Console commands people write as if they were step keys (`print: $pc`).
+bool is_console_command_word(std::string_view key) {
+  // Inspection commands only: suggesting `cli: kill` would only meet the safety check.
+  static const std::vector<std::string_view> kWords = {
+      "print",  "p",    "bt",   "where", "info",        "x",       "frame",  "f",
+      "thread", "set",  "show", "list",  "disassemble", "ptype",   "whatis", "display",
+      "output", "echo", "up",   "down",  "inspect",     "examine", "maint",  "maintenance"};
+  return std::find(kWords.begin(), kWords.end(), key) != kWords.end();
+}
+
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) != 0 || s[0] == '_')) {
     return false;
@@ -113,9 +252,11 @@ public:
     try {
       root = YAML::Load(std::string(text_));
     } catch (const YAML::Exception& e) {
-      fail_at(static_cast<std::uint32_t>(e.mark.line + 1),
-              static_cast<std::uint32_t>(e.mark.column + 1), "YAML syntax: " + e.msg,
-              "fix the YAML syntax; indentation must be spaces, and a `:` needs a space after it");
+      const auto line = static_cast<std::uint32_t>(e.mark.line + 1);
+      const auto column = static_cast<std::uint32_t>(e.mark.column + 1);
+      fail_at(line, column, explain_yaml_error(text_, line, column, e.msg),
+              "keys of one mapping start in one column, and a list's `- ` entries too; indent "
+              "with spaces");
     }
     if (!root.IsMap()) {
       fail(root, "a playbook is a YAML mapping with at least `steps:`",
@@ -246,6 +387,17 @@ private:
         std::string valid_list;
         for (auto v : valid) {
           valid_list += (valid_list.empty() ? "" : ", ") + std::string(v);
+        }
+        if (!guess && is_console_command_word(key)) {
+          // `print: $pc`: a debugger command written as a key.
+          const std::string value =
+              kv.second.IsScalar() && !kv.second.Scalar().empty() ? " " + kv.second.Scalar() : "";
+          fail(kv.first,
+               fmt::format("unknown key `{}` in a {}: `{}` is a debugger command, not a key", key,
+                           where, key),
+               fmt::format("did you mean `cli: {}{}`? Console commands go in `cli:`, MI commands "
+                           "in `mi:`{}",
+                           key, value, where == "playbook" ? ", as a step under `steps:`" : ""));
         }
         fail(kv.first, fmt::format("unknown key `{}` in a {}", key, where),
              guess ? fmt::format("did you mean `{}`? (valid: {})", *guess, valid_list)

@@ -1,5 +1,6 @@
 // The run's part of a report: what each step did, and what happened to the target.
 #include "playbook/internal.hpp"
+#include "rocplay/step_output.hpp"
 
 #include <fmt/format.h>
 
@@ -45,6 +46,9 @@ nlohmann::json run_to_json(const RunResult& r) {
       cmds.push_back(mi::lossy_utf8(c));
     }
     j["commands"] = std::move(cmds);
+    if (s.kind == StepKind::Mi || s.kind == StepKind::Cli) {
+      j["output"] = mi::lossy_utf8(s.output); // whole: the text report shows the first lines
+    }
     steps.push_back(std::move(j));
   }
   nlohmann::json warnings = nlohmann::json::array();
@@ -71,6 +75,13 @@ nlohmann::json run_to_json(const RunResult& r) {
       {"seconds", r.total_seconds},
       {"exit_code", static_cast<int>(r.exit_code())},
   };
+  if (r.unsafe_commands_allowed) {
+    nlohmann::json ran = nlohmann::json::array();
+    for (const auto& c : r.unsafe_commands_run) {
+      ran.push_back(mi::lossy_utf8(c));
+    }
+    out["unsafe_commands"] = {{"allowed", true}, {"ran", std::move(ran)}};
+  }
   if (r.fatal) {
     out["error"] = {{"code", static_cast<int>(r.fatal->code())},
                     {"message", mi::lossy_utf8(r.fatal->what())},
@@ -118,6 +129,16 @@ void write_steps_text(std::ostream& out, const RunResult& r) {
     out << line << '\n';
     if (s.status == StepStatus::Failed && s.position.line != 0) {
       out << indent << "          at " << s.position.str() << '\n';
+    }
+    report::write_step_output_text(out, s.output, indent + "          ");
+  }
+  if (r.unsafe_commands_allowed) {
+    out << fmt::format("Unsafe commands: allowed by --allow-unsafe-commands; {}\n",
+                       r.unsafe_commands_run.empty()
+                           ? std::string("none ran")
+                           : fmt::format("{} ran:", r.unsafe_commands_run.size()));
+    for (const auto& c : r.unsafe_commands_run) {
+      out << "  " << mi::lossy_utf8(c) << '\n';
     }
   }
   if (!r.warnings.empty()) {

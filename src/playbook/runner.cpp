@@ -156,8 +156,10 @@ public:
     result_.playbook = pb_.name;
     result_.pid = options_.pid;
     result_.debugger = driver_.debugger();
+    result_.unsafe_commands_allowed = pb_.allow_unsafe_commands && !pb_.builtin;
     check_requirements();
     bind_globals();
+    check_rendered_commands();
 
     try {
       setup();
@@ -309,6 +311,88 @@ private:
     }
   }
 
+  // Every command that reads only the playbook's variables (and pid, debugger ...) is rendered
+  // and checked now, before the attach: a `--var` value that cannot go into its command, or that
+  // makes it unsafe, is refused while the target still runs. Steps that read a registered
+  // result or a loop item are checked when they run.
+  void check_rendered_commands() const {
+    std::set<std::string> runtime_names;
+    collect_runtime_names(pb_.steps, runtime_names);
+    collect_runtime_names(pb_.always, runtime_names);
+    check_rendered_commands(pb_.steps, runtime_names);
+    check_rendered_commands(pb_.always, runtime_names);
+  }
+
+  static void collect_runtime_names(const std::vector<Step>& steps, std::set<std::string>& out) {
+    for (const auto& s : steps) {
+      if (!s.register_as.empty()) {
+        out.insert(s.register_as);
+      }
+      if (!s.loop_var.empty()) {
+        out.insert(s.loop_var);
+      }
+      collect_runtime_names(s.body, out);
+    }
+  }
+
+  void check_rendered_commands(const std::vector<Step>& steps,
+                               const std::set<std::string>& runtime_names) const {
+    for (const auto& s : steps) {
+      check_rendered_commands(s.body, runtime_names);
+      if (s.kind != StepKind::Mi && s.kind != StepKind::Cli) {
+        continue;
+      }
+      if (!s.debuggers.empty() && std::find(s.debuggers.begin(), s.debuggers.end(),
+                                            driver_.debugger().kind) == s.debuggers.end()) {
+        continue;
+      }
+      std::set<std::string> vars_read;
+      bool static_only = true;
+      for (const auto& piece : s.command.pieces) {
+        if (piece.literal || piece.path.empty()) {
+          continue;
+        }
+        if (runtime_names.count(piece.path[0]) != 0 || globals_.count(piece.path[0]) == 0) {
+          static_only = false;
+        } else {
+          vars_read.insert(piece.path[0]);
+        }
+      }
+      if (!static_only || vars_read.empty()) {
+        continue; // literal commands were checked when the playbook loaded
+      }
+      std::string given;
+      for (const auto& [name, text] : options_.vars) {
+        if (vars_read.count(name) != 0) {
+          given += fmt::format("{}--var {}={}", given.empty() ? "" : ", ", name, text);
+        }
+      }
+      const auto code = given.empty() ? ExitCode::BadPlaybook : ExitCode::Usage;
+      const std::string where = s.position.line != 0 ? s.position.str() + ": " : std::string();
+      std::string command;
+      try {
+        command = detail::render(
+            s.command, *this, s.kind == StepKind::Mi ? detail::Quoting::Mi : detail::Quoting::Cli);
+      } catch (const detail::TextError& e) {
+        throw Error(
+            code,
+            fmt::format("{}step `{}`: {}{}", where, s.name, e.what(),
+                        given.empty() ? "" : fmt::format(" (from {})", given)),
+            fmt::format("nothing was attached; {}", e.hint.empty() ? "fix the value" : e.hint));
+      }
+      const bool allow = pb_.builtin || pb_.allow_unsafe_commands;
+      const auto refusal = s.kind == StepKind::Mi ? detail::check_mi(command, allow)
+                                                  : detail::check_cli(command, allow);
+      if (refusal) {
+        throw Error(ExitCode::BadPlaybook,
+                    fmt::format("{}step `{}` would send `{}`{}: refused, {}", where, s.name,
+                                command, given.empty() ? "" : fmt::format(" (from {})", given),
+                                refusal->reason),
+                    "nothing was attached; give a value that makes a safe command");
+      }
+    }
+  }
+
   // Before the first step: keep expressions from calling functions in the target.
   void setup() {
     // cuda-gdb 13.0 calls into the target to attach and to detach; with may-call-functions off
@@ -442,6 +526,17 @@ private:
         done.commands.push_back(exchanges[i].command);
       }
       ++done.command_count;
+      if (s.kind == StepKind::Mi || s.kind == StepKind::Cli) {
+        done.output += exchanges[i].console();
+        const mi::Record* r = exchanges[i].result();
+        if (s.kind == StepKind::Mi && r != nullptr) {
+          if (!done.output.empty() && done.output.back() != '\n') {
+            done.output += '\n';
+          }
+          done.output += r->line();
+          done.output += '\n';
+        }
+      }
     }
     bool go_on = true;
     if (status == StepStatus::Failed || status == StepStatus::TimedOut) {
@@ -489,6 +584,30 @@ private:
     return Value::map(std::move(entries));
   }
 
+  // What the names of a condition were when it failed: ` (result.class = "done", ...)`.
+  std::string actual_values(const detail::ExprNode& root) const {
+    constexpr std::size_t kMaxValueChars = 200;
+    std::vector<std::string> seen;
+    std::string out;
+    detail::for_each_name(root, [&](const std::vector<std::string>& path, std::uint32_t) {
+      std::string name;
+      for (const auto& part : path) {
+        name += (name.empty() ? "" : ".") + part;
+      }
+      if (std::find(seen.begin(), seen.end(), name) != seen.end() || seen.size() >= 4) {
+        return;
+      }
+      seen.push_back(name);
+      const Value* v = detail::resolve(*this, path);
+      std::string shown = v == nullptr ? std::string("undefined") : v->repr();
+      if (shown.size() > kMaxValueChars) {
+        shown = fmt::format("{}... ({} chars)", shown.substr(0, kMaxValueChars), shown.size());
+      }
+      out += fmt::format("{}{} = {}", out.empty() ? "" : ", ", name, shown);
+    });
+    return out.empty() ? out : " (actual: " + out + ")";
+  }
+
   // expect / fail_when, with the step's own result as `result`.
   void check(const Step& s, const Value& value, StepStatus& status, std::string& message) {
     locals_.emplace_back("result", with_status(value, status, 0));
@@ -524,7 +643,7 @@ private:
     for (const auto& c : s.expect) {
       if (!detail::evaluate(*c.root, *this).truthy()) {
         status = StepStatus::Failed;
-        message = fmt::format("expect does not hold: {}", c.text);
+        message = fmt::format("expect does not hold: {}{}", c.text, actual_values(*c.root));
         return;
       }
     }
@@ -551,12 +670,20 @@ private:
     return Value::map(std::move(e));
   }
 
-  std::string checked(const std::string& command, StepKind kind) const {
+  std::string checked(const std::string& command, StepKind kind) {
     const bool allow = pb_.builtin || pb_.allow_unsafe_commands;
     auto refusal =
         kind == StepKind::Mi ? detail::check_mi(command, allow) : detail::check_cli(command, allow);
     if (refusal) {
       throw detail::TextError(0, fmt::format("refused `{}`: {}", command, refusal->reason));
+    }
+    if (pb_.allow_unsafe_commands && !pb_.builtin) {
+      // Allowed only by the flag: the report names it.
+      const auto without_flag = kind == StepKind::Mi ? detail::check_mi(command, false)
+                                                     : detail::check_cli(command, false);
+      if (without_flag) {
+        result_.unsafe_commands_run.push_back(command);
+      }
     }
     return command;
   }

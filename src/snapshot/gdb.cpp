@@ -36,13 +36,28 @@ bool is_wave_thread(const Snapshot& s, const std::string& tid) {
                      [&](const Wave& w) { return w.thread_id == tid; });
 }
 
+// Merges frames into a stack by level: a later answer replaces the frames at the levels it names
+// and keeps the rest, so `-stack-list-frames 4 4` after a full listing adds to it (and a full
+// listing after a partial one fills it in). Innermost first.
+void merge_frames(std::vector<Frame>& into, std::vector<Frame> from) {
+  for (auto& frame : from) {
+    auto at = std::lower_bound(into.begin(), into.end(), frame.level,
+                               [](const Frame& f, std::uint32_t level) { return f.level < level; });
+    if (at != into.end() && at->level == frame.level) {
+      *at = std::move(frame);
+    } else {
+      into.insert(at, std::move(frame));
+    }
+  }
+}
+
 void upsert_host_thread(Snapshot& s, HostThread t) {
   for (auto& existing : s.host_threads) {
     if (existing.id == t.id) {
-      // Keep a deeper stack already known.
-      if (t.frames.size() < existing.frames.size()) {
-        t.frames = std::move(existing.frames);
-      }
+      // Keep the frames already known at other levels.
+      auto frames = std::move(existing.frames);
+      merge_frames(frames, std::move(t.frames));
+      t.frames = std::move(frames);
       existing = std::move(t);
       return;
     }
@@ -74,7 +89,7 @@ public:
           frames.push_back(text::frame_from_mi(f));
         }
         if (!tid.empty()) {
-          st.stacks[tid] = std::move(frames);
+          merge_frames(st.stacks[tid], std::move(frames));
         }
         claimed = true;
       }
@@ -105,9 +120,7 @@ public:
           t = existing;
         }
       }
-      if (frames.size() >= t.frames.size()) {
-        t.frames = frames;
-      }
+      t.frames = frames;
       upsert_host_thread(s, std::move(t));
     }
 
@@ -263,7 +276,7 @@ private:
     if (console.find("#0 ") != std::string::npos) {
       for (auto& [tid, frames] : text::parse_backtraces(console, st.current_thread)) {
         if (!tid.empty() && !frames.empty()) {
-          st.stacks[tid] = std::move(frames);
+          merge_frames(st.stacks[tid], std::move(frames));
           claimed = true;
         }
       }

@@ -123,6 +123,37 @@ TEST_CASE("YAML syntax errors have the parser's position") {
   CHECK_FAILS_AT("steps:\n  - mi: -thread-info\n - bad indent\n", "3:2", "YAML syntax", "");
 }
 
+TEST_CASE("YAML indentation errors say where the parser expected the line, and show it") {
+  // A key at the column of the list's `- ` entries.
+  CHECK_FAILS_AT("name: t\nsteps:\n  - cli: info threads\n  mi: -thread-info\n", "4:3",
+                 "line 4 starts a key at column 3, where the list of line 3 has `- ` entries: "
+                 "write `- mi:` for a new entry",
+                 "indent with spaces");
+  // Indented to a column where no block is open: the columns that would fit.
+  CHECK_FAILS_AT("name: t\nsteps:\n  - cli: info threads\n   - mi: -thread-info\n", "4:4",
+                 "line 4 starts at column 4, where no block is open; the parser expected a line "
+                 "at column 5 (`cli:` as on line 3), column 3 (`- ...` as on line 3), column 1 "
+                 "(`steps:` as on line 2)",
+                 "");
+  CHECK_FAILS_AT("name: t\nsteps:\n  - cli: info threads\n     name: x\n", "4:10",
+                 "line 4 starts at column 6, where no block is open", "");
+  // The offending line and the one before, with a caret under the column.
+  const auto f = failure("name: t\nsteps:\n  - cli: info threads\n   - mi: -thread-info\n");
+  CHECK(f.message.find("\n      3 |   - cli: info threads\n      4 |    - mi: -thread-info\n"
+                       "        |    ^") != std::string::npos);
+  CHECK_FAILS_AT("steps:\n- cli: a: b\n", "2:9", "a second `: ` on one line; quote", "");
+  CHECK_FAILS_AT("name: t\n\tsteps:\n", "2:1", "a tab in the indentation", "");
+}
+
+TEST_CASE("a debugger command written as a key is told to go in cli:") {
+  CHECK_FAILS_AT("steps:\n  - print: $pc\n", "2:5",
+                 "unknown key `print` in a step: `print` is a debugger command",
+                 "did you mean `cli: print $pc`?");
+  CHECK_FAILS_AT("print: $pc\nsteps: []\n", "1:1", "`print` is a debugger command",
+                 "did you mean `cli: print $pc`? Console commands go in `cli:`, MI commands in "
+                 "`mi:`, as a step under `steps:`");
+}
+
 TEST_CASE("the top level: shape, unknown keys with suggestions, duplicates") {
   CHECK_FAILS_AT("- mi: -thread-info\n", "1:1", "a playbook is a YAML mapping", "");
   CHECK_FAILS_AT("name: x\nstpes:\n  - threads\n", "2:1", "unknown key `stpes`",

@@ -237,8 +237,10 @@ steps:
   CHECK(r.exit_code() != ExitCode::StepFailed);
   CHECK(test::step_named(r, "ignored").status == StepStatus::Ignored);
   CHECK(test::step_named(r, "expect fails").status == StepStatus::Ignored);
+  // The failed expect says what the value it read was.
   CHECK(test::step_named(r, "expect fails").message ==
-        "expect does not hold: len(result.results.threads) == 5");
+        "expect does not hold: len(result.results.threads) == 5 (actual: "
+        "result.results.threads = [4 items])");
   CHECK(test::step_named(r, "error wanted").status == StepStatus::Ok);
   CHECK(test::step_named(r, "fail_when holds").status == StepStatus::Ignored);
   CHECK(test::step_named(r, "expect holds").status == StepStatus::Ok);
@@ -294,13 +296,26 @@ steps:
 )y");
   {
     test::ReplayDriver driver(recording());
-    const auto r = replay(pb, driver, {{"last", "2"}, {"word", "two words"}});
+    const auto r = replay(pb, driver, {{"last", "2"}});
     CHECK(std::find(driver.sent.begin(), driver.sent.end(), "-stack-list-frames --thread 2 0 2") !=
           driver.sent.end());
     CHECK(test::step_named(r, "typed").status == StepStatus::Ok);
-    CHECK(test::step_named(r, "word").status == StepStatus::Ignored);
-    CHECK(test::step_named(r, "word").message.find("cannot go into a console command safely") !=
-          std::string::npos);
+  }
+  {
+    // A value that cannot go into its console command is refused before the attach.
+    test::ReplayDriver driver(recording());
+    try {
+      (void)replay(pb, driver, {{"last", "2"}, {"word", "two words"}});
+      FAIL("a value with a space went into a console command");
+    } catch (const Error& e) {
+      CHECK(e.code() == ExitCode::Usage);
+      CHECK(std::string(e.what()).find("unit.yaml:10:5: step `word`: ${word} = \"two words\" "
+                                       "cannot go into a console command safely") == 0);
+      CHECK(std::string(e.what()).find("(from --var word=two words)") != std::string::npos);
+      CHECK(e.hint().find("nothing was attached") != std::string::npos);
+    }
+    CHECK_FALSE(driver.attached);
+    CHECK(driver.sent.empty());
   }
   test::ReplayDriver driver(recording());
   try {
@@ -409,21 +424,45 @@ always:
   CHECK(driver.detach_calls >= 1);
 }
 
-TEST_CASE("a command refused at run time fails its step") {
+TEST_CASE("a command a --var makes unsafe is refused before the attach") {
   // A built-in-trust playbook can send anything; a user playbook with --allow-unsafe-commands
-  // too. Without it, a substituted value cannot smuggle a refused command in.
+  // too. Without it, a substituted value cannot smuggle a refused command in, and the value is
+  // known before the attach, so the target is never stopped for it.
   test::ReplayDriver driver(recording());
-  const auto r = replay(user(R"y(
+  const auto pb = user(R"y(
 vars: {target: x}
 steps:
   - mi: -interpreter-exec console "thread apply all ${target}"
     on_error: continue
     name: wrapped
-)y"),
-                        driver, {{"target", "shell"}});
-  CHECK(test::step_named(r, "wrapped").status == StepStatus::Ignored);
-  CHECK(test::step_named(r, "wrapped").message.find("refused") != std::string::npos);
+)y");
+  try {
+    (void)replay(pb, driver, {{"target", "shell"}});
+    FAIL("an unsafe command made by a --var was not refused");
+  } catch (const Error& e) {
+    CHECK(e.code() == ExitCode::BadPlaybook);
+    CHECK(std::string(e.what()).find("unit.yaml:4:5: step `wrapped` would send") == 0);
+    CHECK(std::string(e.what()).find("refused") != std::string::npos);
+  }
+  CHECK_FALSE(driver.attached);
   CHECK(count_sent(driver, "-interpreter-exec console \"thread apply") == 0);
+}
+
+TEST_CASE("with --allow-unsafe-commands the run lists the unsafe commands that ran") {
+  test::ReplayDriver driver(recording());
+  LoadOptions lo;
+  lo.allow_unsafe_commands = true;
+  const auto pb = load("steps:\n  - threads\n  - cli: info threads\n", "unit.yaml", lo);
+  const auto r = replay(pb, driver);
+  CHECK(r.unsafe_commands_allowed);
+  CHECK(r.unsafe_commands_run.empty()); // `info threads` needed no flag
+  const auto j = run_to_json(r);
+  CHECK(j.at("unsafe_commands") ==
+        nlohmann::json({{"allowed", true}, {"ran", nlohmann::json::array()}}));
+  std::ostringstream text;
+  write_steps_text(text, r);
+  CHECK(text.str().find("Unsafe commands: allowed by --allow-unsafe-commands; none ran") !=
+        std::string::npos);
 }
 
 TEST_CASE("the run's report: JSON and text") {
