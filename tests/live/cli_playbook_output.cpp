@@ -40,6 +40,8 @@ TEST_CASE("step output: cli and mi output in the text report (bounded) and whole
                                               "    cli: info threads\n"
                                               "  - name: version\n"
                                               "    mi: -gdb-version\n"
+                                              "  - name: features\n"
+                                              "    mi: -list-features\n"
                                               "  - name: long echo\n"
                                               "    cli: help all\n"
                                               "  - name: frame check\n"
@@ -56,7 +58,7 @@ TEST_CASE("step output: cli and mi output in the text report (bounded) and whole
   CHECK(r.out.find("start_sync") != std::string::npos);
   // The MI step: gdb's banner (console) and the result record.
   CHECK(r.out.find("| GNU gdb") != std::string::npos);
-  CHECK(r.out.find("^done\n") != std::string::npos); // `| 7^done`, the token as sent
+  CHECK(r.out.find("^done,features=[") != std::string::npos); // `| 7^done,...` as received
   // `help all` is hundreds of lines: cut, with a note saying where the rest is.
   CHECK(r.out.find("more line(s)") != std::string::npos);
   CHECK(r.out.find("--format json has the whole output") != std::string::npos);
@@ -78,7 +80,7 @@ TEST_CASE("step output: cli and mi output in the text report (bounded) and whole
   require_running_again(target);
 }
 
-TEST_CASE("--var values are checked before the attach; allowed unsafe commands are reported") {
+TEST_CASE("var values are checked before the attach; allowed unsafe commands are reported") {
   SpinTarget target;
   target.reset_max_gap();
   TempDir dir;
