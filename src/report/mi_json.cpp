@@ -1,6 +1,7 @@
 #include "rocplay/mi_json.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <vector>
@@ -208,6 +209,133 @@ void append_base64(JsonBuffer& out, std::string_view bytes) {
   out.commit(p + text.size() + 2);
 }
 
+// An escaped c-string body written straight as a JSON string, when every byte it stands for is
+// ASCII (console text: `\n`, `\"`, `\t`). Returns false, having written nothing, for anything
+// else (a byte above 0x7f, raw or octal): the caller then decodes it in full. Escapes are
+// mi::unescape's.
+bool append_escaped_ascii(JsonBuffer& out, std::string_view raw) {
+  // Each body byte becomes at most 6 output bytes (`\u00XX`), plus the quotes.
+  char* p = out.reserve(6 * raw.size() + 2);
+  char* const first = p;
+  *p++ = '"';
+  auto put = [&p](unsigned char c) {
+    switch (c) {
+    case '"':
+      *p++ = '\\';
+      *p++ = '"';
+      break;
+    case '\\':
+      *p++ = '\\';
+      *p++ = '\\';
+      break;
+    case '\n':
+      *p++ = '\\';
+      *p++ = 'n';
+      break;
+    case '\t':
+      *p++ = '\\';
+      *p++ = 't';
+      break;
+    case '\r':
+      *p++ = '\\';
+      *p++ = 'r';
+      break;
+    case '\b':
+      *p++ = '\\';
+      *p++ = 'b';
+      break;
+    case '\f':
+      *p++ = '\\';
+      *p++ = 'f';
+      break;
+    default: // as append_string_body writes them, so both paths give the same text
+      if (c < 0x20) {
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        std::memcpy(p, esc, 6);
+        p += 6;
+      } else {
+        *p++ = static_cast<char>(c);
+      }
+    }
+  };
+  const std::size_t n = raw.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(raw[i]);
+    if (c >= 0x80) {
+      out.commit(first); // nothing written
+      return false;
+    }
+    if (c != '\\' || i + 1 == n) {
+      put(c);
+      continue;
+    }
+    const char e = raw[++i];
+    switch (e) {
+    case 'n':
+      put('\n');
+      break;
+    case 't':
+      put('\t');
+      break;
+    case 'r':
+      put('\r');
+      break;
+    case 'b':
+      put('\b');
+      break;
+    case 'f':
+      put('\f');
+      break;
+    case 'e':
+      put(0x1b);
+      break;
+    case 'a':
+      put(0x07);
+      break;
+    case 'v':
+      put(0x0b);
+      break;
+    case 'x': {
+      int value = 0;
+      std::size_t digits = 0;
+      while (digits < 2 && i + 1 < n && std::isxdigit(static_cast<unsigned char>(raw[i + 1]))) {
+        const char d = raw[++i];
+        value = value * 16 + (d <= '9' ? d - '0' : (d | 0x20) - 'a' + 10);
+        ++digits;
+      }
+      if (digits == 0) {
+        put('x');
+      } else if (value >= 0x80) {
+        out.commit(first);
+        return false;
+      } else {
+        put(static_cast<unsigned char>(value));
+      }
+      break;
+    }
+    default:
+      if (e >= '0' && e <= '7') {
+        int value = e - '0';
+        std::size_t digits = 1;
+        while (digits < 3 && i + 1 < n && raw[i + 1] >= '0' && raw[i + 1] <= '7') {
+          value = value * 8 + (raw[++i] - '0');
+          ++digits;
+        }
+        if ((value & 0xff) >= 0x80) {
+          out.commit(first);
+          return false;
+        }
+        put(static_cast<unsigned char>(value & 0xff));
+      } else {
+        put(static_cast<unsigned char>(e)); // \\ \" and unknown escapes keep the character
+      }
+    }
+  }
+  *p++ = '"';
+  out.commit(p);
+  return true;
+}
+
 // A c-string value: its exact bytes when they are UTF-8, else base64 beside a display form.
 // `clean`: the record's line has no control byte and no byte above 0x7f, so a string without
 // escapes is plain ASCII with nothing to escape (its body holds no quote or backslash).
@@ -224,6 +352,9 @@ void append_mi_string(JsonBuffer& out, const mi::Value& v, bool clean) {
       out.push_back('"');
       return;
     }
+  }
+  if (v.node().escaped && append_escaped_ascii(out, raw)) {
+    return;
   }
   const std::string bytes = v.node().escaped ? mi::unescape(raw) : std::string(raw);
   if (valid_utf8(bytes)) {
@@ -284,7 +415,9 @@ bool plain_object(const mi::Value& tuple) {
         return false;
       }
       for (std::size_t j = 0; j < k; ++j) {
-        if (names[j] == name) {
+        // Length and first byte first: names of one tuple nearly always differ there, and a
+        // memcmp call per pair cost 4% of mi2json.
+        if (names[j].size() == name.size() && names[j][0] == name[0] && names[j] == name) {
           return false;
         }
       }
