@@ -181,3 +181,23 @@ TEST_CASE("playbooks check asks gdb whether the command names exist, with a did-
   const auto off = run_rocplay({"playbooks", "check", pb, "--offline"});
   CHECK(off.exit_code == 0);
 }
+
+TEST_CASE("error hints are wrapped: the valid keys of a step are not one long line") {
+  TempDir dir;
+  const std::string pb = dir.file("keys.yaml", "steps:\n  - zzzz: 1\n");
+  const auto r = run_rocplay({"playbooks", "check", pb, "--offline"});
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 78);
+  CHECK(r.err.find("valid keys: mi, cli") != std::string::npos);
+  std::istringstream lines(r.err);
+  std::size_t hint_lines = 0;
+  bool in_hint = false;
+  for (std::string line; std::getline(lines, line);) {
+    in_hint = in_hint || line.rfind("  hint: ", 0) == 0;
+    if (in_hint) {
+      ++hint_lines;
+      CHECK(line.size() <= 100);
+    }
+  }
+  CHECK(hint_lines >= 2); // the list goes on under the first line
+}
