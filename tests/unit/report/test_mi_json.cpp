@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 using namespace rocplay;
@@ -143,12 +144,12 @@ std::string json_of(const mi::RecordView& rec) {
 
 // Parses `line`, writes it as JSON, reads the JSON back into MI and parses that: the two
 // records must be the same.
-void check_round_trip(std::string_view line, const std::string& where) {
+bool check_round_trip(std::string_view line, const std::string& where) {
   mi::NodeTable nodes;
   mi::ParseError error;
   const mi::RecordView original = mi::parse_line(line, 1, nodes, error);
   if (original.is_error() || original.kind() == mi::RecordKind::Prompt) {
-    return;
+    return false;
   }
   const mi::Record kept(original);
   const std::string json = json_of(original);
@@ -166,6 +167,7 @@ void check_round_trip(std::string_view line, const std::string& where) {
   CHECK(same_value(again.results(), kept.results()));
   // The JSON of the record written back is the same text: nothing was normalised away.
   CHECK(json_of(again) == json);
+  return true;
 }
 
 std::string read_file(const fs::path& p) {
@@ -251,4 +253,72 @@ TEST_CASE("mi json: a large tuple with a repeated name takes the tagged form") {
   std::string out;
   report::append_mi_value_json(out, rec.results());
   CHECK(out.rfind("{\"$tuple\":", 0) == 0);
+}
+
+namespace {
+
+// A random MI value: strings of any bytes (written with every kind of escape, or raw), tuples
+// with repeated and bare names, both kinds of list, nested.
+std::string random_value(std::mt19937& rng, int depth) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const int kind = depth > 3 ? 0 : pick(4);
+  if (kind == 0) {
+    std::string body;
+    const int len = pick(12);
+    for (int i = 0; i < len; ++i) {
+      switch (pick(8)) {
+      case 0:
+        body += "\\n";
+        break;
+      case 1:
+        body += "\\" + std::to_string(pick(4)) + std::to_string(pick(8)) + std::to_string(pick(8));
+        break;
+      case 2:
+        body += "\\\"";
+        break;
+      case 3:
+        body += static_cast<char>(0x80 + pick(0x80)); // raw high byte
+        break;
+      case 4:
+        body += "\\x" + std::string(1, "0123456789abcdef"[pick(16)]) + "f";
+        break;
+      default:
+        body += static_cast<char>('a' + pick(26));
+      }
+    }
+    return "\"" + body + "\"";
+  }
+  const bool tuple = kind == 1 || kind == 3;
+  const bool named = kind != 2;
+  std::string out(1, tuple ? '{' : '[');
+  const int n = pick(4);
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) {
+      out += ',';
+    }
+    if (named && pick(5) != 0) {
+      out += std::string(1, "abc"[pick(3)]) + "=";
+    }
+    out += random_value(rng, depth + 1);
+  }
+  return out + (tuple ? '}' : ']');
+}
+
+} // namespace
+
+TEST_CASE("mi json: random values with any bytes give valid JSON that writes back the same") {
+  std::mt19937 rng(19);
+  int checked = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string line = "^done";
+    const int n = static_cast<int>(rng() % 4);
+    for (int k = 0; k < n; ++k) {
+      line += ",";
+      line += std::string(1, "xyz"[rng() % 3]) + "=" + random_value(rng, 0);
+    }
+    checked += check_round_trip(line, "random " + std::to_string(i)) ? 1 : 0;
+    checked +=
+        check_round_trip("~" + random_value(rng, 4), "random stream " + std::to_string(i)) ? 1 : 0;
+  }
+  CHECK(checked > 5000); // nearly every generated line is MI the parser takes
 }
