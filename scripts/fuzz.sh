@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets from build-fuzz/ with a seed corpus made from fixtures/.
 # Usage: scripts/fuzz.sh [SECONDS]   (the parser gets SECONDS; the transcript reader and the
-# snapshot path, from transcript to findings and JSON, half each)
+# snapshot path, from transcript to findings and JSON, half each; the code-object reader a third,
+# at most 20 s, from the checked-in objects in tests/codeobj)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -17,14 +18,14 @@ cat "$work"/corpus/* >"$work/all-lines"
 head -c 200000 "$work/all-lines" | split -l 1 - "$work/corpus/line-"
 rm "$work/all-lines"
 run() {
-  local dir=$1 target=$2 secs=$3
+  local dir=$1 target=$2 secs=$3 corpus=${4:-$work/corpus} max_len=${5:-8192}
   echo "fuzz: $target for ${secs}s"
   mkdir -p "$work/$target"
   # A crashing input is kept in build-fuzz/artifacts/ (the work directory is removed on exit).
   mkdir -p build-fuzz/artifacts
   (cd "$work" && "$OLDPWD/build-fuzz/$dir/$target" -max_total_time="$secs" -timeout=10 \
-     -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
-     -artifact_prefix="$OLDPWD/build-fuzz/artifacts/$target-" "$work/$target" "$work/corpus" \
+     -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
+     -artifact_prefix="$OLDPWD/build-fuzz/artifacts/$target-" "$work/$target" "$corpus" \
      2>"$work/$target.log") || {
     tail -50 "$work/$target.log"
     echo "fuzz: $target FAILED; reproduce with build-fuzz/$dir/$target build-fuzz/artifacts/$target-*"
@@ -35,3 +36,9 @@ run() {
 run mi/fuzz fuzz_mi_parser "$seconds"
 run mi/fuzz fuzz_transcript $(( (seconds + 1) / 2 ))
 run tests/fuzz fuzz_snapshot $(( (seconds + 1) / 2 ))
+# Code objects: the small ELFs and the bundle (not the 1 MB benchmark object).
+mkdir -p "$work/codeobj-corpus"
+cp tests/codeobj/kernels-*.elf tests/codeobj/kernels.hsaco "$work/codeobj-corpus/"
+codeobj_seconds=$(( (seconds + 2) / 3 ))
+if [ "$codeobj_seconds" -gt 20 ]; then codeobj_seconds=20; fi
+run tests/fuzz fuzz_codeobj "$codeobj_seconds" "$work/codeobj-corpus" 131072
