@@ -27,7 +27,9 @@
 // an exception. Nothing here reads files, prints or runs anything.
 #pragma once
 
+#include "rocplay/fit.hpp"
 #include "rocplay/heuristics.hpp"
+#include "rocplay/instructions.hpp"
 #include "rocplay/kernel_names.hpp"
 
 #include <nlohmann/json.hpp>
@@ -273,6 +275,25 @@ struct MemoryAccess {
   std::string note;
 };
 
+// What the saved code object says about a fault group (agent-log --code-objects DIR): the
+// instructions decoded from the file itself, not the agent's few lines.
+struct SavedObjectView {
+  std::string path;
+  std::string arch;
+  std::string function; // the function holding the PC (`__assert_fail` for an assert)
+  std::uint64_t pc = 0; // ELF address
+  std::vector<isa::Instruction> window; // the faulting instruction, the 16 before, 4 after
+  std::optional<isa::Loop> loop;
+  bool trap = false; // `s_trap 2` at or just before the PC
+  std::optional<std::uint64_t> trap_address;
+  bool assert_confirmed = false; // an ASSERT_TRAP stop and the trap is there
+  std::string kernel;            // the kernel whose fit is given
+  std::optional<codeobj::Fit> fit;
+  std::string decoder;
+  std::string problem; // why the object could not be read or decoded
+  std::string hint;
+};
+
 struct FaultGroup {
   KernelInfo kernel;         // classified; kernel.name empty when the agent did not name it
   std::string kernel_source; // `wave line`, `disassembly`, or empty
@@ -302,6 +323,7 @@ struct FaultGroup {
   std::optional<HostFault> host_fault; // the runtime's line for this fault, if near
   std::vector<std::string> caveats;
   std::vector<std::string> notes; // truncation and other per-group remarks
+  std::optional<SavedObjectView> saved_object;
 };
 
 struct AnalyzeOptions {
@@ -310,6 +332,7 @@ struct AnalyzeOptions {
   std::vector<std::string> saved_code_objects; // file names listed there, to resolve N_ prefixes
   std::size_t max_wave_refs = 64;              // per group
   std::size_t max_registers = 8;               // register summaries per group
+  bool read_code_objects = false; // open the saved objects in code_object_dir (SavedObjectView)
 };
 
 struct Report {

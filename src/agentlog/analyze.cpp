@@ -2,6 +2,7 @@
 // reason, find the instruction and the per-lane values that matter, and say how to look deeper.
 #include "rocplay/agentlog.hpp"
 
+#include "agentlog/code_objects.hpp"
 #include "agentlog/util.hpp"
 
 #include <algorithm>
@@ -916,6 +917,9 @@ Report analyze(const std::vector<AgentLog>& logs, const AnalyzeOptions& options)
                      }
                      return a.wave_count > b.wave_count;
                    });
+  if (options.read_code_objects) {
+    read_saved_objects(options, report);
+  }
   return report;
 }
 

@@ -3,6 +3,7 @@
 #include "rocplay/agentlog.hpp"
 
 #include "agentlog/util.hpp"
+#include "rocplay/kernel_report.hpp"
 
 #include <algorithm>
 #include <ostream>
@@ -44,6 +45,56 @@ json instruction_json(const Instruction& i) {
           {"text", i.text},
           {"at_pc", i.at_pc},
           {"line", i.line}};
+}
+
+json saved_object_json(const SavedObjectView& v) {
+  json window = json::array();
+  for (const auto& in : v.window) {
+    window.push_back(report::instruction_to_json(in));
+  }
+  return {{"path", v.path},
+          {"arch", v.arch},
+          {"function", v.function},
+          {"pc", hex(v.pc)},
+          {"window", window},
+          {"loop", v.loop ? report::loop_to_json(*v.loop, v.window) : json(nullptr)},
+          {"trap", v.trap},
+          {"trap_address", opt_hex(v.trap_address)},
+          {"assert_confirmed", v.assert_confirmed},
+          {"kernel", v.kernel},
+          {"fit", v.fit ? report::fit_to_json(*v.fit) : json(nullptr)},
+          {"decoder", v.decoder},
+          {"problem", v.problem.empty() ? json(nullptr) : json(v.problem)},
+          {"hint", v.hint.empty() ? json(nullptr) : json(v.hint)}};
+}
+
+void write_saved_object(std::ostream& out, const SavedObjectView& v) {
+  const std::string pad = "           ";
+  out << "  saved    " << v.path << (v.arch.empty() ? "" : " (" + v.arch + ")") << "\n";
+  if (!v.problem.empty()) {
+    out << pad << "cannot decode: " << v.problem << "\n";
+    if (!v.hint.empty()) {
+      out << pad << "hint: " << v.hint << "\n";
+    }
+  }
+  if (!v.window.empty()) {
+    out << pad << "the faulting instruction and the " << (v.window.size() > 1 ? "ones" : "one")
+        << " before it, from the file:\n";
+    report::write_window_text(out, v.window, v.pc, v.loop, pad);
+  }
+  if (v.assert_confirmed) {
+    out << pad << "s_trap 2 at " << hex(*v.trap_address)
+        << " just before the PC: a device-side assert, confirmed in the code object\n";
+  } else if (v.trap) {
+    out << pad << "s_trap 2 at " << hex(*v.trap_address) << " just before the PC\n";
+  }
+  if (v.loop) {
+    out << pad << "the PC is in a " << v.loop->describe() << "\n";
+  }
+  if (v.fit) {
+    out << pad << "kernel " << v.kernel << ":\n";
+    report::write_fit_text(out, *v.fit, pad);
+  }
 }
 
 json code_object_json(const CodeObject& co) {
@@ -239,6 +290,7 @@ json group_to_json(const FaultGroup& g) {
   j["elf_address"] = opt_hex(g.elf_address);
   j["saved_file"] = g.saved_file;
   j["saved_file_found"] = g.saved_file_found;
+  j["saved_object"] = g.saved_object ? saved_object_json(*g.saved_object) : json(nullptr);
   j["commands"] = {
       {"objdump", g.objdump_command}, {"grep", g.grep_command}, {"extract", g.extract_command}};
   j["exec"] = {{"waves_with_exec", g.exec.waves_with_exec},
@@ -534,6 +586,9 @@ void write_text(std::ostream& out, const Report& report, const TextOptions& opti
       out << "  code obj " << g.code_object->uri << "\n";
       out << "           saved by --save-code-objects as " << g.saved_file
           << (g.saved_file_found ? "" : " (in that directory)") << "\n";
+    }
+    if (g.saved_object) {
+      write_saved_object(out, *g.saved_object);
     }
     if (!g.reason_info.next_step.empty()) {
       out << "  next     " << g.reason_info.next_step << "\n";

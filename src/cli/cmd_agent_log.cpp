@@ -97,6 +97,7 @@ int run_agent_log(const Options& options) {
   if (!options.code_objects.empty()) {
     ao.code_object_dir = options.code_objects;
     ao.saved_code_objects = list_code_objects(options.code_objects);
+    ao.read_code_objects = true;
   }
   const auto report = agentlog::analyze(logs, ao);
 
@@ -152,7 +153,8 @@ Action add_agent_log(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--output,-o", options->output, "Write the report here instead of stdout");
   sub->add_option("--code-objects", options->code_objects,
-                  "The directory given to the agent's --save-code-objects, to name exact files");
+                  "The directory given to the agent's --save-code-objects: each fault's saved "
+                  "object is opened, its instructions decoded and its kernel fitted");
   sub->add_option("--objdump", options->objdump, "llvm-objdump to put in the commands")
       ->capture_default_str();
   auto* rank =
