@@ -35,5 +35,8 @@ void write_kernel_info_text(std::ostream& out, const codeobj::KernelInfo& info, 
 // {"schema":"rocplay.kernel-info","schema_version":1,"objects":[...],"problems":[...],
 //  "windows":[...]}; docs/json-schema.md documents it.
 nlohmann::json kernel_info_to_json(const codeobj::KernelInfo& info);
+// The same document written as it is built, one kernel per line: a thousand kernels' tree at once
+// cost more than the 100 ms kernel-info has (docs/benchmarks.md).
+void write_kernel_info_json(std::ostream& out, const codeobj::KernelInfo& info);
 
 } // namespace rocplay::report

@@ -48,8 +48,8 @@ void read_saved_objects(const AnalyzeOptions& options, Report& report) {
     }
     const auto& read = it->second;
     if (read.objects.empty()) {
-      view.problem = read.problems.empty() ? "no code object in the file"
-                                           : read.problems.front().message;
+      view.problem =
+          read.problems.empty() ? "no code object in the file" : read.problems.front().message;
       view.hint = read.problems.empty() ? "" : read.problems.front().hint;
       g.saved_object = std::move(view);
       continue;

@@ -97,7 +97,7 @@ int run_kernel_info(const Options& options) {
   OutputFile output(options.output);
   auto& out = output.stream();
   if (options.format == "json") {
-    out << json_text(report::kernel_info_to_json(info), 2) << "\n";
+    report::write_kernel_info_json(out, info);
   } else {
     report::write_kernel_info_text(out, info, options.verbose);
   }

@@ -310,6 +310,102 @@ void write_kernel_info_text(std::ostream& out, const codeobj::KernelInfo& info, 
   }
 }
 
+namespace kernel_info_detail {
+
+nlohmann::json kernel_json(const codeobj::CodeObject& co, const codeobj::KernelEntry& e) {
+  const auto& k = co.kernels[e.kernel];
+  const auto& m = k.metadata;
+  nlohmann::json kj = {
+      {"name", k.name},
+      {"demangled", display_name(k.name)},
+      {"symbol", k.symbol},
+      {"code_address", k.code_address ? nlohmann::json(hex(*k.code_address)) : nullptr},
+      {"code_size", k.code_size},
+      {"descriptor_address",
+       k.descriptor_address ? nlohmann::json(hex(*k.descriptor_address)) : nullptr},
+      {"has_metadata", k.has_metadata},
+      {"wavefront_size", k.wavefront_size(co.arch)},
+      {"metadata",
+       {{"vgpr_count", opt_json(m.vgpr_count)},
+        {"agpr_count", opt_json(m.agpr_count)},
+        {"sgpr_count", opt_json(m.sgpr_count)},
+        {"vgpr_spill_count", opt_json(m.vgpr_spill_count)},
+        {"sgpr_spill_count", opt_json(m.sgpr_spill_count)},
+        {"group_segment_fixed_size", opt_json(m.group_segment_fixed_size)},
+        {"private_segment_fixed_size", opt_json(m.private_segment_fixed_size)},
+        {"wavefront_size", opt_json(m.wavefront_size)},
+        {"kernarg_segment_size", opt_json(m.kernarg_segment_size)},
+        {"max_flat_workgroup_size", opt_json(m.max_flat_workgroup_size)},
+        {"uses_dynamic_stack", m.uses_dynamic_stack}}},
+      {"descriptor", nullptr},
+      {"fits", nlohmann::json::array()},
+      {"fit_notes", e.fit_notes}};
+  if (k.descriptor) {
+    const auto& d = *k.descriptor;
+    kj["descriptor"] = {{"group_segment_fixed_size", d.group_segment_fixed_size},
+                        {"private_segment_fixed_size", d.private_segment_fixed_size},
+                        {"kernarg_size", d.kernarg_size},
+                        {"kernel_code_entry_byte_offset", d.kernel_code_entry_byte_offset},
+                        {"compute_pgm_rsrc1", d.compute_pgm_rsrc1},
+                        {"compute_pgm_rsrc2", d.compute_pgm_rsrc2},
+                        {"compute_pgm_rsrc3", d.compute_pgm_rsrc3},
+                        {"kernel_code_properties", d.kernel_code_properties},
+                        {"granulated_vgprs", d.granulated_vgprs()},
+                        {"granulated_sgprs", d.granulated_sgprs()},
+                        {"wave32", d.wave32()}};
+  }
+  for (const auto& f : e.fits) {
+    kj["fits"].push_back(fit_to_json(f));
+  }
+  return kj;
+}
+
+nlohmann::json object_json(const codeobj::CodeObject& co) {
+  return {{"label", co.label},
+          {"triple", co.triple},
+          {"arch", co.arch},
+          {"target", co.target},
+          {"e_flags", co.e_flags},
+          {"code_object_version", co.code_object_version()},
+          {"xnack", co.xnack ? nlohmann::json(*co.xnack) : nullptr},
+          {"sramecc", co.sramecc ? nlohmann::json(*co.sramecc) : nullptr},
+          {"kernel_count", co.kernels.size()},
+          {"warnings", co.warnings}};
+}
+
+nlohmann::json window_json(const codeobj::PcWindow& w) {
+  nlohmann::json ins = nlohmann::json::array();
+  for (const auto& in : w.disassembly.instructions) {
+    ins.push_back(instruction_to_json(in));
+  }
+  return {{"object", w.object},
+          {"pc", hex(w.pc)},
+          {"function", w.function},
+          {"decoder", w.disassembly.decoder},
+          {"error", w.disassembly.error ? nlohmann::json({{"message", w.disassembly.error->message},
+                                                          {"hint", w.disassembly.error->hint}})
+                                        : nlohmann::json(nullptr)},
+          {"instructions", ins},
+          {"loop", w.loop ? loop_to_json(*w.loop, w.disassembly.instructions) : nullptr},
+          {"trap", w.trap},
+          {"trap_address", w.trap_address ? nlohmann::json(hex(*w.trap_address)) : nullptr}};
+}
+
+nlohmann::json problems_json(const codeobj::KernelInfo& info) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const auto& p : info.problems) {
+    problems.push_back({{"message", p.message}, {"hint", p.hint}});
+  }
+  return problems;
+}
+
+std::string dump(const nlohmann::json& j) {
+  // Names from an object need not be UTF-8.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+} // namespace kernel_info_detail
+
 nlohmann::json kernel_info_to_json(const codeobj::KernelInfo& info) {
   nlohmann::json objects = nlohmann::json::array();
   for (std::size_t oi = 0; oi < info.objects.size(); ++oi) {
@@ -319,93 +415,56 @@ nlohmann::json kernel_info_to_json(const codeobj::KernelInfo& info) {
       if (e.object != oi) {
         continue;
       }
-      const auto& k = co.kernels[e.kernel];
-      const auto& m = k.metadata;
-      nlohmann::json kj = {
-          {"name", k.name},
-          {"demangled", display_name(k.name)},
-          {"symbol", k.symbol},
-          {"code_address", k.code_address ? nlohmann::json(hex(*k.code_address)) : nullptr},
-          {"code_size", k.code_size},
-          {"descriptor_address",
-           k.descriptor_address ? nlohmann::json(hex(*k.descriptor_address)) : nullptr},
-          {"has_metadata", k.has_metadata},
-          {"wavefront_size", k.wavefront_size(co.arch)},
-          {"metadata",
-           {{"vgpr_count", opt_json(m.vgpr_count)},
-            {"agpr_count", opt_json(m.agpr_count)},
-            {"sgpr_count", opt_json(m.sgpr_count)},
-            {"vgpr_spill_count", opt_json(m.vgpr_spill_count)},
-            {"sgpr_spill_count", opt_json(m.sgpr_spill_count)},
-            {"group_segment_fixed_size", opt_json(m.group_segment_fixed_size)},
-            {"private_segment_fixed_size", opt_json(m.private_segment_fixed_size)},
-            {"wavefront_size", opt_json(m.wavefront_size)},
-            {"kernarg_segment_size", opt_json(m.kernarg_segment_size)},
-            {"max_flat_workgroup_size", opt_json(m.max_flat_workgroup_size)},
-            {"uses_dynamic_stack", m.uses_dynamic_stack}}},
-          {"descriptor", nullptr},
-          {"fits", nlohmann::json::array()},
-          {"fit_notes", e.fit_notes}};
-      if (k.descriptor) {
-        const auto& d = *k.descriptor;
-        kj["descriptor"] = {{"group_segment_fixed_size", d.group_segment_fixed_size},
-                            {"private_segment_fixed_size", d.private_segment_fixed_size},
-                            {"kernarg_size", d.kernarg_size},
-                            {"kernel_code_entry_byte_offset", d.kernel_code_entry_byte_offset},
-                            {"compute_pgm_rsrc1", d.compute_pgm_rsrc1},
-                            {"compute_pgm_rsrc2", d.compute_pgm_rsrc2},
-                            {"compute_pgm_rsrc3", d.compute_pgm_rsrc3},
-                            {"kernel_code_properties", d.kernel_code_properties},
-                            {"granulated_vgprs", d.granulated_vgprs()},
-                            {"granulated_sgprs", d.granulated_sgprs()},
-                            {"wave32", d.wave32()}};
-      }
-      for (const auto& f : e.fits) {
-        kj["fits"].push_back(fit_to_json(f));
-      }
-      kernels.push_back(std::move(kj));
+      kernels.push_back(kernel_json(co, e));
     }
-    objects.push_back({{"label", co.label},
-                       {"triple", co.triple},
-                       {"arch", co.arch},
-                       {"target", co.target},
-                       {"e_flags", co.e_flags},
-                       {"code_object_version", co.code_object_version()},
-                       {"xnack", co.xnack ? nlohmann::json(*co.xnack) : nullptr},
-                       {"sramecc", co.sramecc ? nlohmann::json(*co.sramecc) : nullptr},
-                       {"kernel_count", co.kernels.size()},
-                       {"kernels", kernels},
-                       {"warnings", co.warnings}});
+    auto oj = object_json(co);
+    oj["kernels"] = std::move(kernels);
+    objects.push_back(std::move(oj));
   }
   nlohmann::json windows = nlohmann::json::array();
   for (const auto& w : info.windows) {
-    nlohmann::json ins = nlohmann::json::array();
-    for (const auto& in : w.disassembly.instructions) {
-      ins.push_back(instruction_to_json(in));
-    }
-    windows.push_back(
-        {{"object", w.object},
-         {"pc", hex(w.pc)},
-         {"function", w.function},
-         {"decoder", w.disassembly.decoder},
-         {"error", w.disassembly.error ? nlohmann::json({{"message", w.disassembly.error->message},
-                                                         {"hint", w.disassembly.error->hint}})
-                                       : nlohmann::json(nullptr)},
-         {"instructions", ins},
-         {"loop", w.loop ? loop_to_json(*w.loop, w.disassembly.instructions) : nullptr},
-         {"trap", w.trap},
-         {"trap_address", w.trap_address ? nlohmann::json(hex(*w.trap_address)) : nullptr}});
+    windows.push_back(window_json(w));
   }
-  nlohmann::json problems = nlohmann::json::array();
-  for (const auto& p : info.problems) {
-    problems.push_back({{"message", p.message}, {"hint", p.hint}});
-  }
+  nlohmann::json problems = problems_json(info);
   return {{"schema", "rocplay.kernel-info"},
           {"schema_version", 1},
           {"note", "fits are ISA fits from code-object metadata, not measured occupancy"},
           {"objects", objects},
           {"windows", windows},
           {"problems", problems}};
+}
+
+} // namespace rocplay::report
+
+namespace rocplay::report {
+
+using namespace kernel_info_detail;
+
+void write_kernel_info_json(std::ostream& out, const codeobj::KernelInfo& info) {
+  out << "{\n  \"schema\": \"rocplay.kernel-info\",\n  \"schema_version\": 1,\n"
+      << "  \"note\": \"fits are ISA fits from code-object metadata, not measured occupancy\",\n"
+      << "  \"objects\": [";
+  for (std::size_t oi = 0; oi < info.objects.size(); ++oi) {
+    const auto& co = info.objects[oi];
+    auto oj = object_json(co);
+    std::string head = dump(oj);
+    head.pop_back(); // the closing brace: the kernels follow
+    out << (oi ? ",\n    " : "\n    ") << head << ", \"kernels\": [";
+    bool first = true;
+    for (const auto& e : info.kernels) {
+      if (e.object == oi) {
+        out << (first ? "\n      " : ",\n      ") << dump(kernel_json(co, e));
+        first = false;
+      }
+    }
+    out << (first ? "]}" : "\n    ]}");
+  }
+  out << (info.objects.empty() ? "],\n" : "\n  ],\n") << "  \"windows\": [";
+  for (std::size_t i = 0; i < info.windows.size(); ++i) {
+    out << (i ? ",\n    " : "\n    ") << dump(window_json(info.windows[i]));
+  }
+  out << (info.windows.empty() ? "],\n" : "\n  ],\n")
+      << "  \"problems\": " << dump(problems_json(info)) << "\n}\n";
 }
 
 } // namespace rocplay::report

@@ -355,6 +355,14 @@ TEST_CASE("the ASCII fit view stays within 100 columns and says it is not occupa
   CHECK(j["objects"][0]["kernels"][0]["fits"][0]["note"] ==
         "ISA fit from code-object metadata, not measured occupancy");
   CHECK(j["windows"].size() == 2);
+  // The streamed JSON the CLI writes is the same document.
+  std::ostringstream streamed;
+  report::write_kernel_info_json(streamed, info);
+  CHECK(nlohmann::json::parse(streamed.str()) == j);
+  KernelInfo empty;
+  std::ostringstream none;
+  report::write_kernel_info_json(none, empty);
+  CHECK(nlohmann::json::parse(none.str()) == report::kernel_info_to_json(empty));
 }
 
 TEST_CASE("code-object URIs resolve against saved files and file offsets") {
