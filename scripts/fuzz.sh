@@ -2,7 +2,8 @@
 # Runs the libFuzzer targets from build-fuzz/ with a seed corpus made from fixtures/.
 # Usage: scripts/fuzz.sh [SECONDS]   (the parser gets SECONDS; the transcript reader and the
 # snapshot path, from transcript to findings and JSON, half each; the code-object reader a third,
-# at most 20 s, from the checked-in objects in tests/codeobj)
+# at most 20 s, from the checked-in objects in tests/codeobj; the crash-evidence readers half, at
+# most 20 s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -17,6 +18,11 @@ done < <(find fixtures -type f \( -name '*.mi' -o -name '*.rec' -o -name '*.rocp
 cat "$work"/corpus/* >"$work/all-lines"
 head -c 200000 "$work/all-lines" | split -l 1 - "$work/corpus/line-"
 rm "$work/all-lines"
+# The crash-evidence readers start from their own fixtures (logs, dmesg, dump metadata, JSON).
+mkdir -p "$work/crash-corpus"
+while IFS= read -r f; do
+  cp "$f" "$work/crash-corpus/$(echo "$f" | tr / _)"
+done < <(find fixtures/crash -type f -size -64k ! -name '*.pt' ! -name README.md | sort)
 run() {
   local dir=$1 target=$2 secs=$3 corpus=${4:-$work/corpus} max_len=${5:-8192}
   echo "fuzz: $target for ${secs}s"
@@ -42,3 +48,5 @@ cp tests/codeobj/kernels-*.elf tests/codeobj/kernels.hsaco "$work/codeobj-corpus
 codeobj_seconds=$(( (seconds + 2) / 3 ))
 if [ "$codeobj_seconds" -gt 20 ]; then codeobj_seconds=20; fi
 run tests/fuzz fuzz_codeobj "$codeobj_seconds" "$work/codeobj-corpus" 131072
+crash_seconds=$(( (seconds + 1) / 2 ))
+run tests/fuzz fuzz_crash $(( crash_seconds > 20 ? 20 : crash_seconds )) "$work/crash-corpus"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit and live tests (real gdb), the same under ASan+UBSan, the fuzzers (MI
-# parser, transcript reader, snapshot path) for ROCPLAY_FUZZ_SECONDS (default 60), the benchmarks
-# in short mode, and the format check.
+# parser, transcript reader, snapshot path, crash-evidence readers) for ROCPLAY_FUZZ_SECONDS
+# (default 60), the benchmarks in short mode, and the format check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -26,7 +26,7 @@ step "fuzzing the MI parser, the snapshot path and the code-object reader (libFu
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROCPLAY_FUZZ=ON \
   -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >/dev/null
 cmake --build build-fuzz --parallel "$jobs" --target fuzz_mi_parser fuzz_transcript fuzz_snapshot \
-  fuzz_codeobj
+  fuzz_codeobj fuzz_crash
 scripts/fuzz.sh "${ROCPLAY_FUZZ_SECONDS:-60}"
 
 step "benchmarks (short mode)"

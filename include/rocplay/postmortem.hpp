@@ -8,9 +8,14 @@
 #include "rocplay/snapshot.hpp"
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace rocplay::crash {
+struct Evidence; // rocplay/crash.hpp
+}
 
 namespace rocplay::postmortem {
 
@@ -22,6 +27,10 @@ enum class InputKind : std::uint8_t {
   RawMi,      // a debugger's MI stdout as saved
   ReportJson, // rocplay's own JSON / JSON Lines output (a snapshot inside)
   AgentLog,   // a server log with rocm-debug-agent wave dumps
+  // Crash evidence (rocplay/crash.hpp, docs/crash-evidence.md):
+  CrashLog,         // API-call log, kernel log or runtime messages
+  CrashDump,        // a level-10 dump's metadata.json or tensor file
+  CrashDiagnostics, // the crash seed's crash_diagnostics.json
 };
 std::string_view to_string(InputKind kind);
 
@@ -56,6 +65,7 @@ struct InputResult {
   std::vector<Finding> findings;
   std::vector<Signature> signatures; // one per finding at warning or above
   Snapshot snapshot;                 // empty for agent logs and unreadable inputs
+  std::shared_ptr<const crash::Evidence> crash; // crash evidence found in it, if any
 };
 
 struct SignatureClass {
@@ -80,6 +90,7 @@ struct Summary {
   double seconds = 0;
   std::vector<SignatureClass> classes; // most members first
   std::vector<Event> events;           // cross-rank findings per event
+  std::vector<Finding> crash;          // the crash verdict joined over every input, if any
   std::vector<std::string> warnings;
 };
 

@@ -2,8 +2,10 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/crash.hpp"
 #include "rocplay/postmortem.hpp"
 #include "rocplay/report.hpp"
+#include "rocplay/report_crash.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -69,11 +71,24 @@ nlohmann::json input_json(const InputResult& r, bool with_snapshot) {
     sigs.push_back(signature_json(s));
   }
   j["signatures"] = std::move(sigs);
+  if (r.crash) {
+    j["crash"] = crash::to_json(*r.crash);
+  }
+  const bool crash_kind = r.kind == InputKind::CrashLog || r.kind == InputKind::CrashDump ||
+                          r.kind == InputKind::CrashDiagnostics;
   if (r.status != InputStatus::Unreadable && r.status != InputStatus::Empty &&
-      r.kind != InputKind::AgentLog) {
+      r.kind != InputKind::AgentLog && !crash_kind) {
     j["snapshot"] = with_snapshot ? to_json(r.snapshot) : snapshot_summary(r.snapshot);
   }
   return j;
+}
+
+nlohmann::json findings_json(const std::vector<Finding>& findings) {
+  auto out = nlohmann::json::array();
+  for (const auto& f : findings) {
+    out.push_back(report::finding_to_json(f));
+  }
+  return out;
 }
 
 nlohmann::json summary_json(const Summary& s) {
@@ -104,6 +119,7 @@ nlohmann::json summary_json(const Summary& s) {
           {"seconds", s.seconds},
           {"classes", classes},
           {"events", events},
+          {"crash", findings_json(s.crash)},
           {"warnings", s.warnings}};
 }
 
@@ -168,6 +184,7 @@ void write_text_summary(std::ostream& out, const Summary& s, const std::vector<s
       }
     }
   }
+  report::write_crash_verdict(out, s.crash);
   if (!listed.empty()) {
     out << "\nInputs with findings or problems:\n";
     for (const auto& line : listed) {
@@ -270,6 +287,7 @@ int run_postmortem(const Options& o) {
   for (const auto& e : summary.events) {
     any_findings = any_findings || !e.findings.empty();
   }
+  any_findings = any_findings || !summary.crash.empty();
   switch (format) {
   case report::Format::Jsonl:
     out.stream() << json_text(summary_json(summary)) << "\n";
@@ -289,6 +307,7 @@ int run_postmortem(const Options& o) {
         sarif_findings.push_back(std::move(f));
       }
     }
+    sarif_findings.insert(sarif_findings.end(), summary.crash.begin(), summary.crash.end());
     out.stream() << json_text(report::to_sarif(sarif_findings, ROCPLAY_VERSION), 2) << "\n";
     break;
   case report::Format::Text:
@@ -309,7 +328,9 @@ Action add_postmortem(CLI::App& app) {
       "Snapshots and findings from recorded transcripts, in batch (never starts a debugger)");
   cmd->add_option("paths", o->paths,
                   "Transcripts (rocplay recordings, raw MI logs), rocplay JSON/JSONL output, "
-                  "rocm-debug-agent logs; directories are read recursively; globs are expanded")
+                  "rocm-debug-agent logs, crash evidence (kernel API-call logs, level-10 dump "
+                  "directories, dmesg/journalctl, runtime messages, crash_diagnostics.json); "
+                  "directories are read recursively; globs are expanded")
       ->required();
   cmd->add_option("-f,--format", o->format, "text, json, jsonl or sarif")->default_val("text");
   cmd->add_option("-o,--output", o->output, "Write the report here instead of stdout");
@@ -324,7 +345,9 @@ Action add_postmortem(CLI::App& app) {
       ->default_val(50);
   cmd->footer("Exit: 0 no findings, 1 findings, 2 some inputs could not be read (unreadable "
               "inputs win over findings). Ranked snapshots in one directory form one event; "
-              "cross-rank findings (missing rank, unequal grids) are reported per event.");
+              "cross-rank findings (missing rank, unequal grids) are reported per event. "
+              "Crash evidence from every input is joined per process and rank into one crash "
+              "verdict (docs/crash-evidence.md).");
   return [o] { return run_postmortem(*o); };
 }
 

@@ -1,6 +1,7 @@
 #include "rocplay/postmortem.hpp"
 
 #include "rocplay/agentlog.hpp"
+#include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -42,6 +43,12 @@ std::string_view to_string(InputKind kind) {
     return "report-json";
   case InputKind::AgentLog:
     return "agent-log";
+  case InputKind::CrashLog:
+    return "crash-log";
+  case InputKind::CrashDump:
+    return "crash-dump";
+  case InputKind::CrashDiagnostics:
+    return "crash-diagnostics";
   }
   return "unknown";
 }
@@ -342,6 +349,76 @@ void analyse_agent_log(std::ifstream& in, InputResult& r) {
   }
 }
 
+bool is_crash_kind(InputKind kind) {
+  return kind == InputKind::CrashLog || kind == InputKind::CrashDump ||
+         kind == InputKind::CrashDiagnostics;
+}
+
+// Crash evidence is read by src/crash; this only routes it and files the result.
+void take_crash(InputResult& r, std::shared_ptr<crash::Evidence> ev) {
+  for (auto& f : crash::findings(*ev)) {
+    r.findings.push_back(std::move(f));
+  }
+  r.warnings.insert(r.warnings.end(), ev->warnings.begin(), ev->warnings.end());
+  r.skipped_lines += ev->counters.binary_lines;
+  if (ev->truncated) {
+    r.status = InputStatus::Partial;
+  }
+  if (!r.rank) {
+    r.rank = ev->rank;
+  }
+  if (!ev->empty()) {
+    r.crash = std::move(ev);
+  }
+}
+
+crash::ReadOptions crash_options(const InputResult& r) {
+  crash::ReadOptions o;
+  o.source = r.path;
+  o.rank = r.rank;
+  return o;
+}
+
+// True when the input was crash evidence (and is now read).
+bool analyse_crash(std::ifstream& in, std::string_view head, InputResult& r) {
+  if (r.kind == InputKind::Recording || r.kind == InputKind::RawMi ||
+      (r.kind == InputKind::AgentLog && agentlog::looks_like_agent_log(head))) {
+    return false;
+  }
+  const auto format = crash::detect(head, r.path);
+  if (!format) {
+    return false;
+  }
+  auto ev = std::make_shared<crash::Evidence>(crash::read_stream(in, *format, crash_options(r)));
+  r.kind = *format == crash::Format::Text          ? InputKind::CrashLog
+           : *format == crash::Format::Diagnostics ? InputKind::CrashDiagnostics
+                                                   : InputKind::CrashDump;
+  if (ev->has_agent_dumps) { // rocm-debug-agent dumps further down the same log
+    in.clear();
+    in.seekg(0);
+    analyse_agent_log(in, r);
+  }
+  take_crash(r, std::move(ev));
+  return true;
+}
+
+// A server log read for agent dumps may hold crash evidence past its first bytes too.
+void add_crash_pass(std::ifstream& in, InputResult& r) {
+  in.clear();
+  in.seekg(0);
+  auto ev = std::make_shared<crash::Evidence>(
+      crash::read_stream(in, crash::Format::Text, crash_options(r)));
+  if (ev->empty()) {
+    return;
+  }
+  if (r.findings.empty()) { // no wave dumps: it is a crash log, not an agent log
+    r.kind = InputKind::CrashLog;
+    std::erase_if(r.warnings,
+                  [](const std::string& w) { return w.starts_with("no rocm-debug-agent"); });
+  }
+  take_crash(r, std::move(ev));
+}
+
 } // namespace
 
 std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
@@ -435,6 +512,10 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
   in.clear();
   in.seekg(0);
   try {
+    if (analyse_crash(in, head, r)) {
+      finish_result(r);
+      return just(std::move(r));
+    }
     switch (r.kind) {
     case InputKind::Recording:
     case InputKind::RawMi:
@@ -449,7 +530,12 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
     }
     case InputKind::AgentLog:
       analyse_agent_log(in, r);
+      add_crash_pass(in, r);
       break;
+    case InputKind::CrashLog:
+    case InputKind::CrashDump:
+    case InputKind::CrashDiagnostics:
+      break; // analyse_crash read it
     case InputKind::Unknown:
       r.status = InputStatus::Unreadable;
       r.error = "binary data: not a transcript, rocplay JSON or server log";
@@ -548,6 +634,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     event.findings = heuristics::run_ranks(snapshots);
     summary.events.push_back(std::move(event));
   };
+  crash::Joiner crash_joiner; // bounded summaries per process, joined at the end
   Progress progress;
   progress.total = files.size();
   auto account = [&](InputResult& r) {
@@ -576,7 +663,12 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         c.members.push_back(member);
       }
     }
-    if (r.rank && r.status != InputStatus::Unreadable && r.kind != InputKind::AgentLog) {
+    if (r.crash) {
+      crash_joiner.add(*r.crash);
+      r.crash.reset();
+    }
+    if (r.rank && r.status != InputStatus::Unreadable && r.kind != InputKind::AgentLog &&
+        !is_crash_kind(r.kind)) {
       if (ranked_count < options.max_ranked_snapshots) {
         const std::string key = r.member.empty() ? fs::path(r.path).parent_path().string() : r.path;
         ranked[key].push_back(std::move(r.snapshot));
@@ -650,6 +742,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   while (!ranked.empty()) {
     close_event(ranked.begin()->first);
   }
+  summary.crash = crash_joiner.verdict();
   summary.bytes = progress.bytes;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return summary;

@@ -1,0 +1,16 @@
+// The crash verdict as a person reads it (rocplay/crash.hpp builds the findings).
+#pragma once
+
+#include "rocplay/heuristics.hpp"
+
+#include <ostream>
+#include <vector>
+
+namespace rocplay::report {
+
+// The verdict finding first (`crash-verdict`), then any cross-rank crash findings. Writes
+// nothing for an empty list.
+void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings,
+                         bool color = false);
+
+} // namespace rocplay::report
