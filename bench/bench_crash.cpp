@@ -39,8 +39,8 @@ std::string tensor(const std::string& indent, const std::string& shape, bool sta
                   "  device=cuda:" + std::to_string(device) + "\n" + indent +
                   "  requires_grad=False\n" + indent + "  is_contiguous=True\n";
   if (stats) {
-    s += indent + "  min=-4.312500\n" + indent + "  max=3.984375\n" + indent +
-         "  mean=0.001213\n" + indent + "  nan_count=0\n" + indent + "  inf_count=0\n";
+    s += indent + "  min=-4.312500\n" + indent + "  max=3.984375\n" + indent + "  mean=0.001213\n" +
+         indent + "  nan_count=0\n" + indent + "  inf_count=0\n";
   }
   return s + indent + ")\n";
 }
@@ -48,8 +48,8 @@ std::string tensor(const std::string& indent, const std::string& shape, bool sta
 // One piece of each kind of evidence; `i` varies the numbers.
 std::string evidence_chunk(std::size_t i, int device) {
   std::string s;
-  const std::string ts = "[2026-03-02 14:" + std::to_string(10 + i % 50) + ":" +
-                         std::to_string(10 + i % 50) + "] ";
+  const std::string ts =
+      "[2026-03-02 14:" + std::to_string(10 + i % 50) + ":" + std::to_string(10 + i % 50) + "] ";
   for (int k = 0; k < 4; ++k) {
     s += rule('=') + ts + "FlashInfer API Call: BatchDecodeWithPagedKVCacheWrapper.run\n" +
          rule('-') + "Positional input arguments:\n  arg[0]:\n" +
@@ -160,8 +160,8 @@ int main(int argc, char** argv) {
               rates.front(), rates.back());
 
   // 2. The batch: many files through postmortem, memory measured in a child.
-  const fs::path dir = fs::temp_directory_path() / ("rocplay-bench-crash-" +
-                                                    std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("rocplay-bench-crash-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::uint64_t written = 0;
   for (std::size_t f = 0; f < files; ++f) {
@@ -178,9 +178,8 @@ int main(int argc, char** argv) {
     o.jobs = jobs;
     std::size_t findings = 0;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto s = postmortem::run(o, [&](const postmortem::InputResult& r) {
-      findings += r.findings.size();
-    });
+    const auto s = postmortem::run(
+        o, [&](const postmortem::InputResult& r) { findings += r.findings.size(); });
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("batch: %zu files, %.1f MB, %zu findings, verdict %s: %.2f s, %.0f MB/s with %u "

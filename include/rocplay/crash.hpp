@@ -88,7 +88,7 @@ struct ApiCall {
   bool returned = false; // an `Output value:` block closed it
   std::vector<Argument> inputs;
   std::size_t inputs_dropped = 0;
-  std::string stream; // the line prefix that carried it, if any
+  std::string stream;                  // the line prefix that carried it, if any
   std::string shape_signature() const; // `arg[0]=(32, 8, 128) bf16; ...` for comparing ranks
 };
 
@@ -100,7 +100,6 @@ struct ApiLogSummary {
   std::optional<ApiCall> suspect; // the call that began and never completed (or the last one)
   std::vector<std::string> open_callers; // outer calls still open around the suspect
   std::string last_completed;            // function of the last call that returned
-  std::uint64_t raised = 0; // calls without output that a sibling followed (they raised)
   std::uint64_t logger_errors = 0;
   bool graph_capture = false; // statistics skipped for graph capture somewhere in the log
   std::string system_info;    // bounded lines of the system-information block
@@ -188,10 +187,10 @@ struct Evidence {
   std::vector<Event> events;
   std::vector<DumpCall> dumps;
   std::optional<int> exit_code;
-  std::string gpu_arch;                // diagnostics JSON `gpu_arch`
-  std::string last_kernel_boundary;    // diagnostics JSON, as the seed's script found it
-  bool has_agent_dumps = false;        // rocm-debug-agent wave lines seen (read by agent-log)
-  bool truncated = false;              // a dump directory without its files, cut-off JSON
+  std::string gpu_arch;             // diagnostics JSON `gpu_arch`
+  std::string last_kernel_boundary; // diagnostics JSON, as the seed's script found it
+  bool has_agent_dumps = false;     // rocm-debug-agent wave lines seen (read by agent-log)
+  bool truncated = false;           // a dump directory without its files, cut-off JSON
   Counters counters;
   std::vector<std::string> warnings;
   bool empty() const;

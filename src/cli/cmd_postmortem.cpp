@@ -1,8 +1,8 @@
 // `rocplay postmortem PATH...`: snapshots and findings from recorded transcripts in batch.
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "rocplay/error.hpp"
 #include "rocplay/crash.hpp"
+#include "rocplay/error.hpp"
 #include "rocplay/postmortem.hpp"
 #include "rocplay/report.hpp"
 #include "rocplay/report_crash.hpp"

@@ -66,7 +66,9 @@ std::string_view explain_utcl2_client(std::string_view client) {
 }
 
 std::string_view explain_gpu_error(std::string_view name) {
-  auto is = [&](std::string_view hip, std::string_view cuda) { return name == hip || name == cuda; };
+  auto is = [&](std::string_view hip, std::string_view cuda) {
+    return name == hip || name == cuda;
+  };
   if (is("hipErrorIllegalAddress", "cudaErrorIllegalAddress")) {
     return "a kernel accessed memory out of bounds (check the inputs' shapes, index bounds and "
            "contiguity)";

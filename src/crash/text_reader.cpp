@@ -166,7 +166,8 @@ std::string_view strip_log_prefix(std::string_view s, std::string& time) {
       const bool uptime = !inner.empty() && is_digit(inner.front()) &&
                           inner.find('.') != std::string_view::npos &&
                           inner.find(' ') == std::string_view::npos;
-      const bool wall = inner.size() >= 20 && inner[3] == ' ' && inner.find(':') != std::string_view::npos;
+      const bool wall =
+          inner.size() >= 20 && inner[3] == ' ' && inner.find(':') != std::string_view::npos;
       if (uptime || wall) {
         time = std::string(inner);
         s.remove_prefix(close + 1);
@@ -252,6 +253,7 @@ struct TextReader::Impl {
     std::string list_path; // `[2]` inside a list argument
     std::string section;
     std::size_t last_line = 0;
+    bool system_text = false; // the system-information block has shown its text
   };
   std::vector<Stream> streams;
   std::map<std::string, std::size_t, std::less<>> stream_index;
@@ -412,6 +414,7 @@ struct TextReader::Impl {
     }
     if (m & kApiSystem) {
       st.state = BlockState::SystemInfo;
+      st.system_text = false;
       return;
     }
     if (m & kLoggerError) {
@@ -475,8 +478,8 @@ struct TextReader::Impl {
   // A line while a block is open. False: not part of the block (read it as an ordinary line).
   bool block_line(Stream& st, std::string_view s) {
     if (is_rule(s, '=')) {
-      if (st.state == BlockState::AfterHeader) {
-        return true; // the rule before a system-information block's text
+      if (st.state == BlockState::SystemInfo && !st.system_text) {
+        return true; // the rule between the block's title and its text
       }
       st.state = BlockState::None;
       st.arg = nullptr;
@@ -484,6 +487,7 @@ struct TextReader::Impl {
       return true;
     }
     if (st.state == BlockState::SystemInfo) {
+      st.system_text = true;
       if (ev.api.system_info.size() < 2048) {
         ev.api.system_info += sanitize(trim(s), 200);
         ev.api.system_info += '\n';
@@ -945,8 +949,9 @@ struct TextReader::Impl {
         }
       }
     }
-    for (std::string_view prefix : {std::string_view("HIP error: "), std::string_view("CUDA error: "),
-                                    std::string_view("hip error: ")}) {
+    for (std::string_view prefix :
+         {std::string_view("HIP error: "), std::string_view("CUDA error: "),
+          std::string_view("hip error: ")}) {
       if (auto p = s.find(prefix); p != std::string_view::npos) {
         reason = sanitize(trim(s.substr(p + prefix.size())), 200);
         if (name.empty()) {
@@ -955,10 +960,10 @@ struct TextReader::Impl {
         break;
       }
     }
-    const bool torch_oom = s.find("OutOfMemoryError") != std::string_view::npos ||
-                           (s.find(" out of memory") != std::string_view::npos &&
-                            (s.find("HIP") != std::string_view::npos ||
-                             s.find("CUDA") != std::string_view::npos));
+    const bool torch_oom =
+        s.find("OutOfMemoryError") != std::string_view::npos ||
+        (s.find(" out of memory") != std::string_view::npos &&
+         (s.find("HIP") != std::string_view::npos || s.find("CUDA") != std::string_view::npos));
     if (torch_oom || name == "hipErrorOutOfMemory" || name == "cudaErrorMemoryAllocation") {
       Event* e = add_event(EventKind::OutOfMemory, s, rank);
       if (e != nullptr) {
@@ -1035,9 +1040,9 @@ struct TextReader::Impl {
       name = "SIGKILL";
     } else if (m & kExit) {
       // `exit code 139`, `exited with code 137`, torchrun's `exitcode  : -11 (pid: 4411)`
-      for (std::string_view key : {std::string_view("exitcode"), std::string_view("exit code"),
-                                   std::string_view("exit status"),
-                                   std::string_view("exited with code")}) {
+      for (std::string_view key :
+           {std::string_view("exitcode"), std::string_view("exit code"),
+            std::string_view("exit status"), std::string_view("exited with code")}) {
         const auto p = s.find(key);
         if (p == std::string_view::npos) {
           continue;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
@@ -175,9 +176,10 @@ nlohmann::json to_json(const ApiCall& call) {
 namespace {
 
 nlohmann::json event_json(const Event& e) {
-  nlohmann::json j = {{"kind", to_string(e.kind)}, {"line", e.line},       {"text", e.text},
-                      {"time", e.time},            {"device", e.device},   {"name", e.name},
-                      {"reason", e.reason},        {"meaning", e.meaning}, {"process", e.process}};
+  nlohmann::json j = {
+      {"kind", to_string(e.kind)}, {"line", e.line}, {"text", e.text},     {"time", e.time},
+      {"device", e.device},        {"name", e.name}, {"reason", e.reason}, {"meaning", e.meaning},
+      {"process", e.process}};
   j["address"] = e.address ? nlohmann::json(hex(*e.address)) : nlohmann::json(nullptr);
   j["pid"] = e.pid ? nlohmann::json(*e.pid) : nlohmann::json(nullptr);
   j["rank"] = e.rank ? nlohmann::json(*e.rank) : nlohmann::json(nullptr);
@@ -282,16 +284,18 @@ std::string escalation(int level, const std::optional<ApiCall>& suspect, bool al
   bool oom = false;
   bool arch = false;
   bool watchdog_only = !events.empty();
+  bool watchdog = false;
   for (const Event* e : events) {
-    fault = fault || is_fault(e->kind) ||
-            (e->kind == EventKind::GpuError &&
-             (e->name.find("IllegalAddress") != std::string::npos ||
-              e->name.find("Assert") != std::string::npos ||
-              e->name.find("LaunchFailure") != std::string::npos));
+    watchdog = watchdog || e->kind == EventKind::CollectiveTimeout;
+    fault =
+        fault || is_fault(e->kind) ||
+        (e->kind == EventKind::GpuError && (e->name.find("IllegalAddress") != std::string::npos ||
+                                            e->name.find("Assert") != std::string::npos ||
+                                            e->name.find("LaunchFailure") != std::string::npos));
     oom = oom || e->kind == EventKind::OutOfMemory;
     arch = arch || (e->kind == EventKind::GpuError && arch_error(e->name));
-    watchdog_only = watchdog_only && (e->kind == EventKind::CollectiveTimeout ||
-                                      e->kind == EventKind::ExitStatus);
+    watchdog_only = watchdog_only &&
+                    (e->kind == EventKind::CollectiveTimeout || e->kind == EventKind::ExitStatus);
   }
   const std::string fn = suspect ? suspect->function : std::string();
   if (arch) {
@@ -307,7 +311,7 @@ std::string escalation(int level, const std::optional<ApiCall>& suspect, bool al
            "--mem-fraction-static, and try PYTORCH_HIP_ALLOC_CONF=expandable_segments:True "
            "(fragmentation). Retry with a level-1 API log to see the last call before it.";
   }
-  if (watchdog_only && !fault) {
+  if (watchdog && watchdog_only && !fault) {
     return "This process only timed out waiting for a peer: find the rank that did not time out "
            "(its log ends earlier, or shows a fault) and read its evidence; pass every rank's "
            "logs to `rocplay postmortem` together.";
@@ -361,9 +365,9 @@ Finding unfinished_call_finding(const ApiCall& call, const std::string& source,
   const bool block = call.level >= 3;
   f.severity = block ? Severity::Error : Severity::Warning;
   f.confidence = block ? 0.85 : 0.6;
-  f.title = fmt::format("{} call #{} {}: {}", call.library.empty() ? "API" : call.library,
-                        call.sequence, block ? "began and never returned" : "was the last logged",
-                        call.function);
+  f.title =
+      fmt::format("{} call #{} {}: {}", call.library.empty() ? "API" : call.library, call.sequence,
+                  block ? "began and never returned" : "was the last logged", call.function);
   f.summary = block ? "The API-call log shows the call's inputs but no output block: the process "
                       "died (or hung) inside it. It is the suspect kernel boundary."
                     : "A level-1 log names each call as it begins; the last one is where the "
@@ -446,7 +450,8 @@ std::vector<Finding> findings(const Evidence& ev) {
                   "the call. inputs.pt holds the tensors to replay it.";
       f.evidence.push_back("dump directory " + d.directory);
       if (!d.input_tensor_keys.empty()) {
-        f.evidence.push_back(fmt::format("input tensors: {}", fmt::join(d.input_tensor_keys, ", ")));
+        f.evidence.push_back(
+            fmt::format("input tensors: {}", fmt::join(d.input_tensor_keys, ", ")));
       }
       if (!d.input_metadata.empty()) {
         f.evidence.push_back("other inputs: " + d.input_metadata);
@@ -886,8 +891,8 @@ struct Joiner::Impl {
     const ApiCall* call = first && first->suspect ? &*first->suspect : nullptr;
     const DumpCall* dump = first && first->unreturned_dump ? &*first->unreturned_dump : nullptr;
     if (call != nullptr) {
-      v.title = fmt::format("{} died in {} (call #{}): {}", who, call->function, call->sequence,
-                            what);
+      v.title =
+          fmt::format("{} died in {} (call #{}): {}", who, call->function, call->sequence, what);
     } else if (dump != nullptr) {
       v.title = fmt::format("{} died in {} (level-10 dump, never returned): {}", who,
                             dump->function, what);
@@ -907,11 +912,11 @@ struct Joiner::Impl {
       }
     }
     if (call != nullptr) {
-      v.evidence.push_back(fmt::format(
-          "last kernel boundary: {} {} call #{} ({} calls before it){}{}", call->library,
-          call->function, call->sequence, call->sequence - 1,
-          call->timestamp.empty() ? "" : ", began " + call->timestamp,
-          call->level >= 3 ? ", never returned" : ", level 1: return not logged"));
+      v.evidence.push_back(
+          fmt::format("last kernel boundary: {} {} call #{} ({} calls before it){}{}",
+                      call->library, call->function, call->sequence, call->sequence - 1,
+                      call->timestamp.empty() ? "" : ", began " + call->timestamp,
+                      call->level >= 3 ? ", never returned" : ", level 1: return not logged"));
       for (const auto& l : input_lines(*call)) {
         v.evidence.push_back("  input " + l);
       }
@@ -923,8 +928,8 @@ struct Joiner::Impl {
       d["last_call"] = to_json(*call);
       d["last_call"]["source"] = first->suspect_source;
       d["kernel"] = call->function;
-      v.locations.push_back(Location{first->suspect_source, static_cast<std::uint32_t>(call->line),
-                                     call->function, {}});
+      v.locations.push_back(Location{
+          first->suspect_source, static_cast<std::uint32_t>(call->line), call->function, {}});
     } else if (first && first->calls > 0) {
       v.evidence.push_back(fmt::format("every one of the {} logged calls returned (last: {})",
                                        first->calls, first->last_completed));
@@ -932,11 +937,9 @@ struct Joiner::Impl {
     d["calls_logged"] = first ? first->calls : 0;
     d["log_level"] = first ? first->level : 0;
     if (dump != nullptr) {
-      v.evidence.push_back(fmt::format("level-10 dump that never returned: {} (call {}), {}",
-                                       dump->function,
-                                       dump->call_sequence ? std::to_string(*dump->call_sequence)
-                                                           : "?",
-                                       dump->directory));
+      v.evidence.push_back(fmt::format(
+          "level-10 dump that never returned: {} (call {}), {}", dump->function,
+          dump->call_sequence ? std::to_string(*dump->call_sequence) : "?", dump->directory));
       d["dump"] = dump_json(*dump);
       if (d["kernel"].is_null()) {
         d["kernel"] = dump->function;
@@ -1045,12 +1048,10 @@ struct Joiner::Impl {
                           {"how", how}});
       }
       if (v.evidence.size() < 40) {
-        v.evidence.push_back(fmt::format("{}: last call {}{}, {} calls; {}", p.label(),
-                                         p.suspect ? p.suspect->function : "-",
-                                         p.suspect && !p.suspect->timestamp.empty()
-                                             ? " at " + p.suspect->timestamp
-                                             : "",
-                                         p.calls, how));
+        v.evidence.push_back(fmt::format(
+            "{}: last call {}{}, {} calls; {}", p.label(), p.suspect ? p.suspect->function : "-",
+            p.suspect && !p.suspect->timestamp.empty() ? " at " + p.suspect->timestamp : "",
+            p.calls, how));
       }
     }
     d["other_processes"] = others;
@@ -1065,7 +1066,9 @@ struct Joiner::Impl {
 
     std::vector<std::string> meaning;
     if (fault && !fault->meaning.empty()) {
-      meaning.push_back(fault->meaning);
+      meaning.push_back(fault->meaning + ".");
+      meaning.back()[0] =
+          static_cast<char>(std::toupper(static_cast<unsigned char>(meaning.back()[0])));
     }
     if (processes.size() > 1 && first) {
       meaning.push_back(fmt::format("{} failed first of {} processes; the others stopped after it.",
@@ -1077,10 +1080,10 @@ struct Joiner::Impl {
     }
     v.summary = fmt::format("{}", fmt::join(meaning, " "));
     const bool all_returned = first && first->calls > 0 && !first->suspect;
-    v.next_step = escalation(first ? first->level : 0, call ? std::optional<ApiCall>(*call)
-                                                            : std::nullopt,
-                             all_returned, first && first->graph_capture, events, exit_code,
-                             gpu_arch, first ? first->unreturned_dump : std::nullopt);
+    v.next_step =
+        escalation(first ? first->level : 0, call ? std::optional<ApiCall>(*call) : std::nullopt,
+                   all_returned, first && first->graph_capture, events, exit_code, gpu_arch,
+                   first ? first->unreturned_dump : std::nullopt);
     d["next_step"] = v.next_step;
     v.confidence = call && fault ? 0.85 : (call || fault) ? 0.7 : 0.5;
     v.details = std::move(d);
@@ -1096,9 +1099,10 @@ struct Joiner::Impl {
       }
     }
     if (with_calls >= 2 && by_shape.size() >= 2) {
-      const auto majority = std::max_element(
-          by_shape.begin(), by_shape.end(),
-          [](const auto& a, const auto& b) { return a.second.size() < b.second.size(); });
+      const auto majority =
+          std::max_element(by_shape.begin(), by_shape.end(), [](const auto& a, const auto& b) {
+            return a.second.size() < b.second.size();
+          });
       Finding f;
       f.id = std::string(kShapeMismatch);
       f.severity = Severity::Warning;
@@ -1113,9 +1117,8 @@ struct Joiner::Impl {
             odd.push_back(p->label());
           }
         }
-        groups.push_back({{"signature", sig},
-                          {"processes", members},
-                          {"majority", sig == majority->first}});
+        groups.push_back(
+            {{"signature", sig}, {"processes", members}, {"majority", sig == majority->first}});
         f.evidence.push_back(fmt::format("{}: {}", fmt::join(members, ", "), sig));
       }
       f.title = fmt::format("the last call differs across ranks: {} ({} of {})",

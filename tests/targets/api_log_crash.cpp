@@ -39,7 +39,8 @@ void tensor(const char* indent, const char* shape, const char* stride, const cha
   std::fprintf(g_log,
                "%sTensor(\n%s  shape=%s\n%s  stride=%s\n%s  dtype=%s\n%s  device=cuda:0\n"
                "%s  requires_grad=False\n%s  is_contiguous=True\n%s)\n",
-               indent, indent, shape, indent, stride, indent, dtype, indent, indent, indent, indent);
+               indent, indent, shape, indent, stride, indent, dtype, indent, indent, indent,
+               indent);
 }
 
 void begin_call(const char* function, const char* shape, const char* stride) {

@@ -281,7 +281,8 @@ TEST_CASE("level-10 dumps: inputs_saved never returned; a cut-off dump is counte
   const auto fs = findings(open);
   REQUIRE(fs.size() == 1);
   CHECK(fs[0].id == kUnfinishedCall);
-  const Evidence cut = read_fixture(dir + "20260302_140733_140_silu_and_mul_call0008/metadata.json");
+  const Evidence cut =
+      read_fixture(dir + "20260302_140733_140_silu_and_mul_call0008/metadata.json");
   CHECK(cut.truncated);
   CHECK(cut.counters.malformed >= 1);
   REQUIRE(cut.dumps.size() == 1);
@@ -393,9 +394,10 @@ TEST_CASE("postmortem reads crash evidence beside transcripts and joins a verdic
              (kCrash / "kernel-logs" / "dmesg-raw.txt").string()};
   o.jobs = 2;
   std::vector<postmortem::InputResult> results;
-  const auto s = postmortem::run(o, [&](const postmortem::InputResult& r) { results.push_back(r); });
+  const auto s =
+      postmortem::run(o, [&](const postmortem::InputResult& r) { results.push_back(r); });
   CHECK(s.unreadable == 0);
-  CHECK(s.inputs == 13); // 5 in tp4, 7 files under level10, 1 dmesg
+  CHECK(s.inputs == 12); // 5 in tp4, 6 files under level10, 1 dmesg
   CHECK(s.partial == 1); // the cut-off dump
   REQUIRE(!s.crash.empty());
   CHECK(s.crash[0].id == kCrashVerdict);
@@ -408,5 +410,5 @@ TEST_CASE("postmortem reads crash evidence beside transcripts and joins a verdic
     dumps += r.kind == postmortem::InputKind::CrashDump ? 1 : 0;
   }
   CHECK(logs == 6);
-  CHECK(dumps == 7);
+  CHECK(dumps == 6);
 }
