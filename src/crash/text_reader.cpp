@@ -43,14 +43,36 @@ enum Marker : unsigned {
   kOom = 1u << 12, // `out of memory`
 };
 
-bool at(std::string_view s, std::size_t i, std::string_view word) {
-  return s.size() - i >= word.size() && std::memcmp(s.data() + i, word.data(), word.size()) == 0;
+// A literal's length is known here, so the compare is a few loads, not a libc call: this runs
+// at every trigger character of every line.
+template <std::size_t N> bool at(std::string_view s, std::size_t i, const char (&word)[N]) {
+  return s.size() - i >= N - 1 && std::memcmp(s.data() + i, word, N - 1) == 0;
+}
+template <std::size_t N> bool starts(std::string_view s, const char (&word)[N]) {
+  return at(s, 0, word);
 }
 
-unsigned scan_markers(std::string_view s) {
-  unsigned m = 0;
+struct Scan {
+  unsigned markers = 0;
+  bool binary = false; // NUL, or many control bytes
+};
+
+// One pass over the line: which markers it may hold, and whether it is text at all.
+Scan scan_line(std::string_view s) {
+  Scan out;
+  unsigned& m = out.markers;
+  std::size_t control = 0;
   const std::size_t n = s.size();
   for (std::size_t i = 0; i < n; ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u < 0x20) {
+      if (u == 0) {
+        out.binary = true;
+        return out;
+      }
+      control += (u != '\t' && u != 0x1b) ? 1 : 0;
+      continue;
+    }
     switch (s[i]) {
     case 'A':
       if (at(s, i, "API Call:")) {
@@ -116,7 +138,8 @@ unsigned scan_markers(std::string_view s) {
       break;
     }
   }
-  return m;
+  out.binary = control * 8 > n;
+  return out;
 }
 
 bool is_rule(std::string_view s, char c) {
@@ -134,7 +157,7 @@ bool is_rule(std::string_view s, char c) {
 std::vector<std::int64_t> parse_tuple(std::string_view s) {
   std::vector<std::int64_t> out;
   s = trim(s);
-  if (s.starts_with("(") || s.starts_with("[")) {
+  if (starts(s, "(") || starts(s, "[")) {
     s.remove_prefix(1);
   }
   while (!s.empty() && out.size() < 16) {
@@ -148,7 +171,7 @@ std::vector<std::int64_t> parse_tuple(std::string_view s) {
     }
     s.remove_prefix(tok.size());
     s = trim(s);
-    if (!s.starts_with(",")) {
+    if (!starts(s, ",")) {
       break;
     }
     s.remove_prefix(1);
@@ -159,7 +182,7 @@ std::vector<std::int64_t> parse_tuple(std::string_view s) {
 // `[ 1203.118204] `, `[Wed Oct  8 17:27:57 2026] `, `Mar 11 02:13:40 node7 kernel: `,
 // `2026-03-11T02:13:40+0000 node7 kernel: `: the kernel log's own prefix, and its time.
 std::string_view strip_log_prefix(std::string_view s, std::string& time) {
-  if (s.starts_with("[")) {
+  if (starts(s, "[")) {
     const auto close = s.find(']');
     if (close != std::string_view::npos && close < 40) {
       const auto inner = trim(s.substr(1, close - 1));
@@ -296,7 +319,7 @@ struct TextReader::Impl {
   Stream& stream_of(std::string_view& line) {
     std::string_view key;
     std::optional<int> rank;
-    if (line.starts_with("[rank")) {
+    if (starts(line, "[rank")) {
       const auto close = line.find("]:");
       if (close != std::string_view::npos && close < 12) {
         if (auto r = parse_dec(line.substr(5, close - 5))) {
@@ -304,7 +327,7 @@ struct TextReader::Impl {
           rank = static_cast<int>(*r);
         }
       }
-    } else if (line.starts_with("(") && line.size() > 2) {
+    } else if (starts(line, "(") && line.size() > 2) {
       const auto close = line.find(") ");
       if (close != std::string_view::npos && close < 80) {
         const auto inner = line.substr(0, close + 1);
@@ -313,7 +336,7 @@ struct TextReader::Impl {
           rank = static_cast<int>(*r);
         }
       }
-    } else if (line.starts_with("[") && line.size() > 4 && is_digit(line[1])) {
+    } else if (starts(line, "[") && line.size() > 4 && is_digit(line[1])) {
       const auto close = line.find("]<std");
       const auto comma = line.find(',');
       if (close != std::string_view::npos && close < 30 && comma < close) {
@@ -330,7 +353,7 @@ struct TextReader::Impl {
       return streams.front();
     }
     line.remove_prefix(key.size());
-    if (line.starts_with(" ")) {
+    if (starts(line, " ")) {
       line.remove_prefix(1);
     }
     auto it = stream_index.find(key);
@@ -396,7 +419,8 @@ struct TextReader::Impl {
     if (s.empty()) {
       return;
     }
-    if (std::memchr(s.data(), '\0', s.size()) != nullptr || detail::looks_binary(s)) {
+    const Scan scan = scan_line(s);
+    if (scan.binary) {
       ++ev.counters.binary_lines;
       return;
     }
@@ -404,7 +428,7 @@ struct TextReader::Impl {
     if (st.state != BlockState::None && block_line(st, s)) {
       return;
     }
-    const unsigned m = scan_markers(s);
+    const unsigned m = scan.markers;
     if (m == 0) {
       return;
     }
@@ -423,7 +447,7 @@ struct TextReader::Impl {
     }
     if (m & kWave) {
       const auto t = trim(s);
-      if (t.starts_with("wave_") && t.find("pc=0x") != std::string_view::npos) {
+      if (starts(t, "wave_") && t.find("pc=0x") != std::string_view::npos) {
         ev.has_agent_dumps = true;
       }
     }
@@ -506,22 +530,22 @@ struct TextReader::Impl {
     }
     const std::size_t indent = indent_of(s);
     if (indent == 0) {
-      if (s.starts_with("Positional input arguments")) {
+      if (starts(s, "Positional input arguments")) {
         st.section = "positional";
         st.state = BlockState::Inputs;
         return true;
       }
-      if (s.starts_with("Keyword input arguments")) {
+      if (starts(s, "Keyword input arguments")) {
         st.section = "keyword";
         st.state = BlockState::Inputs;
         return true;
       }
-      if (s.starts_with("Default parameters")) {
+      if (starts(s, "Default parameters")) {
         st.section = "default";
         st.state = BlockState::Inputs;
         return true;
       }
-      if (s.starts_with("Output value")) {
+      if (starts(s, "Output value")) {
         st.state = BlockState::Output;
         st.arg = nullptr;
         st.tensor = nullptr;
@@ -532,7 +556,7 @@ struct TextReader::Impl {
         }
         return true;
       }
-      if (s.starts_with("(no ") || s.starts_with("No ")) {
+      if (starts(s, "(no ") || starts(s, "No ")) {
         return true;
       }
       // Anything else at column 0 ends the block: a header, a traceback, another library's log.
@@ -562,7 +586,7 @@ struct TextReader::Impl {
       } else if (eq != std::string_view::npos) {
         a.name = sanitize(trim(t.substr(0, eq)), 128);
         auto v = trim(t.substr(eq + 1));
-        if (v.starts_with("[DEFAULT]")) {
+        if (starts(v, "[DEFAULT]")) {
           v = trim(v.substr(9));
         }
         a.value = sanitize(v, 200);
@@ -579,7 +603,7 @@ struct TextReader::Impl {
       return true;
     }
     Argument& a = *st.arg;
-    if (t.starts_with("Tensor(")) {
+    if (starts(t, "Tensor(")) {
       if (a.tensors.size() >= options.limits.max_tensors) {
         st.tensor = nullptr;
         return true;
@@ -596,32 +620,32 @@ struct TextReader::Impl {
       Tensor& x = *st.tensor;
       if (t == ")") {
         st.tensor = nullptr;
-      } else if (t.starts_with("shape=")) {
+      } else if (starts(t, "shape=")) {
         x.shape = parse_tuple(t.substr(6));
-      } else if (t.starts_with("stride=")) {
+      } else if (starts(t, "stride=")) {
         x.stride = parse_tuple(t.substr(7));
-      } else if (t.starts_with("dtype=")) {
+      } else if (starts(t, "dtype=")) {
         x.dtype = sanitize(t.substr(6), 64);
-      } else if (t.starts_with("device=")) {
+      } else if (starts(t, "device=")) {
         x.device = sanitize(t.substr(7), 32);
-        if (ev.gpu.empty() && x.device.starts_with("cuda:")) {
+        if (ev.gpu.empty() && starts(x.device, "cuda:")) {
           ev.gpu = x.device;
         }
-      } else if (t.starts_with("is_contiguous=")) {
+      } else if (starts(t, "is_contiguous=")) {
         x.contiguous = t.substr(14).starts_with("True");
-      } else if (t.starts_with("data_ptr=")) {
+      } else if (starts(t, "data_ptr=")) {
         x.data_ptr = parse_hex(hex_token(t.substr(9)));
-      } else if (t.starts_with("nan_count=")) {
+      } else if (starts(t, "nan_count=")) {
         x.nan_count = parse_dec(digit_token(t.substr(10)));
-      } else if (t.starts_with("inf_count=")) {
+      } else if (starts(t, "inf_count=")) {
         x.inf_count = parse_dec(digit_token(t.substr(10)));
-      } else if (t.starts_with("min=") || t.starts_with("max=") || t.starts_with("mean=")) {
+      } else if (starts(t, "min=") || starts(t, "max=") || starts(t, "mean=")) {
         if (x.stats.size() < 160) {
           x.stats += (x.stats.empty() ? "" : " ") + sanitize(t.substr(0, t.find(' ')), 40);
         }
         call.level = std::max(call.level, 5);
         max_level = std::max(max_level, 5);
-      } else if (t.starts_with("[statistics skipped")) {
+      } else if (starts(t, "[statistics skipped")) {
         x.graph_capture = t.find("graph capture") != std::string_view::npos;
         ev.api.graph_capture = ev.api.graph_capture || x.graph_capture;
         call.level = std::max(call.level, 5);
@@ -629,15 +653,15 @@ struct TextReader::Impl {
       }
       return true;
     }
-    if (t.starts_with("[") && t.find("]:") != std::string_view::npos && t.find("]:") < 12) {
+    if (starts(t, "[") && t.find("]:") != std::string_view::npos && t.find("]:") < 12) {
       st.list_path = sanitize(t.substr(0, t.find("]:") + 1), 16);
       const auto rest = trim(t.substr(t.find("]:") + 2));
-      if (rest.starts_with("Tensor(")) {
+      if (starts(rest, "Tensor(")) {
         return block_line(st, std::string(indent + 2, ' ') + std::string(rest));
       }
       return true;
     }
-    if (t.starts_with("'") && t.find("':") != std::string_view::npos) {
+    if (starts(t, "'") && t.find("':") != std::string_view::npos) {
       st.list_path = "[" + sanitize(t.substr(0, t.find("':") + 1), 64) + "]";
       return true;
     }
@@ -665,7 +689,7 @@ struct TextReader::Impl {
       if (colon != std::string_view::npos && colon < 16 && rest.find(':') < colon) {
         device = std::string(rest.substr(0, colon));
         msg = rest.substr(colon + 2);
-        if (msg.starts_with("amdgpu: ")) {
+        if (starts(msg, "amdgpu: ")) {
           msg.remove_prefix(8);
         }
       }
@@ -879,9 +903,9 @@ struct TextReader::Impl {
           e->reason = sanitize(trim(rest.substr(r + 8)), 200);
         }
         e->name = "memory access fault";
-        e->meaning = e->reason.starts_with("Write access to a read-only")
+        e->meaning = starts(e->reason, "Write access to a read-only")
                          ? "a kernel wrote to memory mapped read-only"
-                     : e->reason.starts_with("Page not present")
+                     : starts(e->reason, "Page not present")
                          ? "a kernel touched an address with no memory behind it: out of bounds, "
                            "freed, or a bad pointer"
                          : "a kernel made an access the GPU's memory manager refused";
@@ -955,7 +979,7 @@ struct TextReader::Impl {
       if (auto p = s.find(prefix); p != std::string_view::npos) {
         reason = sanitize(trim(s.substr(p + prefix.size())), 200);
         if (name.empty()) {
-          name = name_of_message(reason, prefix.starts_with("CUDA"));
+          name = name_of_message(reason, starts(prefix, "CUDA"));
         }
         break;
       }
@@ -1052,7 +1076,7 @@ struct TextReader::Impl {
                                  rest.front() == '=' || rest.front() == '\t')) {
           rest.remove_prefix(1);
         }
-        const bool negative = rest.starts_with("-");
+        const bool negative = starts(rest, "-");
         if (negative) {
           rest.remove_prefix(1);
         }

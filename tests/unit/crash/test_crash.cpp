@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -411,4 +413,29 @@ TEST_CASE("postmortem reads crash evidence beside transcripts and joins a verdic
   }
   CHECK(logs == 6);
   CHECK(dumps == 6);
+}
+
+TEST_CASE("a server log whose crash lines lie past its first 64 KiB is still read") {
+  const fs::path dir = fs::temp_directory_path() / ("rocplay-crash-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string log;
+  while (log.size() < 200 * 1024) {
+    log += "INFO 03-02 14:07:00 [scheduler.py:1021] Decode batch. #running-req: 32\n";
+  }
+  log += "RuntimeError: HIP error: an illegal memory access was encountered\n";
+  std::ofstream(dir / "server.log") << log;
+  postmortem::Options o;
+  o.paths = {dir.string()};
+  std::vector<postmortem::InputResult> results;
+  const auto s =
+      postmortem::run(o, [&](const postmortem::InputResult& r) { results.push_back(r); });
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].kind == postmortem::InputKind::CrashLog);
+  CHECK(results[0].warnings.empty()); // not told it lacks agent dumps
+  REQUIRE(!results[0].findings.empty());
+  CHECK(results[0].findings[0].id == kGpuError);
+  REQUIRE(!s.crash.empty());
+  CHECK(s.crash[0].details["fault"]["name"] == "hipErrorIllegalAddress");
+  std::error_code ec;
+  fs::remove_all(dir, ec);
 }
