@@ -6,6 +6,7 @@
 #include "crash/util.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <istream>
@@ -57,6 +58,18 @@ struct Scan {
   bool binary = false; // NUL, or many control bytes
 };
 
+// The bytes that start a marker, and control bytes: everything else is skipped with one load.
+constexpr std::array<bool, 256> kTrigger = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 0x20; ++c) {
+    t[static_cast<std::size_t>(c)] = true;
+  }
+  for (const char c : std::string_view("AgGNrxWwSKLo")) {
+    t[static_cast<unsigned char>(c)] = true;
+  }
+  return t;
+}();
+
 // One pass over the line: which markers it may hold, and whether it is text at all.
 Scan scan_line(std::string_view s) {
   Scan out;
@@ -65,6 +78,9 @@ Scan scan_line(std::string_view s) {
   const std::size_t n = s.size();
   for (std::size_t i = 0; i < n; ++i) {
     const auto u = static_cast<unsigned char>(s[i]);
+    if (!kTrigger[u]) {
+      continue;
+    }
     if (u < 0x20) {
       if (u == 0) {
         out.binary = true;
