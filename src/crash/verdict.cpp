@@ -298,6 +298,24 @@ std::string escalation(int level, const std::optional<ApiCall>& suspect, bool al
                     (e->kind == EventKind::CollectiveTimeout || e->kind == EventKind::ExitStatus);
   }
   const std::string fn = suspect ? suspect->function : std::string();
+  bool hardware = false;
+  bool hang = false;
+  for (const Event* e : events) {
+    const auto n = e->number.value_or(0);
+    hardware = hardware || (e->kind == EventKind::Xid &&
+                            (n == 48 || n == 63 || n == 64 || n == 74 || n == 79 || n == 92 ||
+                             n == 94 || n == 95 || n == 119 || n == 120));
+    hang = hang || e->kind == EventKind::RingTimeout;
+  }
+  if (hardware && !fault) {
+    return "A hardware-class error (ECC, NVLink, fallen off the bus, GSP): drain the node and run "
+           "the vendor's diagnostics (nvidia-smi -q, dcgmi diag -r 3) before blaming the code.";
+  }
+  if (hang && !fault && !oom) {
+    return "The GPU hung (ring timeout, then a reset): a kernel that never finished. On the next "
+           "occurrence run `rocplay run hang-triage --pid PID` before the driver resets the GPU, "
+           "and keep the API-call log on to name the last call.";
+  }
   if (arch) {
     return fmt::format(
         "A gfx target mismatch: the code was not built for this GPU{}. Compare `rocminfo | grep "

@@ -439,3 +439,31 @@ TEST_CASE("a server log whose crash lines lie past its first 64 KiB is still rea
   std::error_code ec;
   fs::remove_all(dir, ec);
 }
+
+TEST_CASE("runtime-line variants: read-only page, Unknown, core dump failed, logger errors") {
+  const Evidence ev = read_text(
+      "Memory access fault by GPU node-3 (Agent handle: 0x1) on address 0x7f0000001000. Reason: "
+      "Write access to a read-only page.\n"
+      "Memory access fault by GPU node-5 (Agent handle: 0x2) on address 0x10. Reason: Unknown.\n"
+      "GPU core dump failed\n"
+      "[LOGGING ERROR in rmsnorm (pre-execution)]: cannot format argument\n");
+  const auto faults = of_kind(ev, EventKind::MemoryAccessFault);
+  REQUIRE(faults.size() == 2);
+  CHECK(faults[0]->meaning.find("read-only") != std::string::npos);
+  CHECK(faults[1]->reason == "Unknown.");
+  CHECK(faults[1]->address == 0x10u);
+  const auto dumps = of_kind(ev, EventKind::CoreDump);
+  REQUIRE(dumps.size() == 1);
+  CHECK(dumps[0]->name == "core dump failed");
+  CHECK(ev.api.logger_errors == 1);
+}
+
+TEST_CASE("kernel-log evidence alone gives a node verdict") {
+  Joiner j;
+  j.add(read_fixture("kernel-logs/nvidia-xid.txt"));
+  const auto v = j.verdict();
+  REQUIRE(!v.empty());
+  CHECK(v[0].id == kCrashVerdict);
+  CHECK(v[0].title.find("Xid 31") != std::string::npos);
+  CHECK(v[0].next_step.find("LOGLEVEL=1") != std::string::npos); // no API log: start one
+}
