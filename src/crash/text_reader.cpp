@@ -692,7 +692,7 @@ struct TextReader::Impl {
   bool kernel_line(std::string_view s, std::optional<int> rank) {
     std::string time;
     const auto payload = strip_log_prefix(s, time);
-    if (auto x = payload.find("NVRM: Xid"); x != std::string_view::npos) {
+    if (auto x = payload.find("NVRM: Xid ("); x != std::string_view::npos) {
       xid_line(payload.substr(x), time, rank);
       return true;
     }
@@ -930,7 +930,9 @@ struct TextReader::Impl {
         }
         return;
       }
-      if (auto p = s.find("GPU core dump"); p != std::string_view::npos) {
+      if (auto p = s.find("GPU core dump");
+          p != std::string_view::npos && (s.find("created", p) != std::string_view::npos ||
+                                          s.find("failed", p) != std::string_view::npos)) {
         auto rest = s.substr(p);
         if (Event* e = add_event(EventKind::CoreDump, rest, rank)) {
           const bool failed = rest.find("failed") != std::string_view::npos;
