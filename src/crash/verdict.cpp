@@ -535,7 +535,7 @@ std::vector<Finding> findings(const Evidence& ev) {
       f.evidence.push_back(event_line(*list[i]));
     }
     nlohmann::json evs = nlohmann::json::array();
-    for (std::size_t i = 0; i < list.size() && i < 32; ++i) {
+    for (std::size_t i = 0; i < list.size() && i < 8; ++i) {
       evs.push_back(event_json(*list[i]));
     }
     f.details = {{"events", evs}, {"count", list.size()}, {"kind", to_string(kind)}};

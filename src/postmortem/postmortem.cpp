@@ -379,17 +379,26 @@ crash::ReadOptions crash_options(const InputResult& r) {
   return o;
 }
 
-// True when the input was crash evidence (and is now read).
-bool analyse_crash(std::ifstream& in, std::string_view head, InputResult& r) {
+// True when the input was crash evidence (and is now read). Plain text is read by the crash
+// reader straight away (one pass, no sniffing of the head); `text_read` says it found nothing, so
+// the agent-log path need not read it for crash evidence again.
+bool analyse_crash(std::ifstream& in, std::string_view head, InputResult& r, bool& text_read) {
   if (r.kind == InputKind::Recording || r.kind == InputKind::RawMi ||
       (r.kind == InputKind::AgentLog && agentlog::looks_like_agent_log(head))) {
     return false;
   }
-  const auto format = crash::detect(head, r.path);
+  const auto format = r.kind == InputKind::AgentLog ? std::optional(crash::Format::Text)
+                                                    : crash::detect(head, r.path);
   if (!format) {
     return false;
   }
   auto ev = std::make_shared<crash::Evidence>(crash::read_stream(in, *format, crash_options(r)));
+  if (*format == crash::Format::Text && ev->empty() && !ev->has_agent_dumps) {
+    in.clear();
+    in.seekg(0);
+    text_read = true;
+    return false;
+  }
   r.kind = *format == crash::Format::Text          ? InputKind::CrashLog
            : *format == crash::Format::Diagnostics ? InputKind::CrashDiagnostics
                                                    : InputKind::CrashDump;
@@ -512,7 +521,8 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
   in.clear();
   in.seekg(0);
   try {
-    if (analyse_crash(in, head, r)) {
+    bool text_read = false;
+    if (analyse_crash(in, head, r, text_read)) {
       finish_result(r);
       return just(std::move(r));
     }
@@ -530,7 +540,9 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
     }
     case InputKind::AgentLog:
       analyse_agent_log(in, r);
-      add_crash_pass(in, r);
+      if (!text_read) {
+        add_crash_pass(in, r);
+      }
       break;
     case InputKind::CrashLog:
     case InputKind::CrashDump:
