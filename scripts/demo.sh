@@ -7,9 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ROCPLAY_BUILD_DIR: use an existing build there instead of building into build/.
+# Only what the demo runs is built (rocplay and the target): the tests and benchmarks are the
+# test command's business (scripts/test.sh builds everything).
 build_dir=${ROCPLAY_BUILD_DIR:-}
 if [ -z "$build_dir" ]; then
-  scripts/build.sh
+  scripts/build.sh rocplay spin_target
   build_dir=build
 fi
 rocplay=$build_dir/rocplay

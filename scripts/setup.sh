@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs rocplay's build and test dependencies from Debian packages (Debian 12).
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config gdb clang libclang-rt-14-dev
+packages=(build-essential cmake ninja-build pkg-config gdb strace clang libclang-rt-14-dev
   libboost1.81-dev libyaml-cpp-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
   libbenchmark-dev procps util-linux
   libelf-dev libmsgpuck-dev libllvm14 llvm-14)

@@ -291,6 +291,9 @@ RunResult run(const Playbook& playbook, Driver& driver, const RunOptions& option
 // The run's own part of a report: per-step status and the target's times.
 nlohmann::json run_to_json(const RunResult& result);
 void write_steps_text(std::ostream& out, const RunResult& result);
+// One line on what happened to the target, exactly: whether rocplay attached (or the attach did
+// not complete), how long it was stopped, detached, SIGCONT, and its state afterwards.
+std::string target_account(const RunResult& result);
 
 // A command name the debugger does not know (`rocplay playbooks check`).
 struct CommandProblem {

@@ -112,6 +112,12 @@ struct Progress {
 // nothing come back as unreadable results from run().
 std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::string>& missing);
+// The same, naming what is found but not read, with why: a dangling symbolic link, or a FIFO,
+// socket or device inside a directory (named on the command line, a FIFO is read). `-` stays
+// `-`: standard input.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
+                                       std::vector<std::string>& missing,
+                                       std::vector<std::pair<std::string, std::string>>& rejected);
 
 // Reads one input. Never throws for bad input: problems become its status and warnings.
 std::vector<InputResult> analyse_file(const std::string& path, const Options& options);

@@ -27,7 +27,14 @@ struct Stat {
   std::uint64_t stime = 0;
   std::int64_t num_threads = 0;
   std::uint64_t starttime = 0; // clock ticks after boot
+  std::uint64_t flags = 0;     // PF_* (field 9)
 };
+
+// PF_KTHREAD in /proc/PID/stat's flags: a kernel thread, which ptrace can never attach to.
+constexpr std::uint64_t kPfKthread = 0x00200000;
+inline bool is_kernel_thread(const Stat& st) {
+  return (st.flags & kPfKthread) != 0 || st.pid == 2 || st.ppid == 2;
+}
 
 // Parses the text of /proc/PID/stat. nullopt when it is not one.
 std::optional<Stat> parse_stat(std::string_view text);
@@ -49,6 +56,22 @@ struct Status {
 };
 Status parse_status(std::string_view text);
 std::optional<Status> read_status(std::int64_t pid);
+
+// A thread of the process that another process traces (TracerPid in /proc/PID/task/TID/status).
+// A tracer may hold one thread only (`strace -p TID`); a debugger's attach then stalls on it.
+struct ThreadTracer {
+  std::int64_t tid = 0;
+  std::int64_t tracer_pid = 0;
+};
+// Every traced thread of `pid`, except those traced by `ignore` (the debugger itself), at most
+// `max_threads` threads read. Empty when none, or when /proc/PID/task cannot be read.
+std::vector<ThreadTracer> traced_threads(std::int64_t pid, std::int64_t ignore = 0,
+                                         std::size_t max_threads = 100000);
+
+// Whether the kernel's ptrace access check lets this process read `pid` (PTRACE_MODE_READ, as
+// readlink /proc/PID/ns/pid does); an attach needs more, so false means an attach is refused too.
+// nullopt when it cannot tell (the process is gone). Nothing is stopped or traced by the probe.
+std::optional<bool> ptrace_read_allowed(std::int64_t pid);
 
 constexpr int kCapSysPtrace = 19;
 inline bool has_capability(std::uint64_t cap_eff, int cap) {

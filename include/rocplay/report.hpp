@@ -22,6 +22,11 @@ constexpr int kJsonSchemaVersion = 1;
 struct TextOptions {
   bool color = false;
   std::size_t max_rows = 40; // per evidence table; the rest is summarised
+  // A run that did not finish: the report leads with what failed (`failure`, under `failure_label`
+  // such as "RUN FAILED") and the target's state (`target`), and says it is partial.
+  std::string failure_label;
+  std::string failure;
+  std::string target;
 };
 
 // Findings are expected most severe first (heuristics::run orders them): the first is the verdict.

@@ -114,6 +114,12 @@ struct TargetTimes {
   std::optional<double> total_seconds; // session start to detach (or to now, before detach)
   bool detached = false;
   bool left_stopped = false; // it was stopped after detach and got SIGCONT
+  // -target-attach reached the debugger: from then on the target may have been stopped. With
+  // attach_seconds unset, the attach did not complete (refused, stalled, timed out, interrupted).
+  bool attach_sent = false;
+  // /proc/PID/stat's state once the session let go of the target (after any SIGCONT): 'R', 'S',
+  // 'T' ...; '?' when not read; 'X' when the process was gone.
+  char state_after = '?';
 };
 
 // What attach() learnt about the target before attaching.

@@ -32,6 +32,7 @@ struct Options {
   int rank_value = 0;
   bool verbose = false;
   std::size_t max_groups = 20;
+  std::string color = "auto";
 };
 
 constexpr std::size_t kMaxListedCodeObjects = 200000;
@@ -106,8 +107,8 @@ int run_agent_log(const Options& options) {
   switch (format) {
   case report::Format::Text: {
     agentlog::TextOptions to;
-    to.color = options.output.empty() && ::isatty(STDOUT_FILENO) == 1 &&
-               std::getenv("NO_COLOR") == nullptr;
+    to.color = use_color(options.color,
+                         options.output.empty() || options.output == "-" ? STDOUT_FILENO : -1);
     to.verbose = options.verbose;
     to.max_groups = options.max_groups;
     agentlog::write_text(out, report, to);
@@ -145,8 +146,9 @@ Action add_agent_log(CLI::App& app) {
       "agent-log", "Read rocm-debug-agent wave dumps in server logs as grouped fault reports");
   sub->footer("Finds each dump among ordinary log lines, groups waves by kernel, offset and stop\n"
               "reason, and says what the reason means, which instruction and lanes faulted, and\n"
-              "the llvm-objdump command for the saved code object. Exit: 0 no faults, 1 faults,\n"
-              "2 some files unreadable. A log with no dumps: a silent hang needs\n"
+              "the llvm-objdump command for the saved code object. Exit codes: 0 no faults, 1\n"
+              "faults, 2 some files unreadable, 64 bad command line, 66 no file could be read,\n"
+              "70 internal error. A log with no dumps: a silent hang needs\n"
               "`rocplay run hang-triage` instead. Docs: docs/agent-log.md.");
   sub->add_option("files", options->files, "Server logs (`-` for standard input)")->required();
   sub->add_option("--format,-f", options->format, "text, json, jsonl (findings) or sarif")
@@ -162,6 +164,7 @@ Action add_agent_log(CLI::App& app) {
   sub->add_option("--max-groups", options->max_groups, "Fault groups shown in text")
       ->capture_default_str();
   sub->add_flag("--verbose,-v", options->verbose, "Every caveat, address and warning in text");
+  add_color_option(*sub, options->color);
   return [options, rank] {
     if (rank->count() > 0) {
       options->rank = options->rank_value;

@@ -114,6 +114,9 @@ int list() {
 Action add_playbooks(CLI::App& app) {
   auto o = std::make_shared<PlaybooksOptions>();
   auto* sub = app.add_subcommand("playbooks", "List the playbooks; show or check one");
+  sub->footer("Exit codes: 0 listed, shown or valid, 64 bad command line, 66 a playbook file "
+              "cannot be read, 78 the playbook failed validation (unknown name: the nearest is "
+              "suggested).");
   auto* show = sub->add_subcommand("show", "Print a playbook's YAML");
   show->add_option("name", o->show_name, "A playbook name or a path to a .yaml file")->required();
   auto* check = sub->add_subcommand("check", "Validate a playbook without running it");

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -28,6 +30,7 @@ struct Options {
   bool progress = false;
   bool no_progress = false;
   std::size_t max_listed = 50;
+  std::string color = "auto";
 };
 
 nlohmann::json signature_json(const Signature& s) {
@@ -138,16 +141,20 @@ std::string first_finding_line(const InputResult& r) {
 }
 
 void write_text_summary(std::ostream& out, const Summary& s, const std::vector<std::string>& listed,
-                        std::size_t not_listed) {
+                        std::size_t not_listed, bool color) {
+  auto bold = [color](std::string_view text) {
+    return color ? "\x1b[1m" + std::string(text) + "\x1b[0m" : std::string(text);
+  };
   char head[256];
   std::snprintf(head, sizeof head,
                 "rocplay postmortem: %zu inputs (%zu ok, %zu partial, %zu empty, %zu unreadable), "
                 "%zu with findings; %.1f MB in %.2f s\n",
                 s.inputs, s.ok, s.partial, s.empty, s.unreadable, s.with_findings,
                 static_cast<double>(s.bytes) / (1 << 20), s.seconds);
-  out << head;
+  out << bold(head);
   if (!s.classes.empty()) {
-    out << "\nStuck signatures (inputs grouped by heuristic, kernel and source line):\n";
+    out << "\n"
+        << bold("Stuck signatures") << " (inputs grouped by heuristic, kernel and source line):\n";
     for (const auto& c : s.classes) {
       out << "  " << c.members.size() << (c.members.size() == 1 ? " input   " : " inputs  ")
           << c.signature.heuristic;
@@ -186,7 +193,7 @@ void write_text_summary(std::ostream& out, const Summary& s, const std::vector<s
   }
   report::write_crash_verdict(out, s.crash);
   if (!listed.empty()) {
-    out << "\nInputs with findings or problems:\n";
+    out << "\n" << bold("Inputs with findings or problems:") << "\n";
     for (const auto& line : listed) {
       out << "  " << line << "\n";
     }
@@ -311,7 +318,9 @@ int run_postmortem(const Options& o) {
     out.stream() << json_text(report::to_sarif(sarif_findings, ROCPLAY_VERSION), 2) << "\n";
     break;
   case report::Format::Text:
-    write_text_summary(out.stream(), summary, listed, not_listed);
+    write_text_summary(
+        out.stream(), summary, listed, not_listed,
+        use_color(o.color, o.output.empty() || o.output == "-" ? STDOUT_FILENO : -1));
     break;
   }
   out.commit();
@@ -338,13 +347,16 @@ Action add_postmortem(CLI::App& app) {
                   "Regex over each path whose first group is the rank, e.g. 'rank(\\d+)' "
                   "(recordings' own rank metadata is used first)");
   cmd->add_option("-j,--jobs", o->jobs, "Parallel readers (default: all cores)");
+  add_color_option(*cmd, o->color);
   cmd->add_flag("--snapshots", o->snapshots, "Include each input's full snapshot in JSON output");
   cmd->add_flag("--progress", o->progress, "Show progress even when stderr is not a terminal");
   cmd->add_flag("--no-progress", o->no_progress, "Never show progress");
   cmd->add_option("--max-listed", o->max_listed, "Inputs listed one by one in text output")
       ->default_val(50);
-  cmd->footer("Exit: 0 no findings, 1 findings, 2 some inputs could not be read (unreadable "
-              "inputs win over findings). Ranked snapshots in one directory form one event; "
+  cmd->footer("Exit codes: 0 no findings, 1 findings, 2 some inputs could not be read "
+              "(unreadable inputs win over findings), 64 bad command line, 66 the report cannot "
+              "be written, 70 internal error, 130 interrupted. `-` reads standard input; a FIFO "
+              "or `<(...)` is read whole. Ranked snapshots in one directory form one event; "
               "cross-rank findings (missing rank, unequal grids) are reported per event. "
               "Crash evidence from every input is joined per process and rank into one crash "
               "verdict (docs/crash-evidence.md).");

@@ -181,6 +181,8 @@ Action add_ps(CLI::App& app) {
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("--sample-ms", args->sample_ms, "CPU% sampling interval in milliseconds")
       ->check(CLI::Range(0, 10000));
+  sub->footer("Exit codes: 0 listed, 64 bad command line, 67 --workers-of names no live process, "
+              "70 internal error.");
   return [args] {
     process::ScanOptions options;
     options.sample = std::chrono::milliseconds(args->sample_ms);

@@ -18,9 +18,7 @@ Action add_run(CLI::App& app) {
   sub->add_option("--record", o->record,
                   "Save the whole debugger transcript to FILE (replayable offline; %h host, "
                   "%p pid, %r rank)");
-  sub->footer("Exit codes: 0 nothing found, 1 findings, 3 a step failed, 67 no such process,\n"
-              "69 debugger not found, 75 timeout, 76 debugger crashed, 77 ptrace denied,\n"
-              "78 bad playbook, 79 target left stopped, 130 interrupted.");
+  sub->footer(kRunExitCodes);
   return [o] { return run_playbook_command(*o); };
 }
 

@@ -5,7 +5,7 @@
 namespace rocplay::cli::version_command {
 namespace {
 Action add_version(CLI::App& app) {
-  app.add_subcommand("version", "Print rocplay's version");
+  app.add_subcommand("version", "Print rocplay's version")->footer("Exit codes: 0.");
   return [] {
     std::printf("rocplay %s\n", ROCPLAY_VERSION);
     return 0;

@@ -30,7 +30,16 @@ const std::vector<CommandSpec>& registered_commands();
 
 // Prints `rocplay: error: MESSAGE` and, when given, `  hint: HINT` to stderr.
 void print_error(const std::string& message, const std::string& hint = {});
+// For an unknown option or command in a parse error: "did you mean `--format`?", or empty.
+std::string did_you_mean(CLI::App& app, const CLI::ParseError& error);
 // True when stderr is a terminal (progress bars, colour).
 bool stderr_is_tty();
+
+// `--color[=WHEN]` for every command that prints a report: WHEN is auto (the default: colour
+// when the report goes to a terminal and NO_COLOR is unset or empty), always or never; a bare
+// `--color` means always.
+CLI::Option* add_color_option(CLI::App& sub, std::string& when);
+// Whether to colour a report written to `fd` (-1: a file) under `when`.
+bool use_color(const std::string& when, int fd);
 
 } // namespace rocplay::cli

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -149,8 +151,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     vars.push_back(playbook::parse_var_assignment(v));
   }
   const report::Format format = report::parse_format(o.format);
-  const auto command_timeout = seconds_to_ms(o.timeout_seconds, "--timeout");
-  const auto attach_timeout = seconds_to_ms(o.attach_timeout_seconds, "--attach-timeout");
+  const auto command_timeout = duration_option(o.timeout, "--timeout");
+  const auto attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
   const session::Debugger debugger = session::find_debugger(o.debugger);
   OutputFile out(expand_path_pattern(o.output, std::nullopt, std::nullopt));
 
@@ -256,7 +258,9 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       }
       os << fmt::format("exit {}, {:.2f}s\n", static_cast<int>(t.exit_code()), t.seconds);
       if (t.result->attached) {
-        report::write_text(os, t.result->snapshot, t.result->findings);
+        report::TextOptions to;
+        to.color = use_color(o.color, o.output.empty() ? STDOUT_FILENO : -1);
+        report::write_text(os, t.result->snapshot, t.result->findings, to);
         os << "\n";
       }
       playbook::write_steps_text(os, *t.result);

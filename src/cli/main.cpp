@@ -1,16 +1,21 @@
 // rocplay: drive GDB-family GPU debuggers over GDB/MI, turn what they say into typed snapshots,
 // and tell which kernel is stuck where. main() only wires subcommands together.
 #include "cli/commands.hpp"
+#include "cli/help_format.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/session.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rocplay::cli {
 
@@ -73,21 +78,132 @@ void print_error(const std::string& message, const std::string& hint) {
   }
 }
 
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The option or command nearest `word` (at most a third of its letters off), or empty.
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = word.size() / 3 + 1;
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(word, c);
+    if (d < best_d || (d == best_d && best.empty() && d <= 2)) {
+      best = c;
+      best_d = d;
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+std::string did_you_mean(CLI::App& app, const CLI::ParseError& error) {
+  const std::string what = error.what();
+  // The chosen subcommand (the innermost parsed), else the app: its option and command names.
+  CLI::App* scope = &app;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (auto* sub : scope->get_subcommands()) {
+      scope = sub;
+      deeper = true;
+      break;
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto* opt : scope->get_options()) {
+    for (const auto& l : opt->get_lnames()) {
+      names.push_back("--" + l);
+    }
+  }
+  for (const auto* sub : scope->get_subcommands({})) {
+    names.push_back(sub->get_name());
+  }
+  // CLI11: "The following arguments were not expected: --fromat text" (ExtrasError).
+  std::vector<std::string> words;
+  std::size_t colon = what.find(": ");
+  std::string rest = colon == std::string::npos ? std::string() : what.substr(colon + 2);
+  std::size_t pos = 0;
+  while (pos < rest.size()) {
+    const std::size_t sp = rest.find(' ', pos);
+    words.push_back(rest.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos));
+    pos = sp == std::string::npos ? rest.size() : sp + 1;
+  }
+  for (auto word : words) {
+    if (const auto eq = word.find('='); eq != std::string::npos) {
+      word.resize(eq);
+    }
+    if (word.empty() || std::find(names.begin(), names.end(), word) != names.end()) {
+      continue;
+    }
+    if (const auto guess = nearest(word, names); !guess.empty()) {
+      return "did you mean `" + guess + "` instead of `" + word + "`? (`rocplay " +
+             (scope == &app ? std::string() : scope->get_name() + " ") + "--help` lists them)";
+    }
+  }
+  return {};
+}
+
 bool stderr_is_tty() {
   return ::isatty(STDERR_FILENO) == 1;
+}
+
+CLI::Option* add_color_option(CLI::App& sub, std::string& when) {
+  return sub
+      .add_flag("--color{always}", when,
+                "Colour the text report: --color=auto (default: on a terminal, unless NO_COLOR "
+                "is set), --color=always, --color=never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+bool use_color(const std::string& when, int fd) {
+  if (when == "always") {
+    return true;
+  }
+  if (when == "never" || fd < 0) {
+    return false;
+  }
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && *no_color != '\0') {
+    return false;
+  }
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::string_view(term) == "dumb") {
+    return false;
+  }
+  return ::isatty(fd) == 1;
 }
 
 } // namespace rocplay::cli
 
 int main(int argc, char** argv) {
   using namespace rocplay;
+  // First: a Ctrl-C at any moment ends rocplay with a message and 130, never silently by the
+  // signal; while a debugger is attached the session detaches first (src/session/signal_guard).
+  session::install_signal_guard();
   CLI::App app{"rocplay: run GDB-family GPU debuggers (rocgdb, cuda-gdb, gdb) over GDB/MI,\n"
                "snapshot a hung process and tell which kernel is stuck where.",
                "rocplay"};
+  app.formatter(std::make_shared<cli::WrappingFormatter>(cli::help_width()));
   app.set_version_flag("-V,--version", std::string("rocplay ") + ROCPLAY_VERSION);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 nothing found, 1 findings, 2 some inputs unreadable, 3 a step failed,\n"
-             "64+ errors (see README.md). Docs: docs/ in the source tree.");
+  app.footer("`rocplay COMMAND --help` lists each command's options and its exit codes "
+             "(README.md: all of them). Docs: docs/ in the source tree.");
 
   auto specs = cli::registered_commands();
   std::sort(specs.begin(), specs.end(),
@@ -106,9 +222,18 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (argc <= 1) {
+    // No command: what there is to run, not a parse error.
+    std::fputs(app.help().c_str(), stdout);
+    return static_cast<int>(ExitCode::Usage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const auto guess = cli::did_you_mean(app, e); !guess.empty()) {
+      cli::print_error(e.what(), guess);
+      return static_cast<int>(ExitCode::Usage);
+    }
     const int rc = app.exit(e);
     return rc == 0 ? 0 : static_cast<int>(ExitCode::Usage);
   }
@@ -117,7 +242,17 @@ int main(int argc, char** argv) {
     for (auto* sub : app.get_subcommands()) {
       auto it = actions.find(sub);
       if (it != actions.end()) {
-        return it->second();
+        const int rc = it->second();
+        if (const auto sig = session::caught_signal(); sig && rc < 128) {
+          // It came while the debugger was ending (after the report): nothing was lost, but the
+          // exit code still says rocplay was interrupted.
+          const char* name = *sig == SIGINT ? "SIGINT" : *sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+          cli::print_error(std::string("interrupted by ") + name +
+                           " while rocplay was finishing; the report is complete and the target "
+                           "was already detached");
+          return static_cast<int>(session::exit_code_for_signal(*sig));
+        }
+        return rc;
       }
     }
     cli::print_error("no subcommand chosen", "run `rocplay --help`");

@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -43,29 +46,82 @@ std::string expand_path_pattern(const std::string& pattern, std::optional<std::i
   return out;
 }
 
-std::chrono::milliseconds seconds_to_ms(double seconds, std::string_view flag) {
-  if (!(seconds > 0) || seconds > 24 * 3600) {
-    throw Error(ExitCode::Usage, fmt::format("{} {}: out of range", flag, seconds),
-                "give seconds, more than 0 and at most a day");
+std::chrono::milliseconds duration_option(std::string_view text, std::string_view flag) {
+  const std::string hint = "give seconds (`30`, `2.5`) or a number with a unit: `500ms`, `30s`, "
+                           "`2m`; at least 1ms and at most a day";
+  double value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || p == begin) {
+    throw Error(ExitCode::Usage, fmt::format("{} {}: not a duration", flag, text), hint);
   }
-  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
+  const std::string_view unit(p, static_cast<std::size_t>(end - p));
+  double ms = 0;
+  if (unit.empty() || unit == "s") {
+    ms = value * 1000;
+  } else if (unit == "ms") {
+    ms = value;
+  } else if (unit == "m" || unit == "min") {
+    ms = value * 60'000;
+  } else {
+    throw Error(ExitCode::Usage, fmt::format("{} {}: unknown unit `{}`", flag, text, unit), hint);
+  }
+  if (!(ms >= 1) || ms > 24.0 * 3600 * 1000) {
+    throw Error(ExitCode::Usage,
+                fmt::format("{} {}: out of range ({})", flag, text,
+                            ms < 1 ? "less than a millisecond" : "more than a day"),
+                hint);
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
 }
 
 namespace {
 
-// One line per finished top-level step, on a terminal only.
+// Skipped steps waiting to be printed as one line (a run under plain gdb skips a dozen GPU steps).
+struct SkippedRun {
+  std::size_t count = 0;
+  std::string first;
+  std::string reason; // the first step's; the count says how many share the line
+};
+SkippedRun g_skipped;
+
+void flush_skipped() {
+  if (g_skipped.count == 0) {
+    return;
+  }
+  if (g_skipped.count == 1) {
+    std::fprintf(stderr, "rocplay: skipped   %s: %s\n", g_skipped.first.c_str(),
+                 g_skipped.reason.c_str());
+  } else {
+    std::fprintf(stderr, "rocplay: skipped   %zu steps (%s ...; first: %s)\n", g_skipped.count,
+                 g_skipped.first.c_str(), g_skipped.reason.c_str());
+  }
+  g_skipped = {};
+}
+
+// One line per finished top-level step, on a terminal only; consecutive steps skipped for one
+// reason share a line.
 void progress_line(const playbook::StepRecord& rec, bool done) {
-  if (!done) {
-    if (rec.depth == 0) {
-      std::fprintf(stderr, "rocplay: %s ...\n", rec.name.c_str());
+  if (done && rec.status == playbook::StepStatus::Skipped) {
+    if (g_skipped.count++ == 0) {
+      g_skipped.first = rec.name;
+      g_skipped.reason = rec.message;
     }
     return;
   }
-  if (rec.depth > 0 && rec.status == playbook::StepStatus::Ok) {
+  const bool prints =
+      done ? !(rec.depth > 0 && rec.status == playbook::StepStatus::Ok) : rec.depth == 0;
+  if (!prints) {
+    return;
+  }
+  flush_skipped();
+  if (!done) {
+    std::fprintf(stderr, "rocplay: %s ...\n", rec.name.c_str());
     return;
   }
   std::string line = fmt::format("rocplay: {:<9} {}", playbook::to_string(rec.status), rec.name);
-  if (rec.status != playbook::StepStatus::Skipped && rec.status != playbook::StepStatus::NotRun) {
+  if (rec.status != playbook::StepStatus::NotRun) {
     line += fmt::format(" ({:.3f}s)", rec.seconds);
   }
   if (!rec.message.empty()) {
@@ -80,6 +136,38 @@ bool attach_refused(const playbook::RunResult& r) {
   });
 }
 
+// What ended the run early, in one sentence; empty when it ran to its end.
+std::string failure_text(const playbook::RunResult& r) {
+  if (r.fatal) {
+    return r.fatal->what();
+  }
+  if (r.aborted) {
+    for (const auto& s : r.steps) {
+      if (s.status == playbook::StepStatus::Failed || s.status == playbook::StepStatus::TimedOut) {
+        return fmt::format("step `{}` {}: {}", s.name, playbook::to_string(s.status), s.message);
+      }
+    }
+    return "a step failed and the playbook stopped";
+  }
+  return {};
+}
+
+std::string failure_label(const playbook::RunResult& r) {
+  if (r.fatal && static_cast<int>(r.fatal->code()) >= 128) {
+    return "RUN INTERRUPTED";
+  }
+  return "RUN FAILED";
+}
+
+std::string failed_step_position(const playbook::RunResult& r) {
+  for (const auto& s : r.steps) {
+    if (s.status == playbook::StepStatus::Failed || s.status == playbook::StepStatus::TimedOut) {
+      return s.position.str();
+    }
+  }
+  return "the playbook";
+}
+
 } // namespace
 
 void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
@@ -87,10 +175,12 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   sub.add_option("--debugger", o.debugger,
                  "rocgdb, cuda-gdb, gdb or a path (default: $ROCPLAY_DEBUGGER, then the first "
                  "found of rocgdb, cuda-gdb, gdb)");
-  sub.add_option("--timeout", o.timeout_seconds,
-                 "Deadline of each debugger command, in seconds (a step's `timeout:` wins)")
+  sub.add_option("--timeout", o.timeout,
+                 "Deadline of each debugger command: seconds, or 500ms, 30s, 2m (a step's "
+                 "`timeout:` wins)")
       ->capture_default_str();
-  sub.add_option("--attach-timeout", o.attach_timeout_seconds, "Deadline of the attach, seconds")
+  sub.add_option("--attach-timeout", o.attach_timeout,
+                 "Deadline of the attach: seconds, or 500ms, 30s, 2m")
       ->capture_default_str();
   sub.add_option("--format", o.format, "Report format: text, json, jsonl or sarif")
       ->capture_default_str();
@@ -103,8 +193,11 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   sub.add_flag("--allow-unsafe-commands", o.allow_unsafe,
                "Let a playbook from outside the built-ins run shell, python, source, define, "
                "make, pipe and other commands that run code or write files");
-  sub.add_option("--var", o.vars, "Set a playbook variable: --var NAME=VALUE (repeatable)");
-  sub.add_flag("--color", o.color, "Colour the text report");
+  // One value per --var, so `--var depth=4 team.yaml` leaves team.yaml to PLAYBOOK.
+  sub.add_option("--var", o.vars, "Set a playbook variable: --var NAME=VALUE (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_color_option(sub, o.color);
   sub.add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
   auto* pids = sub.add_option("--pids", o.pids,
                               "Several processes at once (comma-separated): one debugger each, "
@@ -141,8 +234,8 @@ int run_playbook_command(const RunCommandOptions& o) {
   }
   const report::Format format = report::parse_format(o.format);
   session::Options so;
-  so.command_timeout = seconds_to_ms(o.timeout_seconds, "--timeout");
-  so.attach_timeout = seconds_to_ms(o.attach_timeout_seconds, "--attach-timeout");
+  so.command_timeout = duration_option(o.timeout, "--timeout");
+  so.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
   so.fast_attach = o.fast;
   so.record_path = expand_path_pattern(o.record, o.pid, std::nullopt);
   if (o.pid <= 0) {
@@ -180,7 +273,13 @@ int run_playbook_command(const RunCommandOptions& o) {
   auto driver = playbook::make_driver(session);
   playbook::RunResult result = playbook::run(pb, *driver, ro);
   session.detach(); // before anything is printed; idempotent
+  flush_skipped();
   result.times = session.times();
+  if (result.times.state_after == '?') {
+    // Never attached, so the session never looked: the report still says how the target is.
+    const auto st = process::read_stat(o.pid);
+    result.times.state_after = st ? st->state : 'X';
+  }
   for (const auto& w : session.warnings()) {
     if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
       result.warnings.push_back(w);
@@ -189,11 +288,17 @@ int run_playbook_command(const RunCommandOptions& o) {
 
   std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cout;
   const bool attached = result.attached;
+  const std::string failure = failure_text(result);
   switch (format) {
   case report::Format::Text:
-    if (attached) {
+    if (attached || (!failure.empty() && result.times.attach_sent)) {
       report::TextOptions to;
-      to.color = o.color;
+      to.color = use_color(o.color, file ? -1 : STDOUT_FILENO);
+      if (!failure.empty()) {
+        to.failure = failure;
+        to.failure_label = failure_label(result);
+        to.target = playbook::target_account(result);
+      }
       report::write_text(out, result.snapshot, result.findings, to);
       out << '\n';
       playbook::write_steps_text(out, result);
@@ -207,13 +312,16 @@ int run_playbook_command(const RunCommandOptions& o) {
     break;
   case report::Format::Json: {
     auto j = report::report_to_json(result.snapshot, result.findings);
+    j["partial"] = !failure.empty();
     j["run"] = playbook::run_to_json(result);
     out << json_text(j, 2) << '\n';
     break;
   }
   case report::Format::Jsonl:
     report::write_jsonl(out, result.findings);
-    out << json_text(nlohmann::json{{"type", "run"}, {"run", playbook::run_to_json(result)}})
+    out << json_text(nlohmann::json{{"type", "run"},
+                                    {"partial", !failure.empty()},
+                                    {"run", playbook::run_to_json(result)}})
         << '\n';
     break;
   case report::Format::Sarif:
@@ -222,22 +330,25 @@ int run_playbook_command(const RunCommandOptions& o) {
   }
   out.flush();
   if (result.times.left_stopped) {
-    print_error(fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT", o.pid),
+    print_error(fmt::format("pid {} was still stopped after detach; rocplay sent it SIGCONT ({})",
+                            o.pid, playbook::target_account(result)),
                 "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
   }
-  if (result.fatal) {
-    print_error(result.fatal->what(), result.fatal->hint());
-  } else if (result.aborted) {
-    for (const auto& s : result.steps) {
-      if (s.status == playbook::StepStatus::Failed || s.status == playbook::StepStatus::TimedOut) {
-        print_error(
-            fmt::format("step `{}` {}: {}", s.name, playbook::to_string(s.status), s.message),
-            fmt::format("see {}; `on_error: continue` lets a step fail without stopping "
-                        "the playbook",
-                        s.position.str()));
-        break;
-      }
-    }
+  if (!failure.empty()) {
+    print_error(failure, result.fatal ? result.fatal->hint()
+                                      : fmt::format("see {}; `on_error: continue` lets a step "
+                                                    "fail without stopping the playbook",
+                                                    failed_step_position(result)));
+  }
+  if (const auto sig = session::caught_signal(); sig && !result.fatal) {
+    // It came after the last command: the report above is whole, the target already let go.
+    const auto code = session::exit_code_for_signal(*sig);
+    print_error(fmt::format("interrupted by {} after the run had finished; the report is "
+                            "complete and the target was already detached",
+                            *sig == SIGINT    ? "SIGINT"
+                            : *sig == SIGTERM ? "SIGTERM"
+                                              : "SIGHUP"));
+    return static_cast<int>(code);
   }
   return static_cast<int>(result.exit_code());
 }

@@ -12,18 +12,29 @@
 
 namespace rocplay::cli {
 
+// `run` and `record`: every exit code they can end with (README.md, "Exit codes").
+inline constexpr const char* kRunExitCodes =
+    "Exit codes: 0 nothing found, 1 findings, 3 a step failed or an expect did not hold, 64 bad "
+    "command line, 66 a file cannot be read or written, 67 no such process, 68 HSA_TOOLS_LIB in "
+    "the target (the debug agent holds the debugger hook), 69 no debugger found, 70 internal "
+    "error, 75 a debugger step ran past its deadline, 76 the debugger crashed, 77 ptrace not "
+    "permitted (another tracer, a kernel thread, Yama, capabilities), 78 bad playbook or an "
+    "unsafe command refused, 79 the target was still stopped after detach (rocplay sent "
+    "SIGCONT), 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (after detaching; the report is "
+    "marked partial).";
+
 struct RunCommandOptions {
   std::string playbook;
   std::int64_t pid = 0;
   std::string debugger;
-  double timeout_seconds = 30;
-  double attach_timeout_seconds = 90;
+  std::string timeout = "30s";        // --timeout: seconds, or a number with ms, s, m
+  std::string attach_timeout = "90s"; // --attach-timeout, the same
   std::string format = "text";
   std::string output;
   std::string record;
   bool fast = false;
   bool allow_unsafe = false;
-  bool color = false;
+  std::string color = "auto"; // --color: auto, always, never
   bool quiet = false;
   std::vector<std::string> vars;
   // Every rank at once (src/cli/fanout.hpp): --pids A,B,... or --workers-of SERVER.
@@ -42,7 +53,8 @@ int run_playbook_command(const RunCommandOptions& o);
 // one command line under srun/pdsh writes one file per node and target.
 std::string expand_path_pattern(const std::string& pattern, std::optional<std::int64_t> pid,
                                 std::optional<int> rank);
-// --timeout and friends: seconds, more than 0 and at most a day. Throws Error(Usage).
-std::chrono::milliseconds seconds_to_ms(double seconds, std::string_view flag);
+// --timeout and friends: `30` (seconds) or a number with a unit as in playbooks, `500ms`, `30s`,
+// `2m`; at least 1 ms and at most a day. Throws Error(Usage) saying which flag and why.
+std::chrono::milliseconds duration_option(std::string_view text, std::string_view flag);
 
 } // namespace rocplay::cli

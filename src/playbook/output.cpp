@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ostream>
+#include <vector>
 
 namespace rocplay::playbook {
 
@@ -18,7 +20,52 @@ std::string seconds_text(const std::optional<double>& v) {
   return v ? fmt::format("{:.3f} s", *v) : std::string("unknown");
 }
 
+std::string state_text(char state) {
+  switch (state) {
+  case 'R':
+    return "running (state R)";
+  case 'S':
+    return "running (state S, sleeping)";
+  case 'D':
+    return "running (state D, in an uninterruptible wait)";
+  case 'I':
+    return "running (state I, idle)";
+  case 'T':
+    return "STOPPED (state T)";
+  case 't':
+    return "STOPPED by a tracer (state t)";
+  case 'Z':
+  case 'X':
+    return "gone (it exited)";
+  default:
+    return fmt::format("in state {}", state);
+  }
+}
+
 } // namespace
+
+std::string target_account(const RunResult& r) {
+  const auto& t = r.times;
+  std::string text;
+  if (!t.attach_sent) {
+    text = "not attached: rocplay never stopped it";
+  } else if (r.attached && t.attach_seconds) {
+    text = fmt::format("attach took {}, stopped for {}", seconds_text(t.attach_seconds),
+                       seconds_text(t.stop_seconds));
+  } else {
+    text = fmt::format("the attach did not complete; stopped for {}", seconds_text(t.stop_seconds));
+  }
+  if (t.attach_sent) {
+    text += t.detached ? "; detached" : "; NOT DETACHED";
+  }
+  if (t.left_stopped) {
+    text += "; it was still stopped afterwards, so rocplay sent it SIGCONT";
+  }
+  if (t.state_after != '?') {
+    text += "; now " + state_text(t.state_after);
+  }
+  return text;
+}
 
 nlohmann::json run_to_json(const RunResult& r) {
   nlohmann::json steps = nlohmann::json::array();
@@ -68,7 +115,12 @@ nlohmann::json run_to_json(const RunResult& r) {
         {"stop_seconds", opt(r.times.stop_seconds)},
         {"total_seconds", opt(r.times.total_seconds)},
         {"detached", r.times.detached},
-        {"left_stopped", r.times.left_stopped}}},
+        {"left_stopped", r.times.left_stopped},
+        {"attach_sent", r.times.attach_sent},
+        {"state_after", r.times.state_after == '?'
+                            ? nlohmann::json(nullptr)
+                            : nlohmann::json(std::string(1, r.times.state_after))},
+        {"account", target_account(r)}}},
       {"steps", std::move(steps)},
       {"warnings", std::move(warnings)},
       {"aborted", r.aborted},
@@ -93,17 +145,50 @@ nlohmann::json run_to_json(const RunResult& r) {
 void write_steps_text(std::ostream& out, const RunResult& r) {
   out << fmt::format("Playbook {} on pid {} with {} ({})\n", r.playbook, r.pid,
                      to_string(r.debugger.kind), r.debugger.version);
-  if (r.attached) {
-    out << fmt::format("Target: attach took {}, stopped for {}; {}\n",
-                       seconds_text(r.times.attach_seconds), seconds_text(r.times.stop_seconds),
-                       r.times.left_stopped
-                           ? "LEFT STOPPED after detach: rocplay sent SIGCONT"
-                           : (r.times.detached ? "detached, running again" : "NOT DETACHED"));
-  } else {
-    out << "Target: not attached\n";
-  }
+  out << "Target: " << target_account(r) << '\n';
   out << "Steps:\n";
-  for (const auto& s : r.steps) {
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const auto& s = r.steps[i];
+    // Consecutive skipped steps (a dozen GPU steps under plain gdb) share a line.
+    std::size_t same = 1;
+    while (s.status == StepStatus::Skipped && i + same < r.steps.size() &&
+           r.steps[i + same].status == StepStatus::Skipped && r.steps[i + same].depth == s.depth) {
+      ++same;
+    }
+    if (same > 1) {
+      std::vector<std::string> reasons;
+      for (std::size_t k = i; k < i + same; ++k) {
+        if (std::find(reasons.begin(), reasons.end(), r.steps[k].message) == reasons.end()) {
+          reasons.push_back(r.steps[k].message);
+        }
+      }
+      std::string why;
+      for (std::size_t k = 0; k < reasons.size() && k < 3; ++k) {
+        why += (k == 0 ? "" : "; ") + mi::lossy_utf8(reasons[k]);
+      }
+      if (reasons.size() > 3) {
+        why += fmt::format("; {} more reasons", reasons.size() - 3);
+      }
+      std::string names;
+      for (std::size_t k = i; k < i + same; ++k) {
+        names += (k == i ? "" : ", ") + mi::lossy_utf8(r.steps[k].name);
+      }
+      constexpr std::size_t kMaxNames = 60;
+      if (names.size() > kMaxNames) {
+        names.resize(kMaxNames - 4);
+        while (!names.empty() && (static_cast<unsigned char>(names.back()) & 0xC0) == 0x80) {
+          names.pop_back(); // never end inside a UTF-8 sequence
+        }
+        if (!names.empty() && static_cast<unsigned char>(names.back()) >= 0xC0) {
+          names.pop_back();
+        }
+        names += " ...";
+      }
+      out << fmt::format("{}{:<9} {:>8}  {} steps ({}): {}\n", std::string(2 + 2 * s.depth, ' '),
+                         "skipped", "", same, names, why);
+      i += same - 1;
+      continue;
+    }
     std::string status(to_string(s.status));
     if (s.status == StepStatus::Failed || s.status == StepStatus::TimedOut) {
       for (auto& c : status) {

@@ -6,7 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
 #include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -22,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -78,7 +82,7 @@ bool has_glob_chars(const std::string& s) {
 }
 
 // Content, not the file name, decides the format.
-InputKind sniff(std::string_view head) {
+InputKind sniff(std::string_view head, bool* text_fallback = nullptr) {
   std::size_t pos = 0;
   std::size_t mi_lines = 0;
   std::size_t other_lines = 0;
@@ -130,9 +134,32 @@ InputKind sniff(std::string_view head) {
     printable += (c >= 0x20 || c == '\n' || c == '\r' || c == '\t') ? 1 : 0;
   }
   if (printable * 100 >= head.size() * 98) {
+    if (text_fallback != nullptr) {
+      *text_fallback = true;
+    }
     return InputKind::AgentLog;
   }
   return InputKind::Unknown;
+}
+
+// A server log has timestamps or log levels on its lines; a README or "hello world" has neither.
+bool looks_like_log(std::string_view head) {
+  static const std::regex kLogLine(
+      R"((\d\d:\d\d:\d\d)|\b(INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|TRACE)\b|Traceback \(most)",
+      std::regex::optimize);
+  std::size_t pos = 0;
+  for (int lines = 0; pos < head.size() && lines < 200; ++lines) {
+    std::size_t end = head.find('\n', pos);
+    if (end == std::string_view::npos) {
+      end = head.size();
+    }
+    const std::string line(head.substr(pos, std::min<std::size_t>(end - pos, 512)));
+    pos = end + 1;
+    if (std::regex_search(line, kLogLine)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::optional<int> rank_from_path(const std::string& path, const std::optional<std::regex>& re) {
@@ -195,7 +222,7 @@ void finish_result(InputResult& r) {
   }
 }
 
-void analyse_transcript(std::ifstream& in, InputResult& r, const Options& options) {
+void analyse_transcript(std::istream& in, InputResult& r, const Options& options) {
   mi::TranscriptReader reader(options.limits);
   std::optional<snapshot::Builder> builder;
   // A file that fits is read in one piece, so its lines (often one MB-sized -thread-info) are
@@ -260,7 +287,7 @@ void analyse_transcript(std::ifstream& in, InputResult& r, const Options& option
   r.findings = heuristics::run(r.snapshot, heuristics::context_from_meta(info.meta_json));
 }
 
-std::vector<InputResult> analyse_report_json(std::ifstream& in, InputResult base) {
+std::vector<InputResult> analyse_report_json(std::istream& in, InputResult base) {
   std::vector<InputResult> out;
   std::string line;
   std::size_t number = 0;
@@ -331,7 +358,7 @@ std::vector<InputResult> analyse_report_json(std::ifstream& in, InputResult base
   return out;
 }
 
-void analyse_agent_log(std::ifstream& in, InputResult& r) {
+void analyse_agent_log(std::istream& in, InputResult& r, bool text_fallback) {
   agentlog::ParseOptions po;
   po.source = r.path;
   po.rank = r.rank;
@@ -339,7 +366,7 @@ void analyse_agent_log(std::ifstream& in, InputResult& r) {
   logs.push_back(agentlog::parse(in, po));
   const auto report = agentlog::analyze(logs);
   r.findings = agentlog::to_findings(report);
-  if (report.groups.empty()) {
+  if (report.groups.empty() && !text_fallback) {
     r.warnings.push_back("no rocm-debug-agent wave dumps found; a silent hang needs "
                          "`rocplay run hang-triage --pid PID` on the live process instead");
   }
@@ -347,6 +374,89 @@ void analyse_agent_log(std::ifstream& in, InputResult& r) {
     r.warnings.push_back((warning.line ? "line " + std::to_string(warning.line) + ": " : "") +
                          warning.message);
   }
+  if (report.groups.empty() && text_fallback) {
+    // Text with neither a dump nor the look of a log (timestamps, levels): plain text ("hello
+    // world", a README) is no evidence of anything.
+    r.kind = InputKind::Unknown;
+    r.status = InputStatus::Unreadable;
+    r.error = "plain text: no MI records, no rocplay JSON and no rocm-debug-agent wave dumps in "
+              "it";
+    r.warnings.clear();
+  }
+}
+
+// A pipe, FIFO or standard input, read whole (bounded) from a descriptor opened without blocking:
+// a FIFO nobody writes to reads as empty instead of hanging the batch.
+constexpr std::size_t kMaxStreamBytes = std::size_t{1} << 30;
+
+bool read_stream(int fd, std::string& data, std::string& error) {
+  // Blocking reads from here: a writer that is still writing is waited for; with no writer left
+  // read() returns 0 at once.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) {
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  }
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      error = std::string("read error: ") + std::strerror(errno);
+      return false;
+    }
+    if (n == 0) {
+      return true;
+    }
+    const std::size_t take =
+        std::min<std::size_t>(static_cast<std::size_t>(n), kMaxStreamBytes - data.size());
+    data.append(buf, take);
+    if (data.size() >= kMaxStreamBytes) {
+      error = "more than 1 GiB from a pipe; the first 1 GiB is used";
+      return true;
+    }
+  }
+}
+
+// An istream over bytes already in memory (no copy, unlike std::istringstream).
+class MemoryBuf : public std::streambuf {
+public:
+  explicit MemoryBuf(std::string& data) {
+    setg(data.data(), data.data(), data.data() + data.size());
+  }
+
+protected:
+  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
+    const off_type size = egptr() - eback();
+    const off_type target = dir == std::ios_base::beg   ? off
+                            : dir == std::ios_base::cur ? (gptr() - eback()) + off
+                                                        : size + off;
+    if (target < 0 || target > size) {
+      return pos_type(off_type(-1));
+    }
+    setg(eback(), eback() + target, egptr());
+    return pos_type(target);
+  }
+  pos_type seekpos(pos_type pos, std::ios_base::openmode mode) override {
+    return seekoff(off_type(pos), std::ios_base::beg, mode);
+  }
+};
+
+std::string special_file_kind(mode_t mode) {
+  if (S_ISFIFO(mode)) {
+    return "a FIFO (named pipe)";
+  }
+  if (S_ISSOCK(mode)) {
+    return "a socket";
+  }
+  if (S_ISCHR(mode)) {
+    return "a character device";
+  }
+  if (S_ISBLK(mode)) {
+    return "a block device";
+  }
+  return "not a regular file";
 }
 
 bool is_crash_kind(InputKind kind) {
@@ -432,22 +542,61 @@ void add_crash_pass(std::ifstream& in, InputResult& r) {
 
 std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::string>& missing) {
+  std::vector<std::pair<std::string, std::string>> rejected;
+  auto out = expand_inputs(paths, missing, rejected);
+  for (auto& [path, why] : rejected) {
+    missing.push_back(std::move(path));
+  }
+  return out;
+}
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
+                                       std::vector<std::string>& missing,
+                                       std::vector<std::pair<std::string, std::string>>& rejected) {
   std::vector<std::string> out;
+  auto dangling = [](const fs::path& p) {
+    std::error_code ec;
+    const auto target = fs::read_symlink(p, ec);
+    return "a dangling symbolic link (to " + (ec ? std::string("?") : target.string()) +
+           ", which does not exist)";
+  };
   auto add_path = [&](const std::string& p) {
     std::error_code ec;
+    if (p == "-") {
+      out.push_back(p); // standard input
+      return;
+    }
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> files;
+      std::vector<std::pair<std::string, std::string>> odd;
       for (auto it = fs::recursive_directory_iterator(
                p, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (it->is_regular_file(ec)) {
+        std::error_code sec;
+        const auto link = it->symlink_status(sec);
+        const auto st = it->status(sec);
+        if (fs::is_regular_file(st)) {
           files.push_back(it->path().string());
+        } else if (fs::is_symlink(link) && !fs::exists(st)) {
+          odd.emplace_back(it->path().string(), dangling(it->path()));
+        } else if (!fs::is_directory(st) && fs::exists(st)) {
+          struct stat raw {};
+          const bool known = ::stat(it->path().c_str(), &raw) == 0;
+          odd.emplace_back(
+              it->path().string(),
+              (known ? special_file_kind(raw.st_mode) : std::string("a special file")) +
+                  " inside a directory: not read (it may block or never end); name "
+                  "it on the command line to read it");
         }
       }
       std::sort(files.begin(), files.end());
+      std::sort(odd.begin(), odd.end());
       out.insert(out.end(), files.begin(), files.end());
+      rejected.insert(rejected.end(), odd.begin(), odd.end());
     } else if (fs::exists(p, ec)) {
       out.push_back(p);
+    } else if (fs::is_symlink(fs::symlink_status(p, ec))) {
+      rejected.emplace_back(p, dangling(p));
     } else {
       missing.push_back(p);
     }
@@ -501,23 +650,80 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
     re.emplace(*options.rank_pattern, std::regex::ECMAScript);
   }
   r.rank = rank_from_path(path, re);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // Opened without blocking: open() of a FIFO with no writer would wait forever.
+  const bool from_stdin = path == "-";
+  const int fd =
+      from_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     r.status = InputStatus::Unreadable;
     r.error = std::string("cannot open: ") + std::strerror(errno);
     return just(std::move(r));
   }
-  std::error_code ec;
-  r.bytes = fs::file_size(path, ec);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    r.status = InputStatus::Unreadable;
+    r.error = std::string("cannot stat: ") + std::strerror(errno);
+    if (!from_stdin) {
+      ::close(fd);
+    }
+    return just(std::move(r));
+  }
+  std::string data; // a pipe's whole content; empty for a regular file, which is streamed
+  std::ifstream file;
+  std::unique_ptr<MemoryBuf> membuf_owner;
+  std::unique_ptr<std::istream> stream_owner;
+  if (S_ISREG(st.st_mode)) {
+    if (!from_stdin) {
+      ::close(fd);
+      file.open(path, std::ios::binary);
+      if (!file) {
+        r.status = InputStatus::Unreadable;
+        r.error = std::string("cannot open: ") + std::strerror(errno);
+        return just(std::move(r));
+      }
+      r.bytes = static_cast<std::uint64_t>(st.st_size);
+    }
+  } else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    if (!from_stdin) {
+      ::close(fd);
+    }
+    r.status = InputStatus::Unreadable;
+    r.error = special_file_kind(st.st_mode) +
+              (from_stdin && ::isatty(STDIN_FILENO) == 1 ? " (a terminal)" : "") +
+              ", not a file: nothing to read a transcript from";
+    return just(std::move(r));
+  }
+  if (!file.is_open()) {
+    // A pipe, FIFO, `<(...)`, or standard input: read whole, the size is what was read.
+    std::string error;
+    const bool ok = read_stream(fd, data, error);
+    if (!from_stdin) {
+      ::close(fd);
+    }
+    if (!ok && data.empty()) {
+      r.status = InputStatus::Unreadable;
+      r.error = error;
+      return just(std::move(r));
+    }
+    if (!error.empty()) {
+      r.warnings.push_back(error);
+    }
+    r.bytes = data.size();
+    membuf_owner = std::make_unique<MemoryBuf>(data);
+    stream_owner = std::make_unique<std::istream>(membuf_owner.get());
+  }
+  std::istream& in = file.is_open() ? static_cast<std::istream&>(file) : *stream_owner;
   std::string head(kSniffBytes, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
   if (head.empty()) {
     r.status = InputStatus::Empty;
-    r.error = "empty file";
+    r.error = S_ISFIFO(st.st_mode) ? "empty (a pipe or FIFO that nobody wrote to)" : "empty file";
     return just(std::move(r));
   }
-  r.kind = sniff(head);
+  bool text_fallback = false;
+  r.kind = sniff(head, &text_fallback);
+  text_fallback = text_fallback && !looks_like_log(head);
   in.clear();
   in.seekg(0);
   try {
@@ -539,7 +745,7 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
       return results;
     }
     case InputKind::AgentLog:
-      analyse_agent_log(in, r);
+      analyse_agent_log(in, r, text_fallback && text_read);
       if (!text_read) {
         add_crash_pass(in, r);
       }
@@ -579,9 +785,14 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     }
   }
   std::vector<std::string> missing;
-  const std::vector<std::string> files = expand_inputs(options.paths, missing);
+  std::vector<std::pair<std::string, std::string>> rejected;
+  const std::vector<std::string> files = expand_inputs(options.paths, missing, rejected);
+  if (std::count(files.begin(), files.end(), std::string("-")) > 1) {
+    throw Error(ExitCode::Usage, "`-` (standard input) is named more than once",
+                "standard input can be read only once; name it once");
+  }
   Summary summary;
-  summary.inputs = files.size() + missing.size();
+  summary.inputs = files.size() + missing.size() + rejected.size();
 
   // Workers analyse files; the caller's thread hands results out in input order. A bounded
   // window of finished-but-not-yet-emitted results keeps memory flat however many files there are.
@@ -700,6 +911,14 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
       r.path = m;
       r.status = InputStatus::Unreadable;
       r.error = "no such file or directory (or the glob matched nothing)";
+      on_result(r);
+      account(r);
+    }
+    for (const auto& [path, why] : rejected) {
+      InputResult r;
+      r.path = path;
+      r.status = InputStatus::Unreadable;
+      r.error = why;
       on_result(r);
       account(r);
     }

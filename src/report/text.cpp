@@ -180,7 +180,27 @@ std::string where_of(const Finding& f) {
   return out;
 }
 
-void write_verdict(std::ostream& out, const std::vector<Finding>& findings, const Style& st) {
+// What failed and the target's state, before anything else; true when there was a failure.
+bool write_failure(std::ostream& out, const TextOptions& options, const Style& st) {
+  if (options.failure.empty()) {
+    return false;
+  }
+  const std::string label = options.failure_label.empty() ? "RUN FAILED" : options.failure_label;
+  out << st.severity(Severity::Error, label) << '\n';
+  wrapped(out, "  What:    ", options.failure);
+  if (!options.target.empty()) {
+    wrapped(out, "  Target:  ", options.target);
+  }
+  out << "  This report is PARTIAL: it holds what was seen before the run ended.\n\n";
+  return true;
+}
+
+void write_verdict(std::ostream& out, const std::vector<Finding>& findings, const Style& st,
+                   bool partial = false) {
+  if (findings.empty() && partial) {
+    out << st.bold("VERDICT") << "  none: the run ended early, so what was seen is incomplete\n";
+    return;
+  }
   if (findings.empty()) {
     out << st.bold("VERDICT") << "  no known stuck-kernel pattern in this snapshot\n";
     wrapped(out, "  Next:    ",
@@ -389,7 +409,8 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
 void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,
                 const TextOptions& options) {
   Style st{options.color};
-  write_verdict(out, findings, st);
+  const bool partial = write_failure(out, options, st);
+  write_verdict(out, findings, st, partial);
   write_findings(out, findings, st);
   out << '\n';
   write_header(out, snapshot, st);
@@ -399,7 +420,8 @@ void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<F
 void write_text(std::ostream& out, const std::vector<Snapshot>& snapshots,
                 const std::vector<Finding>& findings, const TextOptions& options) {
   Style st{options.color};
-  write_verdict(out, findings, st);
+  const bool partial = write_failure(out, options, st);
+  write_verdict(out, findings, st, partial);
   write_findings(out, findings, st);
   for (const auto& s : snapshots) {
     out << '\n' << std::string(kWidth, '-') << '\n';

@@ -44,6 +44,19 @@ PtraceDiagnosis diagnose_ptrace(std::int64_t pid) {
     d.hint = "detach or stop that tracer (another debugger, strace, py-spy) and try again";
     return d;
   }
+  // A tracer may hold one thread only (`strace -p TID`): the debugger's attach would stop every
+  // other thread and then wait for that one until its deadline.
+  if (const auto traced = process::traced_threads(pid); !traced.empty()) {
+    d.reason = "thread " + pid_str(traced.front().tid) + " of pid " + pid_str(pid) +
+               " is already traced by pid " + describe_pid(traced.front().tracer_pid);
+    if (traced.size() > 1) {
+      d.reason += " (and " + std::to_string(traced.size() - 1) + " more traced thread(s))";
+    }
+    d.reason += "; a thread can have only one tracer, and attaching would stop the other "
+                "threads and wait on that one";
+    d.hint = "detach or stop that tracer (strace, another debugger, a profiler) and try again";
+    return d;
+  }
   const bool cap =
       self && self->cap_eff && process::has_capability(*self->cap_eff, process::kCapSysPtrace);
   const auto scope = process::read_ptrace_scope();
@@ -215,10 +228,41 @@ TargetInfo check_attach(std::int64_t pid, const Debugger& debugger, const Option
   info.state_before = st->state;
   info.cmdline = process::read_cmdline(pid);
 
+  if (process::is_kernel_thread(*st)) {
+    throw Error(ExitCode::PtraceDenied,
+                "pid " + pid_str(pid) + " (" + st->comm +
+                    ") is a kernel thread: it runs no user code, and the kernel never lets "
+                    "ptrace attach to one",
+                "give the pid of a user process (`rocplay ps` lists the candidates)");
+  }
   const auto diag = detail::diagnose_ptrace(pid);
   if (!diag.reason.empty()) {
     throw Error(ExitCode::PtraceDenied, "cannot attach to pid " + pid_str(pid) + ": " + diag.reason,
                 diag.hint);
+  }
+  if (process::ptrace_read_allowed(pid) == false) {
+    // Not ownership (checked above): the kernel's access check itself says no, before anything
+    // is stopped. Reading /proc/PID/ns/pid takes the same check in its weaker read mode.
+    const auto self = process::read_status(::getpid());
+    const bool cap =
+        self && self->cap_eff && process::has_capability(*self->cap_eff, process::kCapSysPtrace);
+    std::string why = "the kernel's ptrace access check refuses pid " + describe_pid(pid) +
+                      " (probe: readlink /proc/" + pid_str(pid) +
+                      "/ns/pid fails with permission denied, although rocplay runs as uid " +
+                      std::to_string(::geteuid()) + (cap ? " with CAP_SYS_PTRACE" : "") + ")";
+    std::string hint;
+    if (pid == 1) {
+      why += ". pid 1 is the init process of this PID namespace (a container's or VM's entry "
+             "point), and a security policy protects it: a Linux security module or the "
+             "sandbox's kernel, not file ownership or capabilities";
+      hint = "attach to the hung process itself, not to init (`rocplay ps` lists the candidates)";
+    } else {
+      why += cap ? ": a security policy (a Linux security module, or the process made itself "
+                   "non-dumpable in another user namespace) protects it"
+                 : ": the process is not dumpable (setuid, or prctl PR_SET_DUMPABLE 0)";
+      hint = cap ? "check the security module's log (dmesg, audit.log) for the denial" : kCapHint;
+    }
+    throw Error(ExitCode::PtraceDenied, "cannot attach to pid " + pid_str(pid) + ": " + why, hint);
   }
 
   if (auto env = process::read_environ(pid)) {

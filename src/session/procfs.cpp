@@ -121,6 +121,7 @@ std::optional<Stat> parse_stat(std::string_view text) {
   const auto stime = to_int<std::uint64_t>(field(15));
   const auto threads = to_int<std::int64_t>(field(20));
   const auto start = to_int<std::uint64_t>(field(22));
+  st.flags = to_int<std::uint64_t>(field(9)).value_or(0);
   if (!ppid || !pgrp || !utime || !stime || !threads || !start) {
     return std::nullopt;
   }
@@ -189,6 +190,60 @@ std::optional<Status> read_status(std::int64_t pid) {
     return std::nullopt;
   }
   return parse_status(*text);
+}
+
+std::vector<ThreadTracer> traced_threads(std::int64_t pid, std::int64_t ignore,
+                                         std::size_t max_threads) {
+  std::vector<ThreadTracer> out;
+  if (pid <= 0) {
+    return out;
+  }
+  DIR* dir = ::opendir(proc_path(pid, "task").c_str());
+  if (dir == nullptr) {
+    return out;
+  }
+  std::size_t seen = 0;
+  while (const dirent* e = ::readdir(dir)) {
+    const auto tid = to_int<std::int64_t>(e->d_name);
+    if (!tid) {
+      continue; // `.` and `..`
+    }
+    if (++seen > max_threads) {
+      break;
+    }
+    const auto text =
+        slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(*tid) + "/status", 16384);
+    if (!text) {
+      continue; // the thread ended
+    }
+    const Status st = parse_status(*text);
+    // TracerPid names the tracing thread; any thread of `ignore` counts as `ignore`.
+    const bool ignored =
+        ignore > 0 && st.tracer_pid &&
+        (*st.tracer_pid == ignore ||
+         ::access(("/proc/" + std::to_string(ignore) + "/task/" + std::to_string(*st.tracer_pid))
+                      .c_str(),
+                  F_OK) == 0);
+    if (st.tracer_pid && *st.tracer_pid > 0 && !ignored) {
+      out.push_back({*tid, *st.tracer_pid});
+    }
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end(),
+            [](const ThreadTracer& a, const ThreadTracer& b) { return a.tid < b.tid; });
+  return out;
+}
+
+std::optional<bool> ptrace_read_allowed(std::int64_t pid) {
+  char buf[256];
+  const ssize_t n = ::readlink(proc_path(pid, "ns/pid").c_str(), buf, sizeof buf);
+  if (n >= 0) {
+    return true;
+  }
+  if (errno == EACCES || errno == EPERM) {
+    return false;
+  }
+  return std::nullopt;
 }
 
 std::optional<int> read_ptrace_scope() {

@@ -36,6 +36,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <set>
@@ -128,7 +129,11 @@ private:
 
 std::string seconds_text(milliseconds ms) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g s", static_cast<double>(ms.count()) / 1000.0);
+  if (ms.count() < 1000) {
+    std::snprintf(buf, sizeof buf, "%lld ms", static_cast<long long>(ms.count()));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g s", static_cast<double>(ms.count()) / 1000.0);
+  }
   return buf;
 }
 
@@ -232,6 +237,16 @@ struct Session::Impl {
   std::size_t current_bytes = 0;
   std::optional<std::size_t> closed_by_result; // index of the last exchange a result closed
   std::uint64_t next_token = 1;
+  // The fault sweep's hook (ROCPLAY_FAULT_INJECT=K:ACTION, docs/session.md): right after the
+  // result of the K-th command (0-based, start-up commands included) arrives, SIGKILL the
+  // debugger or send rocplay itself SIGINT or SIGTERM. Tests use it to hit every exchange.
+  struct FaultPoint {
+    std::uint64_t after = 0;
+    int action = 0; // SIGKILL: to the debugger; SIGINT/SIGTERM: to rocplay
+    bool fired = false;
+  };
+  std::optional<FaultPoint> fault;
+  std::uint64_t results_seen = 0;
   std::size_t pending = 0; // index of the command being waited for (valid while waiting)
   bool waiting = false;
 
@@ -247,6 +262,10 @@ struct Session::Impl {
   TargetInfo target;
   TargetTimes times;
   std::optional<Error> closed; // the session can run no more commands, and why
+  // While the attach is in progress: looks every ~200 ms for a reason it can never finish (another
+  // tracer on a thread); a reason ends the wait at once and is kept in `stall_reason`.
+  std::function<std::optional<std::string>()> stall_check;
+  std::optional<std::string> stall_reason;
 
   // Reporting.
   std::vector<std::string> warnings;
@@ -603,7 +622,16 @@ struct Session::Impl {
       if (Clock::now() >= deadline) {
         return Wait::Deadline;
       }
-      ioc.run_one_until(deadline);
+      if (stall_check) {
+        if (auto reason = stall_check()) {
+          stall_check = nullptr;
+          stall_reason = std::move(reason);
+          return Wait::Deadline;
+        }
+        ioc.run_one_until(std::min(deadline, Clock::now() + milliseconds(200)));
+      } else {
+        ioc.run_one_until(deadline);
+      }
       if (ioc.stopped()) {
         ioc.restart();
       }
@@ -728,7 +756,31 @@ struct Session::Impl {
             ")");
   }
 
+  void read_fault_point() {
+    const char* spec = std::getenv("ROCPLAY_FAULT_INJECT");
+    if (spec == nullptr || *spec == '\0') {
+      return;
+    }
+    const std::string text(spec);
+    const auto colon = text.find(':');
+    const std::string action = colon == std::string::npos ? "" : text.substr(colon + 1);
+    FaultPoint f;
+    try {
+      f.after = std::stoull(text.substr(0, colon));
+    } catch (const std::exception&) {
+      return;
+    }
+    f.action = action == "kill-debugger" ? SIGKILL
+               : action == "sigint"      ? SIGINT
+               : action == "sigterm"     ? SIGTERM
+                                         : 0;
+    if (f.action != 0) {
+      fault = f;
+    }
+  }
+
   void startup() {
+    read_fault_point();
     spawn(3);
     const auto deadline = Clock::now() + options.startup_timeout;
     auto remaining = [&] {
@@ -935,6 +987,7 @@ struct Session::Impl {
     if (cmd.rfind("-target-attach", 0) == 0) {
       // From here on the target may be stopped: every way out detaches.
       attach_sent = true;
+      times.attach_sent = true;
       attach_sent_at = sent_at;
       attach_stops_before = stops_seen;
     }
@@ -944,6 +997,9 @@ struct Session::Impl {
     Wait w = write_line(std::to_string(token) + cmd + "\n", deadline, !cleanup);
     if (w == Wait::Done) {
       w = pump([&] { return closed_by_result && *closed_by_result >= index; }, deadline, !cleanup);
+    }
+    if (w == Wait::Done) {
+      inject_fault();
     }
     if (w == Wait::Done) {
       waiting = false;
@@ -961,6 +1017,9 @@ struct Session::Impl {
     case Wait::Done:
       return exchanges[index];
     case Wait::Deadline:
+      if (stall_reason) {
+        fail(stall_error(), true);
+      }
       fail(Error(ExitCode::Timeout,
                  "the debugger gave no result for `" + cmd + "` within " + seconds_text(timeout),
                  "a slow step needs a longer timeout (the step's `timeout:` or --timeout); the "
@@ -975,6 +1034,29 @@ struct Session::Impl {
       break;
     }
     throw Error(ExitCode::Internal, "unreachable");
+  }
+
+  void inject_fault() {
+    const std::uint64_t k = results_seen++;
+    if (!fault || fault->fired || k != fault->after) {
+      return;
+    }
+    fault->fired = true;
+    if (fault->action == SIGKILL) {
+      ::kill(static_cast<pid_t>(gdb_pid), SIGKILL);
+    } else {
+      ::kill(::getpid(), fault->action);
+    }
+  }
+
+  Error stall_error() const {
+    return Error(
+        ExitCode::PtraceDenied,
+        "gave up attaching to pid " + std::to_string(pid.value_or(0)) + " after " +
+            seconds_text(milliseconds(static_cast<std::int64_t>((now() - attach_sent_at) * 1000))) +
+            ": " + stall_reason.value_or("the attach stalled"),
+        "detach or stop that tracer (strace, another debugger, a profiler) and try "
+        "again; the debugger was ended so the kernel released the target");
   }
 
   [[noreturn]] void debugger_died(const std::string& when) {
@@ -1030,6 +1112,13 @@ struct Session::Impl {
   // and the target stopped. Kills the debugger when that does not happen in time.
   void settle(bool interrupt) {
     const auto grace = options.interrupt_grace;
+    if (in_attach() && stall_reason) {
+      // It can never finish (another tracer holds a thread): waiting would only keep the target
+      // stopped longer. The kernel detaches the threads the debugger holds when it dies.
+      waiting = false;
+      kill_debugger("the attach cannot finish: " + *stall_reason);
+      return;
+    }
     if (in_attach()) {
       // Never SIGINT the debugger mid-attach: GDB passes the SIGINT on to a target it does not
       // fully trace yet, and the target dies of it at detach. Let the attach finish instead.
@@ -1126,9 +1215,11 @@ struct Session::Impl {
       st = process::read_stat(*pid);
     }
     if (!st || st->state == 'Z' || st->state == 'X') {
+      times.state_after = 'X';
       warn("the target (pid " + std::to_string(*pid) + ") exited during the session");
       return;
     }
+    times.state_after = st->state;
     if (!process::is_stopped(st->state)) {
       return;
     }
@@ -1140,7 +1231,12 @@ struct Session::Impl {
     }
     ::kill(static_cast<pid_t>(*pid), SIGCONT);
     times.left_stopped = true;
-    const auto after = process::read_stat(*pid);
+    auto after = process::read_stat(*pid);
+    for (int i = 0; i < 10 && after && process::is_stopped(after->state); ++i) {
+      std::this_thread::sleep_for(milliseconds(20));
+      after = process::read_stat(*pid);
+    }
+    times.state_after = after ? after->state : 'X';
     std::string text = "TARGET LEFT STOPPED: pid " + std::to_string(*pid) + " was in state " +
                        std::string(1, st->state) + " after detach; rocplay sent it SIGCONT";
     if (after && process::is_stopped(after->state)) {
@@ -1191,6 +1287,12 @@ Session::Session(const Debugger& debugger, const Options& options)
 Session::~Session() {
   impl_->shutdown(false);
   impl_->quit();
+  if (impl_->fault && !impl_->fault->fired) {
+    // The sweep learns here that it has passed the last exchange.
+    std::fprintf(stderr, "rocplay: fault injection: exchange %llu never came (%llu in all)\n",
+                 static_cast<unsigned long long>(impl_->fault->after),
+                 static_cast<unsigned long long>(impl_->results_seen));
+  }
   if (impl_->times.total_seconds && !impl_->times.detached) {
     impl_->times.total_seconds = impl_->now();
   }
@@ -1255,10 +1357,34 @@ void Session::attach(std::int64_t pid) {
 
   const std::string cmd = "-target-attach " + std::to_string(pid);
   const std::uint64_t stops_before = s.stops_seen;
+  // The pre-check looked at every thread, but a tracer may seize one after it: then the attach
+  // would wait out its whole deadline with the other threads stopped. Give up as soon as seen.
+  s.stall_check = [&s, pid, last = Clock::now()]() mutable -> std::optional<std::string> {
+    if (Clock::now() - last < milliseconds(200)) {
+      return std::nullopt;
+    }
+    last = Clock::now();
+    const auto traced = process::traced_threads(pid, s.gdb_pid);
+    if (traced.empty()) {
+      return std::nullopt;
+    }
+    std::string tracer = std::to_string(traced.front().tracer_pid);
+    if (const auto st = process::read_stat(traced.front().tracer_pid)) {
+      tracer += " (" + st->comm + ")";
+    }
+    return "thread " + std::to_string(traced.front().tid) + " of pid " + std::to_string(pid) +
+           " is traced by pid " + tracer + ", so the debugger can never stop it";
+  };
+  const auto stall_check = s.stall_check;
   mi::Exchange ex;
   try {
     ex = s.command(cmd, s.options.attach_timeout);
+    s.stall_check = nullptr;
   } catch (const Error& e) {
+    s.stall_check = nullptr;
+    if (s.stall_reason) {
+      throw; // already says why
+    }
     if (e.code() == ExitCode::Timeout) {
       throw Error(ExitCode::Timeout,
                   "attaching to pid " + std::to_string(pid) + " took longer than " +
@@ -1293,11 +1419,16 @@ void Session::attach(std::int64_t pid) {
   }
   s.gdb_attached = true;
   // GDB answers ^done first and reports the stop (`*stopped`) after it.
+  s.stall_check = stall_check;
   const auto w = s.pump([&] { return s.stops_seen > stops_before; }, deadline, true);
+  s.stall_check = nullptr;
   switch (w) {
   case Impl::Wait::Done:
     break;
   case Impl::Wait::Deadline:
+    if (s.stall_reason) {
+      s.fail(s.stall_error(), true);
+    }
     s.fail(Error(ExitCode::Timeout,
                  "the debugger attached to pid " + std::to_string(pid) +
                      " but did not report the target stopped within " +

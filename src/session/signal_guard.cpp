@@ -28,10 +28,20 @@ extern "C" void on_signal(int sig) {
   int expected = 0;
   g_signal.compare_exchange_strong(expected, sig);
   if (g_live.load() == 0) {
-    // Nothing is attached: act as if there were no handler. The signal is blocked while this
-    // handler runs, so raise() delivers it with the default action as soon as we return.
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    // No debugger holds anything, so nothing needs detaching: say so and leave with 128 + sig
+    // (write and _exit are async-signal-safe; a message from a signal handler must be fixed text).
+    const char* text = sig == SIGINT    ? "rocplay: interrupted by SIGINT; no debugger was "
+                                          "attached, nothing was stopped\n"
+                       : sig == SIGTERM ? "rocplay: terminated by SIGTERM; no debugger was "
+                                          "attached, nothing was stopped\n"
+                                        : "rocplay: hung up (SIGHUP); no debugger was attached, "
+                                          "nothing was stopped\n";
+    std::size_t len = 0;
+    while (text[len] != '\0') {
+      ++len;
+    }
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, text, len);
+    ::_exit(128 + sig);
   } else {
     const char byte = static_cast<char>(sig);
     [[maybe_unused]] const ssize_t n = ::write(g_pipe[1], &byte, 1);

@@ -32,7 +32,7 @@ TEST_CASE("rocplay run hang-triage: text report, attach and stop times, target r
   CHECK((r.exit_code == 0 || r.exit_code == 1));
   CHECK(r.out.find("Playbook hang-triage on pid " + std::to_string(target.pid())) !=
         std::string::npos);
-  CHECK(r.out.find("detached, running again") != std::string::npos);
+  CHECK(r.out.find("; detached; now running") != std::string::npos);
   CHECK(r.out.find("attach took") != std::string::npos);
   CHECK(r.out.find("stopped for") != std::string::npos);
   CHECK(r.out.find("skipped") != std::string::npos); // the GPU steps, under gdb

@@ -23,7 +23,8 @@
 namespace rocplay::testing {
 
 struct CliRun {
-  int exit_code = -1; // exit status, or 128 + signal when killed by one
+  int exit_code = -1;  // exit status, or 128 + signal when killed by one
+  int term_signal = 0; // the signal that killed it, 0 when it exited
   bool timed_out = false;
   std::string out;
   std::string err;
@@ -102,6 +103,7 @@ inline CliRun run_program(std::vector<std::string> argv_s, // execve wants mutab
     r.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     r.exit_code = 128 + WTERMSIG(status);
+    r.term_signal = WTERMSIG(status);
   }
   return r;
 }

@@ -5,11 +5,13 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 using namespace rocplay;
 using namespace rocplay::postmortem;
@@ -250,4 +252,101 @@ TEST_CASE("agent logs are routed to the fault path", "[postmortem]") {
   CHECK(results[1].findings.empty());
   REQUIRE(results[1].warnings.size() == 1);
   CHECK(results[1].warnings[0].find("rocplay run hang-triage") != std::string::npos);
+}
+
+TEST_CASE("a FIFO named on the command line is read without hanging the batch", "[postmortem]") {
+  // open() of a FIFO nobody writes to used to block for ever, and the good file named beside it
+  // was never reported.
+  TempDir dir;
+  const fs::path fifo = dir.path / "pipe.mi";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const fs::path good = dir.write("good.mi", slurp(kFixtures / "cuda-gdb/syncspin-h200.mi"));
+  Options options;
+  options.paths = {fifo.string(), good.string()};
+  const auto results = collect(options);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].status == InputStatus::Empty);
+  CHECK(results[0].error.find("pipe or FIFO") != std::string::npos);
+  CHECK(results[1].status == InputStatus::Ok);
+  CHECK(has_signature(results[1], "sync-lane-barrier-spin"));
+}
+
+TEST_CASE("a pipe's size is what was read from it", "[postmortem]") {
+  // `postmortem <(cat rec)` reported 17592186044416.0 MB (file_size of a pipe) and no records.
+  const std::string rec = slurp(kFixtures / "cuda-gdb/syncspin-h200.mi");
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::thread writer([&] {
+    std::size_t off = 0;
+    while (off < rec.size()) {
+      const ssize_t n = ::write(fds[1], rec.data() + off, rec.size() - off);
+      if (n <= 0) {
+        break;
+      }
+      off += static_cast<std::size_t>(n);
+    }
+    ::close(fds[1]);
+  });
+  Options options;
+  options.paths = {"/proc/self/fd/" + std::to_string(fds[0])};
+  const auto results = collect(options);
+  writer.join();
+  ::close(fds[0]);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].bytes == rec.size());
+  CHECK(results[0].status == InputStatus::Ok);
+  CHECK(has_signature(results[0], "sync-lane-barrier-spin"));
+}
+
+TEST_CASE("dangling links and FIFOs inside a directory are reported, not skipped", "[postmortem]") {
+  TempDir dir;
+  dir.write("a-good.mi", slurp(kFixtures / "cuda-gdb/syncspin-h200.mi"));
+  fs::create_symlink(dir.path / "gone.mi", dir.path / "b-dangling.mi");
+  REQUIRE(::mkfifo((dir.path / "c-fifo.mi").c_str(), 0600) == 0);
+  Options options;
+  options.paths = {dir.path.string(), (dir.path / "b-dangling.mi").string()};
+  Summary summary;
+  const auto results = collect(options, &summary);
+  REQUIRE(results.size() == 4);
+  std::size_t dangling = 0;
+  std::size_t fifo = 0;
+  for (const auto& r : results) {
+    if (r.path.find("b-dangling") != std::string::npos) {
+      CHECK(r.status == InputStatus::Unreadable);
+      CHECK(r.error.find("dangling symbolic link") != std::string::npos);
+      ++dangling;
+    }
+    if (r.path.find("c-fifo") != std::string::npos) {
+      CHECK(r.status == InputStatus::Unreadable);
+      CHECK(r.error.find("FIFO") != std::string::npos);
+      ++fifo;
+    }
+  }
+  CHECK(dangling == 2); // inside the directory, and named on the command line
+  CHECK(fifo == 1);
+  CHECK(summary.ok == 1);
+  CHECK(summary.unreadable == 3);
+}
+
+TEST_CASE("plain text is not an agent log; a server log without dumps still is", "[postmortem]") {
+  TempDir dir;
+  const fs::path hello = dir.write("hello.txt", "hello world\n");
+  Options options;
+  options.paths = {hello.string(), (kFixtures / "agentlog/no_dumps.log").string()};
+  const auto results = collect(options);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].kind == InputKind::Unknown);
+  CHECK(results[0].status == InputStatus::Unreadable);
+  CHECK(results[0].error.find("plain text") != std::string::npos);
+  CHECK(results[1].kind == InputKind::AgentLog);
+  CHECK(results[1].status == InputStatus::Ok);
+}
+
+TEST_CASE("a character device is refused, not read", "[postmortem]") {
+  Options options;
+  options.paths = {"/dev/zero"};
+  const auto results = collect(options);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].status == InputStatus::Unreadable);
+  CHECK(results[0].error.find("character device") != std::string::npos);
 }
