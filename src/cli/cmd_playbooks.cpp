@@ -1,6 +1,7 @@
 // `rocplay playbooks`: list the playbooks rocplay can find; `show NAME` prints one; `check FILE`
 // validates one without running it.
 #include "cli/commands.hpp"
+#include "cli/help_format.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/session.hpp"
@@ -87,6 +88,7 @@ int check_names(const playbook::Playbook& pb, const PlaybooksOptions& o) {
 
 int list() {
   const auto entries = playbook::list_playbooks();
+  const std::size_t columns = help_width();
   std::size_t width = 4;
   for (const auto& e : entries) {
     width = std::max(width, e.name.size());
@@ -99,15 +101,17 @@ int list() {
     if (!e.error.empty()) {
       note += " [does not load: run `rocplay playbooks check " + e.origin + "`]";
     }
-    std::printf("%-*s  %s%s\n", static_cast<int>(width), e.name.c_str(), e.description.c_str(),
-                note.c_str());
+    // Descriptions wrap under themselves, to the terminal's width.
+    const std::size_t room = columns > width + 2 + 20 ? columns - width - 2 : 20;
+    const std::string text = wrap_text(e.description + note, room, width + 2);
+    std::printf("%-*s  %s\n", static_cast<int>(width), e.name.c_str(), text.c_str());
     std::printf("%-*s  (%s)\n", static_cast<int>(width), "", e.origin.c_str());
   }
   std::string dirs;
   for (const auto& d : playbook::search_dirs()) {
     dirs += (dirs.empty() ? "" : ", ") + d;
   }
-  std::printf("\nSearched: built-ins, then %s.\n", dirs.c_str());
+  std::printf("\n%s\n", wrap_text("Searched: built-ins, then " + dirs + ".", columns).c_str());
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // `--help` that fits the terminal: option and subcommand descriptions, the description and the
-// footer are word-wrapped to its width (the report tables' widths are the report writers' business).
+// footer are word-wrapped to its width (the report tables' widths are the report writers'
+// business).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -100,8 +100,7 @@ void flush_skipped() {
   g_skipped = {};
 }
 
-// One line per finished top-level step, on a terminal only; consecutive steps skipped for one
-// reason share a line.
+// One line per finished top-level step, on a terminal only; skipped steps in a row share a line.
 void progress_line(const playbook::StepRecord& rec, bool done) {
   if (done && rec.status == playbook::StepStatus::Skipped) {
     if (g_skipped.count++ == 0) {

@@ -492,7 +492,7 @@ crash::ReadOptions crash_options(const InputResult& r) {
 // True when the input was crash evidence (and is now read). Plain text is read by the crash
 // reader straight away (one pass, no sniffing of the head); `text_read` says it found nothing, so
 // the agent-log path need not read it for crash evidence again.
-bool analyse_crash(std::ifstream& in, std::string_view head, InputResult& r, bool& text_read) {
+bool analyse_crash(std::istream& in, std::string_view head, InputResult& r, bool& text_read) {
   if (r.kind == InputKind::Recording || r.kind == InputKind::RawMi ||
       (r.kind == InputKind::AgentLog && agentlog::looks_like_agent_log(head))) {
     return false;
@@ -522,7 +522,7 @@ bool analyse_crash(std::ifstream& in, std::string_view head, InputResult& r, boo
 }
 
 // A server log read for agent dumps may hold crash evidence past its first bytes too.
-void add_crash_pass(std::ifstream& in, InputResult& r) {
+void add_crash_pass(std::istream& in, InputResult& r) {
   in.clear();
   in.seekg(0);
   auto ev = std::make_shared<crash::Evidence>(

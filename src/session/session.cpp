@@ -1395,7 +1395,9 @@ void Session::attach(std::int64_t pid) {
     throw;
   }
   if (const auto msg = ex.error_message()) {
+    // Refused (by the kernel, usually): nothing was stopped and there is nothing to detach.
     s.attach_sent = false;
+    s.times.attach_sent = false;
     s.check_target_state();
     const auto diag = detail::diagnose_ptrace(pid);
     if (msg->find("Operation not permitted") != std::string::npos) {

@@ -17,9 +17,9 @@ using namespace std::chrono_literals;
 namespace {
 
 std::vector<std::string> outcome_args(const std::string& playbook, std::int64_t pid,
-                                  std::vector<std::string> more = {}) {
-  std::vector<std::string> a = {"run",       playbook, "--pid",            std::to_string(pid),
-                                "--debugger", "gdb",   "--attach-timeout", "30"};
+                                      std::vector<std::string> more = {}) {
+  std::vector<std::string> a = {
+      "run", playbook, "--pid", std::to_string(pid), "--debugger", "gdb", "--attach-timeout", "30"};
   a.insert(a.end(), more.begin(), more.end());
   return a;
 }
@@ -101,8 +101,8 @@ TEST_CASE("SIGINT in rocplay's first moments: a message and 130, not death by th
   TempDir dir;
   const std::string rocplay = find_built("rocplay");
   bool sent = false;
-  const auto r = run_rocplay(
-      {"postmortem", dir.path()}, 30s, {}, [&](pid_t pid, const std::string&) {
+  const auto r =
+      run_rocplay({"postmortem", dir.path()}, 30s, {}, [&](pid_t pid, const std::string&) {
         if (sent) {
           return;
         }
@@ -219,11 +219,46 @@ TEST_CASE("the command line: no arguments, did you mean, units, --var, help widt
       dir.file("team.yaml", "name: team\nvars:\n  depth: 8\nsteps:\n  - attach\n  - threads\n"
                             "  - mi: -stack-list-frames --thread 1 0 ${depth}\n  - snapshot\n");
   SpinTarget target;
-  const auto var = run_rocplay({"run", "--var", "depth=4", team, "--pid",
-                                std::to_string(target.pid()), "--debugger", "gdb", "--timeout",
-                                "20s", "--attach-timeout", "1m"},
-                               90s);
+  const auto var =
+      run_rocplay({"run", "--var", "depth=4", team, "--pid", std::to_string(target.pid()),
+                   "--debugger", "gdb", "--timeout", "20s", "--attach-timeout", "1m"},
+                  90s);
   INFO("var stderr: " << var.err);
   CHECK((var.exit_code == 0 || var.exit_code == 1));
   require_running_again(target);
+}
+
+TEST_CASE("postmortem reads standard input (`-`) and a process substitution") {
+  const std::string rocplay = find_built("rocplay");
+  const std::string rec = std::string(ROCPLAY_SOURCE_DIR) + "/fixtures/cuda-gdb/syncspin-h200.mi";
+  const auto from_stdin = run_program({"/bin/sh", "-c", rocplay + " postmortem - < " + rec});
+  INFO("stdin: " << from_stdin.err << from_stdin.out);
+  CHECK(from_stdin.exit_code == 1);
+  CHECK(from_stdin.out.find("1 ok") != std::string::npos);
+  CHECK(from_stdin.out.find("sync-lane-barrier-spin") != std::string::npos);
+  // `<(cat rec)` is a pipe: its size is what was read, not file_size()'s error value.
+  const auto piped =
+      run_program({"/bin/bash", "-c", rocplay + " postmortem --format json <(cat " + rec + ")"});
+  INFO("pipe: " << piped.err);
+  CHECK(piped.exit_code == 1);
+  const auto doc = nlohmann::json::parse(piped.out);
+  std::ifstream in(rec, std::ios::binary | std::ios::ate);
+  CHECK(doc.at("inputs").at(0).at("bytes") == static_cast<std::uint64_t>(in.tellg()));
+  CHECK(doc.at("inputs").at(0).at("status") == "ok");
+}
+
+TEST_CASE("`rocplay playbooks` fits the terminal") {
+  const auto r = run_rocplay({"playbooks"}, 30s, {"COLUMNS=80"});
+  CHECK(r.exit_code == 0);
+  std::istringstream lines(r.out);
+  std::string line;
+  std::size_t widest = 0;
+  while (std::getline(lines, line)) {
+    // A path longer than the terminal cannot be wrapped; only descriptions must fit.
+    if (line.find('/') == std::string::npos) {
+      widest = std::max(widest, line.size());
+    }
+  }
+  CHECK(widest <= 80);
+  CHECK(r.out.find("hang-triage") != std::string::npos);
 }

@@ -22,16 +22,15 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::vector<std::string> kSweepPlaybooks = {"hang-triage", "host-stacks", "gpu-state",
-                                             "rocgdb-dump"};
+                                                  "rocgdb-dump"};
 
 struct SweepAction {
   std::string name; // ROCPLAY_FAULT_INJECT's ACTION
   int exit_code;    // when the fault lands before the run is over
   std::string says; // what stderr must name
 };
-const std::vector<SweepAction> kSweepActions = {{"kill-debugger", 76, "SIGKILL"},
-                                                {"sigint", 130, "SIGINT"},
-                                                {"sigterm", 143, "SIGTERM"}};
+const std::vector<SweepAction> kSweepActions = {
+    {"kill-debugger", 76, "SIGKILL"}, {"sigint", 130, "SIGINT"}, {"sigterm", 143, "SIGTERM"}};
 
 // Every thread of the target: not stopped and not traced; and the target makes progress.
 void sweep_check_target_free(SpinTarget& target, const std::string& where) {
@@ -74,12 +73,12 @@ struct SweepOutcome {
 
 // One fault, checked. Returns whether k was past the run's last exchange (and how many there were).
 SweepOutcome sweep_one_fault(SpinTarget& target, const std::string& playbook, std::uint64_t k,
-                  const SweepAction& action) {
+                             const SweepAction& action) {
   const std::string where = playbook + " k=" + std::to_string(k) + " " + action.name;
-  const auto r = run_rocplay({"run", playbook, "--pid", std::to_string(target.pid()), "--debugger",
-                              "gdb", "--attach-timeout", "60", "--timeout", "30", "--format",
-                              "json", "--quiet"},
-                             120s, {"ROCPLAY_FAULT_INJECT=" + std::to_string(k) + ":" + action.name});
+  const auto r =
+      run_rocplay({"run", playbook, "--pid", std::to_string(target.pid()), "--debugger", "gdb",
+                   "--attach-timeout", "60", "--timeout", "30", "--format", "json", "--quiet"},
+                  120s, {"ROCPLAY_FAULT_INJECT=" + std::to_string(k) + ":" + action.name});
   INFO(where);
   INFO("stderr: " << r.err);
   INFO("stdout: " << r.out.substr(0, 2000));

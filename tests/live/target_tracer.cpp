@@ -80,7 +80,8 @@ void tracer_test_all_running(std::int64_t pid, std::int64_t allowed_tracer = 0) 
     const auto status = process::read_status(tid);
     REQUIRE(st.has_value());
     REQUIRE(status.has_value());
-    INFO("thread " << tid << " state " << st->state << " tracer " << status->tracer_pid.value_or(-1));
+    INFO("thread " << tid << " state " << st->state << " tracer "
+                   << status->tracer_pid.value_or(-1));
     CHECK_FALSE(process::is_stopped(st->state));
     CHECK((status->tracer_pid == 0 || status->tracer_pid == allowed_tracer));
   }
