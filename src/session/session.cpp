@@ -1359,12 +1359,18 @@ void Session::attach(std::int64_t pid) {
   const std::uint64_t stops_before = s.stops_seen;
   // The pre-check looked at every thread, but a tracer may seize one after it: then the attach
   // would wait out its whole deadline with the other threads stopped. Give up as soon as seen.
-  s.stall_check = [&s, pid, last = Clock::now()]() mutable -> std::optional<std::string> {
-    if (Clock::now() - last < milliseconds(200)) {
+  // Every 200 ms, or less often when one look is slow (thousands of threads): at most 5% of a
+  // core goes to looking.
+  s.stall_check = [&s, pid, last = Clock::now(),
+                   every = milliseconds(200)]() mutable -> std::optional<std::string> {
+    if (Clock::now() - last < every) {
       return std::nullopt;
     }
-    last = Clock::now();
+    const auto started = Clock::now();
     const auto traced = process::traced_threads(pid, s.gdb_pid);
+    last = Clock::now();
+    every = std::max(milliseconds(200),
+                     std::chrono::duration_cast<milliseconds>((last - started) * 20));
     if (traced.empty()) {
       return std::nullopt;
     }

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 
+#include <cstdlib>
 #include <regex>
 
 using namespace rocplay;
@@ -162,7 +163,12 @@ TEST_CASE("fault sweep (full): every built-in playbook x every exchange x every 
           "[.fault-sweep]") {
   SpinTarget target;
   std::size_t runs = 0;
+  // ROCPLAY_SWEEP_PLAYBOOK=NAME sweeps that one playbook only.
+  const char* only = std::getenv("ROCPLAY_SWEEP_PLAYBOOK");
   for (const auto& playbook : kSweepPlaybooks) {
+    if (only != nullptr && *only != '\0' && playbook != only) {
+      continue;
+    }
     const std::uint64_t n = sweep_exchange_count(target, playbook);
     for (std::uint64_t k = 0; k < n; ++k) {
       for (const auto& action : kSweepActions) {
