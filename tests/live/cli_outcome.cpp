@@ -35,7 +35,7 @@ std::size_t outcome_count_of(const std::string& text, const std::string& what) {
 // A playbook that keeps the debugger busy for a while after attaching, so a signal lands mid-run.
 std::string outcome_long_playbook(const TempDir& dir) {
   std::string yaml = "name: long\nsteps:\n  - attach\n";
-  for (int i = 0; i < 400; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     yaml += "  - mi: -thread-info\n";
   }
   yaml += "  - snapshot\n";
@@ -134,7 +134,7 @@ TEST_CASE("SIGINT mid-run: the target is detached and a partial report is printe
     const auto r = run_rocplay(outcome_args(playbook, target.pid(), {"--format", format}), 90s, {},
                                [&](pid_t pid, const std::string&) {
                                  if (!sent && outcome_traced(target.pid())) {
-                                   std::this_thread::sleep_for(300ms);
+                                   std::this_thread::sleep_for(100ms);
                                    ::kill(pid, SIGINT);
                                    sent = true;
                                  }
