@@ -515,7 +515,7 @@ bool analyse_crash(std::istream& in, std::string_view head, InputResult& r, bool
   if (ev->has_agent_dumps) { // rocm-debug-agent dumps further down the same log
     in.clear();
     in.seekg(0);
-    analyse_agent_log(in, r);
+    analyse_agent_log(in, r, false);
   }
   take_crash(r, std::move(ev));
   return true;
