@@ -15,6 +15,7 @@
 #include "rocplay/error.hpp"
 #include "rocplay/heuristics.hpp"
 #include "rocplay/mi/transcript.hpp"
+#include "rocplay/progress.hpp"
 #include "rocplay/session.hpp"
 #include "rocplay/snapshot.hpp"
 
@@ -166,7 +167,13 @@ struct Playbook {
   std::vector<Step> always;
   bool has_attach_step = false;
   bool allow_unsafe_commands = false; // loaded with --allow-unsafe-commands
+  // `samples:` / `interval:`: snapshots to take, the target running `interval` between two
+  // (--samples / --interval win). Unset: one sample.
+  std::optional<std::uint32_t> samples;
+  std::optional<std::chrono::milliseconds> interval;
 };
+// Most samples one run may take.
+inline constexpr std::uint32_t kMaxSamples = 100;
 
 struct LoadOptions {
   bool builtin = false;               // set by the search path for compiled-in playbooks
@@ -222,6 +229,14 @@ public:
   virtual std::vector<std::string> warnings() const = 0;
   // The target's environment variables that matter (HSA_TOOLS_LIB ...), once attached.
   virtual std::map<std::string, std::string> target_env() const { return {}; }
+  // Lets the stopped target run for `interval`, then stops it again, for the next sample
+  // (session::Session::run_for). Drivers that cannot throw Error(Usage).
+  virtual session::ResumeResult run_for(std::chrono::milliseconds interval,
+                                        std::chrono::milliseconds stop_timeout);
+  // A `!` note in the recording (sample boundaries); nothing by default.
+  virtual void note(std::string_view /*text*/) {}
+  // Seconds on the session's clock (the recording's time base); 0 when unknown.
+  virtual double now() const { return 0; }
 };
 std::unique_ptr<Driver> make_driver(session::Session& session);
 
@@ -249,6 +264,7 @@ struct StepRecord {
   // cli: the console text the command printed; mi: that, then the result record as received.
   std::string output;
   double seconds = 0;
+  std::uint32_t sample = 1; // which sample it ran for
 };
 
 struct RunOptions {
@@ -257,6 +273,17 @@ struct RunOptions {
   heuristics::Context context;
   // Called when a step starts (done = false) and ends (done = true); for progress lines.
   std::function<void(const StepRecord&, bool done)> progress;
+  // Samples to take (the playbook's `samples:` when unset) and the time the target runs between
+  // two (the playbook's `interval:`, else 2 s). 1: one snapshot, as before.
+  std::optional<std::uint32_t> samples;
+  std::optional<std::chrono::milliseconds> interval;
+  // How long the stop for a later sample may take before the run ends with what it has.
+  std::chrono::milliseconds stop_timeout{30'000};
+  // Called before the target is resumed for sample `next` (2, 3, ...); returns false to take no
+  // more samples. --pids uses it to keep every target's samples in lockstep.
+  std::function<bool(std::uint32_t next)> before_resume;
+  // Called when a sample run ends early (no more samples from this target), for lockstep.
+  std::function<void()> sampling_done;
 };
 
 struct RunResult {
@@ -276,6 +303,13 @@ struct RunResult {
   // been refused without it), in the order they ran.
   bool unsafe_commands_allowed = false;
   std::vector<std::string> unsafe_commands_run;
+  // Every sample taken, in order (the first is `snapshot`); the progress analysis over them.
+  std::vector<Sample> samples;
+  SampleProgress progress;
+  std::uint32_t samples_wanted = 1;
+  std::string sampling_stopped; // why fewer samples than wanted were taken
+  // Several samples: the target's stops added up (times.stop_seconds then says the same).
+  std::optional<double> stopped_seconds;
 
   // Fatal error code; else StepFailed when a step failed without on_error: continue; else
   // Findings when a finding is warning or above; else Ok.

@@ -5,6 +5,7 @@
 
 #include "rocplay/heuristics.hpp"
 #include "rocplay/mi/transcript.hpp"
+#include "rocplay/progress.hpp"
 #include "rocplay/snapshot.hpp"
 
 #include <functional>
@@ -63,9 +64,26 @@ struct InputResult {
   std::uint64_t skipped_lines = 0; // lines that were not MI
   std::vector<std::string> warnings;
   std::vector<Finding> findings;
-  std::vector<Signature> signatures;            // one per finding at warning or above
-  Snapshot snapshot;                            // empty for agent logs and unreadable inputs
+  std::vector<Signature> signatures; // one per finding at warning or above
+  Snapshot snapshot;                 // empty for agent logs and unreadable inputs
   std::shared_ptr<const crash::Evidence> crash; // crash evidence found in it, if any
+  // A recording of several samples (`rocplay run --samples N`): each one, and what they say.
+  // Empty for one sample (`snapshot` is then the whole recording's).
+  std::vector<Sample> samples;
+  SampleProgress progress;
+  // From a recording's meta, to match recordings of one process: host, pid, command name.
+  std::string process_key;
+  double started_unix = 0; // its first stop, UNIX seconds (0: unknown)
+};
+
+// Recordings of one process given together (same host, pid and command name in the meta, each
+// within an hour of the one before): their samples in time order, and what they say.
+struct Series {
+  std::string key;                  // `host pid 4242 (python3)`
+  std::vector<std::string> members; // paths, in time order
+  std::vector<double> at;           // each member's first stop, seconds after the first's
+  SampleProgress progress;
+  std::vector<Finding> findings;
 };
 
 struct SignatureClass {
@@ -91,6 +109,7 @@ struct Summary {
   std::vector<SignatureClass> classes; // most members first
   std::vector<Event> events;           // cross-rank findings per event
   std::vector<Finding> crash;          // the crash verdict joined over every input, if any
+  std::vector<Series> series;          // recordings of one process, compared
   std::vector<std::string> warnings;
 };
 

@@ -161,6 +161,16 @@ struct CommandCheck {
 CommandCheck classify_mi_command(std::string_view command);
 CommandCheck classify_console_command(std::string_view text);
 
+// How the target came back from Session::run_for(). Times are session seconds (now()).
+struct ResumeResult {
+  double resumed_at = 0;     // `-exec-continue` answered `^running`: the target runs
+  double interrupted_at = 0; // SIGINT sent to the debugger; 0 when the target stopped by itself
+  double stopped_at = 0;     // the `*stopped` that ended the run
+  std::string stop_reason;   // its `reason` (`signal-received`, `exited`, ...)
+  std::string signal_name;   // its `signal-name`, when there is one
+  bool exited = false;       // the target exited while it ran: there is nothing left to sample
+};
+
 class Session {
 public:
   // Spawns the debugger (`-nx -q --interpreter=mi3`, falling back to mi2), reads its version and
@@ -186,6 +196,15 @@ public:
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Idempotent. Never throws; problems become warnings().
   void detach();
+  // Lets the attached, stopped target run for `interval` inside this session, then stops it
+  // again: `-exec-continue`, a wait, SIGINT to the debugger, the `*stopped` (all-stop: every
+  // thread). Returns early when the target stops or exits by itself. Throws like execute(), and
+  // on every throw the target is detached and running: Timeout when the stop does not come
+  // within `stop_timeout`, DebuggerCrashed, or the signal's code when rocplay is signalled during
+  // the interval or the stop (docs/session.md, "Several samples").
+  ResumeResult run_for(std::chrono::milliseconds interval, std::chrono::milliseconds stop_timeout);
+  // Writes a note (`! TEXT`) into the recording and the current exchange.
+  void note(std::string_view text);
 
   bool has_mi_command(const std::string& name) const; // from the probes, e.g. "agent-info"
   const Debugger& debugger() const;

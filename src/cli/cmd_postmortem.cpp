@@ -6,6 +6,9 @@
 #include "rocplay/postmortem.hpp"
 #include "rocplay/report.hpp"
 #include "rocplay/report_crash.hpp"
+#include "rocplay/report_progress.hpp"
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -83,6 +86,16 @@ nlohmann::json input_json(const InputResult& r, bool with_snapshot) {
       r.kind != InputKind::AgentLog && !crash_kind) {
     j["snapshot"] = with_snapshot ? to_json(r.snapshot) : snapshot_summary(r.snapshot);
   }
+  if (r.samples.size() > 1) {
+    auto pj = report::progress_to_json(r.progress, r.samples);
+    if (!with_snapshot) {
+      for (auto& sm : pj["samples"]) {
+        sm.erase("snapshot");
+      }
+    }
+    j["progress"] = std::move(pj["progress"]);
+    j["samples"] = std::move(pj["samples"]);
+  }
   return j;
 }
 
@@ -110,7 +123,20 @@ nlohmann::json summary_json(const Summary& s) {
     }
     events.push_back({{"key", e.key}, {"ranks", e.ranks}, {"findings", findings}});
   }
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& sr : s.series) {
+    auto findings = nlohmann::json::array();
+    for (const auto& f : sr.findings) {
+      findings.push_back(report::finding_to_json(f));
+    }
+    series.push_back({{"process", sr.key},
+                      {"members", sr.members},
+                      {"at", sr.at},
+                      {"progress", to_json(sr.progress)},
+                      {"findings", std::move(findings)}});
+  }
   return {{"schema", "rocplay.postmortem.summary"},
+          {"series", std::move(series)},
           {"schema_version", kSchemaVersion},
           {"inputs", s.inputs},
           {"ok", s.ok},
@@ -192,6 +218,18 @@ void write_text_summary(std::ostream& out, const Summary& s, const std::vector<s
     }
   }
   report::write_crash_verdict(out, s.crash);
+  for (const auto& sr : s.series) {
+    out << "\nRecordings of " << sr.key << " (" << sr.members.size() << ", in time order):\n";
+    for (std::size_t i = 0; i < sr.members.size(); ++i) {
+      out << fmt::format("  +{:.1f}s  {}\n", sr.at[i], sr.members[i]);
+    }
+    std::ostringstream progress;
+    report::write_progress_text(progress, sr.progress, {});
+    out << progress.str();
+    for (const auto& f : sr.findings) {
+      out << "  [" << f.id << "] " << f.title << "\n";
+    }
+  }
   if (!listed.empty()) {
     out << "\n" << bold("Inputs with findings or problems:") << "\n";
     for (const auto& line : listed) {
@@ -245,7 +283,7 @@ int run_postmortem(const Options& o) {
       break;
     case report::Format::Text: {
       const bool problem = r.status != InputStatus::Ok;
-      if (r.signatures.empty() && !problem) {
+      if (r.signatures.empty() && !problem && r.samples.size() < 2) {
         break;
       }
       if (listed.size() >= o.max_listed) {
@@ -267,6 +305,10 @@ int run_postmortem(const Options& o) {
         if (r.signatures.size() > 1) {
           line += " (+" + std::to_string(r.signatures.size() - 1) + " more)";
         }
+      }
+      if (r.samples.size() > 1) {
+        line +=
+            "\n      " + std::to_string(r.samples.size()) + " samples: " + r.progress.verdict_text;
       }
       for (const auto& w : r.warnings) {
         line += "\n      warning: " + w;
@@ -295,6 +337,11 @@ int run_postmortem(const Options& o) {
     any_findings = any_findings || !e.findings.empty();
   }
   any_findings = any_findings || !summary.crash.empty();
+  for (const auto& sr : summary.series) {
+    for (const auto& f : sr.findings) {
+      any_findings = any_findings || f.severity >= Severity::Warning;
+    }
+  }
   switch (format) {
   case report::Format::Jsonl:
     out.stream() << json_text(summary_json(summary)) << "\n";
@@ -308,6 +355,12 @@ int run_postmortem(const Options& o) {
                  << "\n";
     break;
   case report::Format::Sarif:
+    for (const auto& sr : summary.series) {
+      for (Finding f : sr.findings) {
+        f.locations.insert(f.locations.begin(), Location{sr.key, std::nullopt, "", {}});
+        sarif_findings.push_back(std::move(f));
+      }
+    }
     for (const auto& e : summary.events) {
       for (Finding f : e.findings) {
         f.locations.insert(f.locations.begin(), Location{e.key, std::nullopt, "", {}});

@@ -7,6 +7,7 @@
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
 #include "rocplay/report.hpp"
+#include "rocplay/report_progress.hpp"
 #include "rocplay/session.hpp"
 
 #include <fmt/format.h>
@@ -17,7 +18,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -41,6 +44,69 @@ struct TargetRun {
   }
   bool examined() const { return !error && result && result->attached; }
 };
+
+// Keeps every target's samples at the same instants: each target waits here before it resumes
+// its target for sample k, until every target still sampling has arrived (or a deadline passes),
+// so all resume together and, after the same interval, are stopped together.
+class Lockstep {
+public:
+  explicit Lockstep(std::size_t participants) : active_(participants) {}
+
+  bool arrive(std::uint32_t sample) {
+    std::unique_lock lock(mutex_);
+    auto& n = arrived_[sample];
+    ++n;
+    cv_.notify_all();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (arrived_[sample] < active_) {
+      if (session::caught_signal() || std::chrono::steady_clock::now() >= deadline) {
+        break; // late targets are waited for no longer; the skew says so
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    return !session::caught_signal();
+  }
+
+  // This target takes no more samples.
+  void leave() {
+    std::lock_guard lock(mutex_);
+    if (active_ > 0) {
+      --active_;
+    }
+    cv_.notify_all();
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::size_t active_;
+  std::map<std::uint32_t, std::size_t> arrived_;
+};
+
+// Per sample index: the spread of the instants at which the targets' stops began.
+std::vector<std::pair<std::uint32_t, double>> sample_skew(const std::vector<TargetRun>& targets) {
+  std::map<std::uint32_t, std::pair<double, double>> range;
+  for (const auto& t : targets) {
+    if (!t.result) {
+      continue;
+    }
+    for (const auto& s : t.result->samples) {
+      if (s.wall_time <= 0) {
+        continue;
+      }
+      auto [it, fresh] = range.emplace(s.index, std::make_pair(s.wall_time, s.wall_time));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, s.wall_time);
+        it->second.second = std::max(it->second.second, s.wall_time);
+      }
+    }
+  }
+  std::vector<std::pair<std::uint32_t, double>> out;
+  for (const auto& [k, r] : range) {
+    out.emplace_back(k, r.second - r.first);
+  }
+  return out;
+}
 
 // `%p` and `%r` in --record become the pid and rank; otherwise `.PID` goes before the extension.
 std::string record_path_for(const std::string& pattern, std::int64_t pid, std::optional<int> rank) {
@@ -85,6 +151,11 @@ nlohmann::json target_json(const TargetRun& t) {
   if (t.result) {
     j["report"] = report::report_to_json(t.result->snapshot, t.result->findings);
     j["report"]["run"] = playbook::run_to_json(*t.result);
+    if (t.result->samples_wanted > 1) {
+      auto pj = report::progress_to_json(t.result->progress, t.result->samples);
+      j["report"]["progress"] = std::move(pj["progress"]);
+      j["report"]["samples"] = std::move(pj["samples"]);
+    }
   }
   return j;
 }
@@ -151,6 +222,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     vars.push_back(playbook::parse_var_assignment(v));
   }
   const report::Format format = report::parse_format(o.format);
+  playbook::RunOptions sampling;
+  apply_sampling_options(o, sampling);
   const auto command_timeout = duration_option(o.timeout, "--timeout");
   const auto attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
   const session::Debugger debugger = session::find_debugger(o.debugger);
@@ -171,6 +244,17 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   }
 
   const bool progress = !o.quiet && stderr_is_tty();
+  const unsigned n_threads = static_cast<unsigned>(std::min<std::size_t>(
+      targets.size(), jobs ? jobs : std::min<std::size_t>(targets.size(), 8)));
+  // Samples in lockstep need every target under a debugger at once.
+  const bool lockstep = n_threads == targets.size();
+  Lockstep step(targets.size());
+  std::vector<std::string> notes;
+  if (!lockstep && sampling.samples.value_or(pb.samples.value_or(1)) > 1) {
+    notes.push_back(fmt::format("samples not in lockstep: {} targets, {} at a time (--jobs {} "
+                                "keeps them in step)",
+                                targets.size(), n_threads, targets.size()));
+  }
   std::mutex print_mutex;
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
@@ -191,11 +275,38 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
         playbook::RunOptions ro;
         ro.pid = t.pid;
         ro.vars = vars;
+        ro.samples = sampling.samples;
+        ro.interval = sampling.interval;
+        ro.stop_timeout = sampling.stop_timeout;
+        bool left = false;
+        if (lockstep) {
+          ro.before_resume = [&step](std::uint32_t k) { return step.arrive(k); };
+          ro.sampling_done = [&step, &left] {
+            if (!left) {
+              left = true;
+              step.leave();
+            }
+          };
+        }
+        struct Leave {
+          Lockstep& step;
+          bool& left;
+          bool on;
+          ~Leave() {
+            if (on && !left) {
+              left = true;
+              step.leave();
+            }
+          }
+        } leave_guard{step, left, lockstep};
         session::Session session(debugger, so);
         auto driver = playbook::make_driver(session);
         playbook::RunResult result = playbook::run(pb, *driver, ro);
         session.detach();
         result.times = session.times();
+        if (result.stopped_seconds) {
+          result.times.stop_seconds = result.stopped_seconds; // the samples' stops, added up
+        }
         result.snapshot.rank = t.rank;
         for (auto& f : result.findings) {
           f.rank = t.rank;
@@ -218,8 +329,6 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       }
     }
   };
-  const unsigned n_threads = static_cast<unsigned>(std::min<std::size_t>(
-      targets.size(), jobs ? jobs : std::min<std::size_t>(targets.size(), 8)));
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < n_threads; ++i) {
     threads.emplace_back(worker);
@@ -231,7 +340,10 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   std::vector<Snapshot> ranked;
   for (const auto& t : targets) {
     if (t.examined()) {
-      ranked.push_back(t.result->snapshot);
+      // The last sample: with several, those were taken in lockstep (one moment on every rank).
+      ranked.push_back(t.result->samples.size() > 1 ? t.result->samples.back().snapshot
+                                                    : t.result->snapshot);
+      ranked.back().rank = t.rank;
     }
   }
   const std::vector<Finding> cross =
@@ -267,6 +379,13 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       os << "\n";
     }
     os << fmt::format("=== across {} examined of {} targets\n", ranked.size(), targets.size());
+    for (const auto& [k, skew] : sample_skew(targets)) {
+      os << fmt::format("sample {}: stops began within {:.3f} s of each other{}\n", k, skew,
+                        lockstep ? " (lockstep)" : "");
+    }
+    for (const auto& n : notes) {
+      os << n << "\n";
+    }
     if (cross.empty()) {
       os << "no cross-rank finding\n";
     }
@@ -290,6 +409,10 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     j["cross_rank_findings"] = nlohmann::json::array();
     for (const auto& f : cross) {
       j["cross_rank_findings"].push_back(report::finding_to_json(f));
+    }
+    j["sample_skew"] = nlohmann::json::array();
+    for (const auto& [k, skew] : sample_skew(targets)) {
+      j["sample_skew"].push_back({{"sample", k}, {"seconds", skew}, {"lockstep", lockstep}});
     }
     os << json_text(j, 2) << "\n";
     break;

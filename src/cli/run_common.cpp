@@ -6,6 +6,7 @@
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
 #include "rocplay/report.hpp"
+#include "rocplay/report_progress.hpp"
 #include "rocplay/session.hpp"
 
 #include <fmt/format.h>
@@ -196,6 +197,12 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   sub.add_option("--var", o.vars, "Set a playbook variable: --var NAME=VALUE (repeatable)")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub.add_option("--samples", o.samples,
+                 "Snapshots to take, the target running between them (default: the playbook's; "
+                 "hang-triage 2; 1 = one snapshot)")
+      ->check(CLI::Range(1u, playbook::kMaxSamples));
+  sub.add_option("--interval", o.interval_seconds,
+                 "Seconds the target runs between two samples (default: the playbook's, else 2)");
   add_color_option(sub, o.color);
   sub.add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
   auto* pids = sub.add_option("--pids", o.pids,
@@ -211,6 +218,22 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
       throw CLI::RequiredError("--pid, --pids or --workers-of");
     }
   });
+}
+
+void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro) {
+  if (o.samples > playbook::kMaxSamples) {
+    throw Error(ExitCode::Usage,
+                fmt::format("--samples {}: at most {}", o.samples, playbook::kMaxSamples),
+                "two or three samples tell stuck from slow; more only lengthen the run");
+  }
+  if (o.samples > 0) {
+    ro.samples = o.samples;
+  }
+  if (o.interval_seconds != 0) {
+    ro.interval = seconds_to_ms(o.interval_seconds, "--interval");
+  }
+  // The stop for a later sample gets the command deadline.
+  ro.stop_timeout = seconds_to_ms(o.timeout_seconds, "--timeout");
 }
 
 int run_playbook_command(const RunCommandOptions& o) {
@@ -231,6 +254,7 @@ int run_playbook_command(const RunCommandOptions& o) {
   for (const auto& v : o.vars) {
     ro.vars.push_back(playbook::parse_var_assignment(v));
   }
+  apply_sampling_options(o, ro);
   const report::Format format = report::parse_format(o.format);
   session::Options so;
   so.command_timeout = duration_option(o.timeout, "--timeout");
@@ -279,6 +303,9 @@ int run_playbook_command(const RunCommandOptions& o) {
     const auto st = process::read_stat(o.pid);
     result.times.state_after = st ? st->state : 'X';
   }
+  if (result.stopped_seconds) {
+    result.times.stop_seconds = result.stopped_seconds; // the samples' stops, added up
+  }
   for (const auto& w : session.warnings()) {
     if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
       result.warnings.push_back(w);
@@ -300,6 +327,10 @@ int run_playbook_command(const RunCommandOptions& o) {
       }
       report::write_text(out, result.snapshot, result.findings, to);
       out << '\n';
+      if (result.samples_wanted > 1) {
+        report::write_progress_text(out, result.progress, result.samples);
+        out << '\n';
+      }
       playbook::write_steps_text(out, result);
     } else if (!attach_refused(result)) {
       // Nothing was seen; a report would only say "nothing found". The steps say why (when it
@@ -313,6 +344,11 @@ int run_playbook_command(const RunCommandOptions& o) {
     auto j = report::report_to_json(result.snapshot, result.findings);
     j["partial"] = !failure.empty();
     j["run"] = playbook::run_to_json(result);
+    if (result.samples_wanted > 1) {
+      auto pj = report::progress_to_json(result.progress, result.samples);
+      j["progress"] = std::move(pj["progress"]);
+      j["samples"] = std::move(pj["samples"]);
+    }
     out << json_text(j, 2) << '\n';
     break;
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cli/commands.hpp"
+#include "rocplay/playbook.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -41,7 +42,12 @@ struct RunCommandOptions {
   std::string pids;
   std::int64_t workers_of = 0;
   unsigned jobs = 0;
+  // --samples / --interval: 0 takes the playbook's (`samples:`, `interval:`; else 1 and 2 s).
+  unsigned samples = 0;
+  double interval_seconds = 0;
 };
+// Applies --samples/--interval to the runner's options. Throws Error(Usage).
+void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro);
 
 // Adds the options both commands take (all but PLAYBOOK and --record); `--output,-o` for the
 // report only when `report_output`.

@@ -30,9 +30,9 @@ constexpr std::size_t kDefaultForeachLimit = 256;
 constexpr std::uint32_t kDefaultBacktraceFrames = 64;
 constexpr auto kMaxTimeout = std::chrono::hours(1);
 
-const std::vector<std::string_view> kTopKeys = {"name",  "description", "requirements",
-                                                "vars",  "timeout",     "on_error",
-                                                "steps", "tasks",       "always"};
+const std::vector<std::string_view> kTopKeys = {"name",    "description", "requirements", "vars",
+                                                "timeout", "on_error",    "steps",        "tasks",
+                                                "always",  "samples",     "interval"};
 const std::vector<std::string_view> kRequirementKeys = {"debuggers", "min_version"};
 const std::vector<std::string_view> kActionKeys = {
     "mi", "cli", "attach", "detach", "snapshot", "threads", "info-line", "backtrace", "foreach"};
@@ -288,6 +288,19 @@ public:
     }
     if (const YAML::Node e = root["on_error"]) {
       default_on_error_ = on_error(e);
+    }
+    if (const YAML::Node v = root["samples"]) {
+      const std::string text = scalar(v, "samples");
+      unsigned n = 0;
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (ec != std::errc() || p != text.data() + text.size() || n < 1 || n > kMaxSamples) {
+        fail(v, fmt::format("`samples: {}` is not a number from 1 to {}", text, kMaxSamples),
+             "`samples: 2` takes two snapshots, the target running between them");
+      }
+      pb.samples = n;
+    }
+    if (const YAML::Node v = root["interval"]) {
+      pb.interval = duration(v);
     }
     if (const YAML::Node v = root["vars"]) {
       vars(v, pb);

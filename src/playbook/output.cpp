@@ -50,8 +50,11 @@ std::string target_account(const RunResult& r) {
   if (!t.attach_sent) {
     text = "not attached: rocplay never stopped it";
   } else if (r.attached && t.attach_seconds) {
-    text = fmt::format("attach took {}, stopped for {}", seconds_text(t.attach_seconds),
-                       seconds_text(t.stop_seconds));
+    text = fmt::format("attach took {}, stopped for {}{}", seconds_text(t.attach_seconds),
+                       seconds_text(t.stop_seconds),
+                       r.samples.size() > 1
+                           ? fmt::format(" in {} stops, running between them", r.samples.size())
+                           : std::string());
   } else {
     text = fmt::format("the attach did not complete; stopped for {}", seconds_text(t.stop_seconds));
   }
@@ -84,6 +87,9 @@ nlohmann::json run_to_json(const RunResult& r) {
     }
     if (!s.item.empty()) {
       j["item"] = s.item;
+    }
+    if (s.sample > 1) {
+      j["sample"] = s.sample;
     }
     if (!s.message.empty()) {
       j["message"] = mi::lossy_utf8(s.message);
@@ -133,6 +139,20 @@ nlohmann::json run_to_json(const RunResult& r) {
       ran.push_back(mi::lossy_utf8(c));
     }
     out["unsafe_commands"] = {{"allowed", true}, {"ran", std::move(ran)}};
+  }
+  if (r.samples_wanted > 1) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& sm : r.samples) {
+      samples.push_back({{"index", sm.index},
+                         {"at", sm.at},
+                         {"stop_seconds", sm.stop_seconds},
+                         {"wall_time", sm.wall_time}});
+    }
+    out["sampling"] = {
+        {"wanted", r.samples_wanted}, {"taken", r.samples.size()}, {"samples", std::move(samples)}};
+    if (!r.sampling_stopped.empty()) {
+      out["sampling"]["stopped"] = mi::lossy_utf8(r.sampling_stopped);
+    }
   }
   if (r.fatal) {
     out["error"] = {{"code", static_cast<int>(r.fatal->code())},
@@ -202,6 +222,9 @@ void write_steps_text(std::ostream& out, const RunResult& r) {
                         ? std::string()
                         : fmt::format("{:.3f}s", s.seconds),
                     s.in_always && s.depth == 0 ? "[always] " : "", mi::lossy_utf8(s.name));
+    if (s.sample > 1 && s.kind != StepKind::Snapshot) {
+      line += fmt::format(" [sample {}]", s.sample);
+    }
     if (!s.item.empty()) {
       line += fmt::format(" ({})", s.item);
     }

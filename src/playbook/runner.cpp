@@ -6,6 +6,8 @@
 // happened before them.
 #include "playbook/internal.hpp"
 
+#include "rocplay/sampling.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,6 +49,12 @@ public:
     return s_.attached() || s_.times().detached ? s_.target().env
                                                 : std::map<std::string, std::string>{};
   }
+  session::ResumeResult run_for(std::chrono::milliseconds interval,
+                                std::chrono::milliseconds stop_timeout) override {
+    return s_.run_for(interval, stop_timeout);
+  }
+  void note(std::string_view text) override { s_.note(text); }
+  double now() const override { return s_.now(); }
 
 private:
   session::Session& s_;
@@ -91,6 +99,19 @@ private:
 
 bool is_thread_id(std::string_view id) {
   return !id.empty() && id.size() < 32 && id.find_first_not_of("0123456789.") == std::string::npos;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string iso_time(double unix_seconds) {
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 std::string iso_now() {
@@ -181,6 +202,7 @@ public:
         }
         run_step(*s, 0, false, {});
       }
+      take_later_samples(steps);
       for (const auto& s : pb_.always) {
         if (debugger_gone_) {
           not_run(s, true, stop_reason_);
@@ -200,6 +222,9 @@ public:
     final_detach();
     finish_snapshot();
     result_.times = driver_.times();
+    if (result_.stopped_seconds) {
+      result_.times.stop_seconds = result_.stopped_seconds;
+    }
     for (auto& w : driver_.warnings()) {
       result_.warnings.push_back(std::move(w));
     }
@@ -436,9 +461,10 @@ private:
     }
   }
 
-  static StepRecord record_for(const Step& s, std::uint32_t depth, bool in_always,
-                               const std::string& item) {
+  StepRecord record_for(const Step& s, std::uint32_t depth, bool in_always,
+                        const std::string& item) const {
     StepRecord rec;
+    rec.sample = sample_;
     rec.name = s.name;
     rec.kind = s.kind;
     rec.position = s.position;
@@ -755,12 +781,114 @@ private:
   }
 
   bool has_thread_list() const {
-    for (const auto& ex : driver_.exchanges()) {
-      if (ex.command.rfind("-thread-info", 0) == 0 && ex.complete()) {
+    const auto& exchanges = driver_.exchanges();
+    for (std::size_t i = window_start_; i < exchanges.size(); ++i) {
+      if (exchanges[i].command.rfind("-thread-info", 0) == 0 && exchanges[i].complete()) {
         return true;
       }
     }
     return false;
+  }
+
+  // Samples 2..N: the target runs `interval`, is stopped again, and the steps (less the attach)
+  // run once more. Each sample's exchanges start at the one holding its note
+  // (snapshot::sample_windows reads a recording the same way).
+  void take_later_samples(const std::vector<const Step*>& steps) {
+    const std::uint32_t wanted = std::clamp<std::uint32_t>(
+        options_.samples.value_or(pb_.samples.value_or(1)), 1, kMaxSamples);
+    const auto interval =
+        options_.interval.value_or(pb_.interval.value_or(std::chrono::milliseconds(2000)));
+    result_.samples_wanted = wanted;
+    if (wanted < 2) {
+      return;
+    }
+    struct Done {
+      const RunOptions& o;
+      ~Done() {
+        if (o.sampling_done) {
+          o.sampling_done();
+        }
+      }
+    } done{options_};
+    if (!stopped_ && attached_) {
+      const auto& ex = driver_.exchanges();
+      double attach_at = 0;
+      for (const auto& e : ex) {
+        if (e.command.rfind("-target-attach", 0) == 0) {
+          attach_at = e.sent_at;
+        }
+      }
+      driver_.note(snapshot::sample_note(1, attach_at, unix_now() - (driver_.now() - attach_at)));
+    }
+    for (std::uint32_t k = 2; k <= wanted; ++k) {
+      if (stopped_ || !attached_) {
+        result_.sampling_stopped = stopped_ ? stop_reason_ : "the target was detached";
+        return;
+      }
+      if (options_.before_resume && !options_.before_resume(k)) {
+        result_.sampling_stopped = "sampling was ended before this target's next sample";
+        return;
+      }
+      StepRecord rec;
+      rec.name = fmt::format("run {:.3g} s, stop for sample {}", interval.count() / 1000.0, k);
+      rec.kind = StepKind::Snapshot;
+      rec.position = Position{pb_.origin, 0, 0};
+      rec.sample = k;
+      const std::size_t index = result_.steps.size();
+      result_.steps.push_back(rec);
+      if (options_.progress) {
+        options_.progress(rec, false);
+      }
+      const auto start = Clock::now();
+      for (const auto& sl : current_snapshot().source_lines) {
+        earlier_pcs_.insert(sl.pc);
+      }
+      try {
+        const session::ResumeResult r = driver_.run_for(interval, options_.stop_timeout);
+        const double began = r.interrupted_at > 0 ? r.interrupted_at : r.stopped_at;
+        if (r.exited) {
+          result_.steps[index].status = StepStatus::Failed;
+          result_.steps[index].message = "the target exited while it ran";
+          stopped_ = true;
+          attached_ = false;
+          stop_reason_ = "the target exited between samples";
+          result_.sampling_stopped = stop_reason_;
+        } else {
+          driver_.note(snapshot::sample_note(k, began, unix_now() - (driver_.now() - began)));
+          window_start_ = driver_.exchanges().empty() ? 0 : driver_.exchanges().size() - 1;
+          sample_ = k;
+          result_.steps[index].status = StepStatus::Ok;
+          if (r.interrupted_at == 0) {
+            result_.steps[index].message =
+                fmt::format("the target stopped by itself ({}{})", r.stop_reason,
+                            r.signal_name.empty() ? "" : " " + r.signal_name);
+          }
+        }
+      } catch (const Error& e) {
+        result_.steps[index].status =
+            e.code() == ExitCode::Timeout ? StepStatus::TimedOut : StepStatus::Failed;
+        result_.steps[index].message = e.what();
+        stop(e, e.what());
+        result_.sampling_stopped = e.what();
+      }
+      result_.steps[index].seconds = seconds_since(start);
+      if (options_.progress) {
+        options_.progress(result_.steps[index], true);
+      }
+      if (stopped_) {
+        return;
+      }
+      for (const Step* s : steps) {
+        if (s->kind == StepKind::Attach) {
+          continue;
+        }
+        if (stopped_) {
+          not_run(*s, false, stop_reason_);
+          continue;
+        }
+        run_step(*s, 0, false, {});
+      }
+    }
   }
 
   // The steps that work on threads need the thread list; take it when no step has.
@@ -770,6 +898,7 @@ private:
     }
   }
 
+  // The snapshot of the current sample so far.
   const Snapshot& current_snapshot() {
     const std::size_t n = driver_.exchanges().size();
     if (n != snapshot_exchanges_) {
@@ -777,7 +906,12 @@ private:
       bo.debugger = driver_.debugger().kind;
       bo.label = pb_.name;
       try {
-        snapshot_ = snapshot::build(driver_.exchanges(), bo);
+        snapshot::Builder builder(bo);
+        const auto& exchanges = driver_.exchanges();
+        for (std::size_t i = window_start_; i < n; ++i) {
+          builder.add(exchanges[i]);
+        }
+        snapshot_ = builder.finish();
       } catch (const std::exception& e) {
         snapshot_ = Snapshot{};
         snapshot_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
@@ -795,6 +929,7 @@ private:
     for (const auto& sl : snap.source_lines) {
       seen.insert(sl.pc); // asked before
     }
+    seen.insert(earlier_pcs_.begin(), earlier_pcs_.end()); // asked in an earlier sample
     auto add = [&](const std::optional<std::uint64_t>& pc) {
       if (pc && *pc != 0 && seen.insert(*pc).second) {
         pcs.push_back(*pc);
@@ -936,17 +1071,8 @@ private:
     }
   }
 
-  void finish_snapshot() {
-    snapshot::BuildOptions bo;
-    bo.debugger = driver_.debugger().kind;
-    bo.label = pb_.name;
-    try {
-      result_.snapshot = snapshot::build(driver_.exchanges(), bo);
-    } catch (const std::exception& e) {
-      result_.snapshot = Snapshot{};
-      result_.snapshot.warnings.push_back(fmt::format("snapshot: {}", e.what()));
-    }
-    Snapshot& snap = result_.snapshot;
+  // Decorates a built snapshot with what the session knows and the recording may not.
+  void decorate(Snapshot& snap, const std::string& label) const {
     snap.pid = options_.pid;
     if (snap.debugger == DebuggerKind::Unknown) {
       snap.debugger = driver_.debugger().kind;
@@ -955,20 +1081,72 @@ private:
       snap.debugger_version = driver_.debugger().version;
     }
     if (snap.label.empty()) {
-      snap.label = bo.label;
-    }
-    if (snap.taken_at.empty()) {
-      snap.taken_at = iso_now();
-    }
-    const auto times = driver_.times();
-    if (times.stop_seconds) {
-      snap.stop_seconds = times.stop_seconds;
+      snap.label = label;
     }
     for (auto& [k, v] : driver_.target_env()) {
       snap.env.emplace(k, v);
     }
+  }
+
+  void finish_snapshot() {
+    snapshot::BuildOptions bo;
+    bo.debugger = driver_.debugger().kind;
+    bo.label = pb_.name;
+    const auto times = driver_.times();
+    if (sample_ > 1) {
+      try {
+        result_.samples = snapshot::build_samples(driver_.exchanges(), bo);
+      } catch (const std::exception& e) {
+        result_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
+      }
+    }
+    if (result_.samples.size() < 2) {
+      result_.samples.clear();
+      try {
+        result_.snapshot = snapshot::build(driver_.exchanges(), bo);
+      } catch (const std::exception& e) {
+        result_.snapshot = Snapshot{};
+        result_.snapshot.warnings.push_back(fmt::format("snapshot: {}", e.what()));
+      }
+      Snapshot& snap = result_.snapshot;
+      decorate(snap, bo.label);
+      if (snap.taken_at.empty()) {
+        snap.taken_at = iso_now();
+      }
+      if (times.stop_seconds) {
+        snap.stop_seconds = times.stop_seconds;
+      }
+      try {
+        result_.findings = heuristics::run(snap, options_.context);
+      } catch (const std::exception& e) {
+        result_.warnings.push_back(fmt::format("heuristics: {}", e.what()));
+      }
+      if (result_.samples_wanted > 1) {
+        Sample one;
+        one.snapshot = snap;
+        one.stop_seconds = snap.stop_seconds.value_or(0);
+        result_.samples.push_back(std::move(one));
+        result_.progress = heuristics::analyze_progress(result_.samples);
+      }
+      return;
+    }
+    for (auto& sample : result_.samples) {
+      decorate(sample.snapshot, fmt::format("{} sample {}", bo.label, sample.index));
+      if (sample.snapshot.taken_at.empty()) {
+        sample.snapshot.taken_at = sample.wall_time > 0 ? iso_time(sample.wall_time) : iso_now();
+      }
+    }
+    result_.snapshot = result_.samples.front().snapshot;
+    // The target was stopped only during the samples; the intervals between them it ran.
+    double stopped = 0;
+    for (const auto& sample : result_.samples) {
+      stopped += sample.stop_seconds;
+    }
+    result_.stopped_seconds = stopped;
     try {
-      result_.findings = heuristics::run(snap, options_.context);
+      auto sampled = heuristics::run_samples(result_.samples, options_.context);
+      result_.findings = std::move(sampled.findings);
+      result_.progress = std::move(sampled.progress);
     } catch (const std::exception& e) {
       result_.warnings.push_back(fmt::format("heuristics: {}", e.what()));
     }
@@ -986,9 +1164,18 @@ private:
   std::string stop_reason_;
   std::size_t snapshot_exchanges_ = static_cast<std::size_t>(-1);
   Snapshot snapshot_;
+  std::uint32_t sample_ = 1;
+  std::size_t window_start_ = 0; // the current sample's first exchange
+  std::set<std::uint64_t> earlier_pcs_;
 };
 
 } // namespace
+
+session::ResumeResult Driver::run_for(std::chrono::milliseconds /*interval*/,
+                                      std::chrono::milliseconds /*stop_timeout*/) {
+  throw Error(ExitCode::Usage, "this debugger driver cannot resume the target for another sample",
+              "take one sample (--samples 1)");
+}
 
 std::unique_ptr<Driver> make_driver(session::Session& session) {
   return std::make_unique<SessionDriver>(session);

@@ -3,6 +3,9 @@
 #include "rocplay/agentlog.hpp"
 #include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/sampling.hpp"
+
+#include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +24,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -222,9 +226,44 @@ void finish_result(InputResult& r) {
   }
 }
 
+// `host pid 4242 (python3)` from a recording's meta; empty without a pid. `unix` gets the meta's
+// started_at (seconds resolution) when it parses.
+std::string process_key_of(const std::string& meta_json, double& unix) {
+  if (meta_json.empty()) {
+    return {};
+  }
+  const auto j = nlohmann::json::parse(meta_json, nullptr, false);
+  if (!j.is_object()) {
+    return {};
+  }
+  const auto pid = j.find("pid");
+  if (pid == j.end() || !pid->is_number_integer()) {
+    return {};
+  }
+  std::string host = "?";
+  if (auto h = j.find("host"); h != j.end() && h->is_string()) {
+    host = h->get<std::string>();
+  }
+  std::string comm;
+  if (auto t = j.find("target"); t != j.end() && t->is_object()) {
+    if (auto c = t->find("comm"); c != t->end() && c->is_string()) {
+      comm = c->get<std::string>();
+    }
+  }
+  if (auto at = j.find("started_at"); at != j.end() && at->is_string()) {
+    std::tm tm{};
+    const std::string text = at->get<std::string>();
+    if (strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) != nullptr) {
+      unix = static_cast<double>(timegm(&tm));
+    }
+  }
+  return fmt::format("{} pid {}{}", host, pid->get<std::int64_t>(),
+                     comm.empty() ? std::string() : " (" + comm + ")");
+}
+
 void analyse_transcript(std::istream& in, InputResult& r, const Options& options) {
   mi::TranscriptReader reader(options.limits);
-  std::optional<snapshot::Builder> builder;
+  std::optional<snapshot::SampleBuilder> builder;
   // A file that fits is read in one piece, so its lines (often one MB-sized -thread-info) are
   // parsed where they lie instead of being reassembled across chunks; larger ones stream.
   const std::size_t chunk = r.bytes > 0 && r.bytes <= kWholeFileBytes ? r.bytes + 1 : kChunkBytes;
@@ -277,14 +316,35 @@ void analyse_transcript(std::istream& in, InputResult& r, const Options& options
     r.error = "no MI records found";
     return;
   }
-  r.snapshot = builder->finish();
-  if (!r.rank) {
-    r.rank = r.snapshot.rank;
+  std::vector<Sample> samples = builder->finish();
+  if (samples.empty()) {
+    r.status = InputStatus::Unreadable;
+    r.error = "no MI records found";
+    return;
   }
-  r.snapshot.rank = r.rank;
+  r.process_key = process_key_of(info.meta_json, r.started_unix);
+  if (samples.front().wall_time > 0) {
+    r.started_unix = samples.front().wall_time;
+  }
+  for (auto& sm : samples) {
+    if (!r.rank) {
+      r.rank = sm.snapshot.rank;
+    }
+    sm.snapshot.rank = r.rank;
+  }
   // A recording's meta names the workers rocplay saw (and the TP size): the same context the
   // live run had, so a post-mortem says what the live report said.
-  r.findings = heuristics::run(r.snapshot, heuristics::context_from_meta(info.meta_json));
+  const auto context = heuristics::context_from_meta(info.meta_json);
+  if (samples.size() == 1) {
+    r.snapshot = std::move(samples.front().snapshot);
+    r.findings = heuristics::run(r.snapshot, context);
+    return;
+  }
+  auto sampled = heuristics::run_samples(samples, context);
+  r.findings = std::move(sampled.findings);
+  r.progress = std::move(sampled.progress);
+  r.snapshot = samples.front().snapshot;
+  r.samples = std::move(samples);
 }
 
 std::vector<InputResult> analyse_report_json(std::istream& in, InputResult base) {
@@ -837,6 +897,14 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     ++files_left[fs::path(f).parent_path().string()];
   }
   std::size_t ranked_count = 0;
+  // Recordings of one process (meta host, pid, command name), for the progress analysis.
+  struct SeriesMember {
+    std::string path;
+    double unix = 0;
+    std::vector<Sample> samples;
+  };
+  std::map<std::string, std::vector<SeriesMember>> by_process;
+  std::size_t series_count = 0;
   auto close_event = [&](const std::string& key) {
     auto it = ranked.find(key);
     if (it == ranked.end()) {
@@ -889,6 +957,21 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     if (r.crash) {
       crash_joiner.add(*r.crash);
       r.crash.reset();
+    }
+    if (!r.process_key.empty() && r.status != InputStatus::Unreadable &&
+        series_count < options.max_ranked_snapshots) {
+      ++series_count;
+      SeriesMember m;
+      m.path = r.path;
+      m.unix = r.started_unix;
+      if (r.samples.empty()) {
+        Sample one;
+        one.snapshot = r.snapshot;
+        m.samples.push_back(std::move(one));
+      } else {
+        m.samples = r.samples;
+      }
+      by_process[r.process_key].push_back(std::move(m));
     }
     if (r.rank && r.status != InputStatus::Unreadable && r.kind != InputKind::AgentLog &&
         !is_crash_kind(r.kind)) {
@@ -974,6 +1057,39 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     close_event(ranked.begin()->first);
   }
   summary.crash = crash_joiner.verdict();
+  for (auto& [key, members] : by_process) {
+    std::stable_sort(members.begin(), members.end(),
+                     [](const SeriesMember& a, const SeriesMember& b) { return a.unix < b.unix; });
+    constexpr double kSameEventSeconds = 3600; // a pid reused later is another process
+    std::size_t begin = 0;
+    while (begin < members.size()) {
+      std::size_t end = begin + 1;
+      while (end < members.size() && members[end].unix > 0 && members[end - 1].unix > 0 &&
+             members[end].unix - members[end - 1].unix <= kSameEventSeconds) {
+        ++end;
+      }
+      if (end - begin >= 2) {
+        Series series;
+        series.key = key;
+        std::vector<Sample> samples;
+        for (std::size_t i = begin; i < end; ++i) {
+          series.members.push_back(members[i].path);
+          const double offset = members[i].unix - members[begin].unix;
+          series.at.push_back(offset);
+          for (auto& sm : members[i].samples) {
+            sm.at += offset;
+            sm.index = static_cast<std::uint32_t>(samples.size() + 1);
+            samples.push_back(std::move(sm));
+          }
+        }
+        auto sampled = heuristics::run_samples(samples, {});
+        series.progress = std::move(sampled.progress);
+        series.findings = std::move(sampled.findings);
+        summary.series.push_back(std::move(series));
+      }
+      begin = end;
+    }
+  }
   summary.bytes = progress.bytes;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return summary;

@@ -285,6 +285,12 @@ struct Session::Impl {
 
   Impl(const Debugger& d, const Options& o) : debugger(d), options(o) {}
 
+  void flush_recording() {
+    if (record_file != nullptr) {
+      std::fflush(record_file);
+    }
+  }
+
   double now() const {
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     return std::round(s * 1e6) / 1e6; // the recording's resolution, so replays compare equal
@@ -1508,6 +1514,85 @@ void Session::detach() {
     impl_->shutdown(false);
   } catch (...) {
   }
+}
+
+void Session::note(std::string_view text) {
+  impl_->on_note(text);
+  impl_->flush_recording();
+}
+
+ResumeResult Session::run_for(std::chrono::milliseconds interval,
+                              std::chrono::milliseconds stop_timeout) {
+  Impl& s = *impl_;
+  s.ensure_open();
+  if (!attached() || !s.gdb_attached) {
+    throw Error(ExitCode::Usage, "run_for: the session is not attached",
+                "attach before taking another sample");
+  }
+  ResumeResult r;
+  const auto ex = s.command("-exec-continue", s.options.command_timeout);
+  if (const auto msg = ex.error_message()) {
+    throw Error(ExitCode::StepFailed, "the debugger could not resume the target: " + *msg,
+                "take one sample (--samples 1); the target is still attached and is detached "
+                "next");
+  }
+  r.resumed_at = s.now();
+  // What the recording holds so far reaches the disk before the target runs: a rocplay killed
+  // during the interval leaves every sample taken.
+  s.flush_recording();
+  auto stopped = [&] { return !s.target_running || s.target_gone; };
+  const std::uint64_t stops_before = s.stops_seen;
+  // The interval: the target runs. A signal to rocplay, the debugger's death or the target's
+  // own stop ends it early.
+  auto w = s.pump(stopped, Clock::now() + interval, true);
+  if (w == Impl::Wait::Dead) {
+    s.debugger_died("while the target ran between samples");
+  }
+  if (w == Impl::Wait::Signal) {
+    s.interrupted();
+  }
+  if (w == Impl::Wait::Deadline) {
+    // Synchronous MI reads no command while the target runs: SIGINT has the debugger stop it.
+    s.on_note("sampling: SIGINT to the debugger (pid " + std::to_string(s.gdb_pid) +
+              ") to stop the target");
+    r.interrupted_at = s.now();
+    ::kill(static_cast<pid_t>(s.gdb_pid), SIGINT);
+    w = s.pump(stopped, Clock::now() + stop_timeout, true);
+    if (w == Impl::Wait::Dead) {
+      s.debugger_died("while stopping the target for a sample");
+    }
+    if (w == Impl::Wait::Signal) {
+      s.interrupted();
+    }
+    if (w == Impl::Wait::Deadline) {
+      s.fail(Error(ExitCode::Timeout,
+                   "the target did not stop within " + seconds_text(stop_timeout) +
+                       " of an interrupt for the next sample",
+                   "the samples taken so far are reported; the target was detached and keeps "
+                   "running. Raise --timeout if the debugger is slow to stop many threads"),
+             true);
+    }
+  }
+  r.stopped_at = s.now();
+  s.drain();
+  // The `*stopped` that ended the run: the last one seen.
+  if (s.stops_seen > stops_before) {
+    for (auto it = s.exchanges.rbegin(); it != s.exchanges.rend(); ++it) {
+      const mi::Record* stop = nullptr;
+      for (const auto& rec : it->records) {
+        if (rec.kind() == mi::RecordKind::Exec && rec.klass() == "stopped") {
+          stop = &rec;
+        }
+      }
+      if (stop != nullptr) {
+        r.stop_reason = std::string((*stop)["reason"].str_or());
+        r.signal_name = std::string((*stop)["signal-name"].str_or());
+        break;
+      }
+    }
+  }
+  r.exited = s.target_gone;
+  return r;
 }
 
 bool Session::has_mi_command(const std::string& name) const {

@@ -51,6 +51,11 @@ class StopSampler:
         self.last = None
         self.samples = 0
         self.stopped_samples = 0
+        # Several stops (rocplay --samples N): each window apart, the time between them not
+        # counted.
+        self.windows = []
+        self._open = None
+        self._prev = None
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -64,6 +69,12 @@ class StopSampler:
                 if self.first is None:
                     self.first = now
                 self.last = now
+                if self._open is None:
+                    self._open = now
+                self._prev = now
+            elif self._open is not None:
+                self.windows.append(round(self._prev - self._open, 4))
+                self._open = None
             time.sleep(0.002)
 
     def __enter__(self):
@@ -73,6 +84,9 @@ class StopSampler:
     def __exit__(self, *exc):
         self._done.set()
         self._thread.join()
+        if self._open is not None:
+            self.windows.append(round(self._prev - self._open, 4))
+            self._open = None
 
     def result(self):
         if self.first is None:
@@ -81,6 +95,7 @@ class StopSampler:
             "first_stop_s": round(self.first, 4),
             "last_stop_s": round(self.last, 4),
             "stop_window_s": round(self.last - self.first, 4),
+            "stop_windows_s": self.windows,
             "stopped_samples": self.stopped_samples,
             "samples": self.samples,
         }

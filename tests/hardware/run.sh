@@ -225,6 +225,34 @@ check() { # name tag expected-id|none
   say "$name$tag: findings=$got expected=$want -> $verdict"
 }
 
+# Several samples (hang-triage takes 2): the progress verdict, whether the expected finding says
+# the samples confirmed it, and each sample's stop.
+check_progress() { # name tag expected-verdict expected-id|none
+  local name=$1 tag=$2 want=$3 id=$4 got
+  got=$(python3 - "$work/$name$tag.json" "$id" <<'EOF' 2>/dev/null
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j.get("progress", {})
+stops = ",".join(f"{s.get('stop_seconds', 0):.3f}" for s in j.get("samples", []))
+conf = "-"
+for f in j.get("findings", []):
+    if f["id"] == sys.argv[2]:
+        conf = json.dumps(f.get("details", {}).get("progress", {}).get("confirmed"))
+ids = ",".join(sorted({f["id"] for f in j.get("findings", [])})) or "(none)"
+print(p.get("verdict", "(none)"), conf, "stops=" + (stops or "-"), "findings=" + ids, "|",
+      p.get("verdict_text", ""))
+EOF
+)
+  local verdict confirmed
+  verdict=$(echo "$got" | awk '{print $1}')
+  confirmed=$(echo "$got" | awk '{print $2}')
+  if [ "$verdict" = "$want" ] && { [ "$id" = none ] || [ "$confirmed" = true ]; }; then
+    say "$name$tag: progress $got -> PASS"
+  else
+    say "$name$tag: progress $got (expected $want, confirmed) -> FAIL"
+  fi
+}
+
 alive() { # name pid status-file [--expect-progress]
   local name=$1 p=$2 status=$3; shift 3
   if $drive alive --pid "$p" --scenario "$name" --status "$status" --times "$times" "$@" >/dev/null; then
@@ -257,6 +285,10 @@ for s in "${scenarios[@]}"; do
     sleep 1.5 # past the splitk holds; the healthy kernel has made progress
     triage "$s" "$pid" ""
     [ -n "$rocplay" ] && check "$s" "$first" "$(expect_of "$s")"
+    case $s in
+    syncspin | splitk) [ -n "$rocplay" ] && check_progress "$s" "$first" stuck "$(expect_of "$s")" ;;
+    healthy) [ -n "$rocplay" ] && check_progress "$s" "$first" moving none ;;
+    esac
     alive "$s" "$pid" "$work/$s.status" $([ "$s" = healthy ] && echo --expect-progress)
     if [ "$s" = healthy ] && [ -n "$rocplay" ] && [ "$rounds" = 0 ]; then # a second stop
       triage "$s" "$pid" "_b"

@@ -79,6 +79,8 @@ public:
     int spin_threads = 2;
     int blocked_threads = 1;
     bool sleepy = false;
+    bool walker = false; // a thread stepping through a loop of calls (--walker)
+    double spin_for = 0; // the spinning threads leave their loop after this (--spin-for)
     std::vector<std::string> extra_env; // NAME=value added to the target's environment
   };
 
@@ -96,6 +98,13 @@ public:
                                      "--blocked", std::to_string(config.blocked_threads)};
     if (config.sleepy) {
       args.push_back("--sleepy");
+    }
+    if (config.walker) {
+      args.push_back("--walker");
+    }
+    if (config.spin_for > 0) {
+      args.push_back("--spin-for");
+      args.push_back(std::to_string(config.spin_for));
     }
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) {

@@ -1,6 +1,7 @@
 // A stand-in for a hung GPU worker, used by the live tests and bench/bench_live.
 //
-//   spin_target PROGRESS_FILE [SPIN_THREADS=2] [--sleepy] [--blocked N]
+//   spin_target PROGRESS_FILE [SPIN_THREADS=2] [--sleepy] [--blocked N] [--walker]
+//               [--spin-for SECONDS]
 //
 // * SPIN_THREADS threads spin at one PC inside `start_sync` (a cross-rank barrier that never
 //   opens), like the sync-lane waves of a hung all-gather. With --sleepy they nap inside the loop
@@ -9,6 +10,12 @@
 // * The main thread advances a progress counter in PROGRESS_FILE (a small shared mapping) about
 //   every millisecond and records the longest gap it saw between two ticks: while a debugger has
 //   the process stopped the counter stands still, so the gap is the stop time seen by the target.
+//
+// * --walker: one more thread (named `walker`) steps through a loop of calls, walk_step<0> to
+//   walk_step<63>, 100 ms of work in each: two stops more than 100 ms apart find it in
+//   different functions (the progress tests' "moving" thread).
+// * --spin-for SECONDS: the spinning threads leave start_sync after SECONDS and sleep in
+//   after_sync (the progress tests' "loop ends between samples").
 //
 // It prints `pid N` and then `ready` once every thread is in place, and runs until killed. It dies
 // with its parent (PR_SET_PDEATHSIG) so a crashed test never leaves it behind.
@@ -30,6 +37,7 @@
 #include <ctime>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -46,7 +54,7 @@ struct Progress {
 };
 constexpr std::uint64_t kMagic = 0x726f63706c617931ull; // "rocplay1"
 
-volatile int g_release = 0; // never set: the barrier never opens
+volatile int g_release = 0; // never set, unless --spin-for: the barrier never opens
 std::atomic<std::uint64_t> g_spinning{0};
 std::atomic<std::uint64_t> g_blocked{0};
 bool g_sleepy = false;
@@ -72,7 +80,38 @@ __attribute__((noinline)) void blocked_on_condition() {
   g_cv.wait(lock, [] { return g_release != 0; }); // rocplay-test: blocked line
 }
 
+// Burns about `ns` of CPU time in its own frame.
+__attribute__((noinline)) void busy_for(long ns) {
+  const std::uint64_t end = now_ns() + static_cast<std::uint64_t>(ns);
+  while (now_ns() < end) {
+  }
+}
+
 } // namespace
+
+// The walker's loop of calls: a distinct function per step, so each stop names where it is.
+template <int N> __attribute__((noinline)) void walk_step() {
+  busy_for(100'000'000);
+  asm volatile("" ::: "memory");
+}
+
+template <int... N> void walk_all(std::integer_sequence<int, N...>) {
+  (walk_step<N>(), ...);
+}
+
+void* walker_main(void*) {
+  pthread_setname_np(pthread_self(), "walker");
+  for (;;) {
+    walk_all(std::make_integer_sequence<int, 64>{});
+  }
+  return nullptr;
+}
+
+__attribute__((noinline)) void after_sync() {
+  for (;;) {
+    nap(100'000'000); // rocplay-test: after sync line
+  }
+}
 
 // Global scope so the debugger shows the plain name `start_sync(int)`. The spin the tests look for:
 // every spinning thread sits on the `while` line below.
@@ -85,6 +124,7 @@ __attribute__((noinline)) void start_sync(int rank) {
   }
   while (g_release == 0) { } // rocplay-test: spin line
   // clang-format on
+  after_sync();
 }
 
 namespace {
@@ -146,10 +186,16 @@ int main(int argc, char** argv) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int spin_threads = 2;
   int blocked_threads = 1;
+  bool walker = false;
+  double spin_for = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--sleepy") {
       g_sleepy = true;
+    } else if (arg == "--walker") {
+      walker = true;
+    } else if (arg == "--spin-for" && i + 1 < argc) {
+      spin_for = std::atof(argv[++i]);
     } else if (arg == "--blocked" && i + 1 < argc) {
       blocked_threads = std::atoi(argv[++i]);
     } else {
@@ -178,6 +224,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (walker && !start_thread(walker_main, nullptr)) {
+    return 1;
+  }
   std::printf("pid %d\n", static_cast<int>(getpid()));
   std::fflush(stdout);
   while (g_spinning.load() < static_cast<std::uint64_t>(spin_threads) ||
@@ -190,6 +239,8 @@ int main(int argc, char** argv) {
   __atomic_store_n(&progress->magic, kMagic, __ATOMIC_RELEASE);
   std::printf("ready\n");
   std::fflush(stdout);
+  const std::uint64_t release_at =
+      spin_for > 0 ? now_ns() + static_cast<std::uint64_t>(spin_for * 1e9) : 0;
 
   for (;;) {
     nap(1'000'000);
@@ -197,6 +248,9 @@ int main(int argc, char** argv) {
     const std::uint64_t gap = now - progress->last_ns;
     if (gap > __atomic_load_n(&progress->max_gap_ns, __ATOMIC_RELAXED)) {
       __atomic_store_n(&progress->max_gap_ns, gap, __ATOMIC_RELAXED);
+    }
+    if (release_at != 0 && now >= release_at && g_release == 0) {
+      g_release = 1;
     }
     __atomic_store_n(&progress->last_ns, now, __ATOMIC_RELAXED);
     __atomic_fetch_add(&progress->counter, 1, __ATOMIC_RELEASE);

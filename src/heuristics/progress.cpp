@@ -1,0 +1,727 @@
+// Stuck or slow: the progress analysis over several samples of one process, and what it does to
+// the findings of the first sample. Pure functions of snapshots.
+#include "rocplay/progress.hpp"
+
+#include "heuristics/common.hpp"
+#include "rocplay/grouping.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace rocplay {
+
+std::string_view to_string(Motion motion) {
+  switch (motion) {
+  case Motion::Unknown:
+    return "unknown";
+  case Motion::Stuck:
+    return "stuck";
+  case Motion::Blocked:
+    return "blocked";
+  case Motion::Moving:
+    return "moving";
+  }
+  return "unknown";
+}
+
+nlohmann::json to_json(const SampleProgress& p) {
+  nlohmann::json entries = nlohmann::json::array();
+  for (const auto& e : p.entries) {
+    nlohmann::json j = {{"kind", e.kind},       {"id", e.id},
+                        {"label", e.label},     {"motion", to_string(e.motion)},
+                        {"why", e.why},         {"samples", e.samples},
+                        {"seconds", e.seconds}};
+    if (!e.details.is_null()) {
+      j["details"] = e.details;
+    }
+    entries.push_back(std::move(j));
+  }
+  return {{"samples", p.samples},
+          {"seconds", p.seconds},
+          {"verdict", to_string(p.verdict)},
+          {"verdict_text", p.verdict_text},
+          {"entries", std::move(entries)}};
+}
+
+namespace heuristics {
+namespace {
+
+using detail::hex;
+
+std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
+                         std::optional<std::uint64_t> no) {
+  auto part = [](const auto& v) { return v ? std::to_string(*v) : std::string("?"); };
+  return part(agent) + ":" + part(queue) + ":" + part(no);
+}
+
+std::string dispatch_key(const Dispatch& d) {
+  if (d.dispatch_no) {
+    return dispatch_key(d.agent, d.queue, d.dispatch_no);
+  }
+  return "id " + d.id;
+}
+
+// Where a wave is in its dispatch: work-group and slot (AMD), or work-group and first work-item
+// (a cuda-gdb range). Empty when the coordinates are unknown.
+std::string wave_key(const Wave& w) {
+  const auto& g = w.workgroup;
+  if (!g[0]) {
+    return {};
+  }
+  std::string key = dispatch_key(w.agent, w.queue, w.dispatch) + "@" + std::to_string(*g[0]) +
+                    "," + (g[1] ? std::to_string(*g[1]) : "?") + "," +
+                    (g[2] ? std::to_string(*g[2]) : "?");
+  if (w.wave_in_group) {
+    key += "/" + std::to_string(*w.wave_in_group);
+  } else if (w.first_work_item) {
+    key += "#" + std::to_string(*w.first_work_item);
+  }
+  return key;
+}
+
+bool covers(const Wave& range, const Wave& w) {
+  if (range.dispatch != w.dispatch || range.agent != w.agent) {
+    return false;
+  }
+  for (int i = 0; i < 3; ++i) {
+    const auto lo = range.workgroup[i];
+    const auto hi = range.workgroup_last[i] ? range.workgroup_last[i] : range.workgroup[i];
+    const auto v = w.workgroup[i];
+    if (lo && v && (*v < *lo || (hi && *v > *hi))) {
+      return false;
+    }
+  }
+  if (range.first_work_item && w.first_work_item) {
+    const auto last = range.last_work_item.value_or(*range.first_work_item);
+    return *w.first_work_item >= *range.first_work_item && *w.first_work_item <= last;
+  }
+  return true;
+}
+
+// The wave of `later` that stands where `w` stood: same key, else (cuda-gdb ranges regroup
+// between stops) the range that covers w's first thread.
+const Wave* find_wave(const Snapshot& later, const std::unordered_map<std::string, const Wave*>& by_key,
+                      const Wave& w) {
+  const std::string key = wave_key(w);
+  if (key.empty()) {
+    for (const auto& x : later.waves) {
+      if (!w.thread_id.empty() && x.thread_id == w.thread_id) {
+        return &x;
+      }
+    }
+    return nullptr;
+  }
+  if (auto it = by_key.find(key); it != by_key.end()) {
+    return it->second;
+  }
+  if (w.count > 1 || w.first_work_item) {
+    for (const auto& x : later.waves) {
+      if (covers(x, w)) {
+        return &x;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::uint64_t distance(std::uint64_t a, std::uint64_t b) {
+  return a > b ? a - b : b - a;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// A frame 0 that waits in the kernel or a runtime: a thread there is blocked, not spinning.
+bool is_wait_function(std::string_view function) {
+  std::string f = lower(short_function_name(function));
+  // `__GI___clock_nanosleep`, `__libc_read`, `__futex_abstimed_wait_common64`: the base name.
+  for (bool again = true; again;) {
+    again = false;
+    while (!f.empty() && f.front() == '_') {
+      f.erase(0, 1);
+      again = true;
+    }
+    for (std::string_view prefix : {"gi_", "libc_", "new_"}) {
+      if (f.rfind(prefix, 0) == 0) {
+        f.erase(0, prefix.size());
+        again = true;
+      }
+    }
+  }
+  static const std::set<std::string, std::less<>> kExact = {
+      "read",       "pread64",       "readv",       "recv",         "recvfrom",
+      "recvmsg",    "accept",        "accept4",     "poll",         "ppoll",
+      "select",     "pselect6",      "epoll_wait",  "epoll_pwait",  "nanosleep",
+      "clock_nanosleep", "usleep",   "sleep",       "pause",        "sigsuspend",
+      "sigtimedwait", "sigwaitinfo", "ioctl",       "syscall",      "wait4",
+      "waitpid",    "waitid",        "pthread_join", "msgrcv",      "semop",
+      "io_getevents", "sched_yield"};
+  if (kExact.count(f) != 0) {
+    return true;
+  }
+  for (std::string_view prefix :
+       {"futex", "pthread_cond_", "sem_wait", "sem_timedwait", "lll_lock", "do_futex", "epoll_",
+        "pthread_mutex_lock", "pthread_rwlock_", "std::condition_variable"}) {
+    if (f.rfind(prefix, 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string frame_text(const Frame& f) {
+  std::string s = f.function.empty() ? hex(f.pc) : f.function;
+  if (!f.file.empty() && f.line) {
+    s += fmt::format(" ({}:{})", f.file, *f.line);
+  }
+  return s;
+}
+
+std::string thread_key(const HostThread& t) {
+  return t.lwp ? "lwp " + std::to_string(*t.lwp) : "thread " + t.id;
+}
+
+std::string seconds_text(double s) {
+  return fmt::format("{:.1f} s", s);
+}
+
+std::string where_text(const Wave& w, const Snapshot& s) {
+  std::string func(w.inline_function.empty() ? w.function.view() : w.inline_function.view());
+  std::string file(w.file.view());
+  std::optional<std::uint32_t> line = w.line;
+  if (w.pc) {
+    if (const SourceLine* sl = s.source_line(*w.pc); sl != nullptr) {
+      if (file.empty()) {
+        file = sl->file;
+        line = sl->line;
+      }
+      if (func.empty()) {
+        func = sl->function;
+      }
+    }
+  }
+  std::string out = func.empty() ? hex(w.pc) : short_function_name(func);
+  if (!file.empty() && line) {
+    out += fmt::format(" at {}:{}", file, *line);
+  }
+  return out;
+}
+
+void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
+  const Snapshot& first = samples.front().snapshot;
+  const double span = samples.back().at - samples.front().at;
+  const auto n = static_cast<std::uint32_t>(samples.size());
+  // Later samples' waves by key, built once each.
+  std::vector<std::unordered_map<std::string, const Wave*>> keyed(samples.size());
+  for (std::size_t k = 1; k < samples.size(); ++k) {
+    for (const auto& w : samples[k].snapshot.waves) {
+      if (auto key = wave_key(w); !key.empty()) {
+        keyed[k].emplace(std::move(key), &w);
+      }
+    }
+  }
+  const auto classes = snapshot::group_waves(first);
+  for (const auto& d : first.dispatches) {
+    ProgressEntry e;
+    e.kind = "dispatch";
+    e.id = d.id;
+    e.label = detail::kernel_label(d);
+    e.samples = 1;
+    // Completed: gone from a later sample.
+    std::optional<std::size_t> gone_in;
+    for (std::size_t k = 1; k < samples.size(); ++k) {
+      const auto& ds = samples[k].snapshot.dispatches;
+      const bool present = std::any_of(ds.begin(), ds.end(), [&](const Dispatch& x) {
+        return dispatch_key(x) == dispatch_key(d) && x.kernel_name == d.kernel_name;
+      });
+      if (!present) {
+        gone_in = k;
+        break;
+      }
+      ++e.samples;
+    }
+    e.seconds = samples[e.samples - 1].at - samples.front().at;
+    if (gone_in) {
+      e.motion = Motion::Moving;
+      e.why = fmt::format("completed: in flight in sample 1, gone by sample {} ({} later)",
+                          *gone_in + 1, seconds_text(samples[*gone_in].at - samples.front().at));
+      e.details = {{"completed_by_sample", *gone_in + 1}};
+      p.entries.push_back(std::move(e));
+      continue;
+    }
+    // Its wave classes: each wave of sample 1 looked up in every later sample.
+    std::size_t waves = 0;
+    std::size_t found = 0;
+    std::size_t left = 0;
+    std::uint64_t widest = 0;
+    std::string example;
+    std::vector<ProgressEntry> class_entries;
+    for (const auto& c : detail::classes_of(classes, d)) {
+      std::size_t c_waves = 0;
+      std::size_t c_left = 0;
+      std::uint64_t c_widest = 0;
+      std::string c_example;
+      for (const auto& w : first.waves) {
+        if (w.dispatch != c.dispatch || w.agent != c.agent || w.queue != c.queue ||
+            w.pc != c.pc || !w.pc) {
+          continue;
+        }
+        ++c_waves;
+        for (std::size_t k = 1; k < samples.size(); ++k) {
+          const Wave* x = find_wave(samples[k].snapshot, keyed[k], w);
+          if (x == nullptr || !x->pc) {
+            continue; // not seen again: the stop may not list it (cuda-gdb focus); no evidence
+          }
+          ++found;
+          const std::uint64_t dist = distance(*x->pc, *w.pc);
+          if (dist > kLoopRegionBytes) {
+            ++c_left;
+            if (c_example.empty()) {
+              c_example = fmt::format("{} -> {} ({}) in sample {}", hex(w.pc), hex(x->pc),
+                                      where_text(*x, samples[k].snapshot), k + 1);
+            }
+            break;
+          }
+          c_widest = std::max(c_widest, dist);
+        }
+      }
+      waves += c_waves;
+      left += c_left;
+      widest = std::max(widest, c_widest);
+      if (example.empty()) {
+        example = c_example;
+      }
+      ProgressEntry ce;
+      ce.kind = "waves";
+      ce.id = fmt::format("{}@{}", d.id, hex(c.pc));
+      ce.label = fmt::format("{} {} at {}", c.threads, c.threads == 1 ? "thread" : "threads",
+                             detail::where(c, first));
+      ce.samples = n;
+      ce.seconds = span;
+      if (c_left > 0) {
+        ce.motion = Motion::Moving;
+        ce.why = fmt::format("{} of {} left the loop region: {}", c_left, c_waves, c_example);
+      } else {
+        ce.motion = Motion::Stuck;
+        ce.why = fmt::format("stayed within {} bytes of {} in {} samples", c_widest, hex(c.pc), n);
+      }
+      class_entries.push_back(std::move(ce));
+    }
+    e.details = {{"waves", waves}, {"waves_left", left}, {"widest_bytes", widest}};
+    if (waves == 0 || found == 0) {
+      e.motion = Motion::Unknown;
+      e.why = waves == 0 ? "no waves listed for it: the samples cannot tell"
+                         : "its waves were not listed again: the samples cannot tell";
+      class_entries.clear();
+    } else if (left > 0) {
+      e.motion = Motion::Moving;
+      e.why = fmt::format("PC left its loop region: {}", example);
+    } else {
+      e.motion = Motion::Stuck;
+      e.why = fmt::format("stuck for {} over {} samples: every wave stayed within {} bytes of "
+                          "its PC",
+                          seconds_text(e.seconds), e.samples, widest);
+    }
+    p.entries.push_back(std::move(e));
+    for (auto& ce : class_entries) {
+      p.entries.push_back(std::move(ce));
+    }
+  }
+  // New dispatches: in a later sample, not in the first.
+  std::set<std::string> known;
+  for (const auto& d : first.dispatches) {
+    known.insert(dispatch_key(d) + d.kernel_name);
+  }
+  for (std::size_t k = 1; k < samples.size(); ++k) {
+    for (const auto& d : samples[k].snapshot.dispatches) {
+      if (!known.insert(dispatch_key(d) + d.kernel_name).second) {
+        continue;
+      }
+      ProgressEntry e;
+      e.kind = "dispatch";
+      e.id = d.id;
+      e.label = detail::kernel_label(d);
+      e.motion = Motion::Moving;
+      e.samples = 1;
+      e.why = fmt::format("new: first seen in sample {} ({} after the first)", k + 1,
+                          seconds_text(samples[k].at - samples.front().at));
+      e.details = {{"new_in_sample", k + 1}};
+      p.entries.push_back(std::move(e));
+    }
+  }
+}
+
+void add_queues(const std::vector<Sample>& samples, SampleProgress& p) {
+  const Snapshot& first = samples.front().snapshot;
+  const Snapshot& last = samples.back().snapshot;
+  for (const auto& q : first.queues) {
+    if (!q.read || !q.write) {
+      continue;
+    }
+    auto it = std::find_if(last.queues.begin(), last.queues.end(), [&](const Queue& x) {
+      return (!q.target_id.empty() && x.target_id == q.target_id) || x.id == q.id;
+    });
+    if (it == last.queues.end() || !it->read || !it->write) {
+      continue;
+    }
+    ProgressEntry e;
+    e.kind = "queue";
+    e.id = q.id;
+    e.label = q.target_id;
+    e.samples = static_cast<std::uint32_t>(samples.size());
+    e.seconds = samples.back().at - samples.front().at;
+    e.details = {{"read", {*q.read, *it->read}}, {"write", {*q.write, *it->write}}};
+    if (*it->read != *q.read) {
+      e.motion = Motion::Moving;
+      e.why = fmt::format("moved: read index {} -> {}", *q.read, *it->read);
+    } else if (*q.write > *q.read) {
+      e.motion = Motion::Stuck;
+      e.why = fmt::format("read index {} unchanged for {} with {} packet(s) pending", *q.read,
+                          seconds_text(e.seconds), *q.write - *q.read);
+    } else {
+      e.motion = Motion::Unknown;
+      e.why = "empty in both samples";
+    }
+    p.entries.push_back(std::move(e));
+  }
+}
+
+void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
+  const Snapshot& first = samples.front().snapshot;
+  for (const auto& t : first.host_threads) {
+    if (t.frames.empty()) {
+      continue;
+    }
+    ProgressEntry e;
+    e.kind = "thread";
+    e.id = t.id;
+    e.label = t.name.empty() ? thread_key(t) : fmt::format("{} ({})", t.name, thread_key(t));
+    e.samples = 1;
+    std::string moved;
+    std::uint64_t widest = 0;
+    for (std::size_t k = 1; k < samples.size() && moved.empty(); ++k) {
+      const auto& ts = samples[k].snapshot.host_threads;
+      auto it = std::find_if(ts.begin(), ts.end(), [&](const HostThread& x) {
+        return t.lwp ? x.lwp == t.lwp : x.id == t.id;
+      });
+      if (it == ts.end()) {
+        moved = fmt::format("exited by sample {}", k + 1);
+        break;
+      }
+      ++e.samples;
+      if (it->frames.empty()) {
+        continue;
+      }
+      const std::size_t depth = std::min(t.frames.size(), it->frames.size());
+      for (std::size_t i = 0; i < depth && moved.empty(); ++i) {
+        const Frame& a = t.frames[i];
+        const Frame& b = it->frames[i];
+        const bool same_function = a.function == b.function;
+        const std::uint64_t dist = a.pc && b.pc ? distance(*a.pc, *b.pc) : 0;
+        // Frame 0 may move inside its loop; outer frames must be at the same return address.
+        const bool same_place = i == 0 ? dist <= kLoopRegionBytes : dist == 0;
+        if (!same_function || !same_place) {
+          moved = fmt::format("frame {} moved: {} -> {} in sample {}", i, frame_text(a),
+                              frame_text(b), k + 1);
+        } else if (i == 0) {
+          widest = std::max(widest, dist);
+        }
+      }
+      if (moved.empty() && t.frames.size() != it->frames.size() &&
+          std::max(t.frames.size(), it->frames.size()) < 30) {
+        moved = fmt::format("stack depth {} -> {} in sample {}", t.frames.size(),
+                            it->frames.size(), k + 1);
+      }
+    }
+    e.seconds = samples[std::min<std::size_t>(e.samples, samples.size()) - 1].at -
+                samples.front().at;
+    if (!moved.empty()) {
+      e.motion = Motion::Moving;
+      e.why = moved;
+    } else if (e.samples < 2) {
+      e.motion = Motion::Unknown;
+      e.why = "seen in one sample only";
+    } else if (is_wait_function(t.frames.front().function)) {
+      e.motion = Motion::Blocked;
+      e.why = fmt::format("blocked for {} over {} samples in {}", seconds_text(e.seconds),
+                          e.samples, frame_text(t.frames.front()));
+    } else {
+      e.motion = Motion::Stuck;
+      e.why = fmt::format("stuck for {} over {} samples: {} within {} bytes of {}",
+                          seconds_text(e.seconds), e.samples, frame_text(t.frames.front()),
+                          widest, hex(t.frames.front().pc));
+    }
+    e.details = {{"frame0", frame_text(t.frames.front())}, {"pc", hex(t.frames.front().pc)}};
+    p.entries.push_back(std::move(e));
+  }
+}
+
+void decide(SampleProgress& p) {
+  auto count = [&](std::string_view kind, Motion m) {
+    return static_cast<std::size_t>(std::count_if(p.entries.begin(), p.entries.end(),
+                                                  [&](const ProgressEntry& e) {
+                                                    return e.kind == kind && e.motion == m;
+                                                  }));
+  };
+  auto first_of = [&](std::string_view kind, Motion m) -> const ProgressEntry* {
+    for (const auto& e : p.entries) {
+      if (e.kind == kind && e.motion == m) {
+        return &e;
+      }
+    }
+    return nullptr;
+  };
+  const std::size_t stuck_d = count("dispatch", Motion::Stuck);
+  const std::size_t moving_d = count("dispatch", Motion::Moving);
+  const std::size_t stuck_q = count("queue", Motion::Stuck);
+  const std::size_t moving_q = count("queue", Motion::Moving);
+  const std::size_t stuck_t = count("thread", Motion::Stuck);
+  const std::size_t moving_t = count("thread", Motion::Moving);
+  const std::size_t blocked_t = count("thread", Motion::Blocked);
+  const std::string over = fmt::format("over {} samples ({})", p.samples, seconds_text(p.seconds));
+  if (stuck_d + stuck_q > 0) {
+    p.verdict = Motion::Stuck;
+    const ProgressEntry* e = stuck_d > 0 ? first_of("dispatch", Motion::Stuck)
+                                         : first_of("queue", Motion::Stuck);
+    p.verdict_text = fmt::format("STUCK: {} {} ({}) made no progress {}{}", e->kind, e->id,
+                                 e->label.empty() ? "?" : e->label, over,
+                                 moving_d + moving_q > 0
+                                     ? fmt::format("; {} other(s) moved", moving_d + moving_q)
+                                     : std::string());
+  } else if (moving_d + moving_q > 0) {
+    p.verdict = Motion::Moving;
+    const ProgressEntry* e = moving_d > 0 ? first_of("dispatch", Motion::Moving)
+                                          : first_of("queue", Motion::Moving);
+    p.verdict_text = fmt::format("MOVING (slow, not stuck): {} {} {} {}", e->kind, e->id,
+                                 e->why, over);
+  } else if (count("dispatch", Motion::Unknown) > 0) {
+    p.verdict = Motion::Unknown;
+    p.verdict_text = fmt::format("UNKNOWN: the GPU work in flight showed no waves to compare {}",
+                                 over);
+  } else if (stuck_t > 0) {
+    p.verdict = Motion::Stuck;
+    const ProgressEntry* e = first_of("thread", Motion::Stuck);
+    p.verdict_text = fmt::format("STUCK: host thread {} ({}) {}", e->id, e->label, e->why);
+  } else if (moving_t > 0) {
+    p.verdict = Motion::Moving;
+    p.verdict_text = fmt::format("MOVING: {} host thread(s) moved, {} blocked, no GPU work in "
+                                 "flight, {}",
+                                 moving_t, blocked_t, over);
+  } else if (blocked_t > 0) {
+    p.verdict = Motion::Blocked;
+    p.verdict_text = fmt::format("BLOCKED: every host thread waited in the same frames {}", over);
+  } else {
+    p.verdict = Motion::Unknown;
+    p.verdict_text = fmt::format("UNKNOWN: nothing to compare {}", over);
+  }
+}
+
+// Dispatch ids a finding names (details.dispatch.id, details.dispatches[].id).
+std::vector<std::string> named_dispatches(const Finding& f) {
+  std::vector<std::string> ids;
+  if (!f.details.is_object()) {
+    return ids;
+  }
+  if (auto it = f.details.find("dispatch"); it != f.details.end() && it->is_object()) {
+    if (auto id = it->find("id"); id != it->end() && id->is_string()) {
+      ids.push_back(id->get<std::string>());
+    }
+  }
+  if (auto it = f.details.find("dispatches"); it != f.details.end() && it->is_array()) {
+    for (const auto& d : *it) {
+      if (d.is_object()) {
+        if (auto id = d.find("id"); id != d.end() && id->is_string()) {
+          ids.push_back(id->get<std::string>());
+        }
+      }
+    }
+  }
+  return ids;
+}
+
+Severity lower_severity(Severity s) {
+  switch (s) {
+  case Severity::Critical:
+  case Severity::Error:
+    return Severity::Warning;
+  default:
+    return Severity::Info;
+  }
+}
+
+void confirm(Finding& f, const SampleProgress& p) {
+  const auto ids = named_dispatches(f);
+  if (ids.empty() || f.id == kQueueStall) {
+    return;
+  }
+  std::vector<const ProgressEntry*> entries;
+  for (const auto& id : ids) {
+    for (const auto& e : p.entries) {
+      if (e.kind == "dispatch" && e.id == id) {
+        entries.push_back(&e);
+        break;
+      }
+    }
+  }
+  const ProgressEntry* moved = nullptr;
+  bool all_stuck = !entries.empty();
+  for (const auto* e : entries) {
+    if (e->motion == Motion::Moving && moved == nullptr) {
+      moved = e;
+    }
+    all_stuck = all_stuck && e->motion == Motion::Stuck;
+  }
+  nlohmann::json pj = {{"samples", p.samples}, {"seconds", p.seconds}};
+  if (moved != nullptr) {
+    f.severity = lower_severity(f.severity);
+    f.confidence = std::max(0.05, f.confidence * 0.5);
+    f.title = "slow, not stuck: " + f.title;
+    f.evidence.push_back(fmt::format("NOT CONFIRMED by {} samples over {}: dispatch {} moved ({})",
+                                     p.samples, seconds_text(p.seconds), moved->id, moved->why));
+    f.summary += fmt::format(" Later samples show dispatch {} making progress, so this reads as a "
+                             "slow kernel, not a stuck one.",
+                             moved->id);
+    pj["confirmed"] = false;
+    pj["motion"] = "moving";
+    pj["why"] = moved->why;
+  } else if (all_stuck) {
+    f.confidence = std::min(0.99, f.confidence + 0.05 * static_cast<double>(p.samples - 1));
+    f.evidence.push_back(fmt::format("CONFIRMED by {} samples over {}: {}", p.samples,
+                                     seconds_text(p.seconds), entries.front()->why));
+    pj["confirmed"] = true;
+    pj["motion"] = "stuck";
+    pj["why"] = entries.front()->why;
+  } else {
+    f.evidence.push_back(fmt::format("not confirmed: {} samples over {} cannot tell whether it "
+                                     "moved",
+                                     p.samples, seconds_text(p.seconds)));
+    pj["confirmed"] = false;
+    pj["motion"] = "unknown";
+  }
+  if (f.details.is_object() || f.details.is_null()) {
+    f.details["progress"] = std::move(pj);
+  }
+}
+
+std::optional<Finding> no_progress(const SampleProgress& p, const std::vector<Finding>& findings,
+                                   std::optional<int> rank) {
+  std::set<std::string> named;
+  for (const auto& f : findings) {
+    for (auto& id : named_dispatches(f)) {
+      named.insert(std::move(id));
+    }
+  }
+  std::vector<const ProgressEntry*> dispatches;
+  std::vector<const ProgressEntry*> threads;
+  for (const auto& e : p.entries) {
+    if (e.motion != Motion::Stuck) {
+      continue;
+    }
+    if (e.kind == "dispatch" && named.count(e.id) == 0) {
+      dispatches.push_back(&e);
+    } else if (e.kind == "thread") {
+      threads.push_back(&e);
+    }
+  }
+  if (dispatches.empty() && threads.empty()) {
+    return std::nullopt;
+  }
+  Finding f;
+  f.id = std::string(kNoProgress);
+  f.rank = rank;
+  const double extra = 0.1 * static_cast<double>(std::min<std::uint32_t>(p.samples, 4) - 2);
+  if (!dispatches.empty()) {
+    f.severity = Severity::Error;
+    f.confidence = 0.6 + extra;
+    f.title = fmt::format("{} dispatch(es) made no progress across {} samples ({})",
+                          dispatches.size(), p.samples, seconds_text(p.seconds));
+  } else {
+    f.severity = Severity::Warning;
+    f.confidence = 0.5 + extra;
+    f.title = fmt::format("{} host thread(s) spin in one place across {} samples ({})",
+                          threads.size(), p.samples, seconds_text(p.seconds));
+  }
+  f.summary = fmt::format(
+      "Across {} samples {} apart in total, {} stayed where it was: the same loop region and, for "
+      "host threads, the same callers, outside any wait. Something it polls never changes.",
+      p.samples, seconds_text(p.seconds),
+      dispatches.empty() ? "a host thread" : "GPU work");
+  nlohmann::json dj = nlohmann::json::array();
+  for (const auto* e : dispatches) {
+    f.evidence.push_back(fmt::format("dispatch {} ({}): {}", e->id, e->label, e->why));
+    dj.push_back({{"id", e->id}, {"kernel", e->label}, {"why", e->why}});
+  }
+  nlohmann::json tj = nlohmann::json::array();
+  for (const auto* e : threads) {
+    f.evidence.push_back(fmt::format("thread {} {}: {}", e->id, e->label, e->why));
+    tj.push_back({{"id", e->id}, {"label", e->label}, {"why", e->why}});
+  }
+  f.details = {{"dispatches", std::move(dj)},
+               {"threads", std::move(tj)},
+               {"progress", {{"samples", p.samples}, {"seconds", p.seconds}, {"confirmed", true}}}};
+  f.next_step = "Anchor on the PC where it spins and read that loop: find the flag, counter or "
+                "lock it polls and who should have changed it. Take more samples (--samples 4) "
+                "if a slow but healthy loop is possible.";
+  return f;
+}
+
+} // namespace
+
+SampleProgress analyze_progress(const std::vector<Sample>& samples) {
+  SampleProgress p;
+  p.samples = static_cast<std::uint32_t>(samples.size());
+  if (samples.size() < 2) {
+    p.verdict_text = "one sample: stuck or slow cannot be told (take --samples 2 or more)";
+    return p;
+  }
+  p.seconds = samples.back().at - samples.front().at;
+  add_dispatches(samples, p);
+  add_queues(samples, p);
+  add_threads(samples, p);
+  decide(p);
+  return p;
+}
+
+SampledFindings run_samples(const std::vector<Sample>& samples, const Context& context) {
+  SampledFindings out;
+  if (samples.empty()) {
+    return out;
+  }
+  out.findings = run(samples.front().snapshot, context);
+  if (samples.size() < 2) {
+    out.progress = analyze_progress(samples);
+    return out;
+  }
+  for (auto& f : run_pair(samples.front().snapshot, samples.back().snapshot)) {
+    f.evidence.push_back(fmt::format("from samples 1 and {}, {} apart", samples.size(),
+                                     seconds_text(samples.back().at - samples.front().at)));
+    out.findings.push_back(std::move(f));
+  }
+  out.progress = analyze_progress(samples);
+  for (auto& f : out.findings) {
+    confirm(f, out.progress);
+  }
+  if (auto f = no_progress(out.progress, out.findings, samples.front().snapshot.rank)) {
+    out.findings.push_back(std::move(*f));
+  }
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) {
+      return a.severity > b.severity;
+    }
+    return a.confidence > b.confidence;
+  });
+  return out;
+}
+
+} // namespace heuristics
+} // namespace rocplay

@@ -1,0 +1,163 @@
+// Splitting one session's exchanges into samples, by the notes `rocplay run` writes.
+#include "rocplay/sampling.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+namespace rocplay::snapshot {
+namespace sampling_detail {
+// Where one sample is: its index and the times of its stop (session seconds).
+struct SampleWindow {
+  std::uint32_t index = 1;
+  double stop_began = 0;
+  double stop_ended = 0; // 0 when unknown (a truncated recording)
+  double unix_time = 0;
+};
+
+} // namespace sampling_detail
+using sampling_detail::SampleWindow;
+
+namespace {
+
+constexpr std::string_view kPrefix = "sample ";
+// More sample notes than any run writes are not boundaries (untrusted input stays bounded).
+constexpr std::uint32_t kMaxSampleNotes = 100;
+
+double parse_double(std::string_view text) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  (void)p;
+  return ec == std::errc() ? v : 0;
+}
+
+// `sample 2: stop began at 12.345678 s (unix 1763940000.123456)` -> index and times.
+std::optional<SampleWindow> parse_note(std::string_view note) {
+  if (note.substr(0, kPrefix.size()) != kPrefix) {
+    return std::nullopt;
+  }
+  note.remove_prefix(kPrefix.size());
+  unsigned index = 0;
+  const auto [p, ec] = std::from_chars(note.data(), note.data() + note.size(), index);
+  if (ec != std::errc() || index < 1 || p == note.data() + note.size() || *p != ':') {
+    return std::nullopt;
+  }
+  SampleWindow w;
+  w.index = index;
+  constexpr std::string_view kAt = "stop began at ";
+  if (const auto at = note.find(kAt); at != std::string_view::npos) {
+    w.stop_began = parse_double(note.substr(at + kAt.size()));
+  }
+  constexpr std::string_view kUnix = "(unix ";
+  if (const auto u = note.find(kUnix); u != std::string_view::npos) {
+    w.unix_time = parse_double(note.substr(u + kUnix.size()));
+  }
+  return w;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+} // namespace
+
+std::string sample_note(std::uint32_t index, double stop_began_at, double unix_time) {
+  return fmt::format("sample {}: stop began at {:.6f} s (unix {:.6f})", index, stop_began_at,
+                     unix_time);
+}
+
+struct SampleBuilder::Impl {
+  BuildOptions options;
+  std::optional<Builder> builder;
+  SampleWindow window; // of the sample being built
+  std::vector<std::pair<SampleWindow, Snapshot>> done;
+
+  void close() {
+    if (builder) {
+      done.emplace_back(window, builder->finish());
+      builder.reset();
+    }
+  }
+};
+
+SampleBuilder::SampleBuilder(BuildOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+SampleBuilder::~SampleBuilder() = default;
+SampleBuilder::SampleBuilder(SampleBuilder&&) noexcept = default;
+SampleBuilder& SampleBuilder::operator=(SampleBuilder&&) noexcept = default;
+
+void SampleBuilder::add(const mi::Exchange& ex) {
+  Impl& s = *impl_;
+  for (const auto& n : ex.notes) {
+    auto w = parse_note(n);
+    if (!w) {
+      continue;
+    }
+    if (w->index == 1 && s.done.empty() && s.window.index == 1) {
+      s.window.unix_time = w->unix_time;
+      if (w->stop_began > 0) {
+        s.window.stop_began = w->stop_began;
+      }
+    } else if (w->index == s.window.index + 1 && w->index <= kMaxSampleNotes) {
+      s.close();
+      s.window = *w;
+    }
+  }
+  if (!s.builder) {
+    s.builder.emplace(s.options);
+  }
+  if (s.window.index == 1 && s.window.stop_began == 0 && starts_with(ex.command, "-target-attach")) {
+    s.window.stop_began = ex.sent_at;
+  }
+  if (s.window.stop_ended == 0 && ex.done_at > 0 &&
+      (starts_with(ex.command, "-exec-continue") || starts_with(ex.command, "-target-detach"))) {
+    s.window.stop_ended = ex.done_at;
+  }
+  s.builder->add(ex);
+}
+
+std::vector<Sample> SampleBuilder::finish() {
+  Impl& s = *impl_;
+  s.close();
+  std::vector<Sample> out;
+  std::vector<SourceLine> known;
+  const double origin = s.done.empty() ? 0 : s.done.front().first.stop_began;
+  for (auto& [w, snap] : s.done) {
+    Sample sample;
+    sample.index = w.index;
+    sample.snapshot = std::move(snap);
+    std::set<std::uint64_t> have;
+    for (const auto& sl : sample.snapshot.source_lines) {
+      have.insert(sl.pc);
+    }
+    for (const auto& sl : known) {
+      if (have.insert(sl.pc).second) {
+        sample.snapshot.source_lines.push_back(sl);
+      }
+    }
+    known = sample.snapshot.source_lines;
+    sample.wall_time = w.unix_time;
+    if (w.stop_began > 0 && w.stop_ended > w.stop_began) {
+      sample.stop_seconds = w.stop_ended - w.stop_began;
+      sample.snapshot.stop_seconds = sample.stop_seconds;
+    }
+    sample.at = std::max(0.0, w.stop_began - origin);
+    out.push_back(std::move(sample));
+  }
+  s.done.clear();
+  return out;
+}
+
+std::vector<Sample> build_samples(const std::vector<mi::Exchange>& exchanges,
+                                  const BuildOptions& options) {
+  SampleBuilder b(options);
+  for (const auto& ex : exchanges) {
+    b.add(ex);
+  }
+  return b.finish();
+}
+
+} // namespace rocplay::snapshot

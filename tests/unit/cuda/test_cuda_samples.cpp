@@ -1,0 +1,76 @@
+// Two-sample cuda-gdb recordings from an H100 (fixtures/cuda-gdb/h100-samples/): the spins read
+// stuck with the confirmation in their finding, the healthy persistent kernel reads moving with
+// no finding; through the same path `rocplay postmortem` takes.
+#include "../snapshot/support.hpp"
+
+#include "rocplay/progress.hpp"
+#include "rocplay/sampling.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace rocplay;
+
+namespace {
+
+heuristics::SampledFindings replay(const std::string& rel) {
+  const std::string text = test::read_file(test::fixture_path(rel));
+  mi::TranscriptReader reader;
+  reader.feed(text);
+  reader.finish();
+  snapshot::BuildOptions bo;
+  bo.meta_json = reader.info().meta_json;
+  snapshot::SampleBuilder builder(bo);
+  while (auto ex = reader.next()) {
+    builder.add(*ex);
+  }
+  const auto samples = builder.finish();
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[1].at > 2.0);
+  CHECK(samples[0].stop_seconds > 0);
+  CHECK(samples[1].stop_seconds > 0);
+  CHECK(samples[1].stop_seconds <= samples[0].stop_seconds); // no attach in the later stop
+  return heuristics::run_samples(samples, heuristics::context_from_meta(reader.info().meta_json));
+}
+
+const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
+  for (const auto& f : fs) {
+    if (f.id == id) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
+TEST_CASE("cuda samples: syncspin reads stuck, the sync-lane spin confirmed") {
+  const auto r = replay("cuda-gdb/h100-samples/syncspin.rec");
+  CHECK(r.progress.verdict == Motion::Stuck);
+  const auto* f = find(r.findings, heuristics::kSyncLaneBarrierSpin);
+  REQUIRE(f != nullptr);
+  CHECK(f->details.at("progress").at("confirmed") == true);
+  CHECK(f->severity == Severity::Critical);
+}
+
+TEST_CASE("cuda samples: splitk reads stuck, the split-K race confirmed") {
+  const auto r = replay("cuda-gdb/h100-samples/splitk.rec");
+  CHECK(r.progress.verdict == Motion::Stuck);
+  const auto* f = find(r.findings, heuristics::kSplitKCleanRace);
+  REQUIRE(f != nullptr);
+  CHECK(f->details.at("progress").at("confirmed") == true);
+}
+
+TEST_CASE("cuda samples: the healthy persistent kernel reads moving, no finding") {
+  const auto r = replay("cuda-gdb/h100-samples/healthy.rec");
+  CHECK(r.progress.verdict == Motion::Moving);
+  for (const auto& f : r.findings) {
+    INFO(f.id << ": " << f.title);
+    CHECK(f.severity < Severity::Warning);
+  }
+  bool moved = false;
+  for (const auto& e : r.progress.entries) {
+    moved = moved || (e.kind == "dispatch" && e.motion == Motion::Moving &&
+                      e.why.find("left its loop region") != std::string::npos);
+  }
+  CHECK(moved);
+}
