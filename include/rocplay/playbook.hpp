@@ -233,6 +233,9 @@ public:
   // (session::Session::run_for). Drivers that cannot throw Error(Usage).
   virtual session::ResumeResult run_for(std::chrono::milliseconds interval,
                                         std::chrono::milliseconds stop_timeout);
+  // Whether run_for() works; a replayed recording cannot let the target run, so a run over it
+  // takes one sample.
+  virtual bool can_resume() const { return false; }
   // A `!` note in the recording (sample boundaries); nothing by default.
   virtual void note(std::string_view /*text*/) {}
   // Seconds on the session's clock (the recording's time base); 0 when unknown.

@@ -35,7 +35,7 @@ struct ProgressEntry {
   std::string id;    // dispatch id, `DISPATCH@PC` for a wave class, queue id, thread id
   std::string label; // kernel name, function and source line, thread name
   Motion motion = Motion::Unknown;
-  std::string why;   // `stayed within 16 bytes of 0x...`, `read index 412 -> 518`
+  std::string why;           // `stayed within 16 bytes of 0x...`, `read index 412 -> 518`
   std::uint32_t samples = 0; // samples it was seen in
   double seconds = 0;        // from the first sample it was seen in to the last
   nlohmann::json details;

@@ -32,9 +32,9 @@ std::string_view to_string(Motion motion) {
 nlohmann::json to_json(const SampleProgress& p) {
   nlohmann::json entries = nlohmann::json::array();
   for (const auto& e : p.entries) {
-    nlohmann::json j = {{"kind", e.kind},       {"id", e.id},
-                        {"label", e.label},     {"motion", to_string(e.motion)},
-                        {"why", e.why},         {"samples", e.samples},
+    nlohmann::json j = {{"kind", e.kind},      {"id", e.id},
+                        {"label", e.label},    {"motion", to_string(e.motion)},
+                        {"why", e.why},        {"samples", e.samples},
                         {"seconds", e.seconds}};
     if (!e.details.is_null()) {
       j["details"] = e.details;
@@ -73,8 +73,8 @@ std::string wave_key(const Wave& w) {
   if (!g[0]) {
     return {};
   }
-  std::string key = dispatch_key(w.agent, w.queue, w.dispatch) + "@" + std::to_string(*g[0]) +
-                    "," + (g[1] ? std::to_string(*g[1]) : "?") + "," +
+  std::string key = dispatch_key(w.agent, w.queue, w.dispatch) + "@" + std::to_string(*g[0]) + "," +
+                    (g[1] ? std::to_string(*g[1]) : "?") + "," +
                     (g[2] ? std::to_string(*g[2]) : "?");
   if (w.wave_in_group) {
     key += "/" + std::to_string(*w.wave_in_group);
@@ -105,8 +105,8 @@ bool covers(const Wave& range, const Wave& w) {
 
 // The wave of `later` that stands where `w` stood: same key, else (cuda-gdb ranges regroup
 // between stops) the range that covers w's first thread.
-const Wave* find_wave(const Snapshot& later, const std::unordered_map<std::string, const Wave*>& by_key,
-                      const Wave& w) {
+const Wave* find_wave(const Snapshot& later,
+                      const std::unordered_map<std::string, const Wave*>& by_key, const Wave& w) {
   const std::string key = wave_key(w);
   if (key.empty()) {
     for (const auto& x : later.waves) {
@@ -159,13 +159,14 @@ bool is_wait_function(std::string_view function) {
     }
   }
   static const std::set<std::string, std::less<>> kExact = {
-      "read",       "pread64",       "readv",       "recv",         "recvfrom",
-      "recvmsg",    "accept",        "accept4",     "poll",         "ppoll",
-      "select",     "pselect6",      "epoll_wait",  "epoll_pwait",  "nanosleep",
-      "clock_nanosleep", "usleep",   "sleep",       "pause",        "sigsuspend",
-      "sigtimedwait", "sigwaitinfo", "ioctl",       "syscall",      "wait4",
-      "waitpid",    "waitid",        "pthread_join", "msgrcv",      "semop",
-      "io_getevents", "sched_yield"};
+      "read",         "pread64",     "readv",        "recv",
+      "recvfrom",     "recvmsg",     "accept",       "accept4",
+      "poll",         "ppoll",       "select",       "pselect6",
+      "epoll_wait",   "epoll_pwait", "nanosleep",    "clock_nanosleep",
+      "usleep",       "sleep",       "pause",        "sigsuspend",
+      "sigtimedwait", "sigwaitinfo", "ioctl",        "syscall",
+      "wait4",        "waitpid",     "waitid",       "pthread_join",
+      "msgrcv",       "semop",       "io_getevents", "sched_yield"};
   if (kExact.count(f) != 0) {
     return true;
   }
@@ -272,8 +273,8 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
       std::uint64_t c_widest = 0;
       std::string c_example;
       for (const auto& w : first.waves) {
-        if (w.dispatch != c.dispatch || w.agent != c.agent || w.queue != c.queue ||
-            w.pc != c.pc || !w.pc) {
+        if (w.dispatch != c.dispatch || w.agent != c.agent || w.queue != c.queue || w.pc != c.pc ||
+            !w.pc) {
           continue;
         }
         ++c_waves;
@@ -439,12 +440,12 @@ void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
       }
       if (moved.empty() && t.frames.size() != it->frames.size() &&
           std::max(t.frames.size(), it->frames.size()) < 30) {
-        moved = fmt::format("stack depth {} -> {} in sample {}", t.frames.size(),
-                            it->frames.size(), k + 1);
+        moved = fmt::format("stack depth {} -> {} in sample {}", t.frames.size(), it->frames.size(),
+                            k + 1);
       }
     }
-    e.seconds = samples[std::min<std::size_t>(e.samples, samples.size()) - 1].at -
-                samples.front().at;
+    e.seconds =
+        samples[std::min<std::size_t>(e.samples, samples.size()) - 1].at - samples.front().at;
     if (!moved.empty()) {
       e.motion = Motion::Moving;
       e.why = moved;
@@ -458,8 +459,8 @@ void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
     } else {
       e.motion = Motion::Stuck;
       e.why = fmt::format("stuck for {} over {} samples: {} within {} bytes of {}",
-                          seconds_text(e.seconds), e.samples, frame_text(t.frames.front()),
-                          widest, hex(t.frames.front().pc));
+                          seconds_text(e.seconds), e.samples, frame_text(t.frames.front()), widest,
+                          hex(t.frames.front().pc));
     }
     e.details = {{"frame0", frame_text(t.frames.front())}, {"pc", hex(t.frames.front().pc)}};
     p.entries.push_back(std::move(e));
@@ -468,10 +469,9 @@ void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
 
 void decide(SampleProgress& p) {
   auto count = [&](std::string_view kind, Motion m) {
-    return static_cast<std::size_t>(std::count_if(p.entries.begin(), p.entries.end(),
-                                                  [&](const ProgressEntry& e) {
-                                                    return e.kind == kind && e.motion == m;
-                                                  }));
+    return static_cast<std::size_t>(
+        std::count_if(p.entries.begin(), p.entries.end(),
+                      [&](const ProgressEntry& e) { return e.kind == kind && e.motion == m; }));
   };
   auto first_of = [&](std::string_view kind, Motion m) -> const ProgressEntry* {
     for (const auto& e : p.entries) {
@@ -491,8 +491,8 @@ void decide(SampleProgress& p) {
   const std::string over = fmt::format("over {} samples ({})", p.samples, seconds_text(p.seconds));
   if (stuck_d + stuck_q > 0) {
     p.verdict = Motion::Stuck;
-    const ProgressEntry* e = stuck_d > 0 ? first_of("dispatch", Motion::Stuck)
-                                         : first_of("queue", Motion::Stuck);
+    const ProgressEntry* e =
+        stuck_d > 0 ? first_of("dispatch", Motion::Stuck) : first_of("queue", Motion::Stuck);
     p.verdict_text = fmt::format("STUCK: {} {} ({}) made no progress {}{}", e->kind, e->id,
                                  e->label.empty() ? "?" : e->label, over,
                                  moving_d + moving_q > 0
@@ -500,14 +500,14 @@ void decide(SampleProgress& p) {
                                      : std::string());
   } else if (moving_d + moving_q > 0) {
     p.verdict = Motion::Moving;
-    const ProgressEntry* e = moving_d > 0 ? first_of("dispatch", Motion::Moving)
-                                          : first_of("queue", Motion::Moving);
-    p.verdict_text = fmt::format("MOVING (slow, not stuck): {} {} {} {}", e->kind, e->id,
-                                 e->why, over);
+    const ProgressEntry* e =
+        moving_d > 0 ? first_of("dispatch", Motion::Moving) : first_of("queue", Motion::Moving);
+    p.verdict_text =
+        fmt::format("MOVING (slow, not stuck): {} {} {} {}", e->kind, e->id, e->why, over);
   } else if (count("dispatch", Motion::Unknown) > 0) {
     p.verdict = Motion::Unknown;
-    p.verdict_text = fmt::format("UNKNOWN: the GPU work in flight showed no waves to compare {}",
-                                 over);
+    p.verdict_text =
+        fmt::format("UNKNOWN: the GPU work in flight showed no waves to compare {}", over);
   } else if (stuck_t > 0) {
     p.verdict = Motion::Stuck;
     const ProgressEntry* e = first_of("thread", Motion::Stuck);
@@ -654,8 +654,7 @@ std::optional<Finding> no_progress(const SampleProgress& p, const std::vector<Fi
   f.summary = fmt::format(
       "Across {} samples {} apart in total, {} stayed where it was: the same loop region and, for "
       "host threads, the same callers, outside any wait. Something it polls never changes.",
-      p.samples, seconds_text(p.seconds),
-      dispatches.empty() ? "a host thread" : "GPU work");
+      p.samples, seconds_text(p.seconds), dispatches.empty() ? "a host thread" : "GPU work");
   nlohmann::json dj = nlohmann::json::array();
   for (const auto* e : dispatches) {
     f.evidence.push_back(fmt::format("dispatch {} ({}): {}", e->id, e->label, e->why));
@@ -714,12 +713,13 @@ SampledFindings run_samples(const std::vector<Sample>& samples, const Context& c
   if (auto f = no_progress(out.progress, out.findings, samples.front().snapshot.rank)) {
     out.findings.push_back(std::move(*f));
   }
-  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
-    if (a.severity != b.severity) {
-      return a.severity > b.severity;
-    }
-    return a.confidence > b.confidence;
-  });
+  std::stable_sort(out.findings.begin(), out.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     if (a.severity != b.severity) {
+                       return a.severity > b.severity;
+                     }
+                     return a.confidence > b.confidence;
+                   });
   return out;
 }
 

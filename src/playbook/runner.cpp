@@ -53,6 +53,7 @@ public:
                                 std::chrono::milliseconds stop_timeout) override {
     return s_.run_for(interval, stop_timeout);
   }
+  bool can_resume() const override { return true; }
   void note(std::string_view text) override { s_.note(text); }
   double now() const override { return s_.now(); }
 
@@ -800,6 +801,11 @@ private:
         options_.interval.value_or(pb_.interval.value_or(std::chrono::milliseconds(2000)));
     result_.samples_wanted = wanted;
     if (wanted < 2) {
+      return;
+    }
+    if (!driver_.can_resume()) {
+      result_.samples_wanted = 1;
+      result_.sampling_stopped = "this debugger driver cannot let the target run: one sample";
       return;
     }
     struct Done {

@@ -8,7 +8,8 @@
 
 namespace rocplay::report {
 
-void write_progress_text(std::ostream& out, const SampleProgress& p, const std::vector<Sample>& samples) {
+void write_progress_text(std::ostream& out, const SampleProgress& p,
+                         const std::vector<Sample>& samples) {
   if (p.samples < 2) {
     if (!p.verdict_text.empty() && p.samples == 1) {
       out << "SampleProgress: " << p.verdict_text << "\n";
@@ -51,7 +52,8 @@ void write_progress_text(std::ostream& out, const SampleProgress& p, const std::
   }
 }
 
-nlohmann::json progress_to_json(const SampleProgress& progress, const std::vector<Sample>& samples) {
+nlohmann::json progress_to_json(const SampleProgress& progress,
+                                const std::vector<Sample>& samples) {
   nlohmann::json list = nlohmann::json::array();
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const auto& s = samples[i];

@@ -109,7 +109,8 @@ void SampleBuilder::add(const mi::Exchange& ex) {
   if (!s.builder) {
     s.builder.emplace(s.options);
   }
-  if (s.window.index == 1 && s.window.stop_began == 0 && starts_with(ex.command, "-target-attach")) {
+  if (s.window.index == 1 && s.window.stop_began == 0 &&
+      starts_with(ex.command, "-target-attach")) {
     s.window.stop_began = ex.sent_at;
   }
   if (s.window.stop_ended == 0 && ex.done_at > 0 &&

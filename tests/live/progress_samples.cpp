@@ -17,8 +17,9 @@ using namespace rocplay::testing;
 namespace {
 
 std::vector<std::string> sample_args(std::int64_t pid, std::vector<std::string> more) {
-  std::vector<std::string> a = {"run",  "hang-triage",      "--pid", std::to_string(pid),
-                                "--debugger", "gdb", "--attach-timeout", "30"};
+  std::vector<std::string> a = {
+      "run", "hang-triage",      "--pid", std::to_string(pid), "--debugger",
+      "gdb", "--attach-timeout", "30"};
   a.insert(a.end(), more.begin(), more.end());
   return a;
 }
@@ -102,10 +103,10 @@ TEST_CASE("samples: a thread stuck at one PC reads stuck, a thread walking calls
   TempDir dir;
   const std::string report = dir.path() + "/report.json";
   const std::string record = dir.path() + "/samples.rec";
-  const auto r = run_rocplay(sample_args(target.pid(), {"--samples", "3", "--interval", "1",
-                                                        "--format", "json", "-o", report,
-                                                        "--record", record}),
-                             std::chrono::seconds(120));
+  const auto r =
+      run_rocplay(sample_args(target.pid(), {"--samples", "3", "--interval", "1", "--format",
+                                             "json", "-o", report, "--record", record}),
+                  std::chrono::seconds(120));
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 1);
@@ -278,8 +279,8 @@ TEST_CASE("samples: an interrupt that never comes back ends the run with what it
                       "done)\n");
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   SpinTarget target;
-  auto args = sample_args(target.pid(), {"--samples", "2", "--interval", "1", "--timeout", "3",
-                                         "--format", "json"});
+  auto args = sample_args(
+      target.pid(), {"--samples", "2", "--interval", "1", "--timeout", "3", "--format", "json"});
   args[5] = wrapper;
   const auto r = run_rocplay(args, std::chrono::seconds(90));
   INFO("stderr: " << r.err);
@@ -297,9 +298,8 @@ TEST_CASE("samples: --pids samples every target in lockstep and reports the skew
   SpinTarget a;
   SpinTarget b;
   const auto r = run_rocplay({"run", "hang-triage", "--pids",
-                              std::to_string(a.pid()) + "," + std::to_string(b.pid()),
-                              "--debugger", "gdb", "--samples", "2", "--interval", "1",
-                              "--format", "json"},
+                              std::to_string(a.pid()) + "," + std::to_string(b.pid()), "--debugger",
+                              "gdb", "--samples", "2", "--interval", "1", "--format", "json"},
                              std::chrono::seconds(120));
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);

@@ -32,7 +32,7 @@ heuristics::SampledFindings replay(const std::string& rel) {
   return heuristics::run_samples(samples, heuristics::context_from_meta(reader.info().meta_json));
 }
 
-const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
+const Finding* find_in(const std::vector<Finding>& fs, std::string_view id) {
   for (const auto& f : fs) {
     if (f.id == id) {
       return &f;
@@ -46,7 +46,7 @@ const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
 TEST_CASE("cuda samples: syncspin reads stuck, the sync-lane spin confirmed") {
   const auto r = replay("cuda-gdb/h100-samples/syncspin.rec");
   CHECK(r.progress.verdict == Motion::Stuck);
-  const auto* f = find(r.findings, heuristics::kSyncLaneBarrierSpin);
+  const auto* f = find_in(r.findings, heuristics::kSyncLaneBarrierSpin);
   REQUIRE(f != nullptr);
   CHECK(f->details.at("progress").at("confirmed") == true);
   CHECK(f->severity == Severity::Critical);
@@ -55,7 +55,7 @@ TEST_CASE("cuda samples: syncspin reads stuck, the sync-lane spin confirmed") {
 TEST_CASE("cuda samples: splitk reads stuck, the split-K race confirmed") {
   const auto r = replay("cuda-gdb/h100-samples/splitk.rec");
   CHECK(r.progress.verdict == Motion::Stuck);
-  const auto* f = find(r.findings, heuristics::kSplitKCleanRace);
+  const auto* f = find_in(r.findings, heuristics::kSplitKCleanRace);
   REQUIRE(f != nullptr);
   CHECK(f->details.at("progress").at("confirmed") == true);
 }

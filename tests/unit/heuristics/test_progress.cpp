@@ -68,7 +68,8 @@ TEST_CASE("progress: reconstructed rocgdb healthy progress reads moving, no stuc
   bool moved_read = false;
   for (const auto& e : sampled.progress.entries) {
     if (e.kind == "queue" && e.motion == Motion::Moving) {
-      moved_read = e.why.find("read index") != std::string::npos && e.why.find("->") != std::string::npos;
+      moved_read =
+          e.why.find("read index") != std::string::npos && e.why.find("->") != std::string::npos;
     }
     CHECK(e.motion != Motion::Stuck);
   }
