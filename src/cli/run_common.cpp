@@ -201,8 +201,9 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
                  "Snapshots to take, the target running between them (default: the playbook's; "
                  "hang-triage 2; 1 = one snapshot)")
       ->check(CLI::Range(1u, playbook::kMaxSamples));
-  sub.add_option("--interval", o.interval_seconds,
-                 "Seconds the target runs between two samples (default: the playbook's, else 2)");
+  sub.add_option("--interval", o.interval,
+                 "How long the target runs between two samples: seconds, or with ms/s/m "
+                 "(default: the playbook's, else 2s)");
   add_color_option(sub, o.color);
   sub.add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
   auto* pids = sub.add_option("--pids", o.pids,
@@ -229,11 +230,11 @@ void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro
   if (o.samples > 0) {
     ro.samples = o.samples;
   }
-  if (o.interval_seconds != 0) {
-    ro.interval = seconds_to_ms(o.interval_seconds, "--interval");
+  if (!o.interval.empty()) {
+    ro.interval = duration_option(o.interval, "--interval");
   }
   // The stop for a later sample gets the command deadline.
-  ro.stop_timeout = seconds_to_ms(o.timeout_seconds, "--timeout");
+  ro.stop_timeout = duration_option(o.timeout, "--timeout");
 }
 
 int run_playbook_command(const RunCommandOptions& o) {

@@ -44,7 +44,7 @@ struct RunCommandOptions {
   unsigned jobs = 0;
   // --samples / --interval: 0 takes the playbook's (`samples:`, `interval:`; else 1 and 2 s).
   unsigned samples = 0;
-  double interval_seconds = 0;
+  std::string interval; // --interval: a duration as --timeout takes; empty: the playbook's
 };
 // Applies --samples/--interval to the runner's options. Throws Error(Usage).
 void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro);
