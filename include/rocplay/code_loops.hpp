@@ -17,9 +17,9 @@
 namespace rocplay::snapshot {
 
 struct CodeLoop {
-  std::string subject;      // "waves at 0x7f..2c0 (allgather_vec)", "thread 3 (spin)"
-  bool gpu = false;         // a wave class (true) or a host thread
-  std::size_t count = 0;    // waves of the class, or 1
+  std::string subject;   // "waves at 0x7f..2c0 (allgather_vec)", "thread 3 (spin)"
+  bool gpu = false;      // a wave class (true) or a host thread
+  std::size_t count = 0; // waves of the class, or 1
   std::uint64_t pc = 0;
   std::string function;
   isa::Arch arch = isa::Arch::Unknown;

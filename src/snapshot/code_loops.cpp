@@ -124,21 +124,14 @@ nlohmann::json to_json(const CodeLoop& l) {
   }
   nlohmann::json loop = nullptr;
   if (l.loop) {
-    loop = {{"start", hex(l.loop->start)},
-            {"branch", hex(l.loop->branch)},
-            {"instructions", l.loop->count},
-            {"spin", l.loop->spin},
-            {"mnemonics", l.loop->mnemonics},
-            {"summary", l.loop->describe()}};
+    loop = {{"start", hex(l.loop->start)},    {"branch", hex(l.loop->branch)},
+            {"instructions", l.loop->count},  {"spin", l.loop->spin},
+            {"mnemonics", l.loop->mnemonics}, {"summary", l.loop->describe()}};
   }
-  return {{"subject", l.subject},
-          {"gpu", l.gpu},
-          {"count", l.count},
-          {"pc", hex(l.pc)},
-          {"function", l.function},
-          {"arch", std::string(isa::to_string(l.arch))},
-          {"instructions", ins},
-          {"loop", loop}};
+  return {{"subject", l.subject},   {"gpu", l.gpu},
+          {"count", l.count},       {"pc", hex(l.pc)},
+          {"function", l.function}, {"arch", std::string(isa::to_string(l.arch))},
+          {"instructions", ins},    {"loop", loop}};
 }
 
 } // namespace rocplay::snapshot

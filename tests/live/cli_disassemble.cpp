@@ -12,9 +12,9 @@ TEST_CASE("rocplay run hang-triage: the spin loop of the threads in start_sync, 
   SpinTarget target;
   TempDir dir;
   const std::string out = dir.path() + "/report.json";
-  const auto r = run_rocplay({"run", "hang-triage", "--pid", std::to_string(target.pid()),
-                              "--debugger", "gdb", "--attach-timeout", "30", "--timeout", "20",
-                              "--format", "json", "-o", out});
+  const auto r =
+      run_rocplay({"run", "hang-triage", "--pid", std::to_string(target.pid()), "--debugger", "gdb",
+                   "--attach-timeout", "30", "--timeout", "20", "--format", "json", "-o", out});
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);
   CHECK((r.exit_code == 0 || r.exit_code == 1));
