@@ -28,6 +28,7 @@ struct Instruction {
   std::optional<int> line;
   std::optional<std::uint64_t> branch_target; // filled by annotate_branches
   bool conditional = false;                   // a conditional branch
+  bool operator==(const Instruction&) const = default;
 };
 
 // The mnemonic: the first word, after a SASS predicate (`@!P0`) and an x86 prefix (`lock`,

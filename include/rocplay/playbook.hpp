@@ -113,15 +113,16 @@ struct Template {
 };
 
 enum class StepKind : std::uint8_t {
-  Mi,        // mi: any MI command
-  Cli,       // cli: a console command, via -interpreter-exec console
-  Attach,    // attach to ${pid} (implicit before the first step when absent)
-  Detach,    // detach (implicit at the end of `always`)
-  Snapshot,  // build the typed snapshot over the exchanges so far
-  Threads,   // -thread-info: every thread's PC, function, file:line
-  InfoLine,  // `info line *PC` once per unique PC of threads and waves
-  Backtrace, // -stack-list-frames for each host thread, with a frame limit
-  Foreach,   // run nested steps once per thread, wave or dispatch that matches `where:`
+  Mi,          // mi: any MI command
+  Cli,         // cli: a console command, via -interpreter-exec console
+  Attach,      // attach to ${pid} (implicit before the first step when absent)
+  Detach,      // detach (implicit at the end of `always`)
+  Snapshot,    // build the typed snapshot over the exchanges so far
+  Threads,     // -thread-info: every thread's PC, function, file:line
+  InfoLine,    // `info line *PC` once per unique PC of threads and waves
+  Backtrace,   // -stack-list-frames for each host thread, with a frame limit
+  Disassemble, // -data-disassemble around each wave class's PC and each host thread's top PC
+  Foreach,     // run nested steps once per thread, wave or dispatch that matches `where:`
 };
 std::string_view to_string(StepKind kind);
 

@@ -6,6 +6,7 @@
 // apart from hardware numbers (queue_no, os_qid, packet_id).
 #pragma once
 
+#include "rocplay/instructions.hpp"
 #include "rocplay/mi/transcript.hpp"
 #include "rocplay/shared_string.hpp"
 
@@ -192,6 +193,14 @@ struct SourceLine {
   bool operator==(const SourceLine&) const = default;
 };
 
+// Instructions a debugger disassembled while the target was stopped (`-data-disassemble`), as
+// it printed them; the loop holding a PC is found from them (snapshot::code_loops).
+struct CodeWindow {
+  std::string thread; // the thread it was asked for (`--thread`, else the selected one)
+  std::vector<isa::Instruction> instructions;
+  bool operator==(const CodeWindow&) const = default;
+};
+
 struct Snapshot {
   static constexpr int kFormatVersion = 1;
   DebuggerKind debugger = DebuggerKind::Unknown;
@@ -207,6 +216,7 @@ struct Snapshot {
   std::vector<Wave> waves;
   std::vector<HostThread> host_threads;
   std::vector<SourceLine> source_lines;  // one per unique PC
+  std::vector<CodeWindow> code_windows;  // disassembly around stuck PCs, when asked
   std::vector<Lane> lanes;               // of the selected wave, when asked
   std::optional<WaveCounts> wave_counts; // `-wave-info`
   Coverage coverage;

@@ -35,7 +35,8 @@ const std::vector<std::string_view> kTopKeys = {"name",    "description", "requi
                                                 "always",  "samples",     "interval"};
 const std::vector<std::string_view> kRequirementKeys = {"debuggers", "min_version"};
 const std::vector<std::string_view> kActionKeys = {
-    "mi", "cli", "attach", "detach", "snapshot", "threads", "info-line", "backtrace", "foreach"};
+    "mi",      "cli",       "attach",    "detach",      "snapshot",
+    "threads", "info-line", "backtrace", "disassemble", "foreach"};
 const std::vector<std::string_view> kCommonKeys = {
     "name",      "when",        "requires", "register", "expect",
     "fail_when", "failed_when", "timeout",  "on_error", "ignore_errors"};
@@ -69,6 +70,7 @@ const std::vector<std::string_view>& result_fields(StepKind kind) {
   case StepKind::Threads:
   case StepKind::InfoLine:
   case StepKind::Backtrace:
+  case StepKind::Disassemble:
     return kCount;
   case StepKind::Snapshot:
     return kSnapshot;
@@ -835,6 +837,8 @@ private:
       s.kind = StepKind::InfoLine;
     } else if (action == "backtrace") {
       s.kind = StepKind::Backtrace;
+    } else if (action == "disassemble") {
+      s.kind = StepKind::Disassemble;
     } else {
       s.kind = StepKind::Foreach;
     }
@@ -1072,6 +1076,8 @@ std::string_view to_string(StepKind kind) {
     return "info-line";
   case StepKind::Backtrace:
     return "backtrace";
+  case StepKind::Disassemble:
+    return "disassemble";
   case StepKind::Foreach:
     return "foreach";
   }

@@ -5,6 +5,7 @@
 // it says so (on_error: abort, the default), and the `always` section and the detach run whatever
 // happened before them.
 #include "playbook/internal.hpp"
+#include "rocplay/grouping.hpp"
 
 #include "rocplay/sampling.hpp"
 
@@ -770,6 +771,8 @@ private:
       return info_line(s);
     case StepKind::Backtrace:
       return backtrace(s);
+    case StepKind::Disassemble:
+      return disassemble(s);
     case StepKind::Foreach:
       return foreach (s, depth, in_always, status, message);
     }
@@ -963,6 +966,58 @@ private:
       }
     }
     return count_value(pcs.size(), failed);
+  }
+
+  // `-data-disassemble` around each wave class's PC and each host thread's top PC, while the
+  // target is stopped: at most 16 GPU and 16 host PCs, each command under the step's deadline.
+  // Host code is variable-length, so the whole function holding the PC is asked for (`-a`);
+  // GPU code from the function's start when `info line` gave it, else 256 bytes before the PC.
+  Value disassemble(const Step& s) {
+    ensure_threads(s);
+    constexpr std::size_t kMaxGpu = 16;
+    constexpr std::size_t kMaxHost = 16;
+    std::vector<std::string> commands;
+    {
+      const Snapshot& snap = current_snapshot();
+      std::unordered_set<std::uint64_t> seen;
+      for (const auto& w : snap.code_windows) {
+        for (const auto& in : w.instructions) {
+          seen.insert(in.address); // disassembled before
+        }
+      }
+      std::size_t gpu = 0;
+      for (const auto& c : snapshot::group_waves(snap)) {
+        if (!c.pc || !is_thread_id(c.first_thread) || gpu >= kMaxGpu ||
+            !seen.insert(*c.pc).second) {
+          continue;
+        }
+        std::uint64_t start = *c.pc >= 256 ? *c.pc - 256 : 0;
+        if (const auto* l = snap.source_line(*c.pc); l && l->offset && *l->offset <= 256) {
+          start = *c.pc - *l->offset;
+        }
+        commands.push_back(fmt::format("-data-disassemble --thread {} -s {:#x} -e {:#x} -- 0",
+                                       c.first_thread, start, *c.pc + 128));
+        ++gpu;
+      }
+      std::size_t host = 0;
+      for (const auto& t : snap.host_threads) {
+        if (t.frames.empty() || !t.frames.front().pc || !is_thread_id(t.id) || host >= kMaxHost ||
+            !seen.insert(*t.frames.front().pc).second) {
+          continue;
+        }
+        commands.push_back(
+            fmt::format("-data-disassemble --thread {} -a {:#x} -- 0", t.id, *t.frames.front().pc));
+        ++host;
+      }
+    }
+    std::size_t failed = 0;
+    for (const auto& c : commands) {
+      auto ex = driver_.execute(c, timeout_of(s));
+      if (ex.error_message()) {
+        ++failed;
+      }
+    }
+    return count_value(commands.size(), failed);
   }
 
   Value backtrace(const Step& s) {

@@ -1,4 +1,5 @@
 // JSON, JSON Lines and the format names (docs/json-schema.md, "Report").
+#include "rocplay/code_loops.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/grouping.hpp"
 #include "rocplay/report.hpp"
@@ -71,6 +72,13 @@ nlohmann::json findings_json(const std::vector<Finding>& findings) {
 nlohmann::json snapshot_section(const Snapshot& s) {
   nlohmann::json j = to_json(s);
   j["wave_classes"] = snapshot::to_json(snapshot::group_waves(s));
+  if (auto loops = snapshot::code_loops(s); !loops.empty()) {
+    nlohmann::json code = nlohmann::json::array();
+    for (const auto& l : loops) {
+      code.push_back(snapshot::to_json(l));
+    }
+    j["code"] = std::move(code);
+  }
   return j;
 }
 

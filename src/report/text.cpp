@@ -1,5 +1,6 @@
 // The person's report: the verdict first (stuck kernel, where, what it means, next step), then
 // the evidence tables (agents, queues, dispatches, wave classes, source lines, host threads).
+#include "rocplay/code_loops.hpp"
 #include "rocplay/grouping.hpp"
 #include "rocplay/report.hpp"
 
@@ -367,6 +368,22 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
     }
     out << '\n' << st.bold(fmt::format("Source lines ({})", s.source_lines.size())) << '\n';
     t.print(out, o.max_rows);
+  }
+  if (auto loops = snapshot::code_loops(s); !loops.empty()) {
+    out << '\n' << st.bold(fmt::format("Code at the PCs ({})", loops.size())) << '\n';
+    for (const auto& l : loops) {
+      out << "  " << l.subject << ": "
+          << (l.loop ? l.loop->describe() : std::string("no loop holds the PC in the window"))
+          << '\n';
+      if (!l.loop || !l.gpu) {
+        continue;
+      }
+      for (std::size_t i = l.loop->first; i <= l.loop->last && i < l.window.size(); ++i) {
+        const auto& in = l.window[i];
+        out << fmt::format("    {} {:#x}  {}\n", in.address == l.pc ? "=>" : "  ", in.address,
+                           in.text);
+      }
+    }
   }
   if (!s.host_threads.empty()) {
     Table t({"Id", "Name", "Target Id", "Stack (innermost first)"});

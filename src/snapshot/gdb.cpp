@@ -93,6 +93,10 @@ public:
         }
         claimed = true;
       }
+      if (auto insns = r["asm_insns"]; insns.is_list()) { // only -data-disassemble answers so
+        take_disassembly(insns, ex.command, st);
+        claimed = true;
+      }
       if (auto value = r["value"]; value.is_string() && op == "-data-evaluate-expression") {
         if (auto note = text::parse_address_note(value.text()); note && note->has_symbol) {
           remember_symbol(st, note->address - note->offset, note->symbol);
@@ -170,6 +174,55 @@ public:
   }
 
 private:
+  // `-data-disassemble` answers: `asm_insns=[{address,func-name,offset,inst[,opcodes]},...]`,
+  // or with source (modes 1, 3, 4, 5) `[src_and_asm_line={line,file,line_asm_insn=[...]},...]`.
+  static void take_disassembly(const mi::Value& insns, const std::string& command, BuildState& st) {
+    constexpr std::size_t kMaxWindows = 256;
+    constexpr std::size_t kMaxInstructions = 4096;
+    auto& windows = st.snapshot.code_windows;
+    if (windows.size() >= kMaxWindows) {
+      return;
+    }
+    CodeWindow w;
+    w.thread = text::option_value(command, "--thread").value_or(st.current_thread);
+    auto take = [&](const mi::Value& in, std::string_view file, std::optional<std::uint32_t> line) {
+      if (w.instructions.size() >= kMaxInstructions || !in.is_tuple()) {
+        return;
+      }
+      auto address = text::parse_hex(in["address"].raw());
+      if (!address) {
+        return;
+      }
+      isa::Instruction i;
+      i.address = *address;
+      i.text = text::cut_utf8(in["inst"].text(), 512);
+      i.function = text::cut_utf8(in["func-name"].text(), 1024);
+      if (auto off = in["offset"].as_u64()) {
+        i.offset = *off;
+      }
+      i.bytes = text::cut_utf8(in["opcodes"].text(), 128);
+      i.file = text::cut_utf8(std::string(file), 1024);
+      if (line) {
+        i.line = static_cast<int>(*line);
+      }
+      w.instructions.push_back(std::move(i));
+    };
+    for (auto item : insns) {
+      if (auto group = item["line_asm_insn"]; group.is_list()) {
+        const std::string file = item["file"].text();
+        const auto line = text::parse_u32(item["line"].raw());
+        for (auto in : group) {
+          take(in, file, line);
+        }
+      } else {
+        take(item, {}, std::nullopt);
+      }
+    }
+    if (!w.instructions.empty()) {
+      windows.push_back(std::move(w));
+    }
+  }
+
   static void remember_symbol(BuildState& st, std::uint64_t base, const std::string& symbol) {
     if (!symbol.empty()) {
       st.symbols.emplace(base, symbol);

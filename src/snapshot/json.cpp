@@ -425,6 +425,29 @@ nlohmann::json to_json(const Snapshot& s) {
   }
   j["source_lines"] = std::move(lines);
 
+  if (!s.code_windows.empty()) {
+    json windows = json::array();
+    for (const auto& w : s.code_windows) {
+      json ins = json::array();
+      for (const auto& i : w.instructions) {
+        json e = json::object();
+        e["address"] = hex(i.address);
+        e["text"] = i.text;
+        put(e, "function", i.function);
+        put(e, "offset", i.offset);
+        put(e, "bytes", i.bytes);
+        put(e, "file", i.file);
+        put(e, "line", i.line);
+        ins.push_back(std::move(e));
+      }
+      json e = json::object();
+      put(e, "thread", w.thread);
+      e["instructions"] = std::move(ins);
+      windows.push_back(std::move(e));
+    }
+    j["code_windows"] = std::move(windows);
+  }
+
   if (!s.lanes.empty()) {
     json lanes = json::array();
     for (const auto& l : s.lanes) {
@@ -611,6 +634,26 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
     l.inlined_from = e.str("inlined_from");
     l.has_code = e.find("has_code") ? e.flag("has_code") : true;
     s.source_lines.push_back(std::move(l));
+  });
+  r.each("code_windows", [&](const Reader& e) {
+    CodeWindow w;
+    w.thread = e.str("thread");
+    e.each("instructions", [&](const Reader& ie) {
+      isa::Instruction i;
+      auto address = ie.addr("address");
+      if (!address) {
+        ie.fail("address", "present");
+      }
+      i.address = *address;
+      i.text = ie.str("text");
+      i.function = ie.str("function");
+      i.offset = ie.num<std::uint64_t>("offset");
+      i.bytes = ie.str("bytes");
+      i.file = ie.str("file");
+      i.line = ie.num<int>("line");
+      w.instructions.push_back(std::move(i));
+    });
+    s.code_windows.push_back(std::move(w));
   });
   r.each("lanes", [&](const Reader& e) {
     Lane l;

@@ -33,6 +33,18 @@ std::size_t char_boundary(std::string_view s, std::size_t at) {
   return at;
 }
 
+std::string cut_utf8(std::string s, std::size_t max) {
+  if (s.size() <= max) {
+    return s;
+  }
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) {
+    --n;
+  }
+  s.resize(n);
+  return s;
+}
+
 std::optional<std::uint64_t> parse_hex(std::string_view s) {
   if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
     s.remove_prefix(2);

@@ -48,6 +48,8 @@ std::string cli_command(std::string_view command);
 std::string_view mi_operation(std::string_view command);
 // The value of `--thread N` / `--lane N` in an MI command.
 std::optional<std::string> option_value(std::string_view command, std::string_view option);
+// At most max bytes of s, never ending inside a UTF-8 sequence.
+std::string cut_utf8(std::string s, std::size_t max);
 
 std::vector<std::string_view> split_lines(std::string_view text);
 

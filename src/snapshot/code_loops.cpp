@@ -1,0 +1,137 @@
+// Loops at the stuck PCs, from the debugger's disassembly (rocplay/code_loops.hpp).
+#include "rocplay/code_loops.hpp"
+#include "rocplay/grouping.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace rocplay::snapshot {
+
+namespace {
+
+constexpr std::size_t kBefore = 16;
+constexpr std::size_t kAfter = 16;
+
+// The window holding pc, as an instruction boundary, with the instructions around it.
+std::optional<std::vector<isa::Instruction>> window_for(const Snapshot& s, std::uint64_t pc,
+                                                        isa::Arch arch) {
+  for (const auto& w : s.code_windows) {
+    const auto& ins = w.instructions;
+    auto at = std::find_if(ins.begin(), ins.end(),
+                           [&](const isa::Instruction& in) { return in.address == pc; });
+    if (at == ins.end()) {
+      continue;
+    }
+    std::vector<isa::Instruction> all = ins;
+    isa::annotate_branches(all, arch);
+    const auto i = static_cast<std::size_t>(at - ins.begin());
+    // The loop may reach further than the shown window: find it over the whole window first.
+    auto loop = isa::find_loop(all, pc);
+    std::size_t first = i > kBefore ? i - kBefore : 0;
+    std::size_t last = std::min(all.size(), i + kAfter);
+    if (loop) {
+      first = std::min(first, loop->first);
+      last = std::max(last, loop->last + 1);
+    }
+    return std::vector<isa::Instruction>(all.begin() + static_cast<std::ptrdiff_t>(first),
+                                         all.begin() + static_cast<std::ptrdiff_t>(last));
+  }
+  return std::nullopt;
+}
+
+std::string hex(std::uint64_t v) {
+  return fmt::format("{:#x}", v);
+}
+
+} // namespace
+
+std::vector<CodeLoop> code_loops(const Snapshot& snapshot) {
+  std::vector<CodeLoop> out;
+  if (snapshot.code_windows.empty()) {
+    return out;
+  }
+  const isa::Arch gpu_arch =
+      snapshot.debugger == DebuggerKind::CudaGdb ? isa::Arch::Sass : isa::Arch::Amdgpu;
+  for (const auto& c : group_waves(snapshot)) {
+    if (!c.pc) {
+      continue;
+    }
+    auto window = window_for(snapshot, *c.pc, gpu_arch);
+    if (!window) {
+      continue;
+    }
+    CodeLoop l;
+    l.gpu = true;
+    l.count = c.waves;
+    l.pc = *c.pc;
+    l.function = c.function.empty() ? c.kernel_name : c.function;
+    l.subject = fmt::format("{} {} at {}{}", c.waves, c.waves == 1 ? "wave" : "waves", hex(l.pc),
+                            l.function.empty() ? "" : " (" + l.function + ")");
+    l.arch = gpu_arch;
+    l.window = std::move(*window);
+    l.loop = isa::find_loop(l.window, l.pc);
+    out.push_back(std::move(l));
+  }
+  for (const auto& t : snapshot.host_threads) {
+    if (t.frames.empty() || !t.frames.front().pc) {
+      continue;
+    }
+    const std::uint64_t pc = *t.frames.front().pc;
+    auto window = window_for(snapshot, pc, isa::Arch::X86_64);
+    if (!window) {
+      continue;
+    }
+    CodeLoop l;
+    l.count = 1;
+    l.pc = pc;
+    l.function = t.frames.front().function;
+    l.subject = fmt::format("thread {}{} at {}{}", t.id, t.name.empty() ? "" : " (" + t.name + ")",
+                            hex(pc), l.function.empty() ? "" : " in " + l.function);
+    l.arch = isa::Arch::X86_64;
+    l.window = std::move(*window);
+    l.loop = isa::find_loop(l.window, pc);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+nlohmann::json to_json(const CodeLoop& l) {
+  nlohmann::json ins = nlohmann::json::array();
+  for (const auto& in : l.window) {
+    nlohmann::json j = {{"address", hex(in.address)}, {"text", in.text}};
+    if (!in.function.empty()) {
+      j["function"] = in.function;
+    }
+    if (in.offset) {
+      j["offset"] = *in.offset;
+    }
+    if (!in.bytes.empty()) {
+      j["bytes"] = in.bytes;
+    }
+    if (!in.file.empty()) {
+      j["file"] = in.file;
+    }
+    if (in.line) {
+      j["line"] = *in.line;
+    }
+    if (in.branch_target) {
+      j["branch_target"] = hex(*in.branch_target);
+      j["conditional"] = in.conditional;
+    }
+    ins.push_back(std::move(j));
+  }
+  nlohmann::json loop = nullptr;
+  if (l.loop) {
+    loop = {{"start", hex(l.loop->start)},    {"branch", hex(l.loop->branch)},
+            {"instructions", l.loop->count},  {"spin", l.loop->spin},
+            {"mnemonics", l.loop->mnemonics}, {"summary", l.loop->describe()}};
+  }
+  return {{"subject", l.subject},   {"gpu", l.gpu},
+          {"count", l.count},       {"pc", hex(l.pc)},
+          {"function", l.function}, {"arch", std::string(isa::to_string(l.arch))},
+          {"instructions", ins},    {"loop", loop}};
+}
+
+} // namespace rocplay::snapshot
