@@ -256,7 +256,10 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       }
       os << fmt::format("exit {}, {:.2f}s\n", static_cast<int>(t.exit_code()), t.seconds);
       if (t.result->attached) {
-        report::write_text(os, t.result->snapshot, t.result->findings);
+        report::TextOptions to;
+        to.wide = o.wide;
+        to.width = report::text_width(-1);
+        report::write_text(os, t.result->snapshot, t.result->findings, to);
         os << "\n";
       }
       playbook::write_steps_text(os, *t.result);

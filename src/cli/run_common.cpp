@@ -105,6 +105,9 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
                "make, pipe and other commands that run code or write files");
   sub.add_option("--var", o.vars, "Set a playbook variable: --var NAME=VALUE (repeatable)");
   sub.add_flag("--color", o.color, "Colour the text report");
+  sub.add_flag("--wide", o.wide,
+               "Text report: print every row, cell and stack frame whole (otherwise cut to the "
+               "terminal's width: $COLUMNS, the terminal, else 100)");
   sub.add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
   auto* pids = sub.add_option("--pids", o.pids,
                               "Several processes at once (comma-separated): one debugger each, "
@@ -194,6 +197,8 @@ int run_playbook_command(const RunCommandOptions& o) {
     if (attached) {
       report::TextOptions to;
       to.color = o.color;
+      to.wide = o.wide;
+      to.width = report::text_width(file ? -1 : 1);
       report::write_text(out, result.snapshot, result.findings, to);
       out << '\n';
       playbook::write_steps_text(out, result);

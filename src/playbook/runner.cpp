@@ -5,6 +5,7 @@
 // it says so (on_error: abort, the default), and the `always` section and the detach run whatever
 // happened before them.
 #include "playbook/internal.hpp"
+#include "rocplay/frames.hpp"
 
 #include <fmt/format.h>
 
@@ -802,7 +803,14 @@ private:
     };
     for (const auto& t : snap.host_threads) {
       for (std::size_t i = 0; i < t.frames.size() && i < s.frames; ++i) {
-        add(t.frames[i].pc);
+        add(t.lookup_pc(i)); // callers: the call, not the return address
+      }
+      // Where the thread waits in the user's own code, and the call into it, however deep the
+      // C library and runtime frames above them go.
+      if (const Frame* user = innermost_user_frame(t)) {
+        const auto u = static_cast<std::size_t>(user - t.frames.data());
+        add(t.lookup_pc(u));
+        add(t.lookup_pc(u + 1));
       }
     }
     for (const auto& w : snap.waves) {
