@@ -232,9 +232,9 @@ void write_verdict(std::ostream& out, const std::vector<Finding>& findings, cons
     return;
   }
   const Finding& v = findings.front();
-  out << st.bold("VERDICT") << "  "
-      << st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence))
-      << " " << st.bold(v.title) << "\n";
+  wrapped(out, st.width, st.bold("VERDICT") + "  ",
+          st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence)) +
+              " " + st.bold(v.title));
   if (auto k = stuck_kernel(v); !k.empty()) {
     wrapped(out, st.width, "  Stuck:   ", k);
   }
@@ -267,10 +267,10 @@ void write_findings(std::ostream& out, const std::vector<Finding>& findings, con
   out << '\n' << st.bold(fmt::format("Other findings ({})", findings.size() - 1)) << '\n';
   for (std::size_t i = 1; i < findings.size(); ++i) {
     const Finding& f = findings[i];
-    out << "  "
-        << st.severity(f.severity, fmt::format("[{} {:.2f}]", to_string(f.severity), f.confidence))
-        << " " << f.id << (f.rank ? fmt::format(" (rank {})", *f.rank) : "") << ": " << f.title
-        << '\n';
+    wrapped(out, st.width, "  ",
+            st.severity(f.severity,
+                        fmt::format("[{} {:.2f}]", to_string(f.severity), f.confidence)) +
+                " " + f.id + (f.rank ? fmt::format(" (rank {})", *f.rank) : "") + ": " + f.title);
     if (!f.summary.empty()) {
       wrapped(out, st.width, "      ", f.summary);
     }
@@ -304,7 +304,7 @@ void write_header(std::ostream& out, const Snapshot& s, const Style& st) {
   if (s.stop_seconds) {
     parts.push_back(fmt::format("stopped {:.2f}s", *s.stop_seconds));
   }
-  out << st.bold("Snapshot") << "  " << fmt::format("{}", fmt::join(parts, ", ")) << '\n';
+  wrapped(out, st.width, st.bold("Snapshot") + "  ", fmt::format("{}", fmt::join(parts, ", ")));
   out << fmt::format("  {} agents, {} queues, {} dispatches, {} waves, {} host threads\n",
                      s.agents.size(), s.queues.size(), s.dispatches.size(), s.waves.size(),
                      s.host_threads.size());
