@@ -165,9 +165,12 @@ TEST_CASE("host-stacks on a mutex deadlock: owners read, the loop named with its
   CHECK(ba.mutex_wait->symbol == "mutex_a");
   CHECK(ab.mutex_wait->owner == static_cast<std::int64_t>(*ba.lwp));
   CHECK(ba.mutex_wait->owner == static_cast<std::int64_t>(*ab.lwp));
+  bool calls_forbidden = false;
   for (const auto& ex : s.exchanges()) {
     CHECK(ex.command.find("call ") == std::string::npos);
+    calls_forbidden = calls_forbidden || ex.command == "-gdb-set may-call-functions off";
   }
+  CHECK(calls_forbidden);
 
   // Caller frames: the source line of `take_second(second)` itself, not the line after it.
   for (const HostThread* t : {&ab, &ba}) {
