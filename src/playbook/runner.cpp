@@ -796,6 +796,7 @@ private:
     for (const auto& sl : snap.source_lines) {
       seen.insert(sl.pc); // asked before
     }
+    seen.insert(looked_up_.begin(), looked_up_.end()); // asked before, even when it failed
     auto add = [&](const std::optional<std::uint64_t>& pc) {
       if (pc && *pc != 0 && seen.insert(*pc).second) {
         pcs.push_back(*pc);
@@ -824,6 +825,7 @@ private:
     }
     std::size_t failed = 0;
     for (auto pc : pcs) {
+      looked_up_.insert(pc);
       auto ex = driver_.console(fmt::format("info line *{:#x}", pc), timeout_of(s));
       if (ex.error_message()) {
         ++failed;
@@ -993,6 +995,7 @@ private:
   bool debugger_gone_ = false;
   std::string stop_reason_;
   std::size_t snapshot_exchanges_ = static_cast<std::size_t>(-1);
+  std::unordered_set<std::uint64_t> looked_up_; // PCs `info-line` asked about
   Snapshot snapshot_;
 };
 
