@@ -23,7 +23,10 @@ TEST_CASE("rocplay postmortem of one input prints the full report") {
   CHECK(r.exit_code == 1);
   CHECK(r.out.rfind("VERDICT  [error 0.85] 2 split-K `_clean` kernels", 0) == 0);
   // The title names every `_clean` kernel involved.
-  CHECK(r.out.find("gemm_a8w8_bpreshuffle") != std::string::npos);
+  CHECK(
+      r.out.find(
+          "(bf16gemm_fp32bf16_tn_96x64_splitk_clean, bf16gemm_fp32bf16_tn_256x64_splitk_clean)") !=
+      std::string::npos);
   CHECK(r.out.find("Evidence for the verdict") != std::string::npos);
   CHECK(r.out.find("Dispatches in flight (2)") != std::string::npos);
   CHECK(r.out.find("rocplay postmortem: 1 inputs") == std::string::npos);
