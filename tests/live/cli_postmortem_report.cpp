@@ -32,7 +32,7 @@ TEST_CASE("rocplay postmortem of one input prints the full report") {
   CHECK(r.out.find("rocplay postmortem: 1 inputs") == std::string::npos);
 }
 
-TEST_CASE("rocplay postmortem of several inputs: the summary, --details adds each report") {
+TEST_CASE("rocplay postmortem of several inputs: the summary, and details adds each report") {
   const std::string a = (kFixtures / "rocgdb/splitk-clean-two-queues/snapshot.mi").string();
   const std::string b = (kFixtures / "rocgdb/host-mutex-deadlock/snapshot.mi").string();
   const CliRun plain = run_rocplay({"postmortem", a, b, "--no-progress"});
@@ -47,7 +47,7 @@ TEST_CASE("rocplay postmortem of several inputs: the summary, --details adds eac
   CHECK(details.out.find("rocplay postmortem: 2 inputs") != std::string::npos);
 }
 
-TEST_CASE("rocplay postmortem: --one-event and file-name ranks are named in the report") {
+TEST_CASE("rocplay postmortem: one-event ranks are named in the report") {
   TempDir dir;
   const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
   fs::copy_file(nccl / "nccl-rank0.rec", dir.path() + "/first.rec");

@@ -305,7 +305,7 @@ TEST_CASE("demangle is bounded: deep nesting and long names stay as they came", 
         "void aiter::allgather_vec<__hip_bfloat16, 8>(void*, void*, aiter::Signal*, int)");
 }
 
-TEST_CASE("demangle_symbol drops the descriptor suffix; is_mangled", "[kernels]") {
+TEST_CASE("demangle_symbol drops the descriptor suffix, is_mangled", "[kernels]") {
   CHECK(rocplay::demangle_symbol("_Z4kernv.kd") == "kern()");
   CHECK(rocplay::demangle_symbol(" kern.kd ") == "kern");
   CHECK(rocplay::is_mangled("_ZN5aiter3fooEv"));

@@ -307,7 +307,7 @@ TEST_CASE("raw logs named rank0/rank1 form one event by their names, and say so"
   CHECK(has_finding(e, "missing-rank"));
 }
 
-TEST_CASE("--one-event joins the inputs in the order given; meta ranks win",
+TEST_CASE("one-event joins the inputs in the order given, and meta ranks win",
           "[postmortem][ranks]") {
   TempDir dir;
   const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";

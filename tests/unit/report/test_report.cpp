@@ -90,7 +90,7 @@ TEST_CASE("text: no findings, row limits, several snapshots", "[report][text]") 
   CHECK_THAT(two.str(), Catch::Contains("taken 2026-11-21T16:20:06Z"));
 }
 
-TEST_CASE("text: stacks start in the user's code; widths follow the option; --wide cuts nothing",
+TEST_CASE("text: stacks start in the user's code, widths follow the option, wide cuts nothing",
           "[report][text]") {
   Snapshot s = test::load("rocgdb/host-mutex-deadlock/snapshot.mi");
   auto fs = heuristics::run(s);
