@@ -267,10 +267,10 @@ void write_findings(std::ostream& out, const std::vector<Finding>& findings, con
   out << '\n' << st.bold(fmt::format("Other findings ({})", findings.size() - 1)) << '\n';
   for (std::size_t i = 1; i < findings.size(); ++i) {
     const Finding& f = findings[i];
-    wrapped(out, st.width, "  ",
-            st.severity(f.severity,
-                        fmt::format("[{} {:.2f}]", to_string(f.severity), f.confidence)) +
-                " " + f.id + (f.rank ? fmt::format(" (rank {})", *f.rank) : "") + ": " + f.title);
+    wrapped(
+        out, st.width, "  ",
+        st.severity(f.severity, fmt::format("[{} {:.2f}]", to_string(f.severity), f.confidence)) +
+            " " + f.id + (f.rank ? fmt::format(" (rank {})", *f.rank) : "") + ": " + f.title);
     if (!f.summary.empty()) {
       wrapped(out, st.width, "      ", f.summary);
     }
