@@ -236,8 +236,10 @@ int run_postmortem(const Options& o) {
     report::write_text(os, r.snapshot, r.findings, text_options);
   };
   auto reportable = [](const InputResult& r) {
-    return r.kind != InputKind::AgentLog && r.status != InputStatus::Unreadable &&
-           r.status != InputStatus::Empty;
+    // Snapshots only: agent logs and crash evidence keep their own summary and verdict.
+    return (r.kind == InputKind::Recording || r.kind == InputKind::RawMi ||
+            r.kind == InputKind::ReportJson) &&
+           r.status != InputStatus::Unreadable && r.status != InputStatus::Empty;
   };
   // One input: the live run's full report. Kept until the batch is over (a JSON Lines file may
   // hold several snapshots, which makes it several inputs).
