@@ -59,12 +59,20 @@ inline constexpr std::string_view kQueueStall = "queue-stall";
 inline constexpr std::string_view kNothingVisible = "nothing-visible";
 inline constexpr std::string_view kHostBlockedOnGpu = "host-blocked-on-gpu";
 inline constexpr std::string_view kMissingRank = "missing-rank";
+inline constexpr std::string_view kHostDeadlock = "host-deadlock";
+inline constexpr std::string_view kCollectiveWait = "collective-wait";
+inline constexpr std::string_view kHostWaits = "host-waits";
 
 // Each heuristic on its own (pure functions; run() and friends call them in this order).
 std::vector<Finding> sync_lane_barrier_spin(const Snapshot& snapshot, const Context& context);
 std::vector<Finding> splitk_clean_race(const Snapshot& snapshot);
+// A collective kernel whose waves all sit in a few polling loops: this rank waits for its peers.
+std::vector<Finding> collective_wait(const Snapshot& snapshot);
 std::vector<Finding> nothing_visible(const Snapshot& snapshot, const Context& context);
 std::vector<Finding> host_blocked_on_gpu(const Snapshot& snapshot);
+// Lock-order loops between host threads (host-deadlock) and every other host wait (host-waits):
+// mutexes, condition variables, semaphores, polls on the GPU driver.
+std::vector<Finding> host_deadlock(const Snapshot& snapshot);
 std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later);
 std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks);
 

@@ -1,11 +1,14 @@
 // Kernel names: demangling and classification (which library emitted it, what op it is, where its
 // source lives). Used by heuristics, reports and the fault path.
 //
-// Classification is table-driven (src/heuristics/kernel_names.cpp) and works on the names that
-// debuggers and rocm-debug-agent print: mangled (`_Z...`), demangled (`void at::native::...`),
-// kernel-descriptor symbols (`....kd`, ` [clone .kd]`) and plain Triton JIT names.
+// This is the one place names are demangled (src/kernels/); the snapshot builder applies it to
+// every name that enters the model. Classification is table-driven (src/kernels/kernel_names.cpp)
+// and works on the names that debuggers and rocm-debug-agent print: mangled (`_Z...`), demangled
+// (`void at::native::...`), kernel-descriptor symbols (`....kd`, ` [clone .kd]`) and plain Triton
+// JIT names.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,7 +17,18 @@ namespace rocplay {
 
 // `_Z12saxpy_kernelfPKfPfj` -> `saxpy_kernel(float, float const*, float*, unsigned int)`.
 // Returns the input unchanged when it is not a mangled name (or too long to demangle safely).
+// Bounded: names over 16 KiB are not demangled, and the nesting depth is checked before
+// libstdc++'s recursive demangler sees the name (kMaxDemangleNesting).
 std::string demangle(std::string_view name);
+inline constexpr std::size_t kMaxDemangleBytes = 16 * 1024;
+inline constexpr std::size_t kMaxDemangleNesting = 256;
+
+// A kernel symbol as debuggers print it: the descriptor suffix dropped (`_Z4kernv.kd`, `kern.kd`)
+// and the rest demangled: `kern()`, `kern`.
+std::string demangle_symbol(std::string_view name);
+
+// True for an Itanium linkage name (`_Z...`, also with a `.kd` suffix).
+bool is_mangled(std::string_view name);
 
 // The function's own name: `void at::native::vectorized_elementwise_kernel<4, F>(int, F)` ->
 // `vectorized_elementwise_kernel`; `_fwd_kernel.kd` -> `_fwd_kernel`. Demangles first.
@@ -52,8 +66,9 @@ std::string_view to_string(KernelFamily family);
 std::string_view to_string(KernelCategory category);
 
 struct KernelInfo {
-  std::string name;       // demangled
-  std::string short_name; // without namespaces, parameters and template arguments
+  std::string name;         // demangled
+  std::string linkage_name; // the mangled name when the input was one, else empty
+  std::string short_name;   // without namespaces, parameters and template arguments
   KernelFamily family = KernelFamily::Unknown;
   KernelCategory category = KernelCategory::Unknown;
   std::string op;         // the user-level op, e.g. `Tensor.index_copy_` (ATen), when known
@@ -64,5 +79,9 @@ struct KernelInfo {
 };
 
 KernelInfo classify_kernel(std::string_view name);
+// The same, preferring what the line information says over guesses from the name: a kernel whose
+// source file (`file` of its waves or `info line`) is `.cu`/`.cuh`/`.hip`/C++ is not a Triton
+// function, and one in a `.py` file is one.
+KernelInfo classify_kernel(std::string_view name, std::string_view source_file);
 
 } // namespace rocplay

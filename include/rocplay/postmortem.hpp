@@ -61,6 +61,8 @@ struct InputResult {
   std::string error; // why it is unreadable
   std::uint64_t bytes = 0;
   std::optional<int> rank;
+  std::string rank_rule;           // where the rank came from: `--rank-from`, `meta`, `meta RANK`
+                                   // (set later for `file name` and `input order` ranks)
   std::uint64_t skipped_lines = 0; // lines that were not MI
   std::vector<std::string> warnings;
   std::vector<Finding> findings;
@@ -94,6 +96,10 @@ struct SignatureClass {
 struct Event {
   std::string key; // the directory (or file) whose ranked snapshots form one event
   std::vector<int> ranks;
+  // How the ranks were told: `meta` (the recordings' own rank), `--rank-from`, `file name`
+  // (rank0/rank_1/r3/tp2/-N among files differing only in that number), `input order`
+  // (--one-event); several joined by `, ` when the members differ.
+  std::string rule;
   std::vector<Finding> findings; // heuristics::run_ranks
 };
 
@@ -119,6 +125,9 @@ struct Options {
   unsigned jobs = 0;                       // 0: all cores
   mi::Limits limits;
   std::size_t max_ranked_snapshots = 1024; // kept for cross-rank analysis; beyond it, a warning
+  // --one-event: every input is a rank of one event; ranks without meta or --rank-from are the
+  // order the inputs were given in.
+  bool one_event = false;
 };
 
 struct Progress {
@@ -137,6 +146,11 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
 std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::string>& missing,
                                        std::vector<std::pair<std::string, std::string>>& rejected);
+
+// A rank in a file name (`hang_rank3.mi`, `rank_1`, `r3`, `tp2`, `worker-5`, a trailing `-N`):
+// the file name with the number replaced by `#` (the template files of one event share) and the
+// number. nullopt when the name holds none of these.
+std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& path);
 
 // Reads one input. Never throws for bad input: problems become its status and warnings.
 std::vector<InputResult> analyse_file(const std::string& path, const Options& options);

@@ -27,7 +27,13 @@ struct TextOptions {
   std::string failure_label;
   std::string failure;
   std::string target;
+  std::size_t width = 100;   // columns; text_width() gives the terminal's
+  bool wide = false;         // print everything: no cut cells or stacks, every row
 };
+
+// The width a text report should have: $COLUMNS, else the terminal on `fd` (when it is one),
+// else 100. Bounded to 40..1000.
+std::size_t text_width(int fd = 1);
 
 // Findings are expected most severe first (heuristics::run orders them): the first is the verdict.
 void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,

@@ -92,8 +92,9 @@ struct Dispatch {
   std::optional<std::uint64_t> kernel_args;
   std::optional<std::uint64_t> completion;
   std::optional<std::uint64_t> kernel_address;
-  std::string kernel_name; // demangled when resolved
-  std::string status;      // cuda-gdb: `Active`
+  std::string kernel_name;  // demangled when resolved
+  std::string linkage_name; // the mangled name it came as (`_ZN5aiter...E`), when it was one
+  std::string status;       // cuda-gdb: `Active`
   bool current = false;
   bool operator==(const Dispatch&) const = default;
 };
@@ -164,11 +165,22 @@ struct Coverage {
 struct Frame {
   std::uint32_t level = 0;
   std::optional<std::uint64_t> pc;
-  std::string function;
+  std::string function;     // demangled
+  std::string linkage_name; // the mangled name, when the debugger printed one
   std::string file;
   std::optional<std::uint32_t> line;
   std::string from; // shared object when there is no file
   bool operator==(const Frame&) const = default;
+};
+
+// The mutex a thread blocked in pthread_mutex_lock sleeps on, read by expressions on its innermost
+// frame (no calls into the target): the futex word in the first syscall argument register is the
+// mutex, and glibc's `__owner` field (4 ints in) holds the owner's LWP.
+struct MutexWait {
+  std::optional<std::uint64_t> address;
+  std::string symbol;                // `mutex_b`, `cache_lock+8`, when the debugger named it
+  std::optional<std::int64_t> owner; // LWP of the owner; 0 when unlocked at that instant
+  bool operator==(const MutexWait&) const = default;
 };
 
 struct HostThread {
@@ -178,6 +190,10 @@ struct HostThread {
   std::string target_id;
   std::string state;
   std::vector<Frame> frames; // innermost first
+  std::optional<MutexWait> mutex_wait;
+  // The address whose source line frames[i] stands on: its PC for the innermost frame and for
+  // frames inlined into it (same PC), PC - 1 for every caller (its PC is a return address).
+  std::optional<std::uint64_t> lookup_pc(std::size_t i) const;
   bool operator==(const HostThread&) const = default;
 };
 
@@ -186,7 +202,8 @@ struct SourceLine {
   std::uint64_t pc = 0;
   std::string file;
   std::optional<std::uint32_t> line;
-  std::string function;                // symbol of the PC, `_Z4kernv`
+  std::string function;                // symbol of the PC, demangled (`kern()`)
+  std::string linkage_name;            // `_Z4kernv`, when it came mangled
   std::optional<std::uint64_t> offset; // +168
   std::string inlined_from;            // cuda-gdb: `splitk_reduce at line 20 of splitk.cu`
   bool has_code = true;                // false: "contains no code" / no line info
@@ -226,6 +243,10 @@ struct Snapshot {
   bool operator==(const Snapshot&) const = default;
 
   const SourceLine* source_line(std::uint64_t pc) const;
+  // The source line of a host frame: its PC for the innermost frame, PC - 1 for every caller (a
+  // caller's PC is the return address, the instruction after the call; PC - 1 is inside the
+  // call, which is how GDB finds its own frame lines). GPU waves keep their exact PC.
+  const SourceLine* frame_line(const HostThread& thread, std::size_t frame) const;
   // The dispatch whose (agent, queue, dispatch_no) the wave names; nullptr when none does.
   const Dispatch* dispatch_of(const Wave& wave) const;
   // The agent numbered `number` (Agent::number, else the last part of its id).
@@ -271,6 +292,11 @@ Snapshot build(const std::vector<mi::Exchange>& exchanges, BuildOptions options 
 // recording's meta is applied. Unparseable lines become warnings, never errors.
 Snapshot build_from_transcript(std::string_view text, BuildOptions options = {},
                                mi::TranscriptInfo* info = nullptr);
+
+// Demangles every name that entered the model mangled (dispatch kernels, wave functions, frames,
+// source lines), keeping the linkage name beside it where the model has room for one. The
+// builder and snapshot_from_json apply it; heuristics and reports only ever see demangled names.
+void demangle_names(Snapshot& snapshot);
 
 // Applies a recording's `# meta` JSON to a snapshot. Unknown keys are ignored; a value of the
 // wrong type becomes a warning.

@@ -244,6 +244,7 @@ json group_to_json(const FaultGroup& g) {
   json j;
   j["id"] = finding_id(g);
   j["kernel"] = {{"name", g.kernel.name},
+                 {"linkage_name", g.kernel.linkage_name},
                  {"short_name", g.kernel.short_name},
                  {"family", to_string(g.kernel.family)},
                  {"category", to_string(g.kernel.category)},

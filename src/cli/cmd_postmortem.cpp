@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 namespace rocplay::cli::postmortem_command {
@@ -32,6 +33,9 @@ struct Options {
   bool snapshots = false;
   bool progress = false;
   bool no_progress = false;
+  bool one_event = false;
+  bool details = false;
+  bool wide = false;
   std::size_t max_listed = 50;
   std::string color = "auto";
 };
@@ -67,6 +71,9 @@ nlohmann::json input_json(const InputResult& r, bool with_snapshot) {
     j["error"] = r.error;
   }
   j["rank"] = r.rank ? nlohmann::json(*r.rank) : nlohmann::json(nullptr);
+  if (!r.rank_rule.empty()) {
+    j["rank_rule"] = r.rank_rule;
+  }
   auto findings = nlohmann::json::array();
   for (const auto& f : r.findings) {
     findings.push_back(report::finding_to_json(f));
@@ -121,7 +128,8 @@ nlohmann::json summary_json(const Summary& s) {
     for (const auto& f : e.findings) {
       findings.push_back(report::finding_to_json(f));
     }
-    events.push_back({{"key", e.key}, {"ranks", e.ranks}, {"findings", findings}});
+    events.push_back(
+        {{"key", e.key}, {"ranks", e.ranks}, {"rank_rule", e.rule}, {"findings", findings}});
   }
   nlohmann::json series = nlohmann::json::array();
   for (const auto& sr : s.series) {
@@ -206,7 +214,7 @@ void write_text_summary(std::ostream& out, const Summary& s, const std::vector<s
     for (int r : e.ranks) {
       out << " " << r;
     }
-    out << "):\n";
+    out << "; ranks from " << e.rule << "):\n";
     if (e.findings.empty()) {
       out << "  no cross-rank finding\n";
     }
@@ -254,6 +262,7 @@ int run_postmortem(const Options& o) {
   postmortem::Options options;
   options.paths = o.paths;
   options.jobs = o.jobs;
+  options.one_event = o.one_event;
   if (!o.rank_from.empty()) {
     options.rank_pattern = o.rank_from;
   }
@@ -265,8 +274,43 @@ int run_postmortem(const Options& o) {
   bool any_findings = false;
   const bool show_progress = !o.no_progress && (o.progress || stderr_is_tty());
 
+  report::TextOptions text_options;
+  text_options.wide = o.wide;
+  text_options.width = report::text_width(o.output.empty() || o.output == "-" ? 1 : -1);
+  text_options.color = use_color(o.color, o.output.empty() || o.output == "-" ? STDOUT_FILENO : -1);
+  auto full_report = [&](std::ostream& os, const InputResult& r) {
+    report::write_text(os, r.snapshot, r.findings, text_options);
+    if (r.samples.size() > 1) { // as the live run prints it
+      os << '\n';
+      report::write_progress_text(os, r.progress, r.samples);
+    }
+  };
+  auto reportable = [](const InputResult& r) {
+    // Snapshots only: agent logs and crash evidence keep their own summary and verdict.
+    return (r.kind == InputKind::Recording || r.kind == InputKind::RawMi ||
+            r.kind == InputKind::ReportJson) &&
+           r.status != InputStatus::Unreadable && r.status != InputStatus::Empty;
+  };
+  // One input: the live run's full report. Kept until the batch is over (a JSON Lines file may
+  // hold several snapshots, which makes it several inputs).
+  std::optional<InputResult> only;
+  std::size_t results = 0;
   auto on_result = [&](const InputResult& r) {
     any_findings = any_findings || !r.signatures.empty();
+    if (format == report::Format::Text) {
+      if (++results == 1 && reportable(r) && !o.details) {
+        only = r;
+      } else {
+        only.reset();
+      }
+      if (o.details && reportable(r)) {
+        out.stream() << "=== " << r.path << r.member
+                     << (r.rank ? " (rank " + std::to_string(*r.rank) + ")" : std::string())
+                     << "\n";
+        full_report(out.stream(), r);
+        out.stream() << "\n";
+      }
+    }
     switch (format) {
     case report::Format::Jsonl:
       out.stream() << json_text(input_json(r, o.snapshots)) << "\n";
@@ -371,9 +415,14 @@ int run_postmortem(const Options& o) {
     out.stream() << json_text(report::to_sarif(sarif_findings, ROCPLAY_VERSION), 2) << "\n";
     break;
   case report::Format::Text:
-    write_text_summary(
-        out.stream(), summary, listed, not_listed,
-        use_color(o.color, o.output.empty() || o.output == "-" ? STDOUT_FILENO : -1));
+    if (only && results == 1 && summary.events.empty()) {
+      full_report(out.stream(), *only);
+      for (const auto& w : only->warnings) {
+        out.stream() << "warning: " << w << "\n";
+      }
+    } else {
+      write_text_summary(out.stream(), summary, listed, not_listed, text_options.color);
+    }
     break;
   }
   out.commit();
@@ -399,6 +448,15 @@ Action add_postmortem(CLI::App& app) {
   cmd->add_option("--rank-from", o->rank_from,
                   "Regex over each path whose first group is the rank, e.g. 'rank(\\d+)' "
                   "(recordings' own rank metadata is used first)");
+  cmd->add_flag("--one-event", o->one_event,
+                "The inputs are the ranks of one hang, in the order given (ranks from the "
+                "recordings' meta or --rank-from still win)");
+  cmd->add_flag("--details", o->details,
+                "Text: the full report (verdict, evidence, tables) of every input before the "
+                "summary; one input alone always gets it");
+  cmd->add_flag("--wide", o->wide,
+                "Text: print every row, cell and stack frame whole (otherwise cut to the "
+                "terminal's width: $COLUMNS, the terminal, else 100)");
   cmd->add_option("-j,--jobs", o->jobs, "Parallel readers (default: all cores)");
   add_color_option(*cmd, o->color);
   cmd->add_flag("--snapshots", o->snapshots, "Include each input's full snapshot in JSON output");
@@ -409,10 +467,13 @@ Action add_postmortem(CLI::App& app) {
   cmd->footer("Exit codes: 0 no findings, 1 findings, 2 some inputs could not be read "
               "(unreadable inputs win over findings), 64 bad command line, 66 the report cannot "
               "be written, 70 internal error, 130 interrupted. `-` reads standard input; a FIFO "
-              "or `<(...)` is read whole. Ranked snapshots in one directory form one event; "
-              "cross-rank findings (missing rank, unequal grids) are reported per event. "
-              "Crash evidence from every input is joined per process and rank into one crash "
-              "verdict (docs/crash-evidence.md).");
+              "or `<(...)` is read whole. Ranks come from each recording's meta, else "
+              "--rank-from, else file names that differ only in a rank number (rank0, rank_1, "
+              "r3, tp2, -N), else the order given with --one-event; ranked snapshots in one "
+              "directory form one event, and cross-rank findings (missing rank, unequal grids) "
+              "are reported per event, with the rule that told the ranks. Crash evidence from "
+              "every input is joined per process and rank into one crash verdict "
+              "(docs/crash-evidence.md).");
   return [o] { return run_postmortem(*o); };
 }
 

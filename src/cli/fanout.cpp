@@ -372,6 +372,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
       if (t.result->attached) {
         report::TextOptions to;
         to.color = use_color(o.color, o.output.empty() ? STDOUT_FILENO : -1);
+        to.wide = o.wide;
+        to.width = report::text_width(-1);
         report::write_text(os, t.result->snapshot, t.result->findings, to);
         os << "\n";
       }

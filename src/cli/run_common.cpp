@@ -205,6 +205,9 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
                  "How long the target runs between two samples: seconds, or with ms/s/m "
                  "(default: the playbook's, else 2s)");
   add_color_option(sub, o.color);
+  sub.add_flag("--wide", o.wide,
+               "Text report: print every row, cell and stack frame whole (otherwise cut to the "
+               "terminal's width: $COLUMNS, the terminal, else 100)");
   sub.add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
   auto* pids = sub.add_option("--pids", o.pids,
                               "Several processes at once (comma-separated): one debugger each, "
@@ -321,6 +324,8 @@ int run_playbook_command(const RunCommandOptions& o) {
     if (attached || (!failure.empty() && result.times.attach_sent)) {
       report::TextOptions to;
       to.color = use_color(o.color, file ? -1 : STDOUT_FILENO);
+      to.wide = o.wide;
+      to.width = report::text_width(file ? -1 : 1);
       if (!failure.empty()) {
         to.failure = failure;
         to.failure_label = failure_label(result);

@@ -36,6 +36,7 @@ struct RunCommandOptions {
   bool fast = false;
   bool allow_unsafe = false;
   std::string color = "auto"; // --color: auto, always, never
+  bool wide = false;          // text report: nothing cut
   bool quiet = false;
   std::vector<std::string> vars;
   // Every rank at once (src/cli/fanout.hpp): --pids A,B,... or --workers-of SERVER.

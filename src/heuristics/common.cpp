@@ -37,13 +37,33 @@ bool is_collective(const Dispatch& d) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (std::string_view k :
-       {"nccl", "rccl", "allgather", "all_gather", "allreduce", "all_reduce", "reduce_scatter",
-        "reducescatter", "alltoall", "cross_device_reduce"}) {
+       {"nccl", "rccl", "msccl", "allgather", "all_gather", "allreduce", "all_reduce",
+        "reduce_scatter", "reducescatter", "alltoall", "all_to_all", "cross_device_reduce",
+        "quickreduce", "quick_reduce", "allreduce_fusion", "lamport", "nvshmem"}) {
     if (contains(lower, k)) {
       return true;
     }
   }
   return false;
+}
+
+std::string source_file_of(const Dispatch& d, const Snapshot& s) {
+  for (const auto& w : s.waves) {
+    if (s.dispatch_of(w) != &d) {
+      continue;
+    }
+    if (!w.file.empty()) {
+      return w.file.str();
+    }
+    if (const SourceLine* sl = w.pc ? s.source_line(*w.pc) : nullptr; sl && !sl->file.empty()) {
+      return sl->file;
+    }
+  }
+  return {};
+}
+
+KernelInfo classify(const Dispatch& d, const Snapshot* s) {
+  return s ? classify_kernel(d.kernel_name, source_file_of(d, *s)) : classify_kernel(d.kernel_name);
 }
 
 std::string dispatch_label(const Dispatch& d) {
@@ -150,8 +170,11 @@ std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClas
   return out;
 }
 
-nlohmann::json dispatch_json(const Dispatch& d) {
+nlohmann::json dispatch_json(const Dispatch& d, const Snapshot* s) {
   nlohmann::json j = {{"id", d.id}, {"kernel", kernel_label(d)}};
+  if (!d.linkage_name.empty()) {
+    j["linkage_name"] = d.linkage_name;
+  }
   if (!d.target_id.empty()) {
     j["target_id"] = d.target_id;
   }
@@ -174,7 +197,7 @@ nlohmann::json dispatch_json(const Dispatch& d) {
     j["kernel_address"] = fmt::format("{:#x}", *d.kernel_address);
   }
   if (!d.kernel_name.empty()) {
-    KernelInfo k = classify_kernel(d.kernel_name);
+    KernelInfo k = classify(d, s);
     nlohmann::json info = {{"short_name", k.short_name},
                            {"family", to_string(k.family)},
                            {"category", to_string(k.category)}};
@@ -282,11 +305,11 @@ std::optional<LeaderSpin> leader_spin(const std::vector<snapshot::WaveClass>& cl
   return out;
 }
 
-std::string kernel_line(const Dispatch& d) {
+std::string kernel_line(const Dispatch& d, const Snapshot* s) {
   if (d.kernel_name.empty()) {
     return {};
   }
-  KernelInfo k = classify_kernel(d.kernel_name);
+  KernelInfo k = classify(d, s);
   std::string out =
       fmt::format("kernel {}: {} ({})", k.short_name.empty() ? d.kernel_name : k.short_name,
                   to_string(k.family), to_string(k.category));

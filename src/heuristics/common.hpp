@@ -18,6 +18,11 @@ std::string kernel_label(const Dispatch& dispatch);
 // A collective kernel (RCCL/NCCL, aiter allgather/all-reduce, custom all-reduce,
 // reduce_scatter): kernel_names' classification, or the name patterns it is based on.
 bool is_collective(const Dispatch& dispatch);
+// The source file the line information names for the dispatch's waves (their frame's file, else
+// the `info line` of their PC); empty without line information.
+std::string source_file_of(const Dispatch& dispatch, const Snapshot& snapshot);
+// classify_kernel() of the dispatch's kernel, preferring its waves' source file to the name.
+KernelInfo classify(const Dispatch& dispatch, const Snapshot* snapshot);
 // `dispatch 1.1 (AMDGPU Dispatch 1:2:1 (PKID 0))`.
 std::string dispatch_label(const Dispatch& dispatch);
 
@@ -33,10 +38,10 @@ Location location_of(const snapshot::WaveClass& c, const Snapshot& snapshot);
 std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClass>& classes,
                                             const Dispatch& dispatch);
 // `kind`, `category`, `op`, `dtype` and `source` of the dispatch's kernel (classify_kernel).
-nlohmann::json dispatch_json(const Dispatch& dispatch);
+nlohmann::json dispatch_json(const Dispatch& dispatch, const Snapshot* snapshot = nullptr);
 // `kernel allgather_vec: collective (collective), bfloat16; source: aiter/csrc/ ...`; empty when
 // the kernel has no name.
-std::string kernel_line(const Dispatch& dispatch);
+std::string kernel_line(const Dispatch& dispatch, const Snapshot* snapshot = nullptr);
 
 // The "leader spin" shape of one dispatch's wave classes: the waves (AMD) or thread ranges
 // (cuda-gdb) holding the first work-items of each work-group sit in one polling loop, holding

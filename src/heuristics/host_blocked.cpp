@@ -72,7 +72,7 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
   nlohmann::json dj = nlohmann::json::array();
   for (const auto& d : s.dispatches) {
     kernels.push_back(short_function_name(detail::kernel_label(d)));
-    dj.push_back(detail::dispatch_json(d));
+    dj.push_back(detail::dispatch_json(d, &s));
   }
   const auto& first = blocked.front();
   const bool item = first.call == "_local_scalar_dense";
@@ -107,7 +107,7 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
   for (const auto& d : s.dispatches) {
     f.evidence.push_back(
         fmt::format("in flight: {}: {}", detail::dispatch_label(d), detail::kernel_label(d)));
-    if (auto k = detail::kernel_line(d); !k.empty()) {
+    if (auto k = detail::kernel_line(d, &s); !k.empty()) {
       f.evidence.push_back("  " + k);
     }
   }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -85,10 +86,12 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
   nlohmann::json per_rank = nlohmann::json::array();
 
   if (!missing.empty()) {
-    if (in < 2 && n > 2) {
-      return out; // one rank in a collective, the rest not: no quorum to call anyone missing
-    }
-    f.confidence = missing.size() == 1 ? 0.85 : 0.65;
+    // The quorum: how many ranks vouch for "this collective is where everyone should be". With
+    // TP=2 one rank is all there is (the lone rank may simply be early), so the finding stands but
+    // says so with less certainty; from four ranks in it the quorum is solid.
+    const double quorum = std::min(1.0, 0.55 + 0.15 * static_cast<double>(in - 1));
+    f.confidence = (missing.size() == 1 ? 0.85 : 0.65) * quorum;
+    f.severity = f.confidence >= 0.6 ? Severity::Critical : Severity::Error;
     std::vector<int> ids;
     for (auto i : missing) {
       ids.push_back(rank_of(ranks[i], i));
@@ -131,7 +134,13 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
         "edit their barrier code or add synchronize() calls.",
         ids.front(), m.pid ? fmt::format(" (PID {})", *m.pid) : std::string(), kernel,
         m.pid ? fmt::format("{}", *m.pid) : std::string("<pid>"));
-    f.details = {{"kernel", kernel}, {"ranks", per_rank}, {"missing", ids}};
+    f.evidence.push_back(fmt::format(
+        "quorum: {} of {} ranks in {}{}", in, n, kernel,
+        quorum < 1.0 ? "; with so few ranks in it, the missing rank may also just be late" : ""));
+    f.details = {{"kernel", kernel},
+                 {"ranks", per_rank},
+                 {"missing", ids},
+                 {"quorum", {{"in_collective", in}, {"ranks", n}, {"factor", quorum}}}};
     out.push_back(std::move(f));
     return out;
   }

@@ -120,7 +120,7 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
         fmt::format("later:   queue {} read {} write {}", q.id, *q.read, *q.write));
     f.evidence.push_back(
         fmt::format("head dispatch: {}: {}", detail::dispatch_label(*head), kernel));
-    if (auto k = detail::kernel_line(*head); !k.empty()) {
+    if (auto k = detail::kernel_line(*head, &later); !k.empty()) {
       f.evidence.push_back(k);
     }
     const auto classes = snapshot::group_waves(later);
@@ -139,7 +139,7 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
                    {"write", *q.write},
                    {"earlier_read", *p->read},
                    {"earlier_write", *p->write}}},
-                 {"head_dispatch", detail::dispatch_json(*head)},
+                 {"head_dispatch", detail::dispatch_json(*head, &later)},
                  {"wave_classes", std::move(cj)},
                  {"pcs_compared", pcs_compared}};
     f.next_step = fmt::format(

@@ -2,6 +2,7 @@
 #include "rocplay/heuristics.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace rocplay {
 
@@ -52,9 +53,22 @@ void append(std::vector<Finding>& out, std::vector<Finding> more) {
 std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
   std::vector<Finding> out;
   append(out, sync_lane_barrier_spin(snapshot, context));
+  // The sync-lane finding already says "waiting for peers" for its dispatches, more precisely.
+  std::set<std::string> spinning;
+  for (const auto& f : out) {
+    if (auto d = f.details.find("dispatch"); d != f.details.end() && d->contains("id")) {
+      spinning.insert((*d)["id"].get<std::string>());
+    }
+  }
+  for (auto& f : collective_wait(snapshot)) {
+    if (!spinning.count(f.details["dispatch"]["id"].get<std::string>())) {
+      out.push_back(std::move(f));
+    }
+  }
   append(out, splitk_clean_race(snapshot));
   append(out, nothing_visible(snapshot, context));
   append(out, host_blocked_on_gpu(snapshot));
+  append(out, host_deadlock(snapshot));
   for (auto& f : out) {
     if (!f.rank && snapshot.rank) {
       f.rank = snapshot.rank;
@@ -119,6 +133,14 @@ const std::vector<HeuristicInfo>& catalogue() {
        "host thread stacks (bt / -stack-list-frames) and the in-flight dispatches"},
       {kMissingRank, "missing rank across per-rank snapshots",
        "one snapshot per rank with dispatches (kernel names, grids)"},
+      {kCollectiveWait, "collective kernel waiting for its peers (one rank)",
+       "an in-flight collective dispatch (by kernel name) and its waves' PCs; line information "
+       "optional"},
+      {kHostDeadlock, "host threads deadlocked on mutexes",
+       "host stacks in pthread_mutex_lock and each mutex's owner (glibc's owner field, read by "
+       "an expression on the innermost frame)"},
+      {kHostWaits, "host threads waiting (mutex, condition variable, semaphore, GPU driver)",
+       "host thread stacks"},
   };
   return kAll;
 }

@@ -41,7 +41,7 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
       "per-process workspace counter and it finished, leaving this one to spin.",
       d.kernel_name, detail::dispatch_label(d), pattern->spin_workgroups, detail::where(spin, s));
   f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), d.kernel_name));
-  if (auto k = detail::kernel_line(d); !k.empty()) {
+  if (auto k = detail::kernel_line(d, &s); !k.empty()) {
     f.evidence.push_back(k);
   }
   for (const auto* c : pattern->spin) {
@@ -51,7 +51,7 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
     f.evidence.push_back(fmt::format("rest: {}", detail::describe(*c, s)));
   }
   f.evidence.push_back("only one `_clean` kernel in flight on this device");
-  nlohmann::json dj = detail::dispatch_json(d);
+  nlohmann::json dj = detail::dispatch_json(d, &s);
   nlohmann::json cj = nlohmann::json::array();
   for (const auto& c : cs) {
     cj.push_back(detail::class_json(c, s));
@@ -120,14 +120,11 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
     f.id = std::string(kSplitKCleanRace);
     f.confidence = queues_known && fences_known ? 0.85 : 0.5;
     f.severity = Severity::Error;
-    f.title = fmt::format("{} split-K `_clean` kernels in flight on different queues: shared "
-                          "workspace counter race",
-                          ds.size());
     std::vector<std::string> names;
     nlohmann::json dj = nlohmann::json::array();
     for (const auto* d : ds) {
       names.push_back(short_function_name(d->kernel_name));
-      nlohmann::json j = detail::dispatch_json(*d);
+      nlohmann::json j = detail::dispatch_json(*d, &s);
       nlohmann::json cj = nlohmann::json::array();
       for (const auto& c : detail::classes_of(classes, *d)) {
         cj.push_back(detail::class_json(c, s));
@@ -139,7 +136,7 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
                                        d->queue ? fmt::format("{}", *d->queue) : "?",
                                        d->fence_text.empty() ? "?" : d->fence_text,
                                        fmt::join(d->grid, ","), fmt::join(d->workgroup, ",")));
-      if (auto k = detail::kernel_line(*d); !k.empty()) {
+      if (auto k = detail::kernel_line(*d, &s); !k.empty()) {
         f.evidence.push_back("  " + k);
       }
       for (const auto& c : detail::classes_of(classes, *d)) {
@@ -149,6 +146,10 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
         }
       }
     }
+    // The title names every `_clean` kernel involved: they are what to grep for.
+    f.title = fmt::format("{} split-K `_clean` kernels in flight on different queues ({}): shared "
+                          "workspace counter race",
+                          ds.size(), fmt::join(names, ", "));
     f.details = {{"dispatches", std::move(dj)},
                  {"queues_known", queues_known},
                  {"fences_known", fences_known}};

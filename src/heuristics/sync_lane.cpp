@@ -116,7 +116,7 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
             : std::string(),
         rest, after);
     f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), kernel));
-    if (auto k = detail::kernel_line(d); !k.empty()) {
+    if (auto k = detail::kernel_line(d, &s); !k.empty()) {
       f.evidence.push_back(k);
     }
     for (const auto* c : pattern->spin) {
@@ -132,7 +132,7 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
       f.evidence.push_back(
           fmt::format("{} wave(s) of the dispatch have unknown (`?`) coordinates", unknown));
     }
-    f.details = {{"dispatch", detail::dispatch_json(d)},
+    f.details = {{"dispatch", detail::dispatch_json(d, &s)},
                  {"routine", routine},
                  {"collective", collective},
                  {"spin", detail::class_json(spin, s)}};

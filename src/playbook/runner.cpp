@@ -5,8 +5,8 @@
 // it says so (on_error: abort, the default), and the `always` section and the detach run whatever
 // happened before them.
 #include "playbook/internal.hpp"
+#include "rocplay/frames.hpp"
 #include "rocplay/grouping.hpp"
-
 #include "rocplay/sampling.hpp"
 
 #include <fmt/format.h>
@@ -939,6 +939,7 @@ private:
       seen.insert(sl.pc); // asked before
     }
     seen.insert(earlier_pcs_.begin(), earlier_pcs_.end()); // asked in an earlier sample
+    seen.insert(looked_up_.begin(), looked_up_.end()); // asked before, even when it failed
     auto add = [&](const std::optional<std::uint64_t>& pc) {
       if (pc && *pc != 0 && seen.insert(*pc).second) {
         pcs.push_back(*pc);
@@ -946,7 +947,14 @@ private:
     };
     for (const auto& t : snap.host_threads) {
       for (std::size_t i = 0; i < t.frames.size() && i < s.frames; ++i) {
-        add(t.frames[i].pc);
+        add(t.lookup_pc(i)); // callers: the call, not the return address
+      }
+      // Where the thread waits in the user's own code, and the call into it, however deep the
+      // C library and runtime frames above them go.
+      if (const Frame* user = innermost_user_frame(t)) {
+        const auto u = static_cast<std::size_t>(user - t.frames.data());
+        add(t.lookup_pc(u));
+        add(t.lookup_pc(u + 1));
       }
     }
     for (const auto& w : snap.waves) {
@@ -960,6 +968,7 @@ private:
     }
     std::size_t failed = 0;
     for (auto pc : pcs) {
+      looked_up_.insert(pc);
       auto ex = driver_.console(fmt::format("info line *{:#x}", pc), timeout_of(s));
       if (ex.error_message()) {
         ++failed;
@@ -1224,6 +1233,7 @@ private:
   bool debugger_gone_ = false;
   std::string stop_reason_;
   std::size_t snapshot_exchanges_ = static_cast<std::size_t>(-1);
+  std::unordered_set<std::uint64_t> looked_up_; // PCs `info-line` asked about
   Snapshot snapshot_;
   std::uint32_t sample_ = 1;
   std::size_t window_start_ = 0; // the current sample's first exchange

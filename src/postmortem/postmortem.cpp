@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
@@ -215,9 +217,31 @@ Signature signature_of(const Finding& finding) {
   return s;
 }
 
+// `RANK` (torchrun, vLLM, SGLang) in the target environment a recording's meta carries.
+std::optional<int> rank_from_env(const Snapshot& s) {
+  auto it = s.env.find("RANK");
+  if (it == s.env.end() || it->second.empty() || it->second.size() > 6 ||
+      it->second.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoi(it->second);
+}
+
 void finish_result(InputResult& r) {
   if (r.status == InputStatus::Ok && r.skipped_lines > 0) {
     r.status = InputStatus::Partial;
+  }
+  if (r.rank && r.rank_rule.empty()) {
+    r.rank_rule = "meta";
+  } else if (!r.rank && r.status != InputStatus::Unreadable && r.kind != InputKind::AgentLog) {
+    if (auto env = rank_from_env(r.snapshot)) {
+      r.rank = env;
+      r.rank_rule = "meta RANK";
+      r.snapshot.rank = env;
+      for (Finding& f : r.findings) {
+        f.rank = f.rank ? f.rank : env;
+      }
+    }
   }
   for (const Finding& f : r.findings) {
     if (f.severity >= Severity::Warning) {
@@ -702,6 +726,39 @@ std::vector<InputResult> just(InputResult&& r) {
 }
 } // namespace
 
+std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& path) {
+  const fs::path p(path);
+  std::string name = p.filename().string();
+  // The stem: up to the first dot (`hang_rank0.mi`, `rank1.rec.txt`).
+  const std::size_t dot = name.find('.');
+  const std::string stem = name.substr(0, dot);
+  if (stem.empty() || stem.size() > 256) {
+    return std::nullopt;
+  }
+  // A word that says "rank" right before the number, not inside a longer word; else a trailing
+  // `-N` / `_N`.
+  static const std::regex kNamed(
+      "(^|[^A-Za-z0-9])(rank|rank_|rank-|r|tp|tp_|tp-|worker|worker_|"
+      "worker-|gpu|gpu_|gpu-|local_rank|local_rank_)([0-9]{1,5})(?=$|[^0-9])",
+      std::regex::ECMAScript | std::regex::icase);
+  static const std::regex kTrailing("[-_]([0-9]{1,5})$", std::regex::ECMAScript);
+  std::smatch m;
+  std::size_t at = 0;
+  std::size_t len = 0;
+  if (std::regex_search(stem, m, kNamed)) {
+    at = static_cast<std::size_t>(m.position(3));
+    len = static_cast<std::size_t>(m.length(3));
+  } else if (std::regex_search(stem, m, kTrailing)) {
+    at = static_cast<std::size_t>(m.position(1));
+    len = static_cast<std::size_t>(m.length(1));
+  } else {
+    return std::nullopt;
+  }
+  const int number = std::stoi(stem.substr(at, len));
+  name.replace(at, len, "#");
+  return std::make_pair((p.parent_path() / name).string(), number);
+}
+
 std::vector<InputResult> analyse_file(const std::string& path, const Options& options) {
   InputResult r;
   r.path = path;
@@ -710,6 +767,9 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
     re.emplace(*options.rank_pattern, std::regex::ECMAScript);
   }
   r.rank = rank_from_path(path, re);
+  if (r.rank) {
+    r.rank_rule = "--rank-from";
+  }
   // Opened without blocking: open() of a FIFO with no writer would wait forever.
   const bool from_stdin = path == "-";
   const int fd =
@@ -891,11 +951,20 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   std::map<std::string, SignatureClass> classes;
   // Ranked snapshots wait in their event until every file of its directory has been read; then
   // the cross-rank heuristics run and the snapshots are dropped, so memory stays per-event.
-  std::map<std::string, std::vector<Snapshot>> ranked;
+  struct Ranked {
+    Snapshot snapshot;
+    std::string rule;
+    std::string path;
+  };
+  std::map<std::string, std::vector<Ranked>> ranked;
+  // Unranked snapshots whose file names hold a rank, by directory and then by the name with the
+  // number taken out: files that differ only in that number are one event.
+  std::map<std::string, std::map<std::string, std::vector<Ranked>>> by_name;
   std::map<std::string, std::size_t> files_left;
   for (const std::string& f : files) {
     ++files_left[fs::path(f).parent_path().string()];
   }
+  const std::string kOneEvent = "(the inputs, --one-event)";
   std::size_t ranked_count = 0;
   // Recordings of one process (meta host, pid, command name), for the progress analysis.
   struct SeriesMember {
@@ -910,22 +979,58 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     if (it == ranked.end()) {
       return;
     }
-    std::vector<Snapshot> snapshots = std::move(it->second);
+    std::vector<Ranked> members = std::move(it->second);
     ranked.erase(it);
-    if (snapshots.size() < 2) {
+    if (members.size() < 2) {
       return;
     }
-    std::stable_sort(snapshots.begin(), snapshots.end(),
-                     [](const Snapshot& a, const Snapshot& b) { return a.rank < b.rank; });
+    std::stable_sort(members.begin(), members.end(), [](const Ranked& a, const Ranked& b) {
+      return a.snapshot.rank < b.snapshot.rank;
+    });
+    // Two inputs claiming one rank are not one event (two hangs recorded into one directory):
+    // joining them would make up a cross-rank finding.
+    for (std::size_t i = 1; i < members.size(); ++i) {
+      if (members[i].snapshot.rank == members[i - 1].snapshot.rank) {
+        summary.warnings.push_back(fmt::format(
+            "{}: {} and {} both are rank {}: not joined into one event (put each hang in its own "
+            "directory, or pass the files of one hang with --one-event)",
+            key.empty() ? "." : key, members[i - 1].path, members[i].path,
+            *members[i].snapshot.rank));
+        return;
+      }
+    }
     Event event;
     event.key = key.empty() ? "." : key;
-    for (const auto& s : snapshots) {
-      event.ranks.push_back(*s.rank);
+    std::vector<std::string> rules;
+    std::vector<Snapshot> snapshots;
+    for (auto& m : members) {
+      event.ranks.push_back(*m.snapshot.rank);
+      if (std::find(rules.begin(), rules.end(), m.rule) == rules.end()) {
+        rules.push_back(m.rule);
+      }
+      snapshots.push_back(std::move(m.snapshot));
     }
+    event.rule = fmt::format("{}", fmt::join(rules, ", "));
     event.findings = heuristics::run_ranks(snapshots);
     summary.events.push_back(std::move(event));
   };
   crash::Joiner crash_joiner; // bounded summaries per process, joined at the end
+  // A directory is done: its files named alike (differing only in a rank number) become events.
+  auto close_names = [&](const std::string& dir) {
+    auto it = by_name.find(dir);
+    if (it == by_name.end()) {
+      return;
+    }
+    auto groups = std::move(it->second);
+    by_name.erase(it);
+    for (auto& [name_template, members] : groups) {
+      if (members.size() < 2) {
+        continue; // one file named rank3 is not an event
+      }
+      ranked[name_template] = std::move(members);
+      close_event(name_template);
+    }
+  };
   Progress progress;
   progress.total = files.size();
   auto account = [&](InputResult& r) {
@@ -973,11 +1078,32 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
       }
       by_process[r.process_key].push_back(std::move(m));
     }
-    if (r.rank && r.status != InputStatus::Unreadable && r.kind != InputKind::AgentLog &&
-        !is_crash_kind(r.kind)) {
+    const bool usable = r.status != InputStatus::Unreadable && r.status != InputStatus::Empty &&
+                        r.kind != InputKind::AgentLog && !is_crash_kind(r.kind);
+    if (usable && options.one_event && ranked_count < options.max_ranked_snapshots) {
+      if (!r.rank) {
+        r.rank = static_cast<int>(r.index); // the order the inputs were given in
+        r.rank_rule = "input order";
+        r.snapshot.rank = r.rank;
+      }
+      ranked[kOneEvent].push_back({std::move(r.snapshot), r.rank_rule, r.path + r.member});
+      ++ranked_count;
+      return;
+    }
+    if (usable && !r.rank && r.member.empty()) {
+      if (auto named = rank_in_file_name(r.path)) {
+        r.rank = named->second;
+        r.rank_rule = "file name";
+        r.snapshot.rank = r.rank;
+        by_name[fs::path(r.path).parent_path().string()][named->first].push_back(
+            {std::move(r.snapshot), r.rank_rule, r.path});
+        return;
+      }
+    }
+    if (r.rank && usable) {
       if (ranked_count < options.max_ranked_snapshots) {
         const std::string key = r.member.empty() ? fs::path(r.path).parent_path().string() : r.path;
-        ranked[key].push_back(std::move(r.snapshot));
+        ranked[key].push_back({std::move(r.snapshot), r.rank_rule, r.path + r.member});
         ++ranked_count;
       } else if (ranked_count++ == options.max_ranked_snapshots) {
         summary.warnings.push_back("more than " + std::to_string(options.max_ranked_snapshots) +
@@ -1026,8 +1152,9 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         close_event(file); // a JSON Lines file with several snapshots is its own event
       }
       const std::string dir = fs::path(file).parent_path().string();
-      if (--files_left[dir] == 0) {
+      if (--files_left[dir] == 0 && !options.one_event) {
         close_event(dir);
+        close_names(dir);
         ranked_count = 0;
       }
       ++progress.done;
@@ -1053,6 +1180,9 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   std::stable_sort(
       summary.classes.begin(), summary.classes.end(),
       [](const auto& a, const auto& b) { return a.members.size() > b.members.size(); });
+  while (!by_name.empty()) {
+    close_names(by_name.begin()->first);
+  }
   while (!ranked.empty()) {
     close_event(ranked.begin()->first);
   }

@@ -1,20 +1,28 @@
 // The person's report: the verdict first (stuck kernel, where, what it means, next step), then
 // the evidence tables (agents, queues, dispatches, wave classes, source lines, host threads).
 #include "rocplay/code_loops.hpp"
+#include "rocplay/frames.hpp"
 #include "rocplay/grouping.hpp"
 #include "rocplay/report.hpp"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace rocplay::report {
 namespace {
 
-constexpr std::size_t kWidth = 100;
+constexpr std::size_t kDefaultWidth = 100;
+// Where a cell, a stack or a line was cut to fit the width (`--wide` prints it whole).
+constexpr std::string_view kCut = "...";
 
 struct Style {
   bool color = false;
+  std::size_t width = kDefaultWidth;
+  bool wide = false;
   std::string bold(std::string_view s) const {
     return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s);
   }
@@ -27,8 +35,9 @@ struct Style {
   }
 };
 
-// Word-wraps `text` after a label, continuation lines indented to the label's width.
-void wrapped(std::ostream& out, std::string_view label, std::string_view text) {
+// Word-wraps `text` to `width` after a label, continuation lines indented to the label's width.
+void wrapped(std::ostream& out, std::size_t width, std::string_view label, std::string_view text) {
+  const std::size_t kWidth = width;
   const std::size_t indent = label.size();
   std::size_t col = indent;
   out << label;
@@ -65,16 +74,44 @@ public:
     rows_.push_back(std::move(cells));
   }
   std::size_t size() const { return rows_.size(); }
-  void print(std::ostream& out, std::size_t max_rows) const {
+  void print(std::ostream& out, std::size_t max_rows, const Style& st) const {
     std::vector<std::size_t> w(headers_.size());
-    std::size_t shown = std::min(max_rows, rows_.size());
+    std::size_t shown = st.wide ? rows_.size() : std::min(max_rows, rows_.size());
     for (std::size_t c = 0; c < headers_.size(); ++c) {
       w[c] = headers_[c].size();
       for (std::size_t r = 0; r < shown; ++r) {
         w[c] = std::max(w[c], rows_[r][c].size());
       }
     }
-    auto line = [&](const std::vector<std::string>& cells) {
+    // Too wide for the terminal: the widest column gives way (never below 16), its cells cut and
+    // marked; the last column is not padded, so it is cut to what is left of the line.
+    if (!st.wide && !w.empty()) {
+      std::size_t total = 2;
+      for (std::size_t c = 0; c < w.size(); ++c) {
+        total += w[c] + (c + 1 < w.size() ? 2 : 0);
+      }
+      while (total > st.width) {
+        auto widest = std::max_element(w.begin(), w.end());
+        const std::size_t floor = 16;
+        if (*widest <= floor) {
+          break;
+        }
+        const std::size_t cut = std::min(total - st.width, *widest - floor);
+        *widest -= cut;
+        total -= cut;
+      }
+    }
+    auto fit = [&](const std::string& cell, std::size_t c) {
+      if (st.wide || cell.size() <= w[c]) {
+        return cell;
+      }
+      return cell.substr(0, w[c] - kCut.size()) + std::string(kCut);
+    };
+    auto line = [&](const std::vector<std::string>& raw) {
+      std::vector<std::string> cells;
+      for (std::size_t c = 0; c < raw.size(); ++c) {
+        cells.push_back(fit(raw[c], c));
+      }
       std::string s = "  ";
       for (std::size_t c = 0; c < cells.size(); ++c) {
         s += cells[c];
@@ -92,7 +129,8 @@ public:
       line(rows_[r]);
     }
     if (rows_.size() > shown) {
-      out << fmt::format("  ... and {} more (use --format json for all)\n", rows_.size() - shown);
+      out << fmt::format("  ... and {} more (--wide or --format json for all)\n",
+                         rows_.size() - shown);
     }
   }
 
@@ -188,42 +226,46 @@ bool write_failure(std::ostream& out, const TextOptions& options, const Style& s
   }
   const std::string label = options.failure_label.empty() ? "RUN FAILED" : options.failure_label;
   out << st.severity(Severity::Error, label) << '\n';
-  wrapped(out, "  What:    ", options.failure);
+  wrapped(out, st.width, "  What:    ", options.failure);
   if (!options.target.empty()) {
-    wrapped(out, "  Target:  ", options.target);
+    wrapped(out, st.width, "  Target:  ", options.target);
   }
   out << "  This report is PARTIAL: it holds what was seen before the run ended.\n\n";
   return true;
 }
 
 void write_verdict(std::ostream& out, const std::vector<Finding>& findings, const Style& st,
-                   bool partial = false) {
+                   bool gpu_seen = true, bool partial = false) {
   if (findings.empty() && partial) {
     out << st.bold("VERDICT") << "  none: the run ended early, so what was seen is incomplete\n";
     return;
   }
   if (findings.empty()) {
     out << st.bold("VERDICT") << "  no known stuck-kernel pattern in this snapshot\n";
-    wrapped(out, "  Next:    ",
-            "Read the wave classes below: waves that sit at one PC across two snapshots taken a "
-            "few seconds apart are stuck; map that PC to its source line and read the loop.");
+    wrapped(out, st.width, "  Next:    ",
+            gpu_seen ? "Read the wave classes below: waves that sit at one PC across two "
+                       "snapshots taken a few seconds apart are stuck; map that PC to its source "
+                       "line and read the loop."
+                     : "No GPU work is visible here: read the host threads below, innermost "
+                       "frame of your own code first; a thread that sits in the same place "
+                       "across two snapshots taken a few seconds apart is stuck there.");
     return;
   }
   const Finding& v = findings.front();
-  out << st.bold("VERDICT") << "  "
-      << st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence))
-      << " " << st.bold(v.title) << "\n";
+  wrapped(out, st.width, st.bold("VERDICT") + "  ",
+          st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence)) +
+              " " + st.bold(v.title));
   if (auto k = stuck_kernel(v); !k.empty()) {
-    wrapped(out, "  Stuck:   ", k);
+    wrapped(out, st.width, "  Stuck:   ", k);
   }
   if (auto w = where_of(v); !w.empty()) {
-    wrapped(out, "  Where:   ", w);
+    wrapped(out, st.width, "  Where:   ", w);
   }
   if (!v.summary.empty()) {
-    wrapped(out, "  Meaning: ", v.summary);
+    wrapped(out, st.width, "  Meaning: ", v.summary);
   }
   if (!v.next_step.empty()) {
-    wrapped(out, "  Next:    ", v.next_step);
+    wrapped(out, st.width, "  Next:    ", v.next_step);
   }
   if (v.rank) {
     out << "  Rank:    " << *v.rank << '\n';
@@ -237,7 +279,7 @@ void write_findings(std::ostream& out, const std::vector<Finding>& findings, con
   }
   out << '\n' << st.bold("Evidence for the verdict") << '\n';
   for (const auto& e : findings.front().evidence) {
-    wrapped(out, "  - ", e);
+    wrapped(out, st.width, "  - ", e);
   }
   if (findings.size() < 2) {
     return;
@@ -245,18 +287,18 @@ void write_findings(std::ostream& out, const std::vector<Finding>& findings, con
   out << '\n' << st.bold(fmt::format("Other findings ({})", findings.size() - 1)) << '\n';
   for (std::size_t i = 1; i < findings.size(); ++i) {
     const Finding& f = findings[i];
-    out << "  "
-        << st.severity(f.severity, fmt::format("[{} {:.2f}]", to_string(f.severity), f.confidence))
-        << " " << f.id << (f.rank ? fmt::format(" (rank {})", *f.rank) : "") << ": " << f.title
-        << '\n';
+    wrapped(
+        out, st.width, "  ",
+        st.severity(f.severity, fmt::format("[{} {:.2f}]", to_string(f.severity), f.confidence)) +
+            " " + f.id + (f.rank ? fmt::format(" (rank {})", *f.rank) : "") + ": " + f.title);
     if (!f.summary.empty()) {
-      wrapped(out, "      ", f.summary);
+      wrapped(out, st.width, "      ", f.summary);
     }
     for (const auto& e : f.evidence) {
-      wrapped(out, "      - ", e);
+      wrapped(out, st.width, "      - ", e);
     }
     if (!f.next_step.empty()) {
-      wrapped(out, "      Next: ", f.next_step);
+      wrapped(out, st.width, "      Next: ", f.next_step);
     }
   }
 }
@@ -282,10 +324,46 @@ void write_header(std::ostream& out, const Snapshot& s, const Style& st) {
   if (s.stop_seconds) {
     parts.push_back(fmt::format("stopped {:.2f}s", *s.stop_seconds));
   }
-  out << st.bold("Snapshot") << "  " << fmt::format("{}", fmt::join(parts, ", ")) << '\n';
+  wrapped(out, st.width, st.bold("Snapshot") + "  ", fmt::format("{}", fmt::join(parts, ", ")));
   out << fmt::format("  {} agents, {} queues, {} dispatches, {} waves, {} host threads\n",
                      s.agents.size(), s.queues.size(), s.dispatches.size(), s.waves.size(),
                      s.host_threads.size());
+}
+
+// One host thread's stack on one line, starting at the innermost frame of the user's own code:
+// the system and driver frames inside it are folded into `(N system frames inside)`, runs of them
+// further out into `[N system]`. Without any user frame, every frame is shown. The table cuts it
+// to the width (marked) unless --wide.
+std::string stack_summary(const HostThread& h) {
+  std::vector<std::string> parts;
+  const Frame* user = innermost_user_frame(h);
+  std::size_t folded = 0;
+  auto fold = [&] {
+    if (folded > 0) {
+      parts.push_back(fmt::format("[{} system]", folded));
+      folded = 0;
+    }
+  };
+  for (const auto& f : h.frames) {
+    if (user != nullptr && &f < user) {
+      ++folded; // inside the user frame
+      continue;
+    }
+    if (&f == user) {
+      parts.push_back(frame_where(f) +
+                      (folded > 0 ? fmt::format(" ({} system frames inside)", folded) : ""));
+      folded = 0;
+      continue;
+    }
+    if (user != nullptr && is_system_frame(f)) {
+      ++folded;
+      continue;
+    }
+    fold();
+    parts.push_back(frame_where(f));
+  }
+  fold();
+  return parts.empty() ? std::string("?") : fmt::format("{}", fmt::join(parts, " <- "));
 }
 
 void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, const Style& st) {
@@ -295,7 +373,7 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
       t.row({a.current ? "*" : "", a.id, a.state, a.target_id, a.architecture, a.name, a.location});
     }
     out << '\n' << st.bold(fmt::format("Agents ({})", s.agents.size())) << '\n';
-    t.print(out, o.max_rows);
+    t.print(out, o.max_rows, st);
   }
   if (!s.queues.empty()) {
     Table t({"  Id", "Target Id", "Type", "Read", "Write", "Pending"});
@@ -306,7 +384,7 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
              pending});
     }
     out << '\n' << st.bold(fmt::format("Queues ({})", s.queues.size())) << '\n';
-    t.print(out, o.max_rows);
+    t.print(out, o.max_rows, st);
   }
   if (!s.dispatches.empty()) {
     Table t({"  Id", "Target Id", "Grid", "Workgroup", "Fence", "Kernel"});
@@ -316,7 +394,7 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
              d.fence_text.empty() ? "-" : d.fence_text, kernel});
     }
     out << '\n' << st.bold(fmt::format("Dispatches in flight ({})", s.dispatches.size())) << '\n';
-    t.print(out, o.max_rows);
+    t.print(out, o.max_rows, st);
   }
   if (!s.waves.empty()) {
     auto classes = snapshot::group_waves(s);
@@ -345,7 +423,7 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
         << st.bold(
                fmt::format("Wave classes ({} classes, {} waves)", classes.size(), s.waves.size()))
         << '\n';
-    t.print(out, o.max_rows);
+    t.print(out, o.max_rows, st);
   }
   if (!s.source_lines.empty()) {
     Table t({"PC", "Source", "Symbol"});
@@ -367,7 +445,7 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
       t.row({fmt::format("{:#x}", l.pc), src, sym});
     }
     out << '\n' << st.bold(fmt::format("Source lines ({})", s.source_lines.size())) << '\n';
-    t.print(out, o.max_rows);
+    t.print(out, o.max_rows, st);
   }
   if (auto loops = snapshot::code_loops(s); !loops.empty()) {
     out << '\n' << st.bold(fmt::format("Code at the PCs ({})", loops.size())) << '\n';
@@ -386,24 +464,12 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
     }
   }
   if (!s.host_threads.empty()) {
-    Table t({"Id", "Name", "Target Id", "Stack (innermost first)"});
+    Table t({"Id", "Name", "LWP", "Stack (your innermost frame first)"});
     for (const auto& h : s.host_threads) {
-      std::vector<std::string> fs;
-      for (const auto& f : h.frames) {
-        if (fs.size() == 4) {
-          fs.push_back("...");
-          break;
-        }
-        fs.push_back(f.function.empty() ? "??" : f.function);
-      }
-      std::string stack = fmt::format("{}", fmt::join(fs, " <- "));
-      if (stack.size() > 80) {
-        stack = stack.substr(0, 77) + "...";
-      }
-      t.row({h.id, h.name, h.target_id, stack});
+      t.row({h.id, h.name, h.lwp ? fmt::format("{}", *h.lwp) : h.target_id, stack_summary(h)});
     }
     out << '\n' << st.bold(fmt::format("Host threads ({})", s.host_threads.size())) << '\n';
-    t.print(out, o.max_rows);
+    t.print(out, o.max_rows, st);
   }
   if (s.wave_counts) {
     out << fmt::format("\nDebugger wave count: {} ({} running, {} single-stepping, {} stopped)\n",
@@ -413,10 +479,10 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
   if (!s.notes.empty() || !s.warnings.empty()) {
     out << '\n' << st.bold("Notes and warnings") << '\n';
     for (const auto& n : s.notes) {
-      wrapped(out, "  note: ", n);
+      wrapped(out, st.width, "  note: ", n);
     }
     for (const auto& w : s.warnings) {
-      wrapped(out, "  warning: ", w);
+      wrapped(out, st.width, "  warning: ", w);
     }
   }
 }
@@ -425,9 +491,10 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
 
 void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,
                 const TextOptions& options) {
-  Style st{options.color};
+  Style st{options.color, options.width, options.wide};
   const bool partial = write_failure(out, options, st);
-  write_verdict(out, findings, st, partial);
+  write_verdict(out, findings, st, !snapshot.waves.empty() || !snapshot.dispatches.empty(),
+                partial);
   write_findings(out, findings, st);
   out << '\n';
   write_header(out, snapshot, st);
@@ -436,15 +503,40 @@ void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<F
 
 void write_text(std::ostream& out, const std::vector<Snapshot>& snapshots,
                 const std::vector<Finding>& findings, const TextOptions& options) {
-  Style st{options.color};
+  Style st{options.color, options.width, options.wide};
   const bool partial = write_failure(out, options, st);
-  write_verdict(out, findings, st, partial);
+  bool gpu_seen = false;
+  for (const auto& s : snapshots) {
+    gpu_seen |= !s.waves.empty() || !s.dispatches.empty();
+  }
+  write_verdict(out, findings, st, gpu_seen, partial);
   write_findings(out, findings, st);
   for (const auto& s : snapshots) {
-    out << '\n' << std::string(kWidth, '-') << '\n';
+    out << '\n' << std::string(st.width, '-') << '\n';
     write_header(out, s, st);
     write_tables(out, s, options, st);
   }
+}
+
+std::size_t text_width(int fd) {
+  std::size_t width = 0;
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(columns, &end, 10);
+    if (end != nullptr && *end == '\0') {
+      width = n;
+    }
+  }
+  if (width == 0 && ::isatty(fd) == 1) {
+    winsize ws{};
+    if (::ioctl(fd, TIOCGWINSZ, &ws) == 0) {
+      width = ws.ws_col;
+    }
+  }
+  if (width == 0) {
+    width = kDefaultWidth;
+  }
+  return std::clamp<std::size_t>(width, 40, 1000);
 }
 
 } // namespace rocplay::report

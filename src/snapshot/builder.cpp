@@ -239,6 +239,7 @@ struct Builder::Impl {
       kind = DebuggerKind::Gdb;
     }
     s.debugger = kind;
+    snapshot::demangle_names(s);
     check_attribution(s);
     check_unique_ids(s);
     return std::move(s);

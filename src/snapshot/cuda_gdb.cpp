@@ -6,6 +6,7 @@
 // cuda-gdb reports GPU frames (`arch="m68k"`) through the same -stack-list-frames and `bt` as host
 // frames, with the host thread that hit the stop as the current thread. Such stacks are filed
 // under kFocusThread so the gdb dialect does not give a host thread a GPU stack.
+#include "rocplay/kernel_names.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/text.hpp"
 
@@ -252,7 +253,7 @@ public:
         }
       }
       if (w.function.empty() && line && !line->function.empty()) {
-        w.function = st.strings.get(strip_arguments(text::demangle(line->function)));
+        w.function = st.strings.get(strip_arguments(demangle_symbol(line->function)));
       }
       if (w.function.empty() && d) {
         w.function = st.strings.get(d->kernel_name);
@@ -407,7 +408,7 @@ private:
       return std::nullopt;
     }
     for (const auto& [address, symbol] : st.symbols) {
-      if (symbol == kernel || strip_arguments(text::demangle(symbol)) == kernel) {
+      if (symbol == kernel || strip_arguments(demangle_symbol(symbol)) == kernel) {
         return address;
       }
     }

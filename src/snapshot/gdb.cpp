@@ -5,7 +5,10 @@
 #include "snapshot/dialect.hpp"
 #include "snapshot/text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -98,6 +101,7 @@ public:
         claimed = true;
       }
       if (auto value = r["value"]; value.is_string() && op == "-data-evaluate-expression") {
+        claimed |= take_mutex_read(ex.command, value.text(), st);
         if (auto note = text::parse_address_note(value.text()); note && note->has_symbol) {
           remember_symbol(st, note->address - note->offset, note->symbol);
           claimed = true;
@@ -128,6 +132,12 @@ public:
       upsert_host_thread(s, std::move(t));
     }
 
+    for (auto& t : s.host_threads) {
+      if (auto it = mutex_reads_.find(t.id); it != mutex_reads_.end()) {
+        t.mutex_wait = it->second;
+      }
+    }
+
     // One SourceLine per unique wave PC (and per PC asked about explicitly).
     std::vector<std::uint64_t> pcs = queried_pcs_;
     std::optional<std::uint64_t> last;
@@ -140,6 +150,14 @@ public:
     for (const auto& l : s.lanes) {
       if (l.pc) {
         pcs.push_back(*l.pc);
+      }
+    }
+    // Host frames without a line: the innermost at its PC, callers at the call (PC - 1).
+    for (const auto& t : s.host_threads) {
+      for (std::size_t i = 0; i < t.frames.size(); ++i) {
+        if (auto pc = t.lookup_pc(i); pc && !t.frames[i].line) {
+          pcs.push_back(*pc);
+        }
       }
     }
     std::sort(pcs.begin(), pcs.end());
@@ -171,6 +189,16 @@ public:
     }
     std::sort(s.source_lines.begin(), s.source_lines.end(),
               [](const SourceLine& a, const SourceLine& b) { return a.pc < b.pc; });
+    for (auto& t : s.host_threads) {
+      for (std::size_t i = 0; i < t.frames.size(); ++i) {
+        Frame& f = t.frames[i];
+        const SourceLine* sl = f.line ? nullptr : s.frame_line(t, i);
+        if (sl && sl->line && sl->has_code) {
+          f.file = sl->file;
+          f.line = sl->line;
+        }
+      }
+    }
   }
 
 private:
@@ -373,7 +401,52 @@ private:
     return claimed;
   }
 
+  // The expressions the built-in playbooks evaluate on a thread blocked in a mutex (innermost
+  // frame, first syscall argument register: x86-64 `$rdi`, AArch64 `$x0`); see
+  // playbooks/hang-triage.yaml. Reading them is all the builder needs, live or from a recording.
+  bool take_mutex_read(std::string_view command, std::string_view value, BuildState& st) {
+    auto tid = text::option_value(command, "--thread");
+    auto open = command.find('"');
+    auto close = command.rfind('"');
+    if (!tid || open == std::string_view::npos || close <= open) {
+      return false;
+    }
+    std::string expr;
+    for (char c : command.substr(open + 1, close - open - 1)) {
+      if (c != ' ') {
+        expr += c;
+      }
+    }
+    const bool address = expr == "(void*)$rdi" || expr == "(void*)$x0";
+    const bool owner = expr == "*(int*)($rdi+8)" || expr == "*(int*)($x0+8)";
+    if (!address && !owner) {
+      return false;
+    }
+    MutexWait& w = mutex_reads_[*tid];
+    if (address) {
+      auto note = text::parse_address_note(value);
+      if (!note) {
+        return false;
+      }
+      w.address = note->address;
+      if (note->has_symbol) {
+        w.symbol = note->offset ? fmt::format("{}+{}", note->symbol, note->offset) : note->symbol;
+      }
+    } else {
+      auto v = text::trim(value);
+      bool negative = !v.empty() && v.front() == '-';
+      auto n = text::parse_u64(negative ? v.substr(1) : v);
+      if (!n || *n > 0x7fffffffULL) {
+        return false;
+      }
+      w.owner = negative ? -static_cast<std::int64_t>(*n) : static_cast<std::int64_t>(*n);
+    }
+    (void)st;
+    return true;
+  }
+
   std::vector<std::uint64_t> queried_pcs_;
+  std::map<std::string, MutexWait> mutex_reads_;
 };
 
 } // namespace

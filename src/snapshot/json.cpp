@@ -268,6 +268,7 @@ json frame_json(const Frame& f) {
   j["level"] = f.level;
   put_addr(j, "pc", f.pc);
   put(j, "function", f.function);
+  put(j, "linkage_name", f.linkage_name);
   put(j, "file", f.file);
   put(j, "line", f.line);
   put(j, "from", f.from);
@@ -357,6 +358,7 @@ nlohmann::json to_json(const Snapshot& s) {
     put_addr(e, "completion", d.completion);
     put_addr(e, "kernel_address", d.kernel_address);
     put(e, "kernel_name", d.kernel_name);
+    put(e, "linkage_name", d.linkage_name);
     put(e, "status", d.status);
     put_flag(e, "current", d.current);
     dispatches.push_back(std::move(e));
@@ -407,6 +409,13 @@ nlohmann::json to_json(const Snapshot& s) {
       frames.push_back(frame_json(f));
     }
     e["frames"] = std::move(frames);
+    if (t.mutex_wait) {
+      json m = json::object();
+      put_addr(m, "address", t.mutex_wait->address);
+      put(m, "symbol", t.mutex_wait->symbol);
+      put(m, "owner_lwp", t.mutex_wait->owner);
+      e["mutex_wait"] = std::move(m);
+    }
     threads.push_back(std::move(e));
   }
   j["host_threads"] = std::move(threads);
@@ -418,6 +427,7 @@ nlohmann::json to_json(const Snapshot& s) {
     put(e, "file", l.file);
     put(e, "line", l.line);
     put(e, "function", l.function);
+    put(e, "linkage_name", l.linkage_name);
     put(e, "offset", l.offset);
     put(e, "inlined_from", l.inlined_from);
     e["has_code"] = l.has_code;
@@ -570,6 +580,7 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
     d.completion = e.addr("completion");
     d.kernel_address = e.addr("kernel_address");
     d.kernel_name = e.str("kernel_name");
+    d.linkage_name = e.str("linkage_name");
     d.status = e.str("status");
     d.current = e.flag("current");
     s.dispatches.push_back(std::move(d));
@@ -613,11 +624,23 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
       f.level = fe.num<std::uint32_t>("level").value_or(0);
       f.pc = fe.addr("pc");
       f.function = fe.str("function");
+      f.linkage_name = fe.str("linkage_name");
       f.file = fe.str("file");
       f.line = fe.num<std::uint32_t>("line");
       f.from = fe.str("from");
       t.frames.push_back(std::move(f));
     });
+    if (const json* m = e.find("mutex_wait")) {
+      if (!m->is_object()) {
+        e.fail("mutex_wait", "an object");
+      }
+      Reader mr(*m, e.path() + ".mutex_wait");
+      MutexWait w;
+      w.address = mr.addr("address");
+      w.symbol = mr.str("symbol");
+      w.owner = mr.num<std::int64_t>("owner_lwp");
+      t.mutex_wait = std::move(w);
+    }
     s.host_threads.push_back(std::move(t));
   });
   r.each("source_lines", [&](const Reader& e) {
@@ -630,6 +653,7 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
     l.file = e.str("file");
     l.line = e.num<std::uint32_t>("line");
     l.function = e.str("function");
+    l.linkage_name = e.str("linkage_name");
     l.offset = e.num<std::uint64_t>("offset");
     l.inlined_from = e.str("inlined_from");
     l.has_code = e.find("has_code") ? e.flag("has_code") : true;
@@ -708,6 +732,7 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
       s.env[k] = v.get<std::string>();
     }
   }
+  snapshot::demangle_names(s); // a snapshot written by another tool may carry linkage names
   return s;
 }
 

@@ -100,6 +100,24 @@ const SourceLine* Snapshot::source_line(std::uint64_t pc) const {
   return nullptr;
 }
 
+std::optional<std::uint64_t> HostThread::lookup_pc(std::size_t i) const {
+  if (i >= frames.size() || !frames[i].pc || *frames[i].pc == 0) {
+    return std::nullopt;
+  }
+  const std::uint64_t pc = *frames[i].pc;
+  // Frames inlined into the innermost one share its PC, which is not a return address.
+  std::size_t j = i;
+  while (j > 0 && frames[j - 1].pc == frames[i].pc) {
+    --j;
+  }
+  return j == 0 && frames[0].level == 0 ? pc : pc - 1;
+}
+
+const SourceLine* Snapshot::frame_line(const HostThread& thread, std::size_t frame) const {
+  auto pc = thread.lookup_pc(frame);
+  return pc ? source_line(*pc) : nullptr;
+}
+
 const Dispatch* Snapshot::dispatch_of(const Wave& wave) const {
   if (!wave.dispatch) {
     return nullptr;

@@ -236,7 +236,7 @@ private:
       auto [it, inserted] = resolved.try_emplace(*d.kernel_address);
       if (inserted) {
         if (auto sym = st.symbols.find(*d.kernel_address); sym != st.symbols.end()) {
-          it->second = text::demangle(sym->second);
+          it->second = text::kernel_symbol(sym->second);
         }
       }
       if (it->second.empty()) {
@@ -248,7 +248,7 @@ private:
           auto stack = st.stacks.find(w.thread_id);
           if (stack != st.stacks.end() && !stack->second.empty() &&
               !stack->second.back().function.empty()) {
-            d.kernel_name = text::demangle(stack->second.back().function);
+            d.kernel_name = text::kernel_symbol(stack->second.back().function);
             break;
           }
         }
@@ -371,12 +371,12 @@ private:
       if (auto note = text::parse_address_note(cell)) {
         d.kernel_address = note->address;
         if (note->has_symbol) {
-          d.kernel_name = text::demangle(note->symbol);
+          d.kernel_name = text::kernel_symbol(note->symbol);
         }
         return;
       }
     }
-    d.kernel_name = text::demangle(cell);
+    d.kernel_name = text::kernel_symbol(cell);
   }
 
   static void take_dispatches(const mi::Value& list, const mi::Value& current, BuildState& st) {

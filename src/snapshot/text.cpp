@@ -1,7 +1,5 @@
 #include "snapshot/text.hpp"
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -499,21 +497,12 @@ parse_backtraces(std::string_view text, const std::string& current_thread) {
   return out;
 }
 
-std::string demangle(std::string_view name) {
-  std::string n(name);
-  if (n.size() > 3 && n.compare(n.size() - 3, 3, ".kd") == 0) {
+std::string kernel_symbol(std::string_view name) {
+  std::string n(trim(name));
+  if (!starts_with(n, "_Z") && n.size() > 3 && n.compare(n.size() - 3, 3, ".kd") == 0) {
     n.resize(n.size() - 3);
   }
-  if (!starts_with(n, "_Z")) {
-    return n;
-  }
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> out(
-      abi::__cxa_demangle(n.c_str(), nullptr, nullptr, &status), std::free);
-  if (status != 0 || !out) {
-    return n;
-  }
-  return out.get();
+  return n;
 }
 
 std::size_t CliTable::index(std::string_view header) const {

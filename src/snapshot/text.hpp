@@ -80,8 +80,10 @@ Frame parse_frame_text(std::string_view text);
 std::vector<std::pair<std::string, std::vector<Frame>>>
 parse_backtraces(std::string_view text, const std::string& current_thread);
 
-// The Itanium demangling of `name`, or `name` unchanged (a `.kd` suffix is dropped first).
-std::string demangle(std::string_view name);
+// A kernel symbol as the debugger printed it, trimmed: `kern.kd` -> `kern`. Mangled names keep
+// their text (and `.kd`) here; snapshot::demangle_names() demangles them once, keeping the
+// linkage name (src/kernels/ holds the only demangler).
+std::string kernel_symbol(std::string_view name);
 
 // A console table laid out by GDB's CLI ui_out: left-aligned cells, each padded to the column
 // width and followed by one blank. Columns are found from the header line, by the header names

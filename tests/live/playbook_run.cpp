@@ -1,6 +1,7 @@
 // Playbooks against a real process with Debian's gdb: what the snapshot holds afterwards, that
 // `info line` is asked once per unique PC and points at the right lines, and that the target is
 // running again after every run, whatever happened in it.
+#include "rocplay/frames.hpp"
 #include "rocplay/playbook.hpp"
 #include "session_target.hpp"
 
@@ -127,8 +128,17 @@ TEST_CASE("host-stacks: every thread, its PC and stack, info line at the spin li
   std::set<std::uint64_t> top_pcs;
   for (const auto& t : snap.host_threads) {
     for (std::size_t i = 0; i < t.frames.size() && i < 3; ++i) {
-      if (t.frames[i].pc) {
-        top_pcs.insert(*t.frames[i].pc);
+      if (auto pc = t.lookup_pc(i)) { // callers at PC - 1, the call
+        top_pcs.insert(*pc);
+      }
+    }
+    // And the innermost frame of the target's own code with its caller.
+    if (const Frame* user = innermost_user_frame(t)) {
+      const auto u = static_cast<std::size_t>(user - t.frames.data());
+      for (std::size_t i : {u, u + 1}) {
+        if (auto pc = t.lookup_pc(i)) {
+          top_pcs.insert(*pc);
+        }
       }
     }
   }

@@ -162,7 +162,7 @@ TEST_CASE("sync-lane: cuda-gdb thread ranges, ngpus from the spinning range",
   sl.pc = 0x7fa6e37a00c0;
   sl.file = "/home/dev/repro/hang.cu";
   sl.line = 8;
-  sl.function = "_Z13allgather_vecPViiPf";
+  sl.function = "allgather_vec(int volatile*, int, float*)"; // the model holds demangled names
   sl.offset = 192;
   sl.inlined_from = "start_sync at line 13 of hang.cu";
   s.source_lines.push_back(sl);

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <pthread.h>
+
 #include <string>
 
 using rocplay::classify_kernel;
@@ -256,4 +258,78 @@ TEST_CASE("hostile names never crash and stay bounded", "[kernels]") {
   CHECK(to_string(KernelFamily::CkTile) == "ck_tile");
   CHECK(to_string(KernelCategory::KvCache) == "kv_cache");
   CHECK(to_string(KernelCategory::MoeGemm) == "moe_gemm");
+}
+
+TEST_CASE("demangle is bounded: deep nesting and long names stay as they came", "[kernels]") {
+  // 3,000 nested template argument lists: libstdc++'s demangler recurses once per level.
+  std::string deep = "_Z1f";
+  for (int i = 0; i < 3000; ++i) {
+    deep += "N1aI";
+  }
+  deep += "i";
+  for (int i = 0; i < 3000; ++i) {
+    deep += "EE";
+  }
+  deep += "E";
+  std::string pointers = "_Z1fP" + std::string(5000, 'P') + "i";
+  std::string longest = "_Z" + std::to_string(20000) + std::string(20000, 'a') + "v";
+  // On a small stack, as in a worker thread: returning at all is the test.
+  std::string out_deep;
+  std::string out_pointers;
+  std::string out_long;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 128 * 1024);
+  struct Work {
+    const std::string* in[3];
+    std::string* out[3];
+  } work{{&deep, &pointers, &longest}, {&out_deep, &out_pointers, &out_long}};
+  pthread_t t;
+  REQUIRE(pthread_create(
+              &t, &attr,
+              [](void* p) -> void* {
+                auto* w = static_cast<Work*>(p);
+                for (int i = 0; i < 3; ++i) {
+                  *w->out[i] = demangle(*w->in[i]);
+                }
+                return nullptr;
+              },
+              &work) == 0);
+  pthread_join(t, nullptr);
+  pthread_attr_destroy(&attr);
+  CHECK(out_deep == deep);
+  CHECK(out_pointers == pointers);
+  CHECK(out_long == longest);
+  // Real names well inside the bounds still demangle.
+  CHECK(demangle("_ZN5aiter13allgather_vecI14__hip_bfloat16Li8EEEvPvS2_PNS_6SignalEi") ==
+        "void aiter::allgather_vec<__hip_bfloat16, 8>(void*, void*, aiter::Signal*, int)");
+}
+
+TEST_CASE("demangle_symbol drops the descriptor suffix, is_mangled", "[kernels]") {
+  CHECK(rocplay::demangle_symbol("_Z4kernv.kd") == "kern()");
+  CHECK(rocplay::demangle_symbol(" kern.kd ") == "kern");
+  CHECK(rocplay::is_mangled("_ZN5aiter3fooEv"));
+  CHECK_FALSE(rocplay::is_mangled("aiter::foo()"));
+  const auto info = classify_kernel("_ZN5aiter27gemm_a8w8_bpreshuffle_cleanEv");
+  CHECK(info.linkage_name == "_ZN5aiter27gemm_a8w8_bpreshuffle_cleanEv");
+  CHECK(info.name == "aiter::gemm_a8w8_bpreshuffle_clean()");
+  CHECK(info.short_name == "gemm_a8w8_bpreshuffle_clean");
+  CHECK(classify_kernel("aiter::foo()").linkage_name.empty());
+}
+
+TEST_CASE("the source file of the line information beats guesses from the name", "[kernels]") {
+  // cuda-gdb prints plain kernel names: by name alone a plain identifier looks like Triton.
+  CHECK(classify_kernel("splitk_reduce").family == KernelFamily::Triton);
+  const auto cu = classify_kernel("splitk_reduce", "/home/dev/repro/splitk.cu");
+  CHECK(cu.family == KernelFamily::HipCpp);
+  CHECK(cu.source_hint == "/home/dev/repro/splitk.cu");
+  CHECK(classify_kernel("_fwd_kernel", "attn.hip").family == KernelFamily::HipCpp);
+  CHECK(classify_kernel("_fwd_kernel", "attn.hip").op.empty()); // the Triton table's op is gone
+  const auto py = classify_kernel("_fwd_kernel", "/opt/vllm/attention/prefix_prefill.py");
+  CHECK(py.family == KernelFamily::Triton);
+  CHECK(py.source_hint == "/opt/vllm/attention/prefix_prefill.py");
+  // Families the name settles stay: a collective in a .cu file is still a collective.
+  CHECK(classify_kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", "all_reduce.cu").family ==
+        KernelFamily::Collective);
+  CHECK(classify_kernel("splitk_reduce", "").family == KernelFamily::Triton);
 }

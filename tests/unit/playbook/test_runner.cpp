@@ -1,6 +1,7 @@
 // The runner over a replayed gdb session (fixtures/playbook/spin-gdb.rec): step order and status,
 // skip rules, foreach, register/expect/fail_when, on_error, faults, and detach on every path.
 #include "replay_driver.hpp"
+#include "rocplay/frames.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -82,11 +83,20 @@ TEST_CASE("hang-triage over a replayed gdb session") {
   }
   CHECK(spinning == 2);
 
-  // info line once per unique PC of the top three frames, never once per thread.
+  // info line once per unique PC of the top three frames (callers at PC - 1) and of each
+  // thread's innermost frame of its own code and that frame's caller, never once per thread.
   std::set<std::uint64_t> pcs;
   for (const auto& t : snap.host_threads) {
     for (std::size_t i = 0; i < 3 && i < t.frames.size(); ++i) {
-      pcs.insert(*t.frames[i].pc);
+      pcs.insert(*t.lookup_pc(i));
+    }
+    if (const Frame* user = innermost_user_frame(t)) {
+      const auto u = static_cast<std::size_t>(user - t.frames.data());
+      for (std::size_t i : {u, u + 1}) {
+        if (auto pc = t.lookup_pc(i)) {
+          pcs.insert(*pc);
+        }
+      }
     }
   }
   const std::size_t lookups = count_sent(driver, "-interpreter-exec console \"info line *");

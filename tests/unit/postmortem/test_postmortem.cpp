@@ -350,3 +350,107 @@ TEST_CASE("a character device is refused, not read", "[postmortem]") {
   CHECK(results[0].status == InputStatus::Unreadable);
   CHECK(results[0].error.find("character device") != std::string::npos);
 }
+
+namespace {
+
+// A recording without its `# meta` line: what a raw log saved by hand tells about its rank.
+std::string without_meta(const fs::path& p) {
+  std::string text = slurp(p);
+  const auto at = text.find("# meta ");
+  if (at != std::string::npos) {
+    text.erase(at, text.find('\n', at) + 1 - at);
+  }
+  return text;
+}
+
+bool has_finding(const Event& e, std::string_view id) {
+  return std::any_of(e.findings.begin(), e.findings.end(),
+                     [&](const Finding& f) { return f.id == id; });
+}
+
+} // namespace
+
+TEST_CASE("ranks in file names: rank0, rank_1, r3, tp2, trailing -N", "[postmortem][ranks]") {
+  auto t = [](const std::string& path) { return rank_in_file_name(path); };
+  CHECK(t("d/hang_rank0.mi") == std::make_pair(std::string("d/hang_rank#.mi"), 0));
+  CHECK(t("d/hang_rank_1.mi")->second == 1);
+  CHECK(t("d/job-r3.rec")->second == 3);
+  CHECK(t("d/tp2.log.mi")->second == 2);
+  CHECK(t("d/worker-5.rec")->second == 5);
+  CHECK(t("d/dump_12.mi")->second == 12);
+  CHECK(t("d/RANK7.mi")->second == 7);
+  // Numbers that are not ranks: inside a word, or no number at all.
+  CHECK_FALSE(t("d/gfx942.mi").has_value());
+  CHECK_FALSE(t("d/hang.mi").has_value());
+  CHECK(t("d/gfx942_rank1.mi")->second == 1);
+}
+
+TEST_CASE("raw logs named rank0/rank1 form one event by their names, and say so",
+          "[postmortem][ranks]") {
+  TempDir dir;
+  const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
+  dir.write("hang/run_rank0.rec", without_meta(nccl / "nccl-rank0.rec"));
+  dir.write("hang/run_rank1.rec", without_meta(nccl / "nccl-rank1.rec"));
+  // Unrelated transcripts beside them: named differently, never joined.
+  dir.write("hang/other_rank0.rec", without_meta(nccl / "nccl-rank1.rec"));
+  dir.write("hang/lonely_r5.rec", without_meta(nccl / "nccl-rank1.rec"));
+  Options options;
+  options.paths = {dir.path.string()};
+  Summary summary;
+  collect(options, &summary);
+  REQUIRE(summary.events.size() == 1);
+  const Event& e = summary.events[0];
+  CHECK(e.key.ends_with("run_rank#.rec"));
+  CHECK(e.rule == "file name");
+  CHECK(e.ranks == std::vector<int>{0, 1});
+  CHECK(has_finding(e, "missing-rank"));
+}
+
+TEST_CASE("one-event joins the inputs in the order given, and meta ranks win",
+          "[postmortem][ranks]") {
+  TempDir dir;
+  const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
+  const auto a = dir.write("first.rec", without_meta(nccl / "nccl-rank0.rec"));
+  const auto b = dir.write("second.rec", without_meta(nccl / "nccl-rank1.rec"));
+  Options options;
+  options.paths = {a.string(), b.string()};
+  Summary summary;
+  collect(options, &summary);
+  CHECK(summary.events.empty()); // nothing says they belong together
+  options.one_event = true;
+  collect(options, &summary);
+  REQUIRE(summary.events.size() == 1);
+  CHECK(summary.events[0].rule == "input order");
+  CHECK(summary.events[0].ranks == std::vector<int>{0, 1});
+  CHECK(has_finding(summary.events[0], "missing-rank"));
+
+  // The recordings' own environment (RANK) tells the ranks without any option.
+  TempDir meta;
+  meta.write("x.rec", slurp(nccl / "nccl-rank1.rec"));
+  meta.write("y.rec", slurp(nccl / "nccl-rank0.rec"));
+  options = Options{};
+  options.paths = {meta.path.string()};
+  const auto results = collect(options, &summary);
+  REQUIRE(summary.events.size() == 1);
+  CHECK(summary.events[0].rule == "meta RANK");
+  CHECK(summary.events[0].ranks == std::vector<int>{0, 1});
+  for (const auto& r : results) {
+    CHECK(r.rank_rule == "meta RANK");
+  }
+}
+
+TEST_CASE("two inputs claiming one rank are never joined into a false event",
+          "[postmortem][ranks]") {
+  TempDir dir;
+  const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
+  dir.write("a.rec", slurp(nccl / "nccl-rank0.rec"));
+  dir.write("b.rec", slurp(nccl / "nccl-rank0.rec"));
+  dir.write("c.rec", slurp(nccl / "nccl-rank1.rec"));
+  Options options;
+  options.paths = {dir.path.string()};
+  Summary summary;
+  collect(options, &summary);
+  CHECK(summary.events.empty());
+  REQUIRE_FALSE(summary.warnings.empty());
+  CHECK(summary.warnings.front().find("both are rank 0") != std::string::npos);
+}

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <sstream>
 
 using namespace rocplay;
@@ -75,7 +76,7 @@ TEST_CASE("text: no findings, row limits, several snapshots", "[report][text]") 
   report::write_text(out, s, {}, o);
   const std::string text = out.str();
   CHECK_THAT(text, Catch::StartsWith("VERDICT  no known stuck-kernel pattern"));
-  CHECK_THAT(text, Catch::Contains("... and 1 more (use --format json for all)"));
+  CHECK_THAT(text, Catch::Contains("... and 1 more (--wide or --format json for all)"));
   CHECK_THAT(text, Catch::Contains("29:00.0"));
 
   std::vector<Snapshot> pair = {test::load("rocgdb/queue-stall-two-snapshots/snapshot-1.mi"),
@@ -87,6 +88,61 @@ TEST_CASE("text: no findings, row limits, several snapshots", "[report][text]") 
                                           "stalled"));
   CHECK_THAT(two.str(), Catch::Contains("taken 2026-11-21T16:20:00Z"));
   CHECK_THAT(two.str(), Catch::Contains("taken 2026-11-21T16:20:06Z"));
+}
+
+TEST_CASE("text: stacks start in the user's code, widths follow the option, wide cuts nothing",
+          "[report][text]") {
+  Snapshot s = test::load("rocgdb/host-mutex-deadlock/snapshot.mi");
+  auto fs = heuristics::run(s);
+  report::TextOptions o;
+  o.width = 200;
+  std::ostringstream wide_out;
+  report::write_text(wide_out, s, fs, o);
+  const std::string text = wide_out.str();
+  // The innermost frame of the target's own code leads, the libc frames inside it are counted.
+  CHECK_THAT(text, Catch::Contains("take_second at deadlock_target.cpp:40 (4 system frames inside) "
+                                   "<- lock_in_order at deadlock_target.cpp:47"));
+  CHECK_THAT(text,
+             Catch::Contains("wait_forever at deadlock_target.cpp:54 (5 system frames inside)"));
+  // No GPU in this snapshot: no advice about waves.
+  CHECK_THAT(text, Catch::StartsWith("VERDICT  [critical 0.90] host deadlock"));
+
+  for (std::size_t width : {60, 80, 100}) {
+    o.width = width;
+    std::ostringstream narrow;
+    report::write_text(narrow, s, fs, o);
+    bool cut = false;
+    for (const auto& line : lines_of(narrow.str())) {
+      // Table rows and wrapped prose fit; a single unbreakable word may not.
+      if (line.find(' ') != std::string::npos && line.size() > width) {
+        std::size_t longest = 0;
+        std::istringstream words(line);
+        for (std::string w; words >> w;) {
+          longest = std::max(longest, w.size());
+        }
+        INFO(width << ": " << line);
+        CHECK(longest > width / 3);
+      }
+      cut = cut || line.find("...") != std::string::npos;
+    }
+    CHECK(cut); // and the cuts are marked
+  }
+  o.width = 60;
+  o.wide = true;
+  std::ostringstream all;
+  report::write_text(all, s, fs, o);
+  CHECK_THAT(all.str(), Catch::Contains("take_second at deadlock_target.cpp:40 (4 system frames "
+                                        "inside) <- lock_in_order at deadlock_target.cpp:47 <- "
+                                        "lock_ab at deadlock_target.cpp:61 <- [2 system]"));
+}
+
+TEST_CASE("text_width: $COLUMNS, else the terminal, else 100", "[report][text]") {
+  ::setenv("COLUMNS", "132", 1);
+  CHECK(report::text_width(-1) == 132);
+  ::setenv("COLUMNS", "10", 1);
+  CHECK(report::text_width(-1) == 40); // bounded
+  ::unsetenv("COLUMNS");
+  CHECK(report::text_width(-1) == 100); // not a terminal
 }
 
 TEST_CASE("JSON report: versioned, with the snapshot and its wave classes", "[report][json]") {

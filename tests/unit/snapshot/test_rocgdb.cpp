@@ -124,7 +124,12 @@ TEST_CASE("TP=8 worker: agents, queues, the dispatch and 128 waves", "[snapshot]
   CHECK(s.source_lines[0].pc == 0x7fe8a5e41b3cu);
   CHECK(s.source_lines[0].line == 131u);
   CHECK(s.source_lines[0].offset == 0x1b3cu);
+  // Demangled on entry, the linkage name kept beside it.
   CHECK(s.source_lines[0].function ==
+        "void aiter::allgather_vec<__hip_bfloat16, 8>(void*, void*, aiter::Signal*, int)");
+  CHECK(s.source_lines[0].linkage_name ==
+        "_ZN5aiter13allgather_vecI14__hip_bfloat16Li8EEEvPvS2_PNS_6SignalEi");
+  CHECK(s.dispatches[0].linkage_name ==
         "_ZN5aiter13allgather_vecI14__hip_bfloat16Li8EEEvPvS2_PNS_6SignalEi");
   CHECK(s.source_lines[1].line == 136u);
 

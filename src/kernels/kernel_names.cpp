@@ -1,6 +1,6 @@
-// Kernel-name demangling and classification. Everything here is table-driven: adding a library or
-// an op is one row. Names come from untrusted text (debugger output, server logs), so every scan
-// is bounded and tolerant of unbalanced brackets.
+// Kernel-name demangling and classification: the project's only demangler. Everything here is
+// table-driven: adding a library or an op is one row. Names come from untrusted text (debugger
+// output, server logs), so every scan is bounded and tolerant of unbalanced brackets.
 #include "rocplay/kernel_names.hpp"
 
 #include <cxxabi.h>
@@ -16,9 +16,9 @@ namespace rocplay {
 namespace {
 
 // Longer names are cut before any processing; real kernel names (deep ATen templates) stay
-// well under this, and libstdc++'s demangler recurses on its input.
+// well under this, and libstdc++'s demangler recurses on its input (kMaxDemangleBytes and
+// kMaxDemangleNesting in the header bound what it sees).
 constexpr std::size_t kMaxNameBytes = 64 * 1024;
-constexpr std::size_t kMaxDemangleBytes = 16 * 1024;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -833,9 +833,60 @@ void classify_hip(const std::vector<std::string>& components, std::string_view n
 
 } // namespace
 
+namespace {
+
+// How deep libstdc++'s recursive demangler would go: nested scopes and template argument lists
+// (`N`/`I`/`X`/`J` ... `E`) plus the longest run of type qualifiers (`PPPR...`), skipping the
+// identifiers (`<length><name>`) so their letters do not count. An over-estimate is harmless: the
+// name then stays mangled and classification reads its identifiers.
+std::size_t mangled_nesting(std::string_view s) {
+  std::size_t depth = 0;
+  std::size_t deepest = 0;
+  std::size_t run = 0;
+  for (std::size_t i = 2; i < s.size();) {
+    const char c = s[i];
+    if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
+      std::size_t len = 0;
+      std::size_t j = i;
+      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) != 0 && len < 100000) {
+        len = len * 10 + static_cast<std::size_t>(s[j] - '0');
+        ++j;
+      }
+      const bool literal = i >= 2 && s[i - 2] == 'L';
+      i = literal ? j : std::min(s.size(), j + len);
+      run = 0;
+      continue;
+    }
+    if (c == 'N' || c == 'I' || c == 'X' || c == 'J') {
+      ++depth;
+    } else if (c == 'E' && depth > 0) {
+      --depth;
+    }
+    run = (c == 'P' || c == 'R' || c == 'O' || c == 'K' || c == 'V') ? run + 1 : 0;
+    deepest = std::max(deepest, depth + run);
+    ++i;
+  }
+  return deepest;
+}
+
+} // namespace
+
+bool is_mangled(std::string_view name) {
+  return trim(name).starts_with("_Z");
+}
+
+std::string demangle_symbol(std::string_view name) {
+  name = trim(name);
+  if (name.size() > 3 && name.ends_with(".kd")) {
+    name.remove_suffix(3);
+  }
+  return demangle(name);
+}
+
 std::string demangle(std::string_view name) {
   name = trim(name);
-  if (!name.starts_with("_Z") || name.size() > kMaxDemangleBytes) {
+  if (!name.starts_with("_Z") || name.size() > kMaxDemangleBytes ||
+      mangled_nesting(name) > kMaxDemangleNesting) {
     return std::string(name);
   }
   auto attempt = [](std::string_view mangled) -> std::string {
@@ -922,6 +973,9 @@ KernelInfo classify_kernel(std::string_view raw) {
   }
   KernelInfo info;
   const bool mangled = raw.starts_with("_Z");
+  if (mangled) {
+    info.linkage_name = std::string(raw);
+  }
   std::string demangled = demangle(raw);
   const bool demangle_failed = mangled && demangled.starts_with("_Z");
   std::string_view clean = strip_descriptor_suffix(demangled);
@@ -995,6 +1049,32 @@ KernelInfo classify_kernel(std::string_view raw) {
   }
   if (info.dtype_hint.empty() && mangled) {
     info.dtype_hint = dtype_from_tokens(raw);
+  }
+  return info;
+}
+
+KernelInfo classify_kernel(std::string_view name, std::string_view source_file) {
+  KernelInfo info = classify_kernel(name);
+  const std::string file = lower(trim(source_file));
+  if (file.empty()) {
+    return info;
+  }
+  static constexpr std::array<std::string_view, 9> kCxx = {".cu",  ".cuh", ".hip", ".cpp", ".cc",
+                                                           ".cxx", ".h",   ".hpp", ".inl"};
+  const bool cxx = std::any_of(kCxx.begin(), kCxx.end(),
+                               [&](std::string_view ext) { return file.ends_with(ext); });
+  if (cxx && info.family == KernelFamily::Triton) {
+    info.family = KernelFamily::HipCpp;
+    info.op.clear(); // the Triton tables' guess
+    info.test_hint.clear();
+  }
+  if (file.ends_with(".py") &&
+      (info.family == KernelFamily::Unknown || info.family == KernelFamily::HipCpp)) {
+    info.family = KernelFamily::Triton;
+  }
+  if (cxx || file.ends_with(".py")) {
+    // The line information names the file: that is where its source lives.
+    info.source_hint = std::string(trim(source_file));
   }
   return info;
 }

@@ -1,0 +1,359 @@
+// Host threads that wait on each other (docs/heuristics.md, host-deadlock and host-waits).
+//
+// A thread blocked in pthread_mutex_lock sleeps on the mutex's futex word; the built-in playbooks
+// read that address and glibc's owner field on the innermost frame by expressions (no calls into
+// the target), and the snapshot carries them as HostThread::mutex_wait. Thread -> owner edges
+// that close a loop are a lock-order deadlock. Every other kind of host wait (a mutex whose owner
+// runs, a condition variable, a semaphore, a poll on the GPU driver) is described in its own words.
+#include "heuristics/common.hpp"
+#include "rocplay/frames.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace rocplay::heuristics {
+namespace {
+
+enum class WaitKind : std::uint8_t { None, Mutex, Condition, Semaphore, GpuDriver };
+
+bool any_frame(const HostThread& t, std::initializer_list<std::string_view> needles,
+               std::size_t depth = 12) {
+  for (std::size_t i = 0; i < t.frames.size() && i < depth; ++i) {
+    for (auto n : needles) {
+      if (detail::contains(t.frames[i].function, n)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool gpu_object(std::string_view from) {
+  for (std::string_view lib : {"libhsa-runtime", "libhsakmt", "libamdhip", "libcuda", "libnvidia",
+                               "libdrm_amdgpu", "libcudart"}) {
+    if (detail::contains(from, lib)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+WaitKind wait_kind(const HostThread& t) {
+  if (t.frames.empty()) {
+    return WaitKind::None;
+  }
+  if (any_frame(t, {"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock",
+                    "std::mutex::lock", "__gthread_mutex_lock"})) {
+    return WaitKind::Mutex;
+  }
+  if (any_frame(t, {"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+                    "std::condition_variable::wait", "__condvar_"})) {
+    return WaitKind::Condition;
+  }
+  if (any_frame(t, {"sem_wait", "sem_timedwait", "sem_clockwait", "do_futex_wait"})) {
+    return WaitKind::Semaphore;
+  }
+  const std::string& top = t.frames.front().function;
+  bool polls = top.find("ioctl") != std::string::npos || top.find("poll") != std::string::npos ||
+               top.find("epoll_wait") != std::string::npos;
+  if (polls) {
+    for (std::size_t i = 0; i < t.frames.size() && i < 8; ++i) {
+      if (gpu_object(t.frames[i].from)) {
+        return WaitKind::GpuDriver;
+      }
+    }
+    if (any_frame(t,
+                  {"hsaKmt", "hsa_signal_wait", "hipStreamSynchronize", "hipDeviceSynchronize",
+                   "cuStreamSynchronize", "cuCtxSynchronize"},
+                  8)) {
+      return WaitKind::GpuDriver;
+    }
+  }
+  return WaitKind::None;
+}
+
+std::string thread_name(const HostThread& t) {
+  std::string out = fmt::format("thread {}", t.id);
+  if (t.lwp) {
+    out += fmt::format(" (LWP {}", *t.lwp);
+    out += t.name.empty() ? ")" : fmt::format(" \"{}\")", t.name);
+  } else if (!t.name.empty()) {
+    out += fmt::format(" (\"{}\")", t.name);
+  }
+  return out;
+}
+
+std::string mutex_name(const MutexWait& m) {
+  if (!m.symbol.empty() && m.address) {
+    return fmt::format("{} ({:#x})", m.symbol, *m.address);
+  }
+  if (m.address) {
+    return fmt::format("mutex {:#x}", *m.address);
+  }
+  return "a mutex";
+}
+
+// Where the thread waits: its innermost frame in the user's code, with that frame's caller.
+std::string waits_at(const HostThread& t) {
+  const Frame* f = innermost_user_frame(t);
+  if (f == nullptr) {
+    return t.frames.empty() ? std::string("?") : frame_where(t.frames.front());
+  }
+  std::string out = frame_where(*f);
+  for (const auto& g : t.frames) {
+    if (g.level == f->level + 1 && !is_system_frame(g)) {
+      out += fmt::format(" (called from {})", frame_where(g));
+    }
+  }
+  return out;
+}
+
+Location location_of(const HostThread& t) {
+  Location l;
+  const Frame* f = innermost_user_frame(t);
+  if (f == nullptr && !t.frames.empty()) {
+    f = &t.frames.front();
+  }
+  if (f != nullptr) {
+    l.function = f->function;
+    l.file = f->file;
+    l.line = f->line;
+    l.pc = f->pc;
+  }
+  return l;
+}
+
+nlohmann::json thread_json(const HostThread& t, std::string_view wait) {
+  nlohmann::json j = {{"id", t.id}, {"wait", wait}};
+  if (t.lwp) {
+    j["lwp"] = *t.lwp;
+  }
+  if (!t.name.empty()) {
+    j["name"] = t.name;
+  }
+  if (t.mutex_wait) {
+    if (t.mutex_wait->address) {
+      j["mutex"] = fmt::format("{:#x}", *t.mutex_wait->address);
+    }
+    if (!t.mutex_wait->symbol.empty()) {
+      j["mutex_symbol"] = t.mutex_wait->symbol;
+    }
+    if (t.mutex_wait->owner) {
+      j["owner_lwp"] = *t.mutex_wait->owner;
+    }
+  }
+  if (const Frame* f = innermost_user_frame(t)) {
+    j["function"] = f->function;
+    if (!f->file.empty()) {
+      j["file"] = f->file;
+    }
+    if (f->line) {
+      j["line"] = *f->line;
+    }
+  }
+  return j;
+}
+
+std::string_view kind_name(WaitKind k) {
+  switch (k) {
+  case WaitKind::Mutex:
+    return "mutex";
+  case WaitKind::Condition:
+    return "condition";
+  case WaitKind::Semaphore:
+    return "semaphore";
+  case WaitKind::GpuDriver:
+    return "gpu_driver";
+  case WaitKind::None:
+    break;
+  }
+  return "none";
+}
+
+} // namespace
+
+std::vector<Finding> host_deadlock(const Snapshot& s) {
+  std::vector<Finding> out;
+  std::map<std::uint64_t, const HostThread*> by_lwp;
+  std::vector<std::pair<const HostThread*, WaitKind>> waiting;
+  for (const auto& t : s.host_threads) {
+    if (t.lwp) {
+      by_lwp[*t.lwp] = &t;
+    }
+    if (auto k = wait_kind(t); k != WaitKind::None) {
+      waiting.emplace_back(&t, k);
+    }
+  }
+  // Wait-for edges: a mutex waiter -> the thread that owns its mutex.
+  auto owner_of = [&](const HostThread& t) -> const HostThread* {
+    if (!t.mutex_wait || !t.mutex_wait->owner || *t.mutex_wait->owner <= 0) {
+      return nullptr;
+    }
+    auto it = by_lwp.find(static_cast<std::uint64_t>(*t.mutex_wait->owner));
+    return it == by_lwp.end() ? nullptr : it->second;
+  };
+  std::set<const HostThread*> in_cycle;
+  for (const auto& [start, kind] : waiting) {
+    if (kind != WaitKind::Mutex || in_cycle.count(start)) {
+      continue;
+    }
+    // Out-degree is at most one: follow the owners until a thread repeats or the chain ends.
+    std::vector<const HostThread*> path;
+    std::map<const HostThread*, std::size_t> index;
+    const HostThread* at = start;
+    while (at != nullptr && !index.count(at) && path.size() <= s.host_threads.size()) {
+      index[at] = path.size();
+      path.push_back(at);
+      at = wait_kind(*at) == WaitKind::Mutex ? owner_of(*at) : nullptr;
+    }
+    if (at == nullptr || !index.count(at)) {
+      continue;
+    }
+    std::vector<const HostThread*> cycle(path.begin() + static_cast<std::ptrdiff_t>(index[at]),
+                                         path.end());
+    if (std::any_of(cycle.begin(), cycle.end(),
+                    [&](const HostThread* t) { return in_cycle.count(t) > 0; })) {
+      continue;
+    }
+    in_cycle.insert(cycle.begin(), cycle.end());
+    Finding f;
+    f.id = std::string(kHostDeadlock);
+    f.severity = Severity::Critical;
+    f.confidence = cycle.size() == 1 ? 0.8 : 0.9;
+    std::vector<std::string> ids;
+    std::vector<std::string> mutexes;
+    nlohmann::json tj = nlohmann::json::array();
+    for (std::size_t i = 0; i < cycle.size(); ++i) {
+      const HostThread& t = *cycle[i];
+      const HostThread& owner = *cycle[(i + 1) % cycle.size()];
+      ids.push_back(t.id);
+      mutexes.push_back(mutex_name(*t.mutex_wait));
+      f.evidence.push_back(fmt::format("{} waits for {} held by {}, at {}", thread_name(t),
+                                       mutex_name(*t.mutex_wait), thread_name(owner), waits_at(t)));
+      tj.push_back(thread_json(t, "mutex"));
+      f.locations.push_back(location_of(t));
+    }
+    f.title =
+        cycle.size() == 1
+            ? fmt::format("host deadlock: thread {} waits for a mutex it holds itself", ids.front())
+            : fmt::format("host deadlock: threads {} wait for each other's mutexes",
+                          fmt::join(ids, ", "));
+    f.summary = fmt::format(
+        "{} host thread(s) are blocked in pthread_mutex_lock, each on a mutex ({}) owned by the "
+        "next, in a loop: a lock-order deadlock. No GPU work is involved in this loop; the "
+        "threads will never wake on their own.",
+        cycle.size(), fmt::join(mutexes, ", "));
+    f.details = {{"threads", std::move(tj)}, {"cycle", ids}};
+    f.next_step =
+        cycle.size() == 1
+            ? "The thread re-locks a non-recursive mutex it already holds: find the earlier "
+              "lock on the path to the line above (or make the inner call not take the lock)."
+            : "At each line above a thread takes its second mutex while holding its first: make "
+              "every path take these mutexes in one global order (or take them together with "
+              "std::scoped_lock / std::lock). Check the callers named above for where the first "
+              "lock was taken.";
+    out.push_back(std::move(f));
+  }
+
+  // Every other wait, in its own words.
+  Finding w;
+  w.id = std::string(kHostWaits);
+  w.severity = Severity::Info;
+  w.confidence = 0.5;
+  nlohmann::json tj = nlohmann::json::array();
+  std::size_t mutex_unknown = 0;
+  std::map<WaitKind, std::size_t> counts;
+  for (const auto& [t, kind] : waiting) {
+    if (in_cycle.count(t)) {
+      continue;
+    }
+    if (kind == WaitKind::GpuDriver && !s.dispatches.empty()) {
+      continue; // host-blocked-on-gpu and the GPU findings speak for these
+    }
+    counts[kind] += 1;
+    tj.push_back(thread_json(*t, kind_name(kind)));
+    w.locations.push_back(location_of(*t));
+    switch (kind) {
+    case WaitKind::Mutex:
+      if (const HostThread* owner = owner_of(*t)) {
+        w.evidence.push_back(
+            fmt::format("{} waits for {} held by {} (which is {}), at {}", thread_name(*t),
+                        mutex_name(*t->mutex_wait), thread_name(*owner),
+                        wait_kind(*owner) == WaitKind::None
+                            ? fmt::format("in {}", waits_at(*owner))
+                            : fmt::format("itself waiting, at {}", waits_at(*owner)),
+                        waits_at(*t)));
+      } else {
+        ++mutex_unknown;
+        w.evidence.push_back(
+            fmt::format("{} waits for {} ({}), at {}", thread_name(*t),
+                        t->mutex_wait ? mutex_name(*t->mutex_wait) : std::string("a mutex"),
+                        t->mutex_wait && t->mutex_wait->owner
+                            ? fmt::format("owner LWP {} is not a thread of this snapshot",
+                                          *t->mutex_wait->owner)
+                            : std::string("owner not read"),
+                        waits_at(*t)));
+      }
+      break;
+    case WaitKind::Condition:
+      w.evidence.push_back(fmt::format(
+          "{} waits on a condition variable at {}: it sleeps until another thread signals it "
+          "(not a lock-order problem; find who should notify)",
+          thread_name(*t), waits_at(*t)));
+      break;
+    case WaitKind::Semaphore:
+      w.evidence.push_back(
+          fmt::format("{} waits on a semaphore at {}: it sleeps until another thread posts it",
+                      thread_name(*t), waits_at(*t)));
+      break;
+    case WaitKind::GpuDriver:
+      w.evidence.push_back(fmt::format(
+          "{} polls the GPU device file ({} in {}): it waits for the GPU runtime, with no "
+          "dispatch in flight in this snapshot",
+          thread_name(*t), t->frames.front().function,
+          t->frames.front().from.empty() ? waits_at(*t) : t->frames.front().from));
+      break;
+    case WaitKind::None:
+      break;
+    }
+  }
+  // A GPU process has many idle threads in condition waits (thread pools, the runtime's event
+  // thread): in one, describe the waits only when some thread is blocked on a mutex.
+  const bool gpu_process = !s.agents.empty() || !s.dispatches.empty() || !s.waves.empty();
+  if (tj.empty() || (gpu_process && counts[WaitKind::Mutex] == 0)) {
+    return out;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [kind, n] : counts) {
+    parts.push_back(fmt::format("{} {}", n,
+                                kind == WaitKind::Mutex       ? "on a mutex"
+                                : kind == WaitKind::Condition ? "on a condition variable"
+                                : kind == WaitKind::Semaphore ? "on a semaphore"
+                                                              : "in the GPU driver"));
+  }
+  w.title = fmt::format("host threads waiting: {}", fmt::join(parts, ", "));
+  if (mutex_unknown >= 2) {
+    w.severity = Severity::Warning;
+    w.confidence = 0.4;
+    w.summary = "Several threads are blocked on mutexes whose owners were not read: this may be a "
+                "lock-order deadlock. The owners come from glibc's mutex owner field, which the "
+                "built-in playbooks read on each blocked thread.";
+    w.next_step =
+        "Take a snapshot with `rocplay run --pid PID` (hang-triage or host-stacks), which "
+        "reads each mutex's owner, or run `print *(int*)($rdi+8)` in the innermost frame "
+        "of each blocked thread (x86-64) to see which thread holds it.";
+  } else {
+    w.summary =
+        "Host threads sleeping in a wait, each described by what it waits for. None of them "
+        "forms a lock loop.";
+    w.next_step = "Start from the thread whose wait the others depend on: a mutex owner that runs, "
+                  "or the code that should signal a condition variable or post a semaphore.";
+  }
+  w.details = {{"threads", std::move(tj)}};
+  out.push_back(std::move(w));
+  return out;
+}
+
+} // namespace rocplay::heuristics

@@ -1,0 +1,96 @@
+// Which host frames are the system's and which the user's (include/rocplay/frames.hpp).
+#include "rocplay/frames.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string_view>
+
+namespace rocplay {
+namespace {
+
+bool contains(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+
+std::string_view base_name(std::string_view path) {
+  auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// Shared objects of the system and of the GPU runtimes and drivers (matched on the file name).
+constexpr std::array<std::string_view, 22> kSystemObjects = {
+    "libc.so",      "libc-",        "libpthread", "ld-linux",       "libstdc++",  "libgcc_s",
+    "libm.so",      "libdl.so",     "librt.so",   "libhsa-runtime", "libamdhip",  "libhsakmt",
+    "libdrm",       "libcuda.so",   "libcudart",  "libnvidia",      "librocprof", "libamd_comgr",
+    "librocm-core", "libroctracer", "vdso",       "libgomp"};
+
+// Source paths of system code (glibc's own build paths, system headers).
+constexpr std::array<std::string_view, 7> kSystemPaths = {
+    "./nptl/",       "../sysdeps/",     "./misc/", "/usr/include/",
+    "/usr/lib/gcc/", "/usr/src/debug/", "libio/"};
+
+// Function names of the C library and the runtime that carry no user meaning.
+constexpr std::array<std::string_view, 22> kSystemFunctions = {
+    "futex_wait", "__futex",         "lll_",    "pthread_",      "___pthread",
+    "__GI_",      "__libc_",         "syscall", "ioctl",         "__ioctl",
+    "poll",       "__poll",          "ppoll",   "epoll_wait",    "select",
+    "nanosleep",  "clock_nanosleep", "sem_",    "do_futex_wait", "start_thread",
+    "clone",      "__clone"};
+
+} // namespace
+
+bool is_system_frame(const Frame& f) {
+  if (f.function.empty() && f.file.empty()) {
+    return true;
+  }
+  if (!f.from.empty()) {
+    auto object = base_name(f.from);
+    for (auto s : kSystemObjects) {
+      if (contains(object, s)) {
+        return true;
+      }
+    }
+  }
+  for (auto p : kSystemPaths) {
+    if (f.file.starts_with(p) || contains(f.file, std::string("/") + std::string(p))) {
+      return true;
+    }
+  }
+  if (f.file.empty()) {
+    for (auto fn : kSystemFunctions) {
+      if (f.function.starts_with(fn)) {
+        return true;
+      }
+    }
+    if (f.function.starts_with("std::") || f.function.starts_with("__gnu_cxx::") ||
+        f.function.starts_with("__gthread")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const Frame* innermost_user_frame(const HostThread& t) {
+  for (const auto& f : t.frames) {
+    if (!is_system_frame(f)) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+std::string frame_where(const Frame& f) {
+  std::string out = f.function.empty() ? std::string("??") : short_function_name(f.function);
+  if (out.empty()) {
+    out = f.function;
+  }
+  if (!f.file.empty()) {
+    out += fmt::format(" at {}{}", base_name(f.file), f.line ? fmt::format(":{}", *f.line) : "");
+  } else if (!f.from.empty()) {
+    out += fmt::format(" from {}", base_name(f.from));
+  }
+  return out;
+}
+
+} // namespace rocplay

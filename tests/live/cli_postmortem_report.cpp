@@ -1,0 +1,61 @@
+// `rocplay postmortem` text output: one input gets the live run's full report; several keep the
+// summary (with --details, every input's report too); cross-rank events say how their ranks were
+// told (file names, --one-event).
+#include "cli_util.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+using namespace rocplay::testing;
+namespace fs = std::filesystem;
+
+namespace {
+const fs::path kFixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures";
+} // namespace
+
+TEST_CASE("rocplay postmortem of one input prints the full report") {
+  const CliRun r = run_rocplay({"postmortem",
+                                (kFixtures / "rocgdb/splitk-clean-two-queues/snapshot.mi").string(),
+                                "--no-progress"},
+                               std::chrono::seconds(60), {"COLUMNS=100"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.rfind("VERDICT  [error 0.85] 2 split-K `_clean` kernels", 0) == 0);
+  // The title names every `_clean` kernel involved.
+  CHECK(
+      r.out.find(
+          "(bf16gemm_fp32bf16_tn_96x64_splitk_clean, bf16gemm_fp32bf16_tn_256x64_splitk_clean)") !=
+      std::string::npos);
+  CHECK(r.out.find("Evidence for the verdict") != std::string::npos);
+  CHECK(r.out.find("Dispatches in flight (2)") != std::string::npos);
+  CHECK(r.out.find("rocplay postmortem: 1 inputs") == std::string::npos);
+}
+
+TEST_CASE("rocplay postmortem of several inputs: the summary, and details adds each report") {
+  const std::string a = (kFixtures / "rocgdb/splitk-clean-two-queues/snapshot.mi").string();
+  const std::string b = (kFixtures / "rocgdb/host-mutex-deadlock/snapshot.mi").string();
+  const CliRun plain = run_rocplay({"postmortem", a, b, "--no-progress"});
+  INFO(plain.out << plain.err);
+  CHECK(plain.out.rfind("rocplay postmortem: 2 inputs", 0) == 0);
+  CHECK(plain.out.find("VERDICT") == std::string::npos);
+  const CliRun details = run_rocplay({"postmortem", a, b, "--details", "--no-progress"});
+  INFO(details.out);
+  CHECK(details.out.find("=== " + a) != std::string::npos);
+  CHECK(details.out.find("=== " + b) != std::string::npos);
+  CHECK(details.out.find("host deadlock: threads") != std::string::npos);
+  CHECK(details.out.find("rocplay postmortem: 2 inputs") != std::string::npos);
+}
+
+TEST_CASE("rocplay postmortem: one-event ranks are named in the report") {
+  TempDir dir;
+  const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
+  fs::copy_file(nccl / "nccl-rank0.rec", dir.path() + "/first.rec");
+  fs::copy_file(nccl / "nccl-rank1.rec", dir.path() + "/second.rec");
+  const CliRun one = run_rocplay({"postmortem", dir.path() + "/first.rec",
+                                  dir.path() + "/second.rec", "--one-event", "--no-progress"});
+  INFO(one.out << one.err);
+  CHECK(one.out.find("ranks from meta RANK") != std::string::npos);
+  CHECK(one.out.find("[missing-rank]") != std::string::npos);
+  CHECK(one.out.find("[collective-wait]") == std::string::npos); // a per-input finding
+}
