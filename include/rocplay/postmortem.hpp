@@ -66,8 +66,8 @@ struct InputResult {
   std::uint64_t skipped_lines = 0; // lines that were not MI
   std::vector<std::string> warnings;
   std::vector<Finding> findings;
-  std::vector<Signature> signatures; // one per finding at warning or above
-  Snapshot snapshot;                 // empty for agent logs and unreadable inputs
+  std::vector<Signature> signatures;            // one per finding at warning or above
+  Snapshot snapshot;                            // empty for agent logs and unreadable inputs
   std::shared_ptr<const crash::Evidence> crash; // crash evidence found in it, if any
   // A recording of several samples (`rocplay run --samples N`): each one, and what they say.
   // Empty for one sample (`snapshot` is then the whole recording's).

@@ -27,8 +27,8 @@ struct TextOptions {
   std::string failure_label;
   std::string failure;
   std::string target;
-  std::size_t width = 100;   // columns; text_width() gives the terminal's
-  bool wide = false;         // print everything: no cut cells or stacks, every row
+  std::size_t width = 100; // columns; text_width() gives the terminal's
+  bool wide = false;       // print everything: no cut cells or stacks, every row
 };
 
 // The width a text report should have: $COLUMNS, else the terminal on `fd` (when it is one),

@@ -939,7 +939,7 @@ private:
       seen.insert(sl.pc); // asked before
     }
     seen.insert(earlier_pcs_.begin(), earlier_pcs_.end()); // asked in an earlier sample
-    seen.insert(looked_up_.begin(), looked_up_.end()); // asked before, even when it failed
+    seen.insert(looked_up_.begin(), looked_up_.end());     // asked before, even when it failed
     auto add = [&](const std::optional<std::uint64_t>& pc) {
       if (pc && *pc != 0 && seen.insert(*pc).second) {
         pcs.push_back(*pc);
