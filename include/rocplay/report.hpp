@@ -34,6 +34,10 @@ struct TextOptions {
 // The width a text report should have: $COLUMNS, else the terminal on `fd` (when it is one),
 // else 100. Bounded to 40..1000.
 std::size_t text_width(int fd = 1);
+// Word-wraps `text` to `width` columns after `label`; continuation lines are indented to the
+// label's width. Every text section of a report uses it, so each fits the same width.
+void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,
+                   std::string_view text);
 
 // Findings are expected most severe first (heuristics::run orders them): the first is the verdict.
 void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,

@@ -13,7 +13,7 @@ namespace rocplay::report {
 // `Progress (3 samples over 4.1 s; ...)`, the verdict, then one line per dispatch, wave class,
 // queue and host thread (blocked threads folded into one line). Nothing for one sample.
 void write_progress_text(std::ostream& out, const SampleProgress& progress,
-                         const std::vector<Sample>& samples);
+                         const std::vector<Sample>& samples, std::size_t width = 100);
 // {"progress": ..., "samples": [{index, at, stop_seconds, wall_time, taken_at}, ...]}; later
 // samples carry their whole snapshot (`snapshot`), the first is the report's own.
 nlohmann::json progress_to_json(const SampleProgress& progress, const std::vector<Sample>& samples);

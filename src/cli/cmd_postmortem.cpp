@@ -282,7 +282,7 @@ int run_postmortem(const Options& o) {
     report::write_text(os, r.snapshot, r.findings, text_options);
     if (r.samples.size() > 1) { // as the live run prints it
       os << '\n';
-      report::write_progress_text(os, r.progress, r.samples);
+      report::write_progress_text(os, r.progress, r.samples, text_options.width);
     }
   };
   auto reportable = [](const InputResult& r) {

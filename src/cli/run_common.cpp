@@ -334,7 +334,7 @@ int run_playbook_command(const RunCommandOptions& o) {
       report::write_text(out, result.snapshot, result.findings, to);
       out << '\n';
       if (result.samples_wanted > 1) {
-        report::write_progress_text(out, result.progress, result.samples);
+        report::write_progress_text(out, result.progress, result.samples, to.width);
         out << '\n';
       }
       playbook::write_steps_text(out, result);

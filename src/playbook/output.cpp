@@ -167,8 +167,17 @@ void write_steps_text(std::ostream& out, const RunResult& r) {
                      to_string(r.debugger.kind), r.debugger.version);
   out << "Target: " << target_account(r) << '\n';
   out << "Steps:\n";
+  std::uint32_t sample = 1;
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const auto& s = r.steps[i];
+    if (s.sample > sample) {
+      sample = s.sample;
+      out << fmt::format("  sample {} (steps skipped in sample 1 skipped again, not listed):\n",
+                         sample);
+    }
+    if (s.sample > 1 && s.status == StepStatus::Skipped) {
+      continue; // skipped for the debugger's kind, which no sample changes
+    }
     // Consecutive skipped steps (a dozen GPU steps under plain gdb) share a line.
     std::size_t same = 1;
     while (s.status == StepStatus::Skipped && i + same < r.steps.size() &&

@@ -1,6 +1,8 @@
 // The Progress section: stuck or moving, per dispatch, wave class, queue and host thread.
 #include "rocplay/report_progress.hpp"
 
+#include "rocplay/report.hpp"
+
 #include <fmt/format.h>
 
 #include <ostream>
@@ -9,7 +11,7 @@
 namespace rocplay::report {
 
 void write_progress_text(std::ostream& out, const SampleProgress& p,
-                         const std::vector<Sample>& samples) {
+                         const std::vector<Sample>& samples, std::size_t width) {
   if (p.samples < 2) {
     if (!p.verdict_text.empty() && p.samples == 1) {
       out << "SampleProgress: " << p.verdict_text << "\n";
@@ -22,7 +24,7 @@ void write_progress_text(std::ostream& out, const SampleProgress& p,
   }
   out << fmt::format("Progress ({} samples over {:.1f} s; stopped {} s each)\n", p.samples,
                      p.seconds, stops);
-  out << "  verdict: " << p.verdict_text << "\n";
+  write_wrapped(out, width, "  verdict: ", p.verdict_text);
   std::size_t blocked = 0;
   std::string blocked_example;
   std::size_t threads_shown = 0;
@@ -40,15 +42,19 @@ void write_progress_text(std::ostream& out, const SampleProgress& p,
       continue;
     }
     const std::string indent = e.kind == "waves" ? "      " : "  ";
-    out << fmt::format("{}{} {}{}: {}: {}\n", indent, e.kind, e.id,
-                       e.label.empty() ? "" : " " + e.label, to_string(e.motion), e.why);
+    write_wrapped(out, width,
+                  fmt::format("{}{} {}{}: {}: ", indent, e.kind, e.id,
+                              e.label.empty() ? "" : " " + e.label, to_string(e.motion)),
+                  e.why);
   }
   if (threads_folded > 0) {
     out << fmt::format("  ... {} more host thread(s) (JSON has them all)\n", threads_folded);
   }
   if (blocked > 0) {
-    out << fmt::format("  {} host thread(s) blocked in the same frames in every sample (e.g. {})\n",
-                       blocked, blocked_example);
+    write_wrapped(out, width, "  ",
+                  fmt::format("{} host thread(s) blocked in the same frames in every sample "
+                              "(e.g. {})",
+                              blocked, blocked_example));
   }
 }
 

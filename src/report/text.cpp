@@ -450,9 +450,8 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
   if (auto loops = snapshot::code_loops(s); !loops.empty()) {
     out << '\n' << st.bold(fmt::format("Code at the PCs ({})", loops.size())) << '\n';
     for (const auto& l : loops) {
-      out << "  " << l.subject << ": "
-          << (l.loop ? l.loop->describe() : std::string("no loop holds the PC in the window"))
-          << '\n';
+      wrapped(out, st.width, "  " + l.subject + ": ",
+              l.loop ? l.loop->describe() : std::string("no loop holds the PC in the window"));
       if (!l.loop || !l.gpu) {
         continue;
       }
@@ -537,6 +536,11 @@ std::size_t text_width(int fd) {
     width = kDefaultWidth;
   }
   return std::clamp<std::size_t>(width, 40, 1000);
+}
+
+void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,
+                   std::string_view text) {
+  wrapped(out, width, label, text);
 }
 
 } // namespace rocplay::report
