@@ -974,7 +974,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   };
   std::map<std::string, std::vector<SeriesMember>> by_process;
   std::size_t series_count = 0;
-  auto close_event = [&](const std::string& key) {
+  // By value: callers pass a key that lives in `ranked`, and the node is erased below.
+  auto close_event = [&](std::string key) {
     auto it = ranked.find(key);
     if (it == ranked.end()) {
       return;
@@ -1016,7 +1017,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   };
   crash::Joiner crash_joiner; // bounded summaries per process, joined at the end
   // A directory is done: its files named alike (differing only in a rank number) become events.
-  auto close_names = [&](const std::string& dir) {
+  auto close_names = [&](std::string dir) { // by value: the key lives in `by_name`
     auto it = by_name.find(dir);
     if (it == by_name.end()) {
       return;
