@@ -3,6 +3,7 @@
 #include "rocplay/crash.hpp"
 
 #include "crash/util.hpp"
+#include "rocplay/mi/value.hpp"
 
 #include <filesystem>
 #include <istream>
@@ -63,7 +64,7 @@ std::optional<std::int64_t> int_member(const nlohmann::json& j, const char* key)
 
 Evidence base_evidence(const ReadOptions& options, Format format) {
   Evidence ev;
-  ev.source = options.source;
+  ev.source = mi::lossy_utf8(options.source); // a path may hold any bytes
   ev.rank = options.rank;
   ev.formats.push_back(format);
   return ev;
@@ -147,7 +148,7 @@ Evidence read_dump_metadata(std::string_view json_text, const ReadOptions& optio
   ev.counters.bytes = json_text.size();
   const auto j = nlohmann::json::parse(json_text, nullptr, false);
   DumpCall d;
-  d.directory = fs::path(options.source).parent_path().string();
+  d.directory = mi::lossy_utf8(fs::path(options.source).parent_path().string());
   if (j.is_discarded() || !j.is_object()) {
     // Cut off mid-write (the process died while dumping): what the directory name says is kept.
     ev.truncated = true;

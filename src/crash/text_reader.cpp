@@ -4,6 +4,7 @@
 #include "rocplay/crash.hpp"
 
 #include "crash/util.hpp"
+#include "rocplay/mi/value.hpp"
 
 #include <algorithm>
 #include <array>
@@ -56,6 +57,7 @@ template <std::size_t N> bool starts(std::string_view s, const char (&word)[N]) 
 struct Scan {
   unsigned markers = 0;
   bool binary = false; // NUL, or many control bytes
+  bool high = false;   // a byte >= 0x80: the line may not be UTF-8
 };
 
 // The bytes that start a marker, and control bytes: everything else is skipped with one load.
@@ -66,6 +68,9 @@ constexpr std::array<bool, 256> kTrigger = [] {
   }
   for (const char c : std::string_view("AgGNrxWwSKLo")) {
     t[static_cast<unsigned char>(c)] = true;
+  }
+  for (int c = 0x80; c < 0x100; ++c) {
+    t[static_cast<std::size_t>(c)] = true;
   }
   return t;
 }();
@@ -79,6 +84,10 @@ Scan scan_line(std::string_view s) {
   for (std::size_t i = 0; i < n; ++i) {
     const auto u = static_cast<unsigned char>(s[i]);
     if (!kTrigger[u]) {
+      continue;
+    }
+    if (u >= 0x80) {
+      out.high = true;
       continue;
     }
     if (u < 0x20) {
@@ -302,7 +311,7 @@ struct TextReader::Impl {
   int max_level = 0;
 
   explicit Impl(ReadOptions o) : options(std::move(o)) {
-    ev.source = options.source;
+    ev.source = mi::lossy_utf8(options.source); // a path may hold any bytes
     ev.rank = options.rank;
     ev.formats.push_back(Format::Text);
     streams.push_back(Stream{});
@@ -439,6 +448,13 @@ struct TextReader::Impl {
     if (scan.binary) {
       ++ev.counters.binary_lines;
       return;
+    }
+    // Everything kept from a line ends up in JSON, which must be UTF-8; a log may hold any bytes
+    // (and a cut line may end inside a character). ASCII markers survive the repair unchanged.
+    std::string repaired;
+    if (scan.high) {
+      repaired = mi::lossy_utf8(s);
+      s = repaired;
     }
     Stream& st = stream_of(s);
     if (st.state != BlockState::None && block_line(st, s)) {

@@ -377,6 +377,28 @@ TEST_CASE("bad input is counted and skipped, never a crash") {
     REQUIRE(ev.api.suspect);
     CHECK(ev.api.suspect->function == "a");
   }
+  SECTION("bytes that are not UTF-8 are repaired, so the JSON still dumps") {
+    // Found by fuzz_crash: a kernel-log device name with stray high bytes; a Latin-1 path; a
+    // line cut inside a 3-byte character.
+    ReadOptions o;
+    o.source = "logs/dmesg_\xff.txt";
+    o.limits.max_line_bytes = 120;
+    const Evidence ev =
+        read_text("[ 1203.118204] amdgpu 0000:83:00.0: amdgpu: [gfxhub] page fault (src_id:0 "
+                  "ring:24 vmid:3 pasid:32770)\n"
+                  "[ 1203.118210] amdgpu 00\xae\xae:83:00.0: amdgpu:  Process python pid 4411 "
+                  "thread python pid 4411\n"
+                  "[ 1203.118214] amdgpu 0000:83:00.0: amdgpu:   in page starting at address "
+                  "0x00007f3a2c000000 from client 0x1b (UTCL2) \xe2\x82\xac\xe2\x82\xac\n",
+                  o);
+    CHECK(ev.source == "logs/dmesg_\xef\xbf\xbd.txt");
+    std::string json;
+    REQUIRE_NOTHROW(json = to_json(ev).dump());
+    CHECK(json.find("\xef\xbf\xbd") != std::string::npos);
+    for (const auto& f : findings(ev)) {
+      CHECK_NOTHROW(report::finding_to_json(f).dump());
+    }
+  }
   SECTION("fed one byte at a time, the same as in one piece") {
     const std::string text = slurp(kCrash / "api-level3" / "kernel_api_7702.log");
     TextReader r;
