@@ -42,13 +42,22 @@ void replace_all(std::string& s, std::string_view from, std::string_view to) {
 }
 
 // The fixture with its -thread-info result grown to about `bytes` and its rank set to `rank`.
-std::string make_transcript(const std::string& fixture, std::size_t bytes, int rank) {
+std::string make_transcript(const std::string& fixture, std::size_t bytes, int rank, int pid) {
   std::istringstream lines(fixture);
   std::string line;
   std::string out;
   while (std::getline(lines, line)) {
     if (line.rfind("# meta ", 0) == 0) {
-      replace_all(line, "\"rank\":0", "\"rank\":" + std::to_string(rank));
+      // Each file its own process and rank, as the ranks of a TP job record them.
+      for (const char* key : {"\"rank\":", "\"pid\":"}) {
+        const auto at = line.find(key);
+        if (at != std::string::npos) {
+          const auto begin = at + std::string_view(key).size();
+          const auto end = line.find_first_not_of("0123456789", begin);
+          const int value = key[1] == 'r' ? rank : pid;
+          line.replace(begin, end - begin, std::to_string(value));
+        }
+      }
     }
     const auto pos = line.find("^done,threads=[");
     if (line.rfind("< ", 0) == 0 && pos != std::string::npos) {
@@ -132,8 +141,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_postmortem: cannot read %s\n", fixture_path.c_str());
     return 66;
   }
+  // Beside the corpus, not in it: the post-mortem reads every file of the directory.
   const fs::path stamp =
-      corpus / ("corpus-" + std::to_string(files) + "x" + std::to_string(file_kb));
+      corpus.string() + ".corpus-" + std::to_string(files) + "x" + std::to_string(file_kb) + "-v2";
   if (!fs::exists(stamp)) {
     fs::remove_all(corpus);
     for (std::size_t f = 0; f < files; ++f) {
@@ -141,7 +151,7 @@ int main(int argc, char** argv) {
       const fs::path dir = corpus / ("event" + std::to_string(1000 + f / 8));
       fs::create_directories(dir);
       std::ofstream(dir / ("rank" + std::to_string(rank) + ".mi"), std::ios::binary)
-          << make_transcript(fixture, file_kb * 1024, rank);
+          << make_transcript(fixture, file_kb * 1024, rank, 4300 + static_cast<int>(f));
     }
     std::ofstream(stamp) << "ok\n";
   }

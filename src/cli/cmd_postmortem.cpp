@@ -175,7 +175,8 @@ std::string first_finding_line(const InputResult& r) {
 }
 
 void write_text_summary(std::ostream& out, const Summary& s, const std::vector<std::string>& listed,
-                        std::size_t not_listed, bool color) {
+                        std::size_t not_listed, const report::TextOptions& text_options) {
+  const bool color = text_options.color;
   auto bold = [color](std::string_view text) {
     return color ? "\x1b[1m" + std::string(text) + "\x1b[0m" : std::string(text);
   };
@@ -232,7 +233,7 @@ void write_text_summary(std::ostream& out, const Summary& s, const std::vector<s
       out << fmt::format("  +{:.1f}s  {}\n", sr.at[i], sr.members[i]);
     }
     std::ostringstream progress;
-    report::write_progress_text(progress, sr.progress, {});
+    report::write_progress_text(progress, sr.progress, {}, text_options.width);
     out << progress.str();
     for (const auto& f : sr.findings) {
       out << "  [" << f.id << "] " << f.title << "\n";
@@ -421,7 +422,7 @@ int run_postmortem(const Options& o) {
         out.stream() << "warning: " << w << "\n";
       }
     } else {
-      write_text_summary(out.stream(), summary, listed, not_listed, text_options.color);
+      write_text_summary(out.stream(), summary, listed, not_listed, text_options);
     }
     break;
   }

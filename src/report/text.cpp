@@ -38,9 +38,17 @@ struct Style {
 // Word-wraps `text` to `width` after a label, continuation lines indented to the label's width.
 void wrapped(std::ostream& out, std::size_t width, std::string_view label, std::string_view text) {
   const std::size_t kWidth = width;
-  const std::size_t indent = label.size();
+  std::size_t indent = label.size();
+  // A label that leaves less than a third of the line would stack the text one word per line:
+  // the text starts on the next line instead, a little deeper than the label.
+  if (indent + indent / 2 > width && !text.empty()) {
+    const std::size_t lead = std::min(label.find_first_not_of(' '), label.size());
+    indent = lead + 4;
+    out << label.substr(0, label.find_last_not_of(' ') + 1) << '\n' << std::string(indent, ' ');
+  } else {
+    out << label;
+  }
   std::size_t col = indent;
-  out << label;
   bool first = true;
   std::size_t pos = 0;
   while (pos < text.size()) {

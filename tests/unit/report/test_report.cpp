@@ -263,3 +263,23 @@ TEST_CASE("parse_format", "[report]") {
     CHECK_THAT(e.hint(), Catch::Contains("text, json, jsonl, sarif"));
   }
 }
+
+TEST_CASE("a label that leaves little of the line moves the text to the next line") {
+  // A post-mortem series line: the label alone fills a 100-column report.
+  const std::string label = "      waves 1.1 void aiter::allgather_vec<__hip_bfloat16, 8>(void*, "
+                            "void*, aiter::Signal*, int): stuck: ";
+  std::ostringstream out;
+  report::write_wrapped(out, 100, label,
+                        "stuck for 4.1 s over 3 samples: every wave stayed within 24 bytes of its "
+                        "PC and the queue's read index did not move");
+  const auto lines = lines_of(out.str());
+  REQUIRE(lines.size() == 3); // label, then the text in two lines, not one word per line
+  CHECK(lines[0] == label.substr(0, label.size() - 1));
+  CHECK(lines[1].starts_with("          stuck for 4.1 s"));
+  CHECK(lines[1].size() <= 100);
+  CHECK(lines[2].size() <= 100);
+  // A short label keeps the text beside it.
+  std::ostringstream short_out;
+  report::write_wrapped(short_out, 100, "  verdict: ", "STUCK: dispatch 1.1");
+  CHECK(short_out.str() == "  verdict: STUCK: dispatch 1.1\n");
+}
