@@ -981,11 +981,14 @@ private:
   // target is stopped: at most 16 GPU and 16 host PCs, each command under the step's deadline.
   // Host code is variable-length, so the whole function holding the PC is asked for (`-a`);
   // GPU code from the function's start when `info line` gave it, else 256 bytes before the PC.
+  // cuda-gdb reads device code only with a CUDA focus, and its warps are no GDB threads: the
+  // focus moves to the class's kernel and first block (thread 0 always exists) first.
   Value disassemble(const Step& s) {
     ensure_threads(s);
     constexpr std::size_t kMaxGpu = 16;
     constexpr std::size_t kMaxHost = 16;
-    std::vector<std::string> commands;
+    const bool cuda = driver_.debugger().kind == DebuggerKind::CudaGdb;
+    std::vector<std::pair<std::string, std::string>> commands; // {CUDA focus or "", command}
     {
       const Snapshot& snap = current_snapshot();
       std::unordered_set<std::uint64_t> seen;
@@ -995,17 +998,36 @@ private:
         }
       }
       std::size_t gpu = 0;
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> asked; // GPU windows of this step
       for (const auto& c : snapshot::group_waves(snap)) {
-        if (!c.pc || !is_thread_id(c.first_thread) || gpu >= kMaxGpu ||
-            !seen.insert(*c.pc).second) {
+        const bool addressable =
+            cuda ? c.dispatch && c.workgroup[0].has_value() : is_thread_id(c.first_thread);
+        if (!c.pc || !addressable || gpu >= kMaxGpu || !seen.insert(*c.pc).second) {
           continue;
+        }
+        const std::uint64_t pc = *c.pc;
+        if (std::any_of(asked.begin(), asked.end(),
+                        [pc](const auto& w) { return pc >= w.first && pc + 64 <= w.second; })) {
+          continue; // another class's window holds this PC and its next instructions
         }
         std::uint64_t start = *c.pc >= 256 ? *c.pc - 256 : 0;
         if (const auto* l = snap.source_line(*c.pc); l && l->offset && *l->offset <= 256) {
           start = *c.pc - *l->offset;
         }
-        commands.push_back(fmt::format("-data-disassemble --thread {} -s {:#x} -e {:#x} -- 0",
-                                       c.first_thread, start, *c.pc + 128));
+        asked.emplace_back(start, *c.pc + 128);
+        if (cuda) {
+          const auto block = [&](std::size_t i) {
+            return c.workgroup[i] ? c.workgroup[i]->first : 0;
+          };
+          commands.emplace_back(
+              fmt::format("cuda kernel {} block {},{},{} thread 0,0,0", *c.dispatch, block(0),
+                          block(1), block(2)),
+              fmt::format("-data-disassemble -s {:#x} -e {:#x} -- 0", start, *c.pc + 128));
+        } else {
+          commands.emplace_back(std::string(),
+                                fmt::format("-data-disassemble --thread {} -s {:#x} -e {:#x} -- 0",
+                                            c.first_thread, start, *c.pc + 128));
+        }
         ++gpu;
       }
       std::size_t host = 0;
@@ -1014,15 +1036,19 @@ private:
             !seen.insert(*t.frames.front().pc).second) {
           continue;
         }
-        commands.push_back(
+        commands.emplace_back(
+            std::string(),
             fmt::format("-data-disassemble --thread {} -a {:#x} -- 0", t.id, *t.frames.front().pc));
         ++host;
       }
     }
     std::size_t failed = 0;
-    for (const auto& c : commands) {
-      auto ex = driver_.execute(c, timeout_of(s));
-      if (ex.error_message()) {
+    for (const auto& [focus, command] : commands) {
+      if (!focus.empty() && driver_.console(focus, timeout_of(s)).error_message()) {
+        ++failed; // no focus, no device code: the window is not asked for
+        continue;
+      }
+      if (driver_.execute(command, timeout_of(s)).error_message()) {
         ++failed;
       }
     }

@@ -41,23 +41,26 @@ TEST_CASE("rocgdb: the waves' spin loop from -data-disassemble", "[snapshot][cod
 }
 
 TEST_CASE("cuda-gdb: SASS predicated branches close the spin in start_sync", "[snapshot][code]") {
-  const Snapshot s = test::load("cuda-gdb/h200-rocplay/syncspin-disasm-reconstructed.rec");
-  REQUIRE(s.code_windows.size() == 1);
+  // Real: `rocplay run hang-triage --debugger cuda-gdb` on the H100 syncspin scenario, the
+  // disassemble step moving the CUDA focus to each warp class's kernel first.
+  const Snapshot s = test::load("cuda-gdb/h100-rocplay/syncspin-disasm.rec");
+  REQUIRE(!s.code_windows.empty());
   const auto loops = snapshot::code_loops(s);
   const snapshot::CodeLoop* spin = nullptr;
   const snapshot::CodeLoop* barrier = nullptr;
   for (const auto& l : loops) {
-    if (l.pc == 0x7f88c77a00c0u) {
+    if (l.pc == 0x7fa7d37ac2c0u) {
       spin = &l;
-    } else if (l.pc == 0x7f88c77a0100u) {
+    } else if (l.pc == 0x7fa7d37ac2e0u) {
       barrier = &l;
     }
   }
   REQUIRE(spin != nullptr);
   REQUIRE(spin->loop);
+  CHECK(spin->gpu);
   CHECK(spin->arch == isa::Arch::Sass);
   CHECK(spin->loop->describe() ==
-        "spin loop of 3 instructions: LDG.E.STRONG.SYS, ISETP.GE.AND, BRA");
+        "spin loop of 4 instructions: LDG.E.STRONG.SYS, YIELD, ISETP.GE.AND, BRA");
   REQUIRE(barrier != nullptr);
   CHECK(!barrier->loop); // past the backward branch: waiting at the barrier, not spinning
 }
