@@ -199,6 +199,24 @@ private:
     return p;
   }
 
+  // Console commands that only rocgdb or cuda-gdb know; nullptr for the others.
+  static const char* gpu_debugger_of(const std::string& prefix, const std::string& word) {
+    if (prefix.empty() && word == "cuda") {
+      return "cuda-gdb";
+    }
+    if (prefix == "info ") {
+      if (word == "cuda") {
+        return "cuda-gdb";
+      }
+      for (const char* rocgdb : {"agents", "dispatches", "queues", "lanes"}) {
+        if (word == rocgdb) {
+          return "rocgdb";
+        }
+      }
+    }
+    return nullptr;
+  }
+
   std::optional<CommandProblem> check_cli(const std::string& text) {
     const std::string trimmed = text.substr(0, text.find_last_not_of(" \t") + 1);
     if (trimmed.empty()) {
@@ -231,7 +249,11 @@ private:
     }
     const auto& names = completions(prefix);
     std::vector<std::string_view> candidates(names.begin(), names.end());
-    if (auto guess = detail::nearest(bad, candidates)) {
+    if (const char* owner = gpu_debugger_of(prefix, bad)) {
+      // Not a typo: the command of a GPU debugger, checked against another one.
+      p.hint = fmt::format("`{}{}` is a {} command; check the playbook with `--debugger {}`",
+                           prefix, bad, owner, owner);
+    } else if (auto guess = detail::nearest(bad, candidates)) {
       std::string fixed = trimmed;
       const auto at = fixed.find(bad, prefix.size() > 0 ? prefix.size() - 1 : 0);
       if (at != std::string::npos) {

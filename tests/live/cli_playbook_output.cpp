@@ -157,7 +157,9 @@ TEST_CASE("playbooks check asks gdb whether the command names exist, with a did-
                                                 "  - mi: -thread-infoo\n"
                                                 "  - cli: bactrace 3\n"
                                                 "  - mi: -stack-list-frames\n"
-                                                "  - cli: info threads\n");
+                                                "  - cli: info threads\n"
+                                                "  - cli: cuda kernel 0\n"
+                                                "  - cli: info agents\n");
   const auto r = run_rocplay({"playbooks", "check", pb, "--debugger", "gdb"});
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   CHECK(r.exit_code == 78);
@@ -169,6 +171,11 @@ TEST_CASE("playbooks check asks gdb whether the command names exist, with a did-
   CHECK(r.err.find("did you mean `-thread-info`?") != std::string::npos);
   CHECK(r.err.find("did you mean `backtrace 3`?") != std::string::npos);
   CHECK(r.err.find("-stack-list-frames` is not") == std::string::npos);
+  // A GPU debugger's own command is named as such, not "corrected" to a gdb one (`cd`).
+  CHECK(r.err.find("`cuda` is a cuda-gdb command; check the playbook with `--debugger cuda-gdb`") !=
+        std::string::npos);
+  CHECK(r.err.find("`info agents` is a rocgdb command") != std::string::npos);
+  CHECK(r.err.find("did you mean `cd") == std::string::npos);
   CHECK(r.out.find("FAILED") != std::string::npos);
 
   // The built-ins pass with gdb: steps for other debuggers are skipped, `when:` ones are notes.
