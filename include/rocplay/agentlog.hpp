@@ -27,8 +27,8 @@
 // an exception. Nothing here reads files, prints or runs anything.
 #pragma once
 
+#include "rocplay/finding.hpp"
 #include "rocplay/fit.hpp"
-#include "rocplay/heuristics.hpp"
 #include "rocplay/instructions.hpp"
 #include "rocplay/kernel_names.hpp"
 

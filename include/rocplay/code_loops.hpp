@@ -2,6 +2,7 @@
 // debugger disassembled (Snapshot::code_windows), the instructions around the PC and the loop
 // that holds it ("spin loop of 6 instructions: s_sleep, global_load_dword, ..."). A pure
 // function of the snapshot, so live runs and post-mortems of recordings agree.
+// Layer: src/snapshot/ (library rocplay_snapshot; docs/architecture.md).
 #pragma once
 
 #include "rocplay/instructions.hpp"

@@ -5,6 +5,7 @@
 // Everything here is untrusted input: sizes, counts and offsets are checked against the bytes
 // there are and against Limits; a malformed object gives a Problem, never a crash. Depends on
 // nothing else in the project (elfutils' libelf and msgpuck underneath).
+// Layer: src/codeobj/ (library rocplay_codeobj; docs/architecture.md).
 #pragma once
 
 #include <cstdint>

@@ -15,7 +15,7 @@
 // opens files except read_dump_metadata's look at a dump's sibling files.
 #pragma once
 
-#include "rocplay/heuristics.hpp"
+#include "rocplay/finding.hpp"
 
 #include <nlohmann/json.hpp>
 

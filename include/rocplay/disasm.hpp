@@ -1,6 +1,7 @@
 // Disassembly of AMDGPU code from a saved code object, in process, through the LLVM C
 // disassembler API. libLLVM is opened on first use (dlopen), not linked: linking it costs every
 // start of rocplay about 60 ms, and rocplay without it still reads metadata and fit.
+// Layer: src/codeobj/ (library rocplay_codeobj; docs/architecture.md).
 #pragma once
 
 #include "rocplay/codeobj.hpp"

@@ -18,7 +18,7 @@ enum class ExitCode : int {
   StepFailed = 3,         // a playbook step failed (on_error: abort) or an expect did not hold
   Usage = 64,             // bad command line
   DataError = 65,         // malformed input with --strict
-  NoInput = 66,           // an input file does not exist or cannot be read
+  NoInput = 66,           // a file cannot be read, or a report cannot be written
   NoSuchProcess = 67,     // --pid names no live process
   HookHeld = 68,          // HSA_TOOLS_LIB in the target: the debug agent holds the debugger hook
   DebuggerNotFound = 69,  // no rocgdb/cuda-gdb/gdb found

@@ -5,6 +5,7 @@
 // Limits from LLVM's AMDGPUUsage and AMDGPUBaseInfo.cpp (getMaxWavesPerEU, getTotalNumVGPRs,
 // getVGPRAllocGranule, getOccupancyWithNumSGPRs, getMaxWorkGroupsPerCU); docs/code-objects.md
 // has the table and the LLVM version it was taken from.
+// Layer: src/codeobj/ (library rocplay_codeobj; docs/architecture.md).
 #pragma once
 
 #include "rocplay/codeobj.hpp"

@@ -1,6 +1,7 @@
 // Host stack frames: which belong to the system (C library, C++ runtime, GPU runtime and driver
 // libraries) and which to the user's own code. Reports collapse the former; findings name the
 // innermost frame of the latter as "where the thread waits".
+// Layer: src/snapshot/ (library rocplay_snapshot; docs/architecture.md).
 #pragma once
 
 #include "rocplay/snapshot.hpp"

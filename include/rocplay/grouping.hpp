@@ -5,6 +5,7 @@
 // cover, and where the PC is in the source. Classes are ordered by agent, dispatch, then size.
 //
 //   for (const auto& c : rocplay::snapshot::group_waves(snap)) { ... c.waves ... c.pc ... }
+// Layer: src/snapshot/ (library rocplay_snapshot; docs/architecture.md).
 #pragma once
 
 #include "rocplay/snapshot.hpp"

@@ -1,6 +1,7 @@
 // Stuck-kernel heuristics: pure functions of snapshots that return findings.
 #pragma once
 
+#include "rocplay/finding.hpp"
 #include "rocplay/snapshot.hpp"
 
 #include <nlohmann/json.hpp>
@@ -10,35 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace rocplay {
-
-enum class Severity : std::uint8_t { Info, Warning, Error, Critical };
-std::string_view to_string(Severity severity);
-// `info`, `warning`, `error`, `critical`; nullopt otherwise.
-std::optional<Severity> severity_from_string(std::string_view name);
-
-struct Location {
-  std::string file;
-  std::optional<std::uint32_t> line;
-  std::string function;
-  std::optional<std::uint64_t> pc;
-  bool operator==(const Location&) const = default;
-};
-
-struct Finding {
-  std::string id;    // stable, e.g. `sync-lane-barrier-spin`
-  std::string title; // one line
-  Severity severity = Severity::Warning;
-  double confidence = 0.5;           // 0..1
-  std::string summary;               // what it means, in a sentence or three
-  std::vector<std::string> evidence; // human lines: wave classes, PCs, dispatch ids
-  nlohmann::json details;            // the same evidence, structured
-  std::string next_step;             // what to do now
-  std::vector<Location> locations;
-  std::optional<int> rank; // for per-rank findings in multi-rank runs
-};
-
-namespace heuristics {
+namespace rocplay::heuristics {
 
 struct Context {
   // Worker PIDs of this process tree, for the "nothing visible" finding.
@@ -76,7 +49,7 @@ std::vector<Finding> host_deadlock(const Snapshot& snapshot);
 std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later);
 std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks);
 
-// One line per heuristic: id, title, the evidence it needs (for `rocplay heuristics`, SARIF).
+// One line per heuristic: id, title, the evidence it needs (SARIF rules, docs/heuristics.md).
 struct HeuristicInfo {
   std::string_view id;
   std::string_view title;
@@ -91,5 +64,4 @@ std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later);
 // Heuristics across ranks (one snapshot per rank of one event): missing rank, unequal grids.
 std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks);
 
-} // namespace heuristics
-} // namespace rocplay
+} // namespace rocplay::heuristics

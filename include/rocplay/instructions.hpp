@@ -1,5 +1,6 @@
 // Disassembled instructions, from any source (a saved code object, or a debugger's
 // -data-disassemble), and the loop that holds a PC. Pure functions: no debugger, no files.
+// Layer: src/isa/ (library rocplay_isa; docs/architecture.md).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // What `rocplay kernel-info` and `agent-log --code-objects` know about code objects: the
 // kernels read, their ISA fit per architecture, and disassembly windows around PCs with the loop
 // that holds each. Built from files only; rendering is in src/report/ (rocplay/report.hpp).
+// Layer: src/codeobj/ (library rocplay_codeobj; docs/architecture.md).
 #pragma once
 
 #include "rocplay/codeobj.hpp"

@@ -30,6 +30,11 @@ std::string demangle_symbol(std::string_view name);
 // True for an Itanium linkage name (`_Z...`, also with a `.kd` suffix).
 bool is_mangled(std::string_view name);
 
+// The function's own name from a demangled one: `void aiter::allgather_vec<bf16, 8>(void*, ...)`
+// -> `allgather_vec`: no return type, namespaces, template arguments or parameters
+// (`(anonymous namespace)::` is a namespace). Does not demangle; see kernel_short_name.
+std::string short_function_name(std::string_view name);
+
 // The function's own name: `void at::native::vectorized_elementwise_kernel<4, F>(int, F)` ->
 // `vectorized_elementwise_kernel`; `_fwd_kernel.kd` -> `_fwd_kernel`. Demangles first.
 std::string kernel_short_name(std::string_view name);

@@ -1,5 +1,6 @@
 // Rendering code-object facts: kernel-info's text (an ASCII fit view within 100 columns) and
 // JSON, and the disassembly windows that agent-log and live reports show.
+// Layer: src/report/ (library rocplay_report; docs/architecture.md).
 #pragma once
 
 #include "rocplay/instructions.hpp"

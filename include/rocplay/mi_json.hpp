@@ -1,6 +1,7 @@
 // GDB/MI records and values as JSON, lossless (docs/mi.md, "JSON shape"): result order, repeated
 // names, bare values and the two kinds of list survive, so the MI can be written back exactly.
 // Written straight into a byte buffer: `rocplay mi2json` streams hundreds of MB through it.
+// Layer: src/report/ (library rocplay_report; docs/architecture.md).
 #pragma once
 
 #include "rocplay/mi/record.hpp"

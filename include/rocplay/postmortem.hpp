@@ -43,15 +43,6 @@ enum class InputStatus : std::uint8_t {
 };
 std::string_view to_string(InputStatus status);
 
-// What one stuck pattern looks like, so inputs can be grouped: heuristic + kernel + source line.
-struct Signature {
-  std::string heuristic;
-  std::string kernel;
-  std::string location; // `hang.cu:8` or `pc 0x7fa6e37a00c0`
-  std::string key() const { return heuristic + "|" + kernel + "|" + location; }
-  bool operator==(const Signature&) const = default;
-};
-
 struct InputResult {
   std::size_t index = 0; // position in the expanded input list
   std::string path;

@@ -4,6 +4,7 @@
 // Every reader tolerates processes that vanish mid-scan and files it may not read (another user's
 // /proc/PID/fd or environ): those come back as "unknown", never as an exception, except where a
 // function says it throws.
+// Layer: src/session/ (library rocplay_session; docs/architecture.md).
 #pragma once
 
 #include <chrono>

@@ -5,6 +5,7 @@
 //   auto sampled = heuristics::run_samples(samples, context);
 //   sampled.progress.verdict                    // Stuck / Moving / ...
 //   sampled.findings                            // confirmed or "slow, not stuck"
+// Layer: src/heuristics/ (library rocplay_heuristics; docs/architecture.md).
 #pragma once
 
 #include "rocplay/heuristics.hpp"

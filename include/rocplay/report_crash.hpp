@@ -1,7 +1,8 @@
 // The crash verdict as a person reads it (rocplay/crash.hpp builds the findings).
+// Layer: src/report/ (library rocplay_report; docs/architecture.md).
 #pragma once
 
-#include "rocplay/heuristics.hpp"
+#include "rocplay/finding.hpp"
 
 #include <ostream>
 #include <vector>

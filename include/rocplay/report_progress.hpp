@@ -1,4 +1,5 @@
 // The Progress section of a report: what several samples of one process say (stuck or moving).
+// Layer: src/report/ (library rocplay_report; docs/architecture.md).
 #pragma once
 
 #include "rocplay/progress.hpp"

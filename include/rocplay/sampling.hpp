@@ -1,6 +1,7 @@
 // Several samples of one live target in one debugger session: what one sample is, and how a
 // session's exchanges (live or from a recording) split into samples (docs/transcript-format.md,
 // "Samples").
+// Layer: src/snapshot/ (library rocplay_snapshot; docs/architecture.md).
 #pragma once
 
 #include "rocplay/mi/transcript.hpp"

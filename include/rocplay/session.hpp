@@ -18,16 +18,18 @@
 // thread) may live in one process.
 #pragma once
 
+#include "rocplay/debugger.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/mi/transcript.hpp"
-#include "rocplay/snapshot.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,11 +42,7 @@ struct DebuggerChoice {
   std::vector<std::string> tried; // filled by find_debugger: names and paths looked at
 };
 
-struct Debugger {
-  DebuggerKind kind = DebuggerKind::Unknown;
-  std::string path;
-  std::string version; // first line of --version
-};
+using Debugger = DebuggerIdentity; // rocplay/debugger.hpp
 
 // Where find_debugger looks; the defaults read the real environment.
 struct SearchEnv {
@@ -61,9 +59,6 @@ Debugger find_debugger(const std::string& requested);
 Debugger find_debugger(const std::string& requested, const SearchEnv& env,
                        DebuggerChoice* choice = nullptr);
 
-// From a `--version` banner (`GNU gdb (rocm-rel-6.4) 15.2`, `NVIDIA (R) cuda-gdb 13.0`), else
-// from the executable's name; Unknown when neither tells.
-DebuggerKind kind_from_banner(std::string_view banner, std::string_view path = {});
 // The banner line of `DEBUGGER --version` output: the first non-empty line, skipping the
 // `exec: ...` line that CUDA 13's cuda-gdb wrapper script prints first.
 std::string banner_line(std::string_view version_output);
@@ -105,22 +100,7 @@ struct Options {
   bool check_preconditions = true; // attach(): check_attach() first
 };
 
-// What happened to the target, for the report.
-struct TargetTimes {
-  std::optional<double> attach_seconds; // from -target-attach sent to the target reported stopped
-  // From -target-attach sent to detach's ^done (or to the debugger's death): the target is
-  // stopped from the ptrace attach, which the debugger does as soon as it reads the command.
-  std::optional<double> stop_seconds;
-  std::optional<double> total_seconds; // session start to detach (or to now, before detach)
-  bool detached = false;
-  bool left_stopped = false; // it was stopped after detach and got SIGCONT
-  // -target-attach reached the debugger: from then on the target may have been stopped. With
-  // attach_seconds unset, the attach did not complete (refused, stalled, timed out, interrupted).
-  bool attach_sent = false;
-  // /proc/PID/stat's state once the session let go of the target (after any SIGCONT): 'R', 'S',
-  // 'T' ...; '?' when not read; 'X' when the process was gone.
-  char state_after = '?';
-};
+using TargetTimes = rocplay::TargetTimes; // rocplay/debugger.hpp
 
 // What attach() learnt about the target before attaching.
 struct TargetInfo {
@@ -160,6 +140,20 @@ struct CommandCheck {
 };
 CommandCheck classify_mi_command(std::string_view command);
 CommandCheck classify_console_command(std::string_view text);
+
+// The commands that belong to the session (attach, detach, the debugger's exit) or would end or
+// replace the target: the one list behind classify_*_command above and the playbook loader's
+// check (which also refuses GDB's unique prefixes of them, `qui`, `det`).
+struct LifecycleCommand {
+  std::string_view name;                   // console word (`kill`) or MI command without `-`
+  std::array<std::string_view, 2> aliases; // exact console spellings besides name (`k`)
+  CommandRole role = CommandRole::Refused; // Detach: becomes Session::detach()
+  std::string_view reason;                 // why a playbook may not send it
+  // The shortest prefix GDB resolves to this command (`tar` is target; `dis` is disable).
+  std::size_t min_prefix = 2;
+};
+std::span<const LifecycleCommand> lifecycle_console_commands();
+std::span<const LifecycleCommand> lifecycle_mi_commands();
 
 // How the target came back from Session::run_for(). Times are session seconds (now()).
 struct ResumeResult {

@@ -5,6 +5,7 @@
 // of function names and files while their own target ids are short. As std::string each wave
 // cost three heap blocks, and a post-mortem batch spent nearly 30% of its time allocating,
 // copying and freeing them. With SharedString a wave's strings are inline or shared (Interner).
+// Layer: src/snapshot/ (library rocplay_snapshot; docs/architecture.md).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

@@ -6,7 +6,9 @@
 // apart from hardware numbers (queue_no, os_qid, packet_id).
 #pragma once
 
+#include "rocplay/debugger.hpp"
 #include "rocplay/instructions.hpp"
+#include "rocplay/kernel_names.hpp"
 #include "rocplay/mi/transcript.hpp"
 #include "rocplay/shared_string.hpp"
 
@@ -22,14 +24,6 @@
 #include <vector>
 
 namespace rocplay {
-
-enum class DebuggerKind : std::uint8_t { Unknown, Gdb, RocGdb, CudaGdb };
-std::string_view to_string(DebuggerKind kind);
-
-// `void aiter::allgather_vec<bf16, 8>(void*, ...)` -> `allgather_vec`: no return type,
-// namespaces, template arguments or parameters (`(anonymous namespace)::` is a namespace).
-std::string short_function_name(std::string_view name);
-DebuggerKind debugger_kind_from_string(std::string_view name);
 
 struct Agent {
   std::string id;                       // `1.1` (MI) or `1`

@@ -1,5 +1,6 @@
 // What a `cli:` or `mi:` step printed, in the text report: under the step's line, indented and
 // bounded (the JSON report carries it whole).
+// Layer: src/report/ (library rocplay_report; docs/architecture.md).
 #pragma once
 
 #include <cstddef>

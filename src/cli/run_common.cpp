@@ -18,7 +18,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -269,15 +268,9 @@ int run_playbook_command(const RunCommandOptions& o) {
     throw Error(ExitCode::Usage, fmt::format("--pid {}: not a process id", o.pid),
                 "`rocplay ps` lists the processes that hold a GPU");
   }
-  std::unique_ptr<std::ofstream> file;
-  if (!o.output.empty()) {
-    const std::string output = expand_path_pattern(o.output, o.pid, std::nullopt);
-    file = std::make_unique<std::ofstream>(output, std::ios::binary | std::ios::trunc);
-    if (!*file) {
-      throw Error(ExitCode::Usage, fmt::format("cannot write {}", output),
-                  "check the directory exists and is writable");
-    }
-  }
+  // Opened before the target stops, so an unwritable path costs nothing; written whole at the end.
+  const bool to_file = !o.output.empty() && o.output != "-";
+  OutputFile file(to_file ? expand_path_pattern(o.output, o.pid, std::nullopt) : std::string());
   // The "nothing visible" heuristic names a server's workers; a process scan, no ptrace.
   try {
     process::ScanOptions scan;
@@ -316,16 +309,16 @@ int run_playbook_command(const RunCommandOptions& o) {
     }
   }
 
-  std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cout;
+  std::ostream& out = file.stream();
   const bool attached = result.attached;
   const std::string failure = failure_text(result);
   switch (format) {
   case report::Format::Text:
     if (attached || (!failure.empty() && result.times.attach_sent)) {
       report::TextOptions to;
-      to.color = use_color(o.color, file ? -1 : STDOUT_FILENO);
+      to.color = use_color(o.color, to_file ? -1 : STDOUT_FILENO);
       to.wide = o.wide;
-      to.width = report::text_width(file ? -1 : 1);
+      to.width = report::text_width(to_file ? -1 : 1);
       if (!failure.empty()) {
         to.failure = failure;
         to.failure_label = failure_label(result);
@@ -369,7 +362,7 @@ int run_playbook_command(const RunCommandOptions& o) {
     out << json_text(report::to_sarif(result.findings, ROCPLAY_VERSION), 2) << '\n';
     break;
   }
-  out.flush();
+  file.commit();
   if (result.times.left_stopped) {
     print_error(fmt::format("pid {} was still stopped after detach; rocplay sent it SIGCONT ({})",
                             o.pid, playbook::target_account(result)),

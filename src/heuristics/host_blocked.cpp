@@ -111,6 +111,9 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
       f.evidence.push_back("  " + k);
     }
   }
+  if (!s.dispatches.empty()) {
+    f.kernel = detail::kernel_label(s.dispatches.front());
+  }
   f.details = {{"threads", std::move(tj)}, {"dispatches", std::move(dj)}};
   f.summary = fmt::format(
       "{} host thread(s) wait for the GPU ({}) while {} dispatch(es) are in flight ({}). The "

@@ -137,6 +137,7 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
     f.evidence.push_back(fmt::format(
         "quorum: {} of {} ranks in {}{}", in, n, kernel,
         quorum < 1.0 ? "; with so few ranks in it, the missing rank may also just be late" : ""));
+    f.kernel = kernel;
     f.details = {{"kernel", kernel},
                  {"ranks", per_rank},
                  {"missing", ids},
@@ -191,6 +192,7 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
       "Find why rank {} computed a different grid for {}: the grid comes from the input size, so "
       "compare the batch shapes each rank saw at this step. Do not add synchronize() calls.",
       odd.front(), kernel);
+  f.kernel = kernel;
   f.details = {{"kernel", kernel}, {"ranks", per_rank}, {"odd", odd}};
   out.push_back(std::move(f));
   return out;

@@ -665,6 +665,9 @@ std::optional<Finding> no_progress(const SampleProgress& p, const std::vector<Fi
     f.evidence.push_back(fmt::format("thread {} {}: {}", e->id, e->label, e->why));
     tj.push_back({{"id", e->id}, {"label", e->label}, {"why", e->why}});
   }
+  if (!dispatches.empty()) {
+    f.kernel = dispatches.front()->label;
+  }
   f.details = {{"dispatches", std::move(dj)},
                {"threads", std::move(tj)},
                {"progress", {{"samples", p.samples}, {"seconds", p.seconds}, {"confirmed", true}}}};

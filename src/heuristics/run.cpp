@@ -4,32 +4,7 @@
 #include <algorithm>
 #include <set>
 
-namespace rocplay {
-
-std::string_view to_string(Severity severity) {
-  switch (severity) {
-  case Severity::Info:
-    return "info";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Error:
-    return "error";
-  case Severity::Critical:
-    return "critical";
-  }
-  return "info";
-}
-
-std::optional<Severity> severity_from_string(std::string_view name) {
-  for (Severity s : {Severity::Info, Severity::Warning, Severity::Error, Severity::Critical}) {
-    if (to_string(s) == name) {
-      return s;
-    }
-  }
-  return std::nullopt;
-}
-
-namespace heuristics {
+namespace rocplay::heuristics {
 namespace {
 
 // Most severe and most certain first, so a report's verdict is the first finding.
@@ -145,5 +120,4 @@ const std::vector<HeuristicInfo>& catalogue() {
   return kAll;
 }
 
-} // namespace heuristics
-} // namespace rocplay
+} // namespace rocplay::heuristics

@@ -57,6 +57,7 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
     cj.push_back(detail::class_json(c, s));
   }
   dj["wave_classes"] = std::move(cj);
+  f.kernel = detail::kernel_label(d);
   f.details = {{"dispatches", nlohmann::json::array({std::move(dj)})},
                {"single", true},
                {"queues_known", d.queue.has_value()},
@@ -150,6 +151,9 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
     f.title = fmt::format("{} split-K `_clean` kernels in flight on different queues ({}): shared "
                           "workspace counter race",
                           ds.size(), fmt::join(names, ", "));
+    if (!ds.empty()) {
+      f.kernel = detail::kernel_label(*ds.front());
+    }
     f.details = {{"dispatches", std::move(dj)},
                  {"queues_known", queues_known},
                  {"fences_known", fences_known}};

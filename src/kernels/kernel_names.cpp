@@ -910,6 +910,14 @@ std::string demangle(std::string_view name) {
   return std::string(name);
 }
 
+std::string short_function_name(std::string_view name) {
+  auto parts = split_name(trim(name));
+  if (parts.components.empty() || parts.components.back().empty()) {
+    return std::string(trim(name));
+  }
+  return std::move(parts.components.back());
+}
+
 std::string kernel_short_name(std::string_view name) {
   return classify_kernel(name).short_name;
 }

@@ -467,14 +467,8 @@ private:
 
   DebuggerKind debugger_name(const YAML::Node& node) const {
     const std::string s = scalar(node, "debugger");
-    if (s == "gdb") {
-      return DebuggerKind::Gdb;
-    }
-    if (s == "rocgdb") {
-      return DebuggerKind::RocGdb;
-    }
-    if (s == "cuda-gdb") {
-      return DebuggerKind::CudaGdb;
+    if (const DebuggerKind kind = debugger_kind_from_string(s); kind != DebuggerKind::Unknown) {
+      return kind;
     }
     auto guess = detail::nearest(s, kDebuggerNames);
     fail(node, fmt::format("unknown debugger `{}`", s),

@@ -5,6 +5,7 @@
 // it says so (on_error: abort, the default), and the `always` section and the detach run whatever
 // happened before them.
 #include "playbook/internal.hpp"
+#include "rocplay/clock.hpp"
 #include "rocplay/frames.hpp"
 #include "rocplay/grouping.hpp"
 #include "rocplay/sampling.hpp"
@@ -101,28 +102,6 @@ private:
 
 bool is_thread_id(std::string_view id) {
   return !id.empty() && id.size() < 32 && id.find_first_not_of("0123456789.") == std::string::npos;
-}
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string iso_time(double unix_seconds) {
-  const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string iso_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // Numeric version compare: `13.1` >= `12.1.90`.

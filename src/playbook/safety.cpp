@@ -8,8 +8,10 @@
 // own lookup conservatively: a word of two or more letters that begins an unsafe command's name
 // is refused, and every command a wrapper could run is checked the same way.
 //
-// Some commands are refused even then, because they break the runner's guarantees: quit and
-// detach/attach belong to rocplay, and kill/run would end or replace the target.
+// Some commands are refused even then, because they break the runner's guarantees: quit,
+// detach/attach and target belong to rocplay, and kill/run would end or replace the target. Their
+// list is the session's (session::lifecycle_console_commands), so the loader refuses up front
+// exactly what the session would refuse at run time.
 #include "playbook/internal.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +19,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iterator>
+#include <type_traits>
 
 namespace rocplay::playbook::detail {
 
@@ -62,17 +66,6 @@ constexpr std::array<CommandRule, 30> kUnsafe = {{
     {"tui", {}, "starts the full-screen interface"},
 }};
 
-// Refused always: they belong to the runner or would end the target.
-constexpr std::array<CommandRule, 7> kNever = {{
-    {"quit", {"q", "exit"}, "rocplay detaches and ends the debugger itself"},
-    {"detach", {}, "use a `detach` step; rocplay must know the target is released"},
-    {"attach", {}, "use an `attach` step; rocplay attaches to --pid"},
-    {"kill", {"k"}, "rocplay never kills the target"},
-    {"run", {"r"}, "rocplay never restarts the target"},
-    {"start", {}, "rocplay never restarts the target"},
-    {"starti", {}, "rocplay never restarts the target"},
-}};
-
 // `set`/`-gdb-set` settings that write files or re-enable what the runner turned off.
 constexpr std::array<std::string_view, 5> kUnsafeSettings = {
     "logging", "auto-load", "history", "may-call-functions", "script-extension"};
@@ -96,7 +89,7 @@ std::string lower(std::string_view s) {
 
 // GDB's lookup: an exact name or alias first; else (two letters or more) a prefix of a name or
 // of an alias (gdb resolves `expr` to `expression`, an alias of compile).
-bool names_exactly(const CommandRule& rule, std::string_view word) {
+template <typename Rule> bool names_exactly(const Rule& rule, std::string_view word) {
   if (word == rule.name) {
     return true;
   }
@@ -104,8 +97,15 @@ bool names_exactly(const CommandRule& rule, std::string_view word) {
                      [&](std::string_view a) { return !a.empty() && word == a; });
 }
 
-bool names_by_prefix(const CommandRule& rule, std::string_view word) {
-  if (word.size() < 2) {
+std::size_t min_prefix(const CommandRule& /*rule*/) {
+  return 2;
+}
+std::size_t min_prefix(const session::LifecycleCommand& rule) {
+  return rule.min_prefix;
+}
+
+template <typename Rule> bool names_by_prefix(const Rule& rule, std::string_view word) {
+  if (word.size() < min_prefix(rule)) {
     return false;
   }
   if (rule.name.substr(0, word.size()) == word) {
@@ -116,8 +116,10 @@ bool names_by_prefix(const CommandRule& rule, std::string_view word) {
   });
 }
 
-template <std::size_t N>
-const CommandRule* lookup(const std::array<CommandRule, N>& rules, std::string_view word) {
+// The unsafe commands (CommandRule) and the session's lifecycle commands, which are refused even
+// with --allow-unsafe-commands (session::lifecycle_console_commands).
+template <typename Rules> auto lookup(const Rules& rules, std::string_view word) {
+  using Rule = std::remove_cvref_t<decltype(*std::begin(rules))>;
   for (const auto& rule : rules) {
     if (names_exactly(rule, word)) {
       return &rule;
@@ -128,7 +130,7 @@ const CommandRule* lookup(const std::array<CommandRule, N>& rules, std::string_v
       return &rule;
     }
   }
-  return nullptr;
+  return static_cast<const Rule*>(nullptr);
 }
 
 bool prefix_of(std::string_view full, std::string_view word, std::size_t min_len) {
@@ -185,7 +187,7 @@ std::optional<Refusal> check_cli_depth(std::string_view command, bool allow_unsa
   }
   const std::string word = lower(raw_word);
   const std::string_view args = command.substr(raw_word.size());
-  if (const CommandRule* rule = lookup(kNever, word)) {
+  if (const auto* rule = lookup(session::lifecycle_console_commands(), word)) {
     return Refusal{std::string(raw_word),
                    fmt::format("`{}` ({}): {}", raw_word, rule->name, rule->reason), true};
   }
@@ -195,12 +197,6 @@ std::optional<Refusal> check_cli_depth(std::string_view command, bool allow_unsa
     }
     return Refusal{std::string(raw_word),
                    fmt::format("`{}` ({}) {}", raw_word, rule->name, rule->reason), false};
-  }
-  if (prefix_of("target", word, 3) && args.find('|') != std::string_view::npos) {
-    if (allow_unsafe) {
-      return std::nullopt;
-    }
-    return Refusal{std::string(raw_word), "`target ... | COMMAND` runs a shell command", false};
   }
   if (word == "set") {
     return check_setting(args, "set", allow_unsafe);
@@ -286,16 +282,9 @@ std::optional<Refusal> check_mi_depth(std::string_view command, bool allow_unsaf
   }
   const std::string name = lower(command.substr(1, n - 1));
   const std::string_view args = command.substr(n);
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kNeverMi = {{
-      {"gdb-exit", "rocplay detaches and ends the debugger itself"},
-      {"target-detach", "use a `detach` step; rocplay must know the target is released"},
-      {"target-attach", "use an `attach` step; rocplay attaches to --pid"},
-      {"exec-run", "rocplay never restarts the target"},
-      {"target-select", "rocplay stays attached to --pid"},
-  }};
-  for (const auto& [never, reason] : kNeverMi) {
-    if (name == never) {
-      return Refusal{"-" + name, fmt::format("`-{}`: {}", name, reason), true};
+  for (const session::LifecycleCommand& never : session::lifecycle_mi_commands()) {
+    if (name == never.name) {
+      return Refusal{"-" + name, fmt::format("`-{}`: {}", name, never.reason), true};
     }
   }
   if (name == "gdb-set") {

@@ -215,40 +215,6 @@ std::optional<int> rank_from_path(const std::string& path, const std::optional<s
   }
 }
 
-Signature signature_of(const Finding& finding) {
-  Signature s;
-  s.heuristic = finding.id;
-  const auto& d = finding.details;
-  if (d.is_object()) {
-    if (d.contains("kernel") && d["kernel"].is_string()) {
-      s.kernel = d["kernel"].get<std::string>();
-    } else if (d.contains("dispatches") && d["dispatches"].is_array() && !d["dispatches"].empty() &&
-               d["dispatches"][0].is_object() && d["dispatches"][0].contains("kernel") &&
-               d["dispatches"][0]["kernel"].is_string()) {
-      s.kernel = d["dispatches"][0]["kernel"].get<std::string>();
-    }
-  }
-  if (!finding.locations.empty()) {
-    const Location& loc = finding.locations.front();
-    if (s.kernel.empty()) {
-      s.kernel = loc.function;
-    }
-    if (!loc.file.empty()) {
-      s.location = fs::path(loc.file).filename().string();
-      if (loc.line) {
-        s.location += ":" + std::to_string(*loc.line);
-      }
-    } else if (!loc.function.empty() && loc.function != s.kernel) {
-      s.location = loc.function; // a host frame: its address differs per process (ASLR)
-    } else if (loc.pc) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "pc 0x%llx", static_cast<unsigned long long>(*loc.pc));
-      s.location = buf;
-    }
-  }
-  return s;
-}
-
 // `RANK` (torchrun, vLLM, SGLang) in the target environment a recording's meta carries.
 std::optional<int> rank_from_env(const Snapshot& s) {
   auto it = s.env.find("RANK");
@@ -583,6 +549,12 @@ bool is_crash_kind(InputKind kind) {
 // Crash evidence is read by src/crash; this only routes it and files the result.
 void take_crash(InputResult& r, std::shared_ptr<crash::Evidence> ev) {
   for (auto& f : crash::findings(*ev)) {
+    // The crash readers name their kernel in details only; the signature wants it typed.
+    if (f.kernel.empty() && f.details.is_object()) {
+      if (auto k = f.details.find("kernel"); k != f.details.end() && k->is_string()) {
+        f.kernel = k->get<std::string>();
+      }
+    }
     r.findings.push_back(std::move(f));
   }
   r.warnings.insert(r.warnings.end(), ev->warnings.begin(), ev->warnings.end());

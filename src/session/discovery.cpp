@@ -97,51 +97,7 @@ std::optional<std::string> version_banner(const std::string& path,
   }
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
-
-std::string kind_name(DebuggerKind kind) {
-  switch (kind) {
-  case DebuggerKind::RocGdb:
-    return "rocgdb";
-  case DebuggerKind::CudaGdb:
-    return "cuda-gdb";
-  case DebuggerKind::Gdb:
-    return "gdb";
-  default:
-    return "unknown";
-  }
-}
-
 } // namespace
-
-DebuggerKind kind_from_banner(std::string_view banner, std::string_view path) {
-  const std::string b = lower(banner);
-  const std::string name = lower(std::filesystem::path(std::string(path)).filename().string());
-  if (b.find("cuda-gdb") != std::string::npos || b.find("nvidia") != std::string::npos) {
-    return DebuggerKind::CudaGdb;
-  }
-  if (b.find("rocm") != std::string::npos || b.find("rocgdb") != std::string::npos) {
-    return DebuggerKind::RocGdb;
-  }
-  if (name.find("rocgdb") != std::string::npos) {
-    return DebuggerKind::RocGdb;
-  }
-  if (name.find("cuda-gdb") != std::string::npos) {
-    return DebuggerKind::CudaGdb;
-  }
-  if (b.find("gnu gdb") != std::string::npos || name.find("gdb") != std::string::npos) {
-    return DebuggerKind::Gdb;
-  }
-  return DebuggerKind::Unknown;
-}
 
 std::string banner_line(std::string_view version_output) {
   std::string_view rest = version_output;
@@ -266,7 +222,7 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env, Debug
     Debugger dbg;
     dbg.path = path;
     dbg.version = *banner;
-    dbg.kind = kind_from_banner(*banner, path);
+    dbg.kind = debugger_kind_from_banner(*banner, path);
     if (dbg.kind == DebuggerKind::Unknown) {
       dbg.kind = DebuggerKind::Gdb; // a GDB build with an unusual banner: speak MI all the same
     }
@@ -287,11 +243,5 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env, Debug
               "install rocgdb (ROCm), cuda-gdb (CUDA) or gdb, or name one with --debugger PATH "
               "or $ROCPLAY_DEBUGGER");
 }
-
-namespace detail {
-std::string kind_word(DebuggerKind kind) {
-  return kind_name(kind);
-}
-} // namespace detail
 
 } // namespace rocplay::session

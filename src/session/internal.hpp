@@ -11,8 +11,6 @@
 
 namespace rocplay::session::detail {
 
-std::string kind_word(DebuggerKind kind);
-
 // Why ptrace may be refused for `pid`, from Yama, CapEff, uids and TracerPid: a sentence for a
 // message (empty when nothing explains it) and a hint.
 struct PtraceDiagnosis {

@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 
@@ -143,58 +145,89 @@ std::string first_word(std::string_view text) {
   return w;
 }
 
-CommandCheck refused(std::string what) {
-  return {CommandRole::Refused, std::move(what)};
+constexpr std::array<LifecycleCommand, 9> kLifecycleConsole = {{
+    {"quit", {"q", "exit"}, CommandRole::Refused, "rocplay detaches and ends the debugger itself"},
+    {"detach",
+     {},
+     CommandRole::Detach,
+     "use a `detach` step; rocplay must know the target is released"},
+    {"attach", {}, CommandRole::Refused, "use an `attach` step; rocplay attaches to --pid"},
+    {"kill", {"k"}, CommandRole::Refused, "rocplay never kills the target"},
+    {"run", {"r"}, CommandRole::Refused, "rocplay never restarts the target"},
+    {"start", {}, CommandRole::Refused, "rocplay never restarts the target"},
+    {"starti", {}, CommandRole::Refused, "rocplay never restarts the target"},
+    {"target", {}, CommandRole::Refused, "rocplay stays attached to --pid", 3},
+    {"disconnect", {}, CommandRole::Refused, "rocplay stays attached to --pid", 4},
+}};
+
+constexpr std::array<LifecycleCommand, 9> kLifecycleMi = {{
+    {"gdb-exit", {}, CommandRole::Refused, "rocplay detaches and ends the debugger itself"},
+    {"target-detach",
+     {},
+     CommandRole::Detach,
+     "use a `detach` step; rocplay must know the target is released"},
+    {"target-attach", {}, CommandRole::Refused, "use an `attach` step; rocplay attaches to --pid"},
+    {"target-select", {}, CommandRole::Refused, "rocplay stays attached to --pid"},
+    {"target-disconnect", {}, CommandRole::Refused, "rocplay stays attached to --pid"},
+    {"exec-run", {}, CommandRole::Refused, "rocplay never restarts the target"},
+    {"exec-jump", {}, CommandRole::Refused, "rocplay never moves the target's PC"},
+    {"file-exec-and-symbols",
+     {},
+     CommandRole::Refused,
+     "rocplay never replaces the program the debugger holds"},
+    {"file-exec-file",
+     {},
+     CommandRole::Refused,
+     "rocplay never replaces the program the debugger holds"},
+}};
+
+CommandCheck check_of(const LifecycleCommand& command) {
+  return {command.role,
+          command.role == CommandRole::Refused ? std::string(command.reason) : std::string()};
 }
 
 } // namespace
 
+std::span<const LifecycleCommand> lifecycle_console_commands() {
+  return kLifecycleConsole;
+}
+
+std::span<const LifecycleCommand> lifecycle_mi_commands() {
+  return kLifecycleMi;
+}
+
 CommandCheck classify_console_command(std::string_view text) {
   const std::string w = first_word(text);
-  if (w == "detach") {
-    return {CommandRole::Detach, {}};
-  }
-  if (w == "kill" || w == "k") {
-    return refused("`" + std::string(text) + "` would kill the target; rocplay only detaches");
-  }
-  if (w == "run" || w == "r" || w == "start" || w == "starti") {
-    return refused("`" + std::string(text) + "` would start a new process under the debugger");
-  }
-  if (w == "attach" || w == "target" || w == "disconnect") {
-    return refused("`" + std::string(text) +
-                   "` would change what the debugger is attached to; the session does that");
-  }
-  if (w == "quit" || w == "q" || w == "exit") {
-    return refused("`" + std::string(text) +
-                   "` would end the debugger; the session does that "
-                   "after detaching");
+  for (const LifecycleCommand& c : kLifecycleConsole) {
+    if (!w.empty() &&
+        (w == c.name || std::find(c.aliases.begin(), c.aliases.end(), w) != c.aliases.end())) {
+      return check_of(c);
+    }
   }
   return {};
 }
 
 CommandCheck classify_mi_command(std::string_view command) {
   std::string_view name = command.substr(0, command.find(' '));
-  if (name == "-target-detach") {
-    return {CommandRole::Detach, {}};
-  }
-  if (name == "-target-attach" || name == "-target-select" || name == "-target-disconnect" ||
-      name == "-exec-run" || name == "-gdb-exit" || name == "-exec-jump" ||
-      name == "-file-exec-and-symbols" || name == "-file-exec-file") {
-    return refused("`" + std::string(name) +
-                   "` is the session's business (attach, detach and the debugger's exit)");
+  if (name.starts_with('-')) {
+    for (const LifecycleCommand& c : kLifecycleMi) {
+      if (name.substr(1) == c.name) {
+        return check_of(c);
+      }
+    }
   }
   if (name == "-interpreter-exec") {
     // `-interpreter-exec console "TEXT"`: judge TEXT as a console command.
     const std::size_t open = command.find('"');
     const std::size_t close = command.rfind('"');
     if (open == std::string_view::npos || close <= open) {
-      return refused("`-interpreter-exec` without a quoted command");
+      return {CommandRole::Refused, "`-interpreter-exec` without a quoted command"};
     }
     const std::string text = mi::unescape(command.substr(open + 1, close - open - 1));
     for (const char c : text) {
       const auto u = static_cast<unsigned char>(c);
       if (u < 0x20 || u == 0x7f) {
-        return refused("a control byte inside `-interpreter-exec`'s command");
+        return {CommandRole::Refused, "a control byte inside `-interpreter-exec`'s command"};
       }
     }
     return classify_console_command(text);

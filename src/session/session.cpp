@@ -12,6 +12,7 @@
 #include <boost/type_traits/decay.hpp>
 #include <boost/type_traits/is_convertible.hpp>
 
+#include "rocplay/clock.hpp"
 #include "rocplay/process.hpp"
 #include "rocplay/session.hpp"
 #include "session/internal.hpp"
@@ -134,15 +135,6 @@ std::string seconds_text(milliseconds ms) {
   } else {
     std::snprintf(buf, sizeof buf, "%.3g s", static_cast<double>(ms.count()) / 1000.0);
   }
-  return buf;
-}
-
-std::string iso_utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
 
@@ -346,7 +338,7 @@ struct Session::Impl {
   std::string meta_json() const {
     nlohmann::json meta;
     meta["tool"] = "rocplay";
-    meta["debugger"] = {{"kind", detail::kind_word(debugger.kind)},
+    meta["debugger"] = {{"kind", std::string(to_string(debugger.kind))},
                         {"path", debugger.path},
                         {"version", debugger.version},
                         {"mi", mi}};
@@ -365,7 +357,7 @@ struct Session::Impl {
     meta["env"] = target.env;
     return meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  std::string start_iso = iso_utc_now();
+  std::string start_iso = iso_now();
 
   void open_recording() {
     if (!record_enabled || writer) {
@@ -832,7 +824,7 @@ struct Session::Impl {
       const std::string text = ex.console();
       debugger.version = text.substr(0, text.find('\n'));
       if (debugger.kind == DebuggerKind::Unknown) {
-        debugger.kind = kind_from_banner(debugger.version, debugger.path);
+        debugger.kind = debugger_kind_from_banner(debugger.version, debugger.path);
       }
     }
     // GDB 13 on Linux drives threads through a non-stop target even when the user sees all-stop:

@@ -23,21 +23,6 @@ bool contains_nocase(std::string_view hay, std::string_view needle) {
   return it != hay.end();
 }
 
-// The kind a version banner names. `GNU gdb (rocm-rel-7.2.3) 16.3`, `NVIDIA (R) cuda-gdb 13.0`,
-// `GNU gdb (Debian 13.1-3) 13.1`.
-DebuggerKind kind_of_banner(std::string_view line) {
-  if (contains_nocase(line, "cuda-gdb") || contains_nocase(line, "CUDA Debugger")) {
-    return DebuggerKind::CudaGdb;
-  }
-  if (contains_nocase(line, "rocm") || contains_nocase(line, "rocgdb")) {
-    return DebuggerKind::RocGdb;
-  }
-  if (text::starts_with(line, "GNU gdb")) {
-    return DebuggerKind::Gdb;
-  }
-  return DebuggerKind::Unknown;
-}
-
 // A meta `debugger` value: a kind name, or the path of the binary that ran.
 DebuggerKind kind_of_meta(std::string_view v) {
   auto slash = v.rfind('/');
@@ -183,7 +168,7 @@ struct Builder::Impl {
       auto first = text::trim(std::string_view(text).substr(0, text.find('\n')));
       bool banner = text::starts_with(first, "GNU gdb") || contains_nocase(first, "cuda-gdb") ||
                     contains_nocase(first, "CUDA Debugger");
-      auto k = kind_of_banner(first);
+      auto k = debugger_kind_from_banner(first);
       if (!banner || k == DebuggerKind::Unknown) {
         continue;
       }

@@ -279,6 +279,7 @@ private:
   // function (`start_sync`) fails the name check and is not taken for the kernel.
   static std::optional<std::string> common_frame_function(const Snapshot& s, const Dispatch& d) {
     std::optional<std::string> func;
+    std::optional<std::string> short_name; // of func: every wave agrees on it, so once
     for (const auto& w : s.waves) {
       if (w.dispatch != d.dispatch_no || (w.agent && d.agent && *w.agent != *d.agent) ||
           (w.queue && d.queue && *w.queue != *d.queue)) {
@@ -290,10 +291,12 @@ private:
       func = w.function;
       if (!w.name.empty()) {
         // What rocgdb 14+ names a wave thread after (rocgdb-formats.md 2.2).
-        std::string short_name = short_function_name(w.function);
+        if (!short_name) {
+          short_name = short_function_name(w.function);
+        }
         bool truncated = w.name.size() == 16 && w.name[11] == '-';
         bool agrees =
-            truncated ? short_name.compare(0, 11, w.name, 0, 11) == 0 : short_name == w.name;
+            truncated ? short_name->compare(0, 11, w.name, 0, 11) == 0 : *short_name == w.name;
         if (!agrees) {
           return std::nullopt;
         }

@@ -2,6 +2,7 @@
 // `expected-findings` lists (run() on each snapshot, run_pair() on snapshot-1/snapshot-2,
 // run_ranks() on rank*), and every heuristic fires on at least one case.
 #include "../snapshot/support.hpp"
+#include "rocplay/heuristics.hpp"
 #include "snapshot/text.hpp"
 
 #include <catch2/catch.hpp>

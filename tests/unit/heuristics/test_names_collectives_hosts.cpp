@@ -4,6 +4,7 @@
 // caller-frame line (PC - 1) offline.
 #include "../snapshot/support.hpp"
 #include "rocplay/frames.hpp"
+#include "rocplay/heuristics.hpp"
 #include "snapshot/text.hpp"
 
 #include <catch2/catch.hpp>

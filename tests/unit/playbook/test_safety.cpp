@@ -51,8 +51,6 @@ TEST_CASE("the commands the issue names are refused, with their aliases and pref
                           "set auto-load python-scripts on",
                           "set history save on",
                           "set may-call-functions on",
-                          "target remote | nc host 1",
-                          "tar remote | x",
                           "if 1",
                           "while 1",
                           "commands 1",
@@ -94,14 +92,17 @@ TEST_CASE("MI commands: -interpreter-exec is checked, MI settings too") {
 
 TEST_CASE("quit, kill, run, attach and detach are refused even when unsafe commands are allowed") {
   for (const char* cmd : {"quit", "q", "exit", "qui", "kill", "k", "ki", "run", "r", "start",
-                          "starti", "detach", "det", "attach 1", "thread apply all kill"}) {
+                          "starti", "detach", "det", "attach 1", "thread apply all kill",
+                          "target remote | nc host 1", "tar remote | x", "disconnect"}) {
     INFO(cmd);
     auto r = check_cli(cmd, true);
     REQUIRE(r.has_value());
     CHECK(r->always);
   }
-  for (const char* cmd : {"-gdb-exit", "-target-detach", "-target-attach 1", "-exec-run",
-                          "-target-select remote | x", "-interpreter-exec console \"quit\""}) {
+  for (const char* cmd :
+       {"-gdb-exit", "-target-detach", "-target-attach 1", "-exec-run", "-target-select remote | x",
+        "-interpreter-exec console \"quit\"", "-target-disconnect", "-exec-jump 12",
+        "-file-exec-and-symbols /bin/true"}) {
     INFO(cmd);
     auto r = check_mi(cmd, true);
     REQUIRE(r.has_value());

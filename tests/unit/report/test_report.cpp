@@ -1,6 +1,8 @@
 // Report writers on real fixture snapshots: text verdict first, versioned JSON, JSONL, SARIF.
 #include "../snapshot/support.hpp"
+#include "rocplay/code_loops.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/heuristics.hpp"
 #include "rocplay/report.hpp"
 
 #include <catch2/catch.hpp>
@@ -282,4 +284,19 @@ TEST_CASE("a label that leaves little of the line moves the text to the next lin
   std::ostringstream short_out;
   report::write_wrapped(short_out, 100, "  verdict: ", "STUCK: dispatch 1.1");
   CHECK(short_out.str() == "  verdict: STUCK: dispatch 1.1\n");
+}
+
+TEST_CASE("the waves' spin loop in the report: JSON code windows and the text line",
+          "[report][code]") {
+  const Snapshot s = test::load("rocgdb/spin-loop-disassembly/snapshot.mi");
+  const auto loops = snapshot::code_loops(s);
+  REQUIRE(loops.size() == 1);
+  const auto j = report::report_to_json(s, {});
+  REQUIRE(j["snapshot"]["code"].size() == 1);
+  CHECK(j["snapshot"]["code"][0]["loop"]["instructions"] == 7);
+  CHECK(j["snapshot"]["code"][0]["instructions"].size() == loops[0].window.size());
+  std::ostringstream text;
+  report::write_text(text, s, {});
+  CHECK(text.str().find("4 waves at 0x7fffe2005240 (spin_kernel): spin loop of 7 instructions") !=
+        std::string::npos);
 }

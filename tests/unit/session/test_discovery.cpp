@@ -59,15 +59,15 @@ session::SearchEnv env_with(const std::string& path_var) {
 } // namespace
 
 TEST_CASE("kind and version from the --version banner", "[session][discovery]") {
-  CHECK(session::kind_from_banner("GNU gdb (Debian 13.1-3) 13.1") == DebuggerKind::Gdb);
-  CHECK(session::kind_from_banner("GNU gdb (rocm-rel-6.4-75) 15.2.50.20241010-git") ==
+  CHECK(debugger_kind_from_banner("GNU gdb (Debian 13.1-3) 13.1") == DebuggerKind::Gdb);
+  CHECK(debugger_kind_from_banner("GNU gdb (rocm-rel-6.4-75) 15.2.50.20241010-git") ==
         DebuggerKind::RocGdb);
-  CHECK(session::kind_from_banner("NVIDIA (R) cuda-gdb 13.0") == DebuggerKind::CudaGdb);
-  CHECK(session::kind_from_banner("NVIDIA (R) CUDA Debugger") == DebuggerKind::CudaGdb);
+  CHECK(debugger_kind_from_banner("NVIDIA (R) cuda-gdb 13.0") == DebuggerKind::CudaGdb);
+  CHECK(debugger_kind_from_banner("NVIDIA (R) CUDA Debugger") == DebuggerKind::CudaGdb);
   // A source build of rocgdb without `rocm` in its package version: the name tells.
-  CHECK(session::kind_from_banner("GNU gdb (GDB) 16.3", "/opt/rocm-7.2/bin/rocgdb") ==
+  CHECK(debugger_kind_from_banner("GNU gdb (GDB) 16.3", "/opt/rocm-7.2/bin/rocgdb") ==
         DebuggerKind::RocGdb);
-  CHECK(session::kind_from_banner("something else", "/usr/bin/lldb") == DebuggerKind::Unknown);
+  CHECK(debugger_kind_from_banner("something else", "/usr/bin/lldb") == DebuggerKind::Unknown);
 
   CHECK(session::version_number("GNU gdb (Debian 13.1-3) 13.1") == "13.1");
   CHECK(session::version_number("GNU gdb (rocm-rel-6.4-75) 15.2.50.20241010-git") == "15.2");

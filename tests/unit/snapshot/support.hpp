@@ -4,7 +4,6 @@
 #pragma once
 
 #include "rocplay/grouping.hpp"
-#include "rocplay/heuristics.hpp"
 #include "rocplay/snapshot.hpp"
 
 #include <catch2/catch.hpp>

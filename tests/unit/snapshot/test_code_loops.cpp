@@ -3,7 +3,6 @@
 // tests/codeobj/kernels.hip, the cuda-gdb one adds a hand-written SASS window to a real
 // recording (both marked so in their first line), the gdb one is a real recording.
 #include "rocplay/code_loops.hpp"
-#include "rocplay/report.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>
@@ -30,14 +29,6 @@ TEST_CASE("rocgdb: the waves' spin loop from -data-disassemble", "[snapshot][cod
   CHECK(l.loop->describe() ==
         "spin loop of 7 instructions: s_sleep, global_load_dword, s_waitcnt, buffer_invl2, "
         "buffer_wbinvl1_vol, v_cmp_eq_u32_e32, s_cbranch_vccnz");
-  const auto j = report::report_to_json(s, {});
-  REQUIRE(j["snapshot"]["code"].size() == 1);
-  CHECK(j["snapshot"]["code"][0]["loop"]["instructions"] == 7);
-  CHECK(j["snapshot"]["code"][0]["instructions"].size() == l.window.size());
-  std::ostringstream text;
-  report::write_text(text, s, {});
-  CHECK(text.str().find("4 waves at 0x7fffe2005240 (spin_kernel): spin loop of 7 instructions") !=
-        std::string::npos);
 }
 
 TEST_CASE("cuda-gdb: SASS predicated branches close the spin in start_sync", "[snapshot][code]") {

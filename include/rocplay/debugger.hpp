@@ -1,0 +1,50 @@
+// Which debugger rocplay talks to: its kind, how a version banner names it, the identity a
+// session found, and what happened to the target under it. Implemented in src/core/ (library
+// rocplay_core): the session finds the debugger, the snapshot builder reads the banner of a
+// recording, playbooks name the kinds they need, reports print them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rocplay {
+
+enum class DebuggerKind : std::uint8_t { Unknown, Gdb, RocGdb, CudaGdb };
+// `gdb`, `rocgdb`, `cuda-gdb`, `unknown`: the names playbooks, recordings and reports use.
+std::string_view to_string(DebuggerKind kind);
+// The inverse of to_string for the three known kinds; Unknown otherwise.
+DebuggerKind debugger_kind_from_string(std::string_view name);
+
+// From a `--version` banner line (`GNU gdb (rocm-rel-6.4) 15.2`, `NVIDIA (R) cuda-gdb 13.0`,
+// `NVIDIA (R) CUDA Debugger`), else from the executable's name (`/opt/rocm/bin/rocgdb`); Unknown
+// when neither tells. The one place a banner becomes a kind: the session and the snapshot
+// builder (replaying a recording's banner) both ask it.
+DebuggerKind debugger_kind_from_banner(std::string_view banner, std::string_view path = {});
+
+// The debugger a session runs.
+struct DebuggerIdentity {
+  DebuggerKind kind = DebuggerKind::Unknown;
+  std::string path;
+  std::string version; // first line of --version
+};
+
+// What happened to the target, for the report.
+struct TargetTimes {
+  std::optional<double> attach_seconds; // from -target-attach sent to the target reported stopped
+  // From -target-attach sent to detach's ^done (or to the debugger's death): the target is
+  // stopped from the ptrace attach, which the debugger does as soon as it reads the command.
+  std::optional<double> stop_seconds;
+  std::optional<double> total_seconds; // session start to detach (or to now, before detach)
+  bool detached = false;
+  bool left_stopped = false; // it was stopped after detach and got SIGCONT
+  // -target-attach reached the debugger: from then on the target may have been stopped. With
+  // attach_seconds unset, the attach did not complete (refused, stalled, timed out, interrupted).
+  bool attach_sent = false;
+  // /proc/PID/stat's state once the session let go of the target (after any SIGCONT): 'R', 'S',
+  // 'T' ...; '?' when not read; 'X' when the process was gone.
+  char state_after = '?';
+};
+
+} // namespace rocplay

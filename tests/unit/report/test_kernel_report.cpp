@@ -1,0 +1,50 @@
+// Kernel-info reports (text and JSON) over the real code objects of tests/codeobj/.
+#include "rocplay/kernel_info.hpp"
+#include "rocplay/kernel_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+
+using namespace rocplay;
+using namespace rocplay::codeobj;
+
+TEST_CASE("the ASCII fit view stays within 100 columns and says it is not occupancy") {
+  KernelInfoRequest req;
+  req.inputs = {std::string(ROCPLAY_SOURCE_DIR) + "/tests/codeobj/kernels.hsaco"};
+  req.archs = {"gfx90a", "gfx942", "gfx950", "gfx1030", "gfx11", "gfx12"};
+  req.pc = 0x5210;
+  const auto info = kernel_info(req);
+  CHECK(info.kernels.size() == 10);
+  std::ostringstream out;
+  report::write_kernel_info_text(out, info, true);
+  std::istringstream lines(out.str());
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    INFO(line);
+    CHECK(line.size() <= 100);
+  }
+  CHECK(n > 100);
+  CHECK(out.str().find("ISA fit on gfx942 (CDNA3, wave64), not measured occupancy") !=
+        std::string::npos);
+  const auto j = report::kernel_info_to_json(info);
+  CHECK(j["schema"] == "rocplay.kernel-info");
+  CHECK(j["objects"].size() == 2);
+  CHECK(j["objects"][0]["kernels"][0]["fits"].size() == 6);
+  CHECK(j["objects"][0]["kernels"][0]["fits"][0]["note"] ==
+        "ISA fit from code-object metadata, not measured occupancy");
+  CHECK(j["windows"].size() == 2);
+  // The streamed JSON the CLI writes is the same document.
+  std::ostringstream streamed;
+  report::write_kernel_info_json(streamed, info);
+  CHECK(nlohmann::json::parse(streamed.str()) == j);
+  KernelInfo empty;
+  std::ostringstream none;
+  report::write_kernel_info_json(none, empty);
+  CHECK(nlohmann::json::parse(none.str()) == report::kernel_info_to_json(empty));
+}
