@@ -274,6 +274,8 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
         so.rank = t.rank;
         playbook::RunOptions ro;
         ro.pid = t.pid;
+        ro.context.worker_pids = other_workers_of(t.pid); // as a single-target run names them
+        so.worker_pids = ro.context.worker_pids;
         ro.vars = vars;
         ro.samples = sampling.samples;
         ro.interval = sampling.interval;

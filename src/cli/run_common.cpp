@@ -223,6 +223,22 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   });
 }
 
+std::vector<std::int64_t> other_workers_of(std::int64_t pid) {
+  std::vector<std::int64_t> out;
+  try {
+    process::ScanOptions scan;
+    scan.sample = std::chrono::milliseconds(0);
+    for (const auto& w : process::workers_of(pid, scan)) {
+      if (w.pid != pid) {
+        out.push_back(w.pid);
+      }
+    }
+  } catch (const std::exception&) {
+    // attach() reports a missing process with its own message and hint
+  }
+  return out;
+}
+
 void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro) {
   if (o.samples > playbook::kMaxSamples) {
     throw Error(ExitCode::Usage,
@@ -271,18 +287,7 @@ int run_playbook_command(const RunCommandOptions& o) {
   // Opened before the target stops, so an unwritable path costs nothing; written whole at the end.
   const bool to_file = !o.output.empty() && o.output != "-";
   OutputFile file(to_file ? expand_path_pattern(o.output, o.pid, std::nullopt) : std::string());
-  // The "nothing visible" heuristic names a server's workers; a process scan, no ptrace.
-  try {
-    process::ScanOptions scan;
-    scan.sample = std::chrono::milliseconds(0);
-    for (const auto& w : process::workers_of(o.pid, scan)) {
-      if (w.pid != o.pid) {
-        ro.context.worker_pids.push_back(w.pid);
-      }
-    }
-  } catch (const std::exception&) {
-    // attach() reports a missing process with its own message and hint
-  }
+  ro.context.worker_pids = other_workers_of(o.pid);
   so.worker_pids = ro.context.worker_pids;
   if (!o.quiet && stderr_is_tty()) {
     ro.progress = &progress_line;

@@ -49,6 +49,9 @@ struct RunCommandOptions {
 };
 // Applies --samples/--interval to the runner's options. Throws Error(Usage).
 void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro);
+// The GPU workers under `pid` other than itself, for the "nothing visible" finding and the
+// recording's meta; empty when there are none or the scan fails (a process scan, no ptrace).
+std::vector<std::int64_t> other_workers_of(std::int64_t pid);
 
 // Adds the options both commands take (all but PLAYBOOK and --record); `--output,-o` for the
 // report only when `report_output`.
