@@ -14,26 +14,25 @@
 #include <sstream>
 
 using namespace rocplay;
-using namespace rocplay::crash;
 namespace fs = std::filesystem;
 
 namespace crash_postmortem_test {
 
 const fs::path kCrash = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures" / "crash";
 
-Evidence read_fixture(const std::string& rel) {
+crash::Evidence read_fixture(const std::string& rel) {
   const fs::path p = kCrash / rel;
   std::ifstream in(p, std::ios::binary);
   std::string head(64 * 1024, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
-  const auto format = detect(head, p.string());
+  const auto format = crash::detect(head, p.string());
   REQUIRE(format);
   in.clear();
   in.seekg(0);
-  ReadOptions o;
+  crash::ReadOptions o;
   o.source = p.string();
-  return read_stream(in, *format, o);
+  return crash::read_stream(in, *format, o);
 }
 
 } // namespace crash_postmortem_test
@@ -41,7 +40,7 @@ Evidence read_fixture(const std::string& rel) {
 using crash_postmortem_test::kCrash;
 
 TEST_CASE("the four-rank crash verdict as text and SARIF") {
-  Joiner j;
+  crash::Joiner j;
   for (int pid = 4410; pid <= 4413; ++pid) {
     j.add(crash_postmortem_test::read_fixture("tp4-rank2-first/kernel_api_rank" +
                                               std::to_string(pid) + ".log"));
@@ -58,20 +57,20 @@ TEST_CASE("the four-rank crash verdict as text and SARIF") {
 }
 
 TEST_CASE("crash findings from bytes that are not UTF-8 render as JSON") {
-  ReadOptions o;
+  crash::ReadOptions o;
   o.source = "logs/dmesg_\xff.txt";
   o.limits.max_line_bytes = 120;
-  const Evidence ev =
-      read_text("[ 1203.118204] amdgpu 0000:83:00.0: amdgpu: [gfxhub] page fault (src_id:0 "
-                "ring:24 vmid:3 pasid:32770)\n"
-                "[ 1203.118210] amdgpu 00\xae\xae:83:00.0: amdgpu:  Process python pid 4411 "
-                "thread python pid 4411\n"
-                "[ 1203.118214] amdgpu 0000:83:00.0: amdgpu:   in page starting at address "
-                "0x00007f3a2c000000 from client 0x1b (UTCL2) \xe2\x82\xac\xe2\x82\xac\n",
-                o);
-  const auto fs = findings(ev);
-  CHECK(!fs.empty());
-  for (const auto& f : fs) {
+  const crash::Evidence ev =
+      crash::read_text("[ 1203.118204] amdgpu 0000:83:00.0: amdgpu: [gfxhub] page fault (src_id:0 "
+                       "ring:24 vmid:3 pasid:32770)\n"
+                       "[ 1203.118210] amdgpu 00\xae\xae:83:00.0: amdgpu:  Process python pid 4411 "
+                       "thread python pid 4411\n"
+                       "[ 1203.118214] amdgpu 0000:83:00.0: amdgpu:   in page starting at address "
+                       "0x00007f3a2c000000 from client 0x1b (UTCL2) \xe2\x82\xac\xe2\x82\xac\n",
+                       o);
+  const auto found = crash::findings(ev);
+  CHECK(!found.empty());
+  for (const auto& f : found) {
     CHECK_NOTHROW(report::finding_to_json(f).dump());
   }
 }
@@ -88,7 +87,7 @@ TEST_CASE("postmortem reads crash evidence beside transcripts and joins a verdic
   CHECK(s.inputs == 12); // 5 in tp4, 6 files under level10, 1 dmesg
   CHECK(s.partial == 1); // the cut-off dump
   REQUIRE(!s.crash.empty());
-  CHECK(s.crash[0].id == kCrashVerdict);
+  CHECK(s.crash[0].id == crash::kCrashVerdict);
   CHECK(s.crash[0].details["first_rank"] == 2);
   CHECK(s.events.empty()); // crash inputs are not snapshots for the cross-rank heuristics
   std::size_t logs = 0;
@@ -119,7 +118,7 @@ TEST_CASE("a server log whose crash lines lie past its first 64 KiB is still rea
   CHECK(results[0].kind == postmortem::InputKind::CrashLog);
   CHECK(results[0].warnings.empty()); // not told it lacks agent dumps
   REQUIRE(!results[0].findings.empty());
-  CHECK(results[0].findings[0].id == kGpuError);
+  CHECK(results[0].findings[0].id == crash::kGpuError);
   REQUIRE(!s.crash.empty());
   CHECK(s.crash[0].details["fault"]["name"] == "hipErrorIllegalAddress");
   std::error_code ec;
