@@ -2,11 +2,12 @@
 //
 // The contract the playbook runner relies on:
 //  * every command carries a token and has a deadline; execute() never waits forever;
-//  * records are grouped into exchanges exactly as mi::TranscriptReader groups a recording of the
-//    session: a command's exchange holds what the debugger wrote up to and including its result;
-//    records that arrive after a result and before the next command (the `*stopped` that follows
-//    `-target-attach`'s `^done`, late `=library-loaded`) form an exchange of their own with an
-//    empty command. So a recording replays into the same exchanges;
+//  * records are grouped into exchanges by mi::ExchangeAssembler, the rule mi::TranscriptReader
+//    applies to a recording of the session (mi/exchange.hpp): a command's exchange holds what the
+//    debugger wrote up to and including its result; records that arrive after a result and before
+//    the next command (the `*stopped` that follows `-target-attach`'s `^done`, late
+//    `=library-loaded`) form an exchange of their own with an empty command. So a recording
+//    replays into the same exchanges;
 //  * once attach() was sent, the target is detached on every path: detach(), the destructor,
 //    a timeout, the debugger dying, and SIGINT/SIGTERM/SIGHUP to rocplay (see
 //    install_signal_guard);

@@ -15,71 +15,40 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
-// `> 0.012 rest` -> ("0.012", "rest"); nullopt when the line is not an event line. The time is
-// converted only where it is used (commands, notes, results), not for every record.
-struct Event {
-  char dir;
-  std::string_view stamp;
-  std::string_view payload;
-  std::size_t payload_col; // 0-based column of the payload in the file line
+} // namespace
 
-  double at() const {
-    char buf[33];
-    std::memcpy(buf, stamp.data(), stamp.size());
-    buf[stamp.size()] = '\0';
-    return std::strtod(buf, nullptr);
-  }
-};
-
-bool is_stamp_char(char c) {
-  return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+';
+// The time is converted only where it is used (commands, notes, results), not for every record.
+double EventLine::seconds() const {
+  char buf[33];
+  std::memcpy(buf, time.data(), time.size());
+  buf[time.size()] = '\0';
+  return std::strtod(buf, nullptr);
 }
 
-std::optional<Event> parse_event(std::string_view line) {
+std::optional<EventLine> parse_event_line(std::string_view line) {
   if (line.size() < 3 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
     return std::nullopt;
   }
   std::size_t space = 2;
   while (space < line.size() && line[space] != ' ') {
-    if (!is_stamp_char(line[space])) {
+    const char c = line[space];
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+')) {
       return std::nullopt;
     }
     ++space;
   }
-  const std::string_view stamp = line.substr(2, space - 2);
-  if (stamp.empty() || stamp.size() > 32) {
+  const std::string_view time = line.substr(2, space - 2);
+  if (time.empty() || time.size() > 32) {
     return std::nullopt;
   }
   if (space >= line.size()) {
-    return Event{line[0], stamp, {}, line.size()};
+    return EventLine{line[0], time, {}, line.size()};
   }
-  return Event{line[0], stamp, line.substr(space + 1), space + 1};
+  return EventLine{line[0], time, line.substr(space + 1), space + 1};
 }
 
-} // namespace
-
-const Record* Exchange::result() const {
-  for (auto it = records.rbegin(); it != records.rend(); ++it) {
-    if (it->kind() == RecordKind::Result) {
-      return &*it;
-    }
-  }
-  return nullptr;
-}
-
-std::optional<std::string> Exchange::error_message() const {
-  const Record* r = result();
-  if (r == nullptr || r->klass() != "error") {
-    return std::nullopt;
-  }
-  return r->results()["msg"].text();
-}
-
-std::string Exchange::console() const {
-  return console_text(records);
-}
-
-TranscriptReader::TranscriptReader(Limits limits) : limits_(limits), lines_(limits) {}
+TranscriptReader::TranscriptReader(Limits limits)
+    : limits_(limits), lines_(limits), assembler_(limits.max_exchange_bytes) {}
 
 void TranscriptReader::feed(std::string_view chunk) {
   lines_.feed(chunk);
@@ -90,11 +59,13 @@ void TranscriptReader::finish() {
   while (auto line = lines_.next()) {
     take_line(*line);
   }
-  if (current_) {
-    if (!current_->complete() && (!current_->records.empty() || !current_->command.empty())) {
+  if (assembler_.open()) {
+    const Exchange& last = assembler_.exchanges().back();
+    if (!last.complete() && (!last.records.empty() || !last.command.empty())) {
       info_.truncated = true;
     }
-    close_current();
+    assembler_.close();
+    take_closed();
   }
   info_.lines = lines_.lines();
   info_.bytes = lines_.bytes();
@@ -115,16 +86,8 @@ std::optional<Exchange> TranscriptReader::next() {
   return std::move(ready_[ready_pos_++]);
 }
 
-void TranscriptReader::close_current() {
-  if (!current_) {
-    return;
-  }
-  if (!current_->records.empty() || !current_->command.empty() || !current_->notes.empty()) {
-    ++info_.exchanges;
-    ready_.push_back(std::move(*current_));
-  }
-  current_.reset();
-  current_bytes_ = 0;
+void TranscriptReader::take_closed() {
+  info_.exchanges += assembler_.take_closed(ready_);
 }
 
 void TranscriptReader::take_line(const LineSplitter::Line& line) {
@@ -165,9 +128,9 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
     }
     return; // comments: `# reconstructed from ...`
   }
-  std::optional<Event> event;
+  std::optional<EventLine> event;
   if (info_.format != TranscriptFormat::RawMi) {
-    event = parse_event(text);
+    event = parse_event_line(text);
     if (event && info_.format == TranscriptFormat::Unknown) {
       info_.format = TranscriptFormat::Recording;
     }
@@ -181,78 +144,65 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
       count_error(rec.error());
       return;
     }
-    take_record(rec);
+    take_record(rec, 0);
     return;
   }
-  switch (event->dir) {
+  switch (event->direction) {
   case '>': {
-    close_current();
-    Exchange ex;
     std::string_view payload = event->payload;
     std::size_t digits = 0;
     while (digits < payload.size() && payload[digits] >= '0' && payload[digits] <= '9') {
       ++digits;
     }
+    std::optional<std::uint64_t> token;
     if (digits > 0) {
-      std::uint64_t token = 0;
-      std::from_chars(payload.data(), payload.data() + digits, token);
-      ex.token = token;
+      std::uint64_t t = 0;
+      std::from_chars(payload.data(), payload.data() + digits, t);
+      token = t;
     }
-    ex.command = std::string(payload.substr(digits));
-    ex.sent_at = event->at();
-    current_ = std::move(ex);
+    assembler_.command(std::string(payload.substr(digits)), token, event->seconds());
+    take_closed();
     return;
   }
   case '!':
-    if (!current_) {
-      current_ = Exchange{};
-      current_->sent_at = event->at();
-    }
-    current_->notes.emplace_back(event->payload);
+    assembler_.note(std::string(event->payload), event->seconds());
     return;
   default: {
     RecordView rec = parse_line(event->payload, line.number, scratch_, scratch_error_, limits_);
     if (rec.is_error()) {
       ParseError error = rec.error();
-      error.column += static_cast<std::uint32_t>(event->payload_col);
+      error.column += static_cast<std::uint32_t>(event->payload_column);
       count_error(error);
       return;
     }
-    if (!current_) {
-      current_ = Exchange{};
-      current_->sent_at = event->at();
-    }
-    if (rec.kind() == RecordKind::Result) {
-      current_->done_at = event->at();
-    }
-    take_record(rec);
+    // The time is converted only where it is used: prompts and records that may open an
+    // exchange or close one.
+    take_record(rec, rec.kind() == RecordKind::Prompt || rec.kind() == RecordKind::Result ||
+                             !assembler_.open()
+                         ? event->seconds()
+                         : 0);
     return;
   }
   }
 }
 
-void TranscriptReader::take_record(const RecordView& rec) {
+void TranscriptReader::take_record(const RecordView& rec, double at) {
   if (rec.kind() == RecordKind::Prompt) {
+    assembler_.prompt(at);
     return;
   }
   ++info_.records;
-  if (!current_) {
-    current_ = Exchange{};
-  }
-  current_bytes_ += rec.line().size();
-  const bool closes = rec.kind() == RecordKind::Result &&
-                      (!current_->token || !rec.token() || *rec.token() == *current_->token);
   // A big record takes the parser's table (the next line gets a fresh one); small ones are
   // cheaper to copy than to allocate for.
   constexpr std::uint32_t kTakeTableNodes = 4096;
   if (rec.node_count() >= kTakeTableNodes && rec.nodes() == scratch_.data()) {
-    current_->records.emplace_back(rec, std::move(scratch_));
+    assembler_.add(rec, std::move(scratch_), at);
     scratch_ = NodeTable();
   } else {
-    current_->records.emplace_back(rec);
+    assembler_.add(rec, at);
   }
-  if (closes || current_bytes_ > limits_.max_exchange_bytes) {
-    close_current();
+  if (!assembler_.open()) {
+    take_closed();
   }
 }
 

@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/mi/parser.hpp"
+#include "rocplay/mi/transcript.hpp"
 #include "rocplay/mi_json.hpp"
 
 #include <fcntl.h>
@@ -27,36 +28,6 @@ constexpr std::uint64_t kMaxListedErrors = 100;
 constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
 
-// A recording's event line `D SECONDS PAYLOAD` (docs/transcript-format.md).
-struct Event {
-  char direction;
-  std::string_view time;
-  std::string_view payload;
-  std::size_t payload_column; // 0-based
-};
-
-std::optional<Event> parse_event(std::string_view line) {
-  if (line.size() < 3 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
-    return std::nullopt;
-  }
-  std::size_t space = 2;
-  while (space < line.size() && line[space] != ' ') {
-    const char c = line[space];
-    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+')) {
-      return std::nullopt;
-    }
-    ++space;
-  }
-  if (space == 2 || space - 2 > 32) {
-    return std::nullopt;
-  }
-  const std::string_view time = line.substr(2, space - 2);
-  if (space >= line.size()) {
-    return Event{line[0], time, {}, line.size()};
-  }
-  return Event{line[0], time, line.substr(space + 1), space + 1};
-}
-
 struct Options {
   std::string input = "-";
   bool strict = false;
@@ -78,7 +49,7 @@ public:
     }
     if (!format_known_) {
       format_known_ = true;
-      recording_ = text.rfind(kRecordingHeader, 0) == 0 || parse_event(text).has_value();
+      recording_ = text.rfind(kRecordingHeader, 0) == 0 || mi::parse_event_line(text).has_value();
     }
     if (!recording_) {
       record(text, line.number, 0, {});
@@ -87,7 +58,7 @@ public:
     if (text[0] == '#') {
       return; // the header, `# meta {...}` and comments
     }
-    const auto event = parse_event(text);
+    const auto event = mi::parse_event_line(text);
     if (!event) {
       not_mi(line.number, 1, "not a line of a rocplay recording (expected `> `, `< ` or `! `)");
       return;

@@ -221,12 +221,9 @@ struct Session::Impl {
   int generation = 0; // bumped per spawn: handlers of an earlier debugger's pipes are ignored
   std::optional<int> wait_status;
 
-  // Exchanges, grouped as mi::TranscriptReader groups a recording (see session.hpp).
-  std::vector<mi::Exchange> exchanges;
-  bool current_open = false;
-  // The reader's empty current exchange, opened by a prompt: its sent_at.
-  std::optional<double> ghost;
-  std::size_t current_bytes = 0;
+  // Exchanges, grouped by the rule mi::TranscriptReader applies to a recording (mi/exchange.hpp).
+  mi::ExchangeAssembler assembler;
+  const std::vector<mi::Exchange>& exchanges = assembler.exchanges();
   std::optional<std::size_t> closed_by_result; // index of the last exchange a result closed
   std::uint64_t next_token = 1;
   // The fault sweep's hook (ROCPLAY_FAULT_INJECT=K:ACTION, docs/session.md): right after the
@@ -392,41 +389,18 @@ struct Session::Impl {
     }
   }
 
-  // ---- exchanges (mirror of TranscriptReader) ------------------------------------------------
-
-  void close_current() {
-    current_open = false;
-    current_bytes = 0;
-    ghost.reset();
-  }
+  // ---- exchanges --------------------------------------------------------------------------------
 
   void on_sent(std::uint64_t token, const std::string& command, double at) {
     record('>', at, token, command);
-    close_current();
-    mi::Exchange ex;
-    ex.command = command;
-    ex.token = token;
-    ex.sent_at = at;
-    exchanges.push_back(std::move(ex));
-    current_open = true;
-  }
-
-  mi::Exchange& open_anonymous(double at) {
-    if (!current_open) {
-      mi::Exchange ex;
-      ex.sent_at = ghost.value_or(at);
-      ghost.reset();
-      exchanges.push_back(std::move(ex));
-      current_open = true;
-    }
-    return exchanges.back();
+    assembler.command(command, token, at);
   }
 
   void on_note(std::string_view text) {
     const double at = now();
     const std::string flat = flatten(text);
     record('!', at, 0, flat);
-    open_anonymous(at).notes.push_back(flat);
+    assembler.note(flat, at);
   }
 
   void classify_stream_text(const std::string& text, bool console) {
@@ -462,11 +436,7 @@ struct Session::Impl {
       return; // not MI (the reader skips it too)
     }
     if (rec.kind() == mi::RecordKind::Prompt) {
-      // A prompt is no record, but after a result the reader opens an empty exchange at it
-      // (dropped unless something joins, which then has the prompt's time): the ghost.
-      if (!current_open && !ghost) {
-        ghost = at;
-      }
+      assembler.prompt(at);
       return;
     }
     switch (rec.kind()) {
@@ -497,19 +467,8 @@ struct Session::Impl {
     default:
       break;
     }
-    mi::Exchange& ex = open_anonymous(at);
-    if (rec.kind() == mi::RecordKind::Result) {
-      ex.done_at = at; // the reader's done_at: the time of the result record
-    }
-    current_bytes += rec.line().size();
-    const bool closes = rec.kind() == mi::RecordKind::Result &&
-                        (!ex.token || !rec.token() || *rec.token() == *ex.token);
-    ex.records.emplace_back(rec);
-    if (closes) {
+    if (assembler.add(rec, at)) {
       closed_by_result = exchanges.size() - 1;
-    }
-    if (closes || current_bytes > parser->limits().max_exchange_bytes) {
-      close_current();
     }
   }
 

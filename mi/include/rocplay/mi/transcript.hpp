@@ -11,6 +11,7 @@
 //    Seconds are since the session started. Exchanges are matched to commands by token.
 #pragma once
 
+#include "rocplay/mi/exchange.hpp"
 #include "rocplay/mi/parser.hpp"
 
 #include <cstdint>
@@ -21,23 +22,6 @@
 #include <vector>
 
 namespace rocplay::mi {
-
-struct Exchange {
-  std::string command;                // as sent, without the token; empty when unknown
-  std::optional<std::uint64_t> token; // the command's token
-  std::vector<Record> records;        // everything the debugger wrote for it, in order
-  double sent_at = 0;                 // seconds since the session started (recordings)
-  double done_at = 0;
-  std::vector<std::string> notes; // `!` lines that fell inside this exchange
-
-  // The result record (`^...`) that closed the exchange, or nullptr (truncated transcript).
-  const Record* result() const;
-  bool complete() const { return result() != nullptr; }
-  // `^error,msg=...` text, if the command failed.
-  std::optional<std::string> error_message() const;
-  // All console (`~`) text, joined.
-  std::string console() const;
-};
 
 enum class TranscriptFormat : std::uint8_t { Unknown, RawMi, Recording };
 
@@ -66,19 +50,29 @@ public:
 
 private:
   void take_line(const LineSplitter::Line& line);
-  void take_record(const RecordView& rec);
-  void close_current();
+  void take_record(const RecordView& rec, double at);
+  void take_closed();
 
   Limits limits_;
   LineSplitter lines_;
   TranscriptInfo info_;
   NodeTable scratch_;
   ParseError scratch_error_;
-  std::optional<Exchange> current_;
+  ExchangeAssembler assembler_;
   std::vector<Exchange> ready_;
   std::size_t ready_pos_ = 0;
-  std::size_t current_bytes_ = 0;
 };
+
+// One event line of a recording: `D SECONDS PAYLOAD`, D being `>` (sent), `<` (received) or `!`
+// (a note); nullopt for any other line.
+struct EventLine {
+  char direction = 0;
+  std::string_view time;         // as written, at most 32 characters
+  std::string_view payload;      // the rest of the line after one space
+  std::size_t payload_column{0}; // 0-based column of the payload in the line
+  double seconds() const;
+};
+std::optional<EventLine> parse_event_line(std::string_view line);
 
 // Reads a whole transcript held in memory.
 std::vector<Exchange> read_transcript(std::string_view text, TranscriptInfo* info = nullptr,
