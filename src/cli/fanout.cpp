@@ -211,7 +211,8 @@ std::vector<std::int64_t> resolve_workers(std::int64_t server_pid) {
   return pids;
 }
 
-int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids, unsigned jobs) {
+int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids, unsigned jobs,
+               FanoutOutcome* outcome) {
   session::install_signal_guard();
   // Everything that can be checked is checked once, before any target stops.
   playbook::LoadOptions lo;
@@ -451,6 +452,23 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   }
   }
   out.commit();
+  if (outcome != nullptr) {
+    outcome->cross_rank = cross;
+    for (const auto& t : targets) {
+      FanoutTarget ft{t.pid,
+                      t.rank,
+                      t.examined(),
+                      static_cast<int>(t.exit_code()),
+                      t.error ? t.error->what() : std::string(),
+                      {},
+                      {}};
+      if (t.result) {
+        ft.findings = t.result->findings;
+        ft.progress = t.result->progress;
+      }
+      outcome->targets.push_back(std::move(ft));
+    }
+  }
   for (const auto& t : targets) {
     if (t.result && t.result->times.left_stopped) {
       print_error(
