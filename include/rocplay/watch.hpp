@@ -67,9 +67,9 @@ private:
 // ---- The workers' GPUs: how busy, from counters the driver exports.
 
 struct GpuReading {
-  std::string name;           // `renderD128`, `card0`, `nvidia3 (0000:3b:00.0)`
-  std::optional<int> busy;    // percent; nullopt: unreadable
-  std::string source;         // the sysfs file or `nvidia-smi`
+  std::string name;        // `renderD128`, `card0`, `nvidia3 (0000:3b:00.0)`
+  std::optional<int> busy; // percent; nullopt: unreadable
+  std::string source;      // the sysfs file or `nvidia-smi`
 };
 
 struct GpuBusy {
@@ -185,9 +185,9 @@ private:
 // ---- The decision.
 
 struct Config {
-  std::string log;                    // empty: no log (GPUs busy alone decide)
+  std::string log; // empty: no log (GPUs busy alone decide)
   Clock::duration quiet_for = std::chrono::seconds(60);
-  int gpu_busy = 90;                  // percent; 0 turns the GPU sign off
+  int gpu_busy = 90; // percent; 0 turns the GPU sign off
   GpuProbeOptions gpu;
 };
 
@@ -202,11 +202,11 @@ std::string_view to_string(Verdict verdict);
 
 struct CheckResult {
   Verdict verdict = Verdict::Healthy;
-  std::vector<std::string> events;  // to say once each (rotation, restart, counters unreadable)
-  std::string reason;               // the signs, one phrase: `log quiet 62s, GPU busy 100% (...)`
-  Clock::duration quiet{0};         // since the log's last activity (0 without a log)
-  std::optional<int> gpu_max;       // nullopt: not read this check, or unknown
-  bool gpu_read = false;            // the counters were read this check
+  std::vector<std::string> events; // to say once each (rotation, restart, counters unreadable)
+  std::string reason;              // the signs, one phrase: `log quiet 62s, GPU busy 100% (...)`
+  Clock::duration quiet{0};        // since the log's last activity (0 without a log)
+  std::optional<int> gpu_max;      // nullopt: not read this check, or unknown
+  bool gpu_read = false;           // the counters were read this check
 };
 
 class Watcher {

@@ -186,8 +186,7 @@ void run_on_capture(const std::string& command, const std::string& report,
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     say("--on-capture finished (exit 0)");
   } else {
-    print_error(fmt::format("--on-capture failed ({} {})",
-                            WIFEXITED(status) ? "exit" : "signal",
+    print_error(fmt::format("--on-capture failed ({} {})", WIFEXITED(status) ? "exit" : "signal",
                             WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status)),
                 "the capture's files are written; the watcher's exit code does not change");
   }
@@ -276,7 +275,7 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
   }
   if (examined > 0) {
     result.code = static_cast<int>(examined == outcome.targets.size() ? ExitCode::Findings
-                                                                       : ExitCode::PartialInput);
+                                                                      : ExitCode::PartialInput);
   }
   if (result.interrupted) {
     say("interrupted during the capture: every target was detached; --on-capture not run");
@@ -298,9 +297,9 @@ int run_watch(const WatchOptions& w) {
   const auto backoff_max = duration_option(w.backoff_max, "--backoff-max");
   duration_option(w.on_capture_timeout, "--on-capture-timeout");
   // Zero: no end (GCC 12 warns of an optional<duration> it cannot see initialised).
-  const std::chrono::milliseconds watch_for =
-      w.watch_for.empty() ? std::chrono::milliseconds(0)
-                          : duration_option(w.watch_for, "--watch-for");
+  const std::chrono::milliseconds watch_for = w.watch_for.empty()
+                                                  ? std::chrono::milliseconds(0)
+                                                  : duration_option(w.watch_for, "--watch-for");
   if (w.gpu_busy < 0 || w.gpu_busy > 100) {
     throw Error(ExitCode::Usage, fmt::format("--gpu-busy {}: not a percentage", w.gpu_busy),
                 "give 0 to 100 (0 turns the GPU sign off)");
@@ -328,10 +327,10 @@ int run_watch(const WatchOptions& w) {
                 "is the server running? (`systemctl show -p MainPID --value UNIT` prints 0 "
                 "when it is not)");
   }
-  watch::Targets targets =
-      w.run.workers_of > 0 ? watch::Targets::workers_of(w.run.workers_of, w.gpu_devices)
-      : !w.run.pids.empty() ? watch::Targets::fixed(parse_pid_list(w.run.pids))
-                            : watch::Targets::fixed({w.run.pid});
+  watch::Targets targets = w.run.workers_of > 0
+                               ? watch::Targets::workers_of(w.run.workers_of, w.gpu_devices)
+                           : !w.run.pids.empty() ? watch::Targets::fixed(parse_pid_list(w.run.pids))
+                                                 : watch::Targets::fixed({w.run.pid});
   const auto start = watch::Clock::now();
   watch::Watcher watcher(config, std::move(targets), start);
   say(fmt::format("watching {}; log {}; capture when {}{} for {:.0f}s; a check every {:.1f}s; "
@@ -363,9 +362,9 @@ int run_watch(const WatchOptions& w) {
     switch (r.verdict) {
     case watch::Verdict::Gone:
       print_error(fmt::format("stopped watching: {}{}", r.reason,
-                              captures > 0 ? fmt::format(" ({} capture(s) written to {})",
-                                                         captures, w.out)
-                                           : std::string(" (nothing was captured)")),
+                              captures > 0
+                                  ? fmt::format(" ({} capture(s) written to {})", captures, w.out)
+                                  : std::string(" (nothing was captured)")),
                   "restart the watcher with the new server's pid (a systemd unit restarts it)");
       return static_cast<int>(ExitCode::NoSuchProcess);
     case watch::Verdict::Hang: {

@@ -35,8 +35,7 @@ std::string stuck_of(const CaptureTarget& t) {
       continue;
     }
     std::string place = e.label;
-    if (e.details.is_object() && e.details.contains("frame0") &&
-        e.details["frame0"].is_string()) {
+    if (e.details.is_object() && e.details.contains("frame0") && e.details["frame0"].is_string()) {
       place = e.details["frame0"].get<std::string>();
     }
     const std::string key = e.kind + "\x1f" + place;
@@ -54,7 +53,7 @@ std::string stuck_of(const CaptureTarget& t) {
     const auto sep = key.find('\x1f');
     const std::string kind = key.substr(0, sep);
     const std::size_t n = where[key];
-    const std::string noun = kind == "thread" ? (n == 1 ? "thread" : "threads")
+    const std::string noun = kind == "thread"  ? (n == 1 ? "thread" : "threads")
                              : kind == "waves" ? (n == 1 ? "wave class" : "wave classes")
                                                : (n == 1 ? kind : kind + "s");
     out += fmt::format("{}{} {} in {}", out.empty() ? "" : ", ", n, noun,
@@ -70,10 +69,9 @@ std::string capture_summary_line(const Capture& c, std::size_t max_chars) {
   for (const auto& t : c.targets) {
     examined += t.examined ? 1 : 0;
   }
-  std::string line =
-      fmt::format("rocplay watch: {} {}: hang captured{} ({}): {}/{} targets examined", c.host,
-                  c.time, c.interrupted ? " (interrupted: partial)" : "", c.why, examined,
-                  c.targets.size());
+  std::string line = fmt::format(
+      "rocplay watch: {} {}: hang captured{} ({}): {}/{} targets examined", c.host, c.time,
+      c.interrupted ? " (interrupted: partial)" : "", c.why, examined, c.targets.size());
   std::string stuck;
   std::map<std::string, std::size_t> finding_count;
   std::vector<std::string> finding_order;

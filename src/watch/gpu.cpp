@@ -194,9 +194,9 @@ void read_nvidia(const GpuSet& gpus, const GpuProbeOptions& o, GpuBusy& busy, st
     return;
   }
   std::string failed;
-  const auto text = run_bounded({smi, "--query-gpu=pci.bus_id,utilization.gpu",
-                                 "--format=csv,noheader,nounits"},
-                                o.nvidia_smi_timeout, failed);
+  const auto text =
+      run_bounded({smi, "--query-gpu=pci.bus_id,utilization.gpu", "--format=csv,noheader,nounits"},
+                  o.nvidia_smi_timeout, failed);
   if (!text) {
     why = failed;
     return;
@@ -214,14 +214,13 @@ void read_nvidia(const GpuSet& gpus, const GpuProbeOptions& o, GpuBusy& busy, st
   for (const auto& [bus, percent] : parse_nvidia_smi_csv(*text)) {
     const auto it = minor_of_bus.find(bus);
     const bool held = gpus.nvidia_unmapped || it == minor_of_bus.end() ||
-                      std::find(gpus.nvidia_minors.begin(), gpus.nvidia_minors.end(),
-                                it->second) != gpus.nvidia_minors.end();
+                      std::find(gpus.nvidia_minors.begin(), gpus.nvidia_minors.end(), it->second) !=
+                          gpus.nvidia_minors.end();
     if (!held) {
       continue;
     }
-    const std::string name = it == minor_of_bus.end()
-                                 ? bus
-                                 : fmt::format("nvidia{} ({})", it->second, bus);
+    const std::string name =
+        it == minor_of_bus.end() ? bus : fmt::format("nvidia{} ({})", it->second, bus);
     busy.gpus.push_back({name, percent, "nvidia-smi"});
   }
   if (busy.gpus.empty()) {
@@ -283,10 +282,9 @@ std::optional<int> parse_nvidia_minor(std::string_view information) {
     return std::nullopt;
   }
   const std::size_t eol = information.find('\n', at);
-  const std::string value =
-      trim_copy(information.substr(at + kKey.size(), eol == std::string_view::npos
-                                                         ? std::string_view::npos
-                                                         : eol - at - kKey.size()));
+  const std::string value = trim_copy(
+      information.substr(at + kKey.size(), eol == std::string_view::npos ? std::string_view::npos
+                                                                         : eol - at - kKey.size()));
   if (value.empty() || value.size() > 4 || !std::all_of(value.begin(), value.end(), [](char c) {
         return std::isdigit(static_cast<unsigned char>(c));
       })) {

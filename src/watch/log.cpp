@@ -43,9 +43,8 @@ LogWatch::LogWatch(std::string path, Clock::time_point now) : path_(std::move(pa
   // The log's age is quiet time already spent: a watcher started on a hung server need not wait
   // a whole --quiet-for more. A future mtime (clock skew) counts as now.
   const auto wall = std::chrono::system_clock::now().time_since_epoch();
-  const auto age = std::chrono::nanoseconds(
-      std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count() -
-                                    current_.mtime_ns));
+  const auto age = std::chrono::nanoseconds(std::max<std::int64_t>(
+      0, std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count() - current_.mtime_ns));
   current_.since = now - std::chrono::duration_cast<Clock::duration>(age);
   last_activity_ = current_.since;
 }

@@ -81,15 +81,15 @@ void Targets::rescan(std::vector<std::string>& events) {
     // the server vanished between its check and the scan: the next check says so
   }
   const auto key = [](const Worker& w) { return std::make_pair(w.pid, w.starttime); };
-  const bool changed = found.size() != workers_.size() ||
-                       !std::equal(found.begin(), found.end(), workers_.begin(),
-                                   [&](const Worker& a, const Worker& b) { return key(a) == key(b); });
+  const bool changed =
+      found.size() != workers_.size() ||
+      !std::equal(found.begin(), found.end(), workers_.begin(),
+                  [&](const Worker& a, const Worker& b) { return key(a) == key(b); });
   if (changed) {
     if (!workers_.empty() || !found.empty()) {
       events.push_back(
-          found.empty()
-              ? fmt::format("server {} has no GPU workers now (was {}); waiting for them",
-                            server_, pid_list(workers_))
+          found.empty() ? fmt::format("server {} has no GPU workers now (was {}); waiting for them",
+                                      server_, pid_list(workers_))
           : workers_.empty()
               ? fmt::format("GPU workers of server {}: {}", server_, pid_list(found))
               : fmt::format("workers of server {} changed: {} -> {} (a restart?); the quiet "

@@ -132,9 +132,9 @@ CheckResult Watcher::check(Clock::time_point now) {
     const bool known = busy->max_busy.has_value();
     if (!gpu_known_ || *gpu_known_ != known) {
       if (!known) {
-        r.events.push_back(fmt::format("GPU counters unknown ({}): {}", busy->unknown_why,
-                                       log_ ? "deciding on the log alone"
-                                            : "nothing to decide on without --log"));
+        r.events.push_back(
+            fmt::format("GPU counters unknown ({}): {}", busy->unknown_why,
+                        log_ ? "deciding on the log alone" : "nothing to decide on without --log"));
       } else if (gpu_known_) {
         r.events.push_back("GPU counters readable again");
       }
@@ -161,8 +161,8 @@ CheckResult Watcher::check(Clock::time_point now) {
       gpu_text = fmt::format("GPU busy {}% ({})", *busy->max_busy, busiest(*busy));
       gpu_ok = busy_in_a_row_ >= kBusyReadings;
       if (*busy->max_busy < config_.gpu_busy) {
-        gpu_text = fmt::format("GPUs idle (busiest {}%, below {}%)", *busy->max_busy,
-                               config_.gpu_busy);
+        gpu_text =
+            fmt::format("GPUs idle (busiest {}%, below {}%)", *busy->max_busy, config_.gpu_busy);
       }
     }
   }

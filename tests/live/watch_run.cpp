@@ -12,8 +12,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <optional>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -147,11 +147,21 @@ std::string joined(const std::vector<std::string>& v) {
 std::vector<std::string> watch_args(const FakeServer& s, const std::string& device,
                                     const std::string& log, const std::string& out,
                                     std::vector<std::string> more) {
-  std::vector<std::string> a = {"watch",        "--workers-of",     std::to_string(s.pid()),
-                                "--gpu-device", device,             "--log",
-                                log,            "--out",            out,
-                                "--debugger",   "gdb",              "--attach-timeout",
-                                "30",           "--check-every",    "100ms"};
+  std::vector<std::string> a = {"watch",
+                                "--workers-of",
+                                std::to_string(s.pid()),
+                                "--gpu-device",
+                                device,
+                                "--log",
+                                log,
+                                "--out",
+                                out,
+                                "--debugger",
+                                "gdb",
+                                "--attach-timeout",
+                                "30",
+                                "--check-every",
+                                "100ms"};
   a.insert(a.end(), more.begin(), more.end());
   return a;
 }
@@ -172,10 +182,10 @@ TEST_CASE("watch: a log that goes quiet is captured once, stuck threads named, a
   }
   hook = "{ " + hook + "echo \"report=$1\"; echo \"exit=$ROCPLAY_CAPTURE_EXIT\"; } > " +
          dir.path() + "/hook.txt";
-  const auto r = run_rocplay(watch_args(server, device, log, out,
-                                        {"--quiet-for", "2s", "--samples", "2", "--interval",
-                                         "1s", "--on-capture", hook}),
-                             120s);
+  const auto r = run_rocplay(
+      watch_args(server, device, log, out,
+                 {"--quiet-for", "2s", "--samples", "2", "--interval", "1s", "--on-capture", hook}),
+      120s);
   INFO("stderr: " << r.err << "\nstdout: " << r.out);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 1);
@@ -200,8 +210,8 @@ TEST_CASE("watch: a log that goes quiet is captured once, stuck threads named, a
       summary = out + "/" + f;
     } else if (f.ends_with(".rocplay")) {
       ++recordings;
-      CHECK((f.find("-rank0-pid") != std::string::npos ||
-             f.find("-rank1-pid") != std::string::npos));
+      CHECK(
+          (f.find("-rank0-pid") != std::string::npos || f.find("-rank1-pid") != std::string::npos));
     }
   }
   CHECK(files.size() == 4);
@@ -259,9 +269,9 @@ TEST_CASE("watch: a log rotated by rename or truncated is followed, no false cap
   const std::string device = dir.file("fake-kfd");
   const std::string log = dir.path() + "/server.log";
   SECTION("rename, the workers writing the old file for 2 s before they reopen") {
-    FakeServer server(log, device,
-                      {"--workers", "1", "--rotate", "rename", "--rotate-every", "3",
-                       "--reopen-after", "2"});
+    FakeServer server(
+        log, device,
+        {"--workers", "1", "--rotate", "rename", "--rotate-every", "3", "--reopen-after", "2"});
     const auto r = run_rocplay(watch_args(server, device, log, dir.path() + "/out",
                                           {"--quiet-for", "1s", "--watch-for", "7s"}),
                                60s);
@@ -310,14 +320,14 @@ TEST_CASE("watch: SIGTERM while healthy exits at once; SIGINT during a capture d
   SECTION("healthy") {
     FakeServer server(log, device, {"--workers", "1"});
     bool sent = false;
-    const auto r = run_rocplay(
-        watch_args(server, device, log, dir.path() + "/out", {"--quiet-for", "30s"}), 30s, {},
-        [&](pid_t pid, const std::string& err) {
-          if (!sent && err.find("rocplay watch: watching") != std::string::npos) {
-            sent = true;
-            ::kill(pid, SIGTERM);
-          }
-        });
+    const auto r =
+        run_rocplay(watch_args(server, device, log, dir.path() + "/out", {"--quiet-for", "30s"}),
+                    30s, {}, [&](pid_t pid, const std::string& err) {
+                      if (!sent && err.find("rocplay watch: watching") != std::string::npos) {
+                        sent = true;
+                        ::kill(pid, SIGTERM);
+                      }
+                    });
     INFO("stderr: " << r.err);
     REQUIRE_FALSE(r.timed_out);
     CHECK(r.exit_code == 143);

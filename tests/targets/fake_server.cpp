@@ -11,7 +11,8 @@
 //
 // * --rotate rename: every --rotate-every S the server renames LOG to LOG.1 and creates a new
 //   LOG; the workers keep writing the old file until a SIGHUP --reopen-after S (default 1) later
-//   makes them reopen (as logrotate's postrotate does). --rotate truncate: LOG is truncated in place (copytruncate).
+//   makes them reopen (as logrotate's postrotate does). --rotate truncate: LOG is truncated in
+//   place (copytruncate).
 // * --exit-after S: the server kills its workers and exits.
 // * --restart-after S: the server kills its workers and forks new ones (new pids), once.
 //
@@ -72,8 +73,12 @@ void* spin_main(void* arg) {
   return nullptr;
 }
 
-[[noreturn]] void worker_main(int rank, const char* log, const char* device, double quiet_after) {
+[[noreturn]] void worker_main(int rank, const char* log, const char* device, double quiet_after,
+                              pid_t server) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != server) {
+    ::_exit(1); // the server died before the line above: nobody would kill this worker
+  }
   struct sigaction sa {};
   sa.sa_handler = on_hup;
   sigemptyset(&sa.sa_mask);
@@ -106,10 +111,11 @@ void* spin_main(void* arg) {
 
 std::vector<pid_t> start_workers(int n, const char* log, const char* device, double quiet_after) {
   std::vector<pid_t> pids;
+  const pid_t server = ::getpid();
   for (int i = 0; i < n; ++i) {
     const pid_t pid = ::fork();
     if (pid == 0) {
-      worker_main(i, log, device, quiet_after);
+      worker_main(i, log, device, quiet_after, server);
     }
     pids.push_back(pid);
     std::printf("worker %d\n", static_cast<int>(pid));
@@ -136,6 +142,8 @@ int main(int argc, char** argv) {
     return 64;
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The test stops reading stdout after `ready`; a later line must not kill the server.
+  ::signal(SIGPIPE, SIG_IGN);
   const char* log = argv[1];
   const char* device = argv[2];
   int workers = 2;

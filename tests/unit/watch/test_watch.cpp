@@ -180,8 +180,7 @@ TEST_CASE("GPU counters: AMD sysfs, the workers' render nodes or every card", "[
   }
 }
 
-TEST_CASE("GPU counters: nvidia-smi's query mode, matched to the workers' minors",
-          "[watch][gpu]") {
+TEST_CASE("GPU counters: nvidia-smi's query mode, matched to the workers' minors", "[watch][gpu]") {
   Dir d;
   const std::string smi =
       d.write("nvidia-smi", "#!/bin/sh\n"
@@ -277,8 +276,7 @@ TEST_CASE("log: growth, rotation by rename, truncation, gone and back", "[watch]
   CHECK(log.grew_at_last_check());
 }
 
-TEST_CASE("log: a missing file fails at once; an old log's age counts as quiet",
-          "[watch][log]") {
+TEST_CASE("log: a missing file fails at once; an old log's age counts as quiet", "[watch][log]") {
   Dir d;
   try {
     LogWatch missing(d.path() + "/nope.log", Clock::now());
