@@ -45,6 +45,9 @@ struct TargetTimes {
   // /proc/PID/stat's state once the session let go of the target (after any SIGCONT): 'R', 'S',
   // 'T' ...; '?' when not read; 'X' when the process was gone.
   char state_after = '?';
+  // The launcher started the program (Session::adopt_target), and ended it with `kill`.
+  bool launched = false;
+  bool killed = false;
 };
 
 } // namespace rocplay

@@ -28,6 +28,11 @@ enum class ExitCode : int {
   PtraceDenied = 77,      // ptrace not permitted (Yama, capabilities, another tracer)
   BadPlaybook = 78,       // playbook failed validation, or an unsafe command was refused
   TargetLeftStopped = 79, // after detach the target was stopped; rocplay sent SIGCONT
+  // `launch` (and `run --wait-for-fault`): how the program ended.
+  ProgramFailed = 80,   // it exited by itself with a non-zero status
+  ProgramFaulted = 81,  // it stopped on a fault; the report is the fault's
+  ProgramKilled = 82,   // a signal the debugger did not stop it for killed it
+  ProgramTimedOut = 83, // it ran past --timeout without a fault
   Interrupted = 130,      // SIGINT/SIGTERM/SIGHUP to rocplay (after detaching)
 };
 

@@ -35,8 +35,14 @@ inline constexpr std::string_view kMissingRank = "missing-rank";
 inline constexpr std::string_view kHostDeadlock = "host-deadlock";
 inline constexpr std::string_view kCollectiveWait = "collective-wait";
 inline constexpr std::string_view kHostWaits = "host-waits";
+// The program was stopped on a fault (`rocplay launch`, `run --wait-for-fault`): a wave or CUDA
+// thread (gpu-fault), or a host thread (host-fault).
+inline constexpr std::string_view kGpuFault = "gpu-fault";
+inline constexpr std::string_view kHostFault = "host-fault";
 
 // Each heuristic on its own (pure functions; run() and friends call them in this order).
+// The fault the snapshot was stopped on (Snapshot::fault): gpu-fault or host-fault, ranked first.
+std::vector<Finding> program_fault(const Snapshot& snapshot);
 std::vector<Finding> sync_lane_barrier_spin(const Snapshot& snapshot, const Context& context);
 std::vector<Finding> splitk_clean_race(const Snapshot& snapshot);
 // A collective kernel whose waves all sit in a few polling loops: this rank waits for its peers.

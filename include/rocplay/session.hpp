@@ -99,9 +99,19 @@ struct Options {
   std::vector<std::int64_t> worker_pids;
   bool allow_hook_held = false;    // attach even when HSA_TOOLS_LIB is set in the target (rocgdb)
   bool check_preconditions = true; // attach(): check_attach() first
+  // Descriptors the debugger inherits as they are, and with it a program it starts: the
+  // launcher hands rocplay's own stdin, stdout and stderr to the program through them.
+  std::vector<int> inherit_fds;
 };
 
 using TargetTimes = rocplay::TargetTimes; // rocplay/debugger.hpp
+
+// What the session does with its target on every way out (detach(), the destructor, a timeout,
+// a signal): detach from an attached process; kill a program the launcher started.
+enum class TargetEnd : std::uint8_t { Detach, Kill };
+
+// How a wait for the running target ended (Session::wait_while_running).
+enum class RunEnd : std::uint8_t { Stopped, Exited, Deadline, Signal };
 
 // What attach() learnt about the target before attaching.
 struct TargetInfo {
@@ -200,6 +210,30 @@ public:
   ResumeResult run_for(std::chrono::milliseconds interval, std::chrono::milliseconds stop_timeout);
   // Writes a note (`! TEXT`) into the recording and the current exchange.
   void note(std::string_view text);
+
+  // The launcher's own (src/session/launch.cpp); playbook steps never reach these.
+  // Sends a command execute() refuses (`-exec-run`, `kill`) and waits for its result.
+  mi::Exchange lifecycle_command(const std::string& command, std::chrono::milliseconds timeout);
+  // Takes `pid`, a process this debugger started or attached outside attach(), as the session's
+  // target: from now on every way out ends it as `end` says.
+  void adopt_target(std::int64_t pid, TargetEnd end);
+  void set_target_end(TargetEnd end);
+  // Waits while the target runs, until it stops, exits, the deadline passes or rocplay is
+  // signalled (the signal is left pending: acknowledge_signal() or a later call acts on it).
+  // Throws Error(DebuggerCrashed) if the debugger dies.
+  RunEnd wait_while_running(std::chrono::steady_clock::time_point deadline);
+  // SIGINT to the debugger, which stops the running target; waits up to `timeout` for the
+  // `*stopped`. False when it did not come (the session is then ended, target detached or
+  // killed). Throws Error(DebuggerCrashed) if the debugger dies.
+  bool interrupt_target(std::chrono::milliseconds timeout);
+  // Forgets a caught signal, so the session goes on (a launched program's first SIGINT is
+  // reported, not fatal); the next signal is caught afresh.
+  void acknowledge_signal();
+  // The pid of the last `=thread-group-started`; the exit code of `=thread-group-exited`.
+  std::optional<std::int64_t> started_pid() const;
+  std::optional<int> exit_code() const;
+  std::string exit_signal() const; // `SIGKILL` of `*stopped,reason="exited-signalled"`
+  bool target_exited() const;
 
   bool has_mi_command(const std::string& name) const; // from the probes, e.g. "agent-info"
   const Debugger& debugger() const;

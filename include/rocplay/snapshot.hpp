@@ -7,6 +7,7 @@
 #pragma once
 
 #include "rocplay/debugger.hpp"
+#include "rocplay/fault.hpp"
 #include "rocplay/instructions.hpp"
 #include "rocplay/kernel_names.hpp"
 #include "rocplay/mi/transcript.hpp"
@@ -234,6 +235,9 @@ struct Snapshot {
   std::vector<std::string> warnings;      // things that went wrong building it
   std::vector<std::string> notes;         // what this debugger cannot show (cuda-gdb: queues)
   std::map<std::string, std::string> env; // selected target environment (HSA_TOOLS_LIB ...)
+  // The fault the program was stopped on (`rocplay launch`, `run --wait-for-fault`), when the
+  // exchanges hold a fault stop.
+  std::optional<Fault> fault;
   bool operator==(const Snapshot&) const = default;
 
   const SourceLine* source_line(std::uint64_t pc) const;

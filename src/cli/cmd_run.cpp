@@ -18,8 +18,21 @@ Action add_run(CLI::App& app) {
   sub->add_option("--record", o->record,
                   "Save the whole debugger transcript to FILE (replayable offline; %h host, "
                   "%p pid, %r rank)");
-  sub->footer(kRunExitCodes);
-  return [o] { return run_playbook_command(*o); };
+  sub->add_flag("--wait-for-fault", o->wait_for_fault,
+                "Let the process run and run the playbook at its first fault stop (fault-triage "
+                "suits); --timeout then bounds the wait, after which rocplay detaches with the "
+                "process running");
+  sub->footer(std::string(kRunExitCodes) +
+              " With --wait-for-fault: 81 it faulted (reported), 83 no fault before --timeout "
+              "(detached, running), 0/80 it exited with status 0/another.");
+  auto* timeout = sub->get_option("--timeout");
+  return [o, timeout] {
+    if (o->wait_for_fault && timeout->count() > 0) {
+      o->fault_timeout = o->timeout;
+      o->timeout = "30s";
+    }
+    return run_playbook_command(*o);
+  };
 }
 
 const bool kRegistered = register_command({"run", 10, &add_run});

@@ -2,7 +2,9 @@
 // and tell which kernel is stuck where. main() only wires subcommands together.
 #include "cli/commands.hpp"
 #include "cli/help_format.hpp"
+#include "cli/launch_common.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/launch.hpp"
 #include "rocplay/session.hpp"
 
 #include <unistd.h>
@@ -193,6 +195,21 @@ bool use_color(const std::string& when, int fd) {
 
 int main(int argc, char** argv) {
   using namespace rocplay;
+  if (argc > 1 && std::string_view(argv[1]) == session::kExecHelperWord) {
+    // The debugger runs rocplay as the launched program's exec helper (src/session/launch.cpp).
+    session::exec_helper_main(argc, argv);
+  }
+  // `rocplay launch ... -- COMMAND ARGS`: the program's words never go through option parsing.
+  if (argc > 1 && std::string_view(argv[1]) == "launch") {
+    for (int i = 2; i < argc; ++i) {
+      if (std::string_view(argv[i]) == "--") {
+        cli::launch_separator_seen() = true;
+        cli::launch_command_words().assign(argv + i + 1, argv + argc);
+        argc = i;
+        break;
+      }
+    }
+  }
   // First: a Ctrl-C at any moment ends rocplay with a message and 130, never silently by the
   // signal; while a debugger is attached the session detaches first (src/session/signal_guard).
   session::install_signal_guard();

@@ -256,6 +256,9 @@ void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro
 }
 
 int run_playbook_command(const RunCommandOptions& o) {
+  if (o.wait_for_fault) {
+    return run_wait_for_fault(o);
+  }
   if (!o.pids.empty()) {
     return run_fanout(o, parse_pid_list(o.pids), o.jobs);
   }

@@ -46,7 +46,13 @@ struct RunCommandOptions {
   // --samples / --interval: 0 takes the playbook's (`samples:`, `interval:`; else 1 and 2 s).
   unsigned samples = 0;
   std::string interval; // --interval: a duration as --timeout takes; empty: the playbook's
+  // --wait-for-fault: let the target run and report at its first fault; --timeout then bounds
+  // the wait (fault_timeout; empty: no limit) and commands keep the default deadline.
+  bool wait_for_fault = false;
+  std::string fault_timeout;
 };
+// `run --wait-for-fault` (src/cli/wait_fault.cpp).
+int run_wait_for_fault(const RunCommandOptions& o);
 // Applies --samples/--interval to the runner's options. Throws Error(Usage).
 void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro);
 // The GPU workers under `pid` other than itself, for the "nothing visible" finding and the

@@ -26,7 +26,7 @@ void append(std::vector<Finding>& out, std::vector<Finding> more) {
 } // namespace
 
 std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
-  std::vector<Finding> out;
+  std::vector<Finding> out = program_fault(snapshot);
   append(out, sync_lane_barrier_spin(snapshot, context));
   // The sync-lane finding already says "waiting for peers" for its dispatches, more precisely.
   std::set<std::string> spinning;
@@ -116,6 +116,13 @@ const std::vector<HeuristicInfo>& catalogue() {
        "an expression on the innermost frame)"},
       {kHostWaits, "host threads waiting (mutex, condition variable, semaphore, GPU driver)",
        "host thread stacks"},
+      {kGpuFault, "the program stopped on a GPU fault (wave memory violation, device assert, "
+                  "CUDA exception)",
+       "the fault stop (`*stopped` with a fault signal or CUDA exception) on a wave or the CUDA "
+       "focus; waves and dispatches name its kernel"},
+      {kHostFault, "the program stopped on a host fault (SIGSEGV, SIGABRT, SIGFPE, SIGILL, "
+                   "SIGBUS, a C++ exception under --catch throw)",
+       "the fault stop on a host thread; its backtrace names the user's frame"},
   };
   return kAll;
 }

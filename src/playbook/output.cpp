@@ -47,7 +47,10 @@ std::string state_text(char state) {
 std::string target_account(const RunResult& r) {
   const auto& t = r.times;
   std::string text;
-  if (!t.attach_sent) {
+  if (t.launched) {
+    text = fmt::format("launched by rocplay; stopped for the report; {}",
+                       t.killed ? "killed after it" : "detached after it");
+  } else if (!t.attach_sent) {
     text = "not attached: rocplay never stopped it";
   } else if (r.attached && t.attach_seconds) {
     text = fmt::format("attach took {}, stopped for {}{}", seconds_text(t.attach_seconds),
@@ -58,7 +61,7 @@ std::string target_account(const RunResult& r) {
   } else {
     text = fmt::format("the attach did not complete; stopped for {}", seconds_text(t.stop_seconds));
   }
-  if (t.attach_sent) {
+  if (t.attach_sent && !t.launched) {
     text += t.detached ? "; detached" : "; NOT DETACHED";
   }
   if (t.left_stopped) {

@@ -264,7 +264,8 @@ void write_verdict(std::ostream& out, const std::vector<Finding>& findings, cons
           st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence)) +
               " " + st.bold(v.title));
   if (auto k = stuck_kernel(v); !k.empty()) {
-    wrapped(out, st.width, "  Stuck:   ", k);
+    // A fault names the kernel that faulted, not one that is stuck.
+    wrapped(out, st.width, v.details.contains("fault") ? "  Kernel:  " : "  Stuck:   ", k);
   }
   if (auto w = where_of(v); !w.empty()) {
     wrapped(out, st.width, "  Where:   ", w);

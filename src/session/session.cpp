@@ -40,6 +40,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -66,8 +67,9 @@ const std::array<const char*, 5> kProbedCommands = {"agent-info", "queue-info", 
 struct DebuggerLaunch {
   std::vector<std::string> env_storage;
   std::vector<const char*> env_ptrs;
+  std::vector<int> inherit_fds; // kept open across the exec (Options::inherit_fds)
 
-  DebuggerLaunch() {
+  explicit DebuggerLaunch(std::vector<int> keep) : inherit_fds(std::move(keep)) {
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
       const std::string_view kv(*e);
       if (kv.rfind("LC_ALL=", 0) == 0 || kv.rfind("LANGUAGE=", 0) == 0) {
@@ -85,6 +87,9 @@ struct DebuggerLaunch {
   bp2::error_code on_setup(bp2::posix::default_launcher& launcher, const bp2::filesystem::path&,
                            const char* const*) {
     launcher.env = env_ptrs.data();
+    for (const int fd : inherit_fds) {
+      launcher.fd_whitelist.push_back(fd);
+    }
     return {};
   }
 
@@ -97,6 +102,9 @@ struct DebuggerLaunch {
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
       ::signal(sig, SIG_DFL);
+    }
+    for (const int fd : inherit_fds) {
+      ::fcntl(fd, F_SETFD, 0);
     }
     return {};
   }
@@ -177,6 +185,21 @@ std::string signal_name(int sig) {
   }
 }
 
+// GDB prints exit codes in octal (`exit-code="01"`).
+std::optional<int> octal_exit_code(std::string_view text) {
+  if (text.empty() || text.size() > 4) {
+    return std::nullopt;
+  }
+  int v = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '7') {
+      return std::nullopt;
+    }
+    v = v * 8 + (c - '0');
+  }
+  return v;
+}
+
 bool mi_refused(std::string_view stderr_text) {
   return stderr_text.find("mi3") != std::string_view::npos &&
          (stderr_text.find("unrecognized") != std::string_view::npos ||
@@ -246,6 +269,10 @@ struct Session::Impl {
   std::uint64_t attach_stops_before = 0; // stops_seen when -target-attach was sent
   bool gdb_attached = false;             // attach succeeded and no detach/exit since
   bool target_gone = false;              // the debugger reported the target exited
+  TargetEnd target_end = TargetEnd::Detach;
+  std::optional<std::int64_t> started_pid; // =thread-group-started
+  std::optional<int> exit_code;            // =thread-group-exited / *stopped exited
+  std::string exit_signal;                 // *stopped,reason="exited-signalled"
   double attach_sent_at = 0;
   std::optional<std::int64_t> pid;
   TargetInfo target;
@@ -449,6 +476,14 @@ struct Session::Impl {
         const auto reason = rec["reason"].str_or();
         if (reason == "exited" || reason == "exited-normally" || reason == "exited-signalled") {
           target_gone = true;
+          if (reason == "exited-normally") {
+            exit_code = 0;
+          } else if (const auto code = octal_exit_code(rec["exit-code"].str_or())) {
+            exit_code = code;
+          }
+          if (reason == "exited-signalled") {
+            exit_signal = std::string(rec["signal-name"].str_or());
+          }
         }
       }
       break;
@@ -462,6 +497,14 @@ struct Session::Impl {
       // A process exit carries its exit code; a detach does not.
       if (rec.klass() == "thread-group-exited" && rec["exit-code"].valid()) {
         target_gone = true;
+        if (const auto code = octal_exit_code(rec["exit-code"].str_or())) {
+          exit_code = code;
+        }
+      }
+      if (rec.klass() == "thread-group-started") {
+        if (const auto p = rec["pid"].as_u64()) {
+          started_pid = static_cast<std::int64_t>(*p);
+        }
       }
       break;
     default:
@@ -555,6 +598,10 @@ struct Session::Impl {
       return;
     }
     sig = std::make_unique<asio::posix::stream_descriptor>(ioc, dup);
+    watch_signal_pipe();
+  }
+
+  void watch_signal_pipe() {
     sig->async_wait(asio::posix::stream_descriptor::wait_read,
                     [this](boost::system::error_code ec) {
                       if (!ec) {
@@ -692,7 +739,7 @@ struct Session::Impl {
     wait_status.reset();
     stderr_all.clear();
     err_carry.clear();
-    DebuggerLaunch launch;
+    DebuggerLaunch launch(options.inherit_fds);
     const std::string interp = "--interpreter=mi" + std::to_string(mi_version);
     try {
       proc = std::make_unique<bp2::process>(ioc, debugger.path,
@@ -1129,7 +1176,15 @@ struct Session::Impl {
       const bool alive = out_open && gdb_alive();
       if (alive) {
         settle(interrupt);
-        if (out_open && !reaped && !target_gone) {
+        if (out_open && !reaped && !target_gone && target_end == TargetEnd::Kill) {
+          // A program the launcher started: `kill` (confirm is off); end_program() below makes
+          // sure of it.
+          auto [w, idx] = send_and_wait(console_command("kill"), options.detach_timeout, true);
+          if (w == Wait::Deadline) {
+            waiting = false;
+            kill_debugger("kill timed out");
+          }
+        } else if (out_open && !reaped && !target_gone) {
           auto [w, idx] = send_and_wait("-target-detach", options.detach_timeout, true);
           if (w == Wait::Done) {
             if (const auto msg = exchanges[idx].error_message()) {
@@ -1154,10 +1209,39 @@ struct Session::Impl {
       gdb_attached = false;
       times.stop_seconds = now() - attach_sent_at;
       times.total_seconds = now();
-      on_note("detached from pid " + std::to_string(pid.value_or(0)));
-      check_target_state();
+      if (target_end == TargetEnd::Kill) {
+        end_program();
+      } else {
+        on_note("detached from pid " + std::to_string(pid.value_or(0)));
+        check_target_state();
+      }
     } catch (...) {
       times.detached = true;
+    }
+  }
+
+  // After `kill`, or when the debugger died: the program must be gone. A program still there
+  // (the debugger was killed, and the kernel let go of it) gets SIGKILL.
+  void end_program() {
+    if (!pid) {
+      return;
+    }
+    auto st = process::read_stat(*pid);
+    for (int i = 0; i < 50 && st && st->state != 'Z' && st->state != 'X'; ++i) {
+      if (i == 0 && !target_gone) {
+        ::kill(static_cast<pid_t>(*pid), SIGKILL);
+        on_note("sent SIGKILL to the program (pid " + std::to_string(*pid) + ")");
+      }
+      std::this_thread::sleep_for(milliseconds(20));
+      st = process::read_stat(*pid);
+    }
+    times.state_after = st ? st->state : 'X';
+    times.killed = true;
+    if (st && st->state != 'Z' && st->state != 'X') {
+      warn("the program (pid " + std::to_string(*pid) + ") is still there after SIGKILL (state " +
+           std::string(1, st->state) + ")");
+    } else {
+      on_note("the program (pid " + std::to_string(*pid) + ") was ended");
     }
   }
 
@@ -1544,6 +1628,102 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
   }
   r.exited = s.target_gone;
   return r;
+}
+
+mi::Exchange Session::lifecycle_command(const std::string& command,
+                                        std::chrono::milliseconds timeout) {
+  validate_command_text(command, "MI command");
+  return impl_->command(command, timeout);
+}
+
+void Session::adopt_target(std::int64_t pid, TargetEnd end) {
+  Impl& s = *impl_;
+  s.pid = pid;
+  s.target.pid = pid;
+  if (const auto st = process::read_stat(pid)) {
+    s.target.comm = st->comm;
+  }
+  s.target.state_before = 'R';
+  s.times.launched = true;
+  s.attach_sent = true;
+  s.times.attach_sent = true;
+  s.attach_sent_at = s.now();
+  // Not an attach in progress: an interrupt is safe from the start.
+  s.attach_stops_before = std::numeric_limits<std::uint64_t>::max();
+  s.gdb_attached = true;
+  s.target_end = end;
+  s.open_recording();
+}
+
+void Session::set_target_end(TargetEnd end) {
+  impl_->target_end = end;
+}
+
+RunEnd Session::wait_while_running(std::chrono::steady_clock::time_point deadline) {
+  Impl& s = *impl_;
+  s.ensure_open();
+  s.flush_recording();
+  const auto w =
+      s.pump([&] { return !s.target_running || s.target_gone; }, deadline, true);
+  switch (w) {
+  case Impl::Wait::Done:
+    s.drain();
+    return s.target_gone ? RunEnd::Exited : RunEnd::Stopped;
+  case Impl::Wait::Deadline:
+    return RunEnd::Deadline;
+  case Impl::Wait::Signal:
+    return RunEnd::Signal;
+  case Impl::Wait::Dead:
+    break;
+  }
+  s.debugger_died("while the program ran");
+}
+
+bool Session::interrupt_target(std::chrono::milliseconds timeout) {
+  Impl& s = *impl_;
+  s.ensure_open();
+  if (!s.target_running || s.target_gone) {
+    return true;
+  }
+  s.on_note("SIGINT to the debugger (pid " + std::to_string(s.gdb_pid) +
+            ") to stop the program");
+  ::kill(static_cast<pid_t>(s.gdb_pid), SIGINT);
+  const auto w = s.pump([&] { return !s.target_running || s.target_gone; },
+                        Clock::now() + timeout, false);
+  if (w == Impl::Wait::Dead) {
+    s.debugger_died("while stopping the program");
+  }
+  if (w == Impl::Wait::Deadline) {
+    s.fail(Error(ExitCode::Timeout,
+                 "the program did not stop within " + seconds_text(timeout) +
+                     " of an interrupt",
+                 "the debugger may be slow to stop many threads; raise --stop-timeout"),
+           true);
+  }
+  s.drain();
+  return true;
+}
+
+void Session::acknowledge_signal() {
+  Impl& s = *impl_;
+  detail::acknowledge_signal();
+  if (s.signal_seen && s.sig) {
+    s.signal_seen = false;
+    s.watch_signal_pipe();
+  }
+}
+
+std::optional<std::int64_t> Session::started_pid() const {
+  return impl_->started_pid;
+}
+std::optional<int> Session::exit_code() const {
+  return impl_->exit_code;
+}
+std::string Session::exit_signal() const {
+  return impl_->exit_signal;
+}
+bool Session::target_exited() const {
+  return impl_->target_gone;
 }
 
 bool Session::has_mi_command(const std::string& name) const {

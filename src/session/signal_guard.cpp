@@ -65,6 +65,12 @@ void session_started() {
 void session_ended() {
   g_live.fetch_sub(1);
 }
+void acknowledge_signal() {
+  char buf[64];
+  while (g_pipe[0] >= 0 && ::read(g_pipe[0], buf, sizeof buf) > 0) {
+  }
+  g_signal.store(0);
+}
 
 } // namespace detail
 

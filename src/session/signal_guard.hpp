@@ -12,5 +12,7 @@ int pending_signal();
 // Sessions alive: with none, a signal takes its default action at once.
 void session_started();
 void session_ended();
+// Forgets the caught signal and empties the pipe, so the next signal is caught afresh.
+void acknowledge_signal();
 
 } // namespace rocplay::session::detail

@@ -1,6 +1,7 @@
 // snapshot::Builder: exchanges in, one Snapshot out (see dialect.hpp for the protocol).
 #include "rocplay/snapshot.hpp"
 #include "snapshot/dialect.hpp"
+#include "snapshot/fault.hpp"
 #include "snapshot/text.hpp"
 
 #include <fmt/format.h>
@@ -141,6 +142,7 @@ struct Builder::Impl {
   std::unique_ptr<Dialect> gdb = make_gdb_dialect();
   std::unique_ptr<Dialect> rocgdb = make_rocgdb_dialect();
   std::unique_ptr<Dialect> cuda = make_cuda_gdb_dialect();
+  FaultReader faults;
   DebuggerKind kind = DebuggerKind::Unknown;
   bool rocgdb_used = false;
   bool cuda_used = false;
@@ -204,6 +206,7 @@ struct Builder::Impl {
       cuda_used |= primary == cuda.get();
     }
     gdb->consume(ex, state);
+    faults.add(ex);
     if (auto msg = ex.error_message()) {
       // The command and its message are the transcript's bytes; the warning is shown in reports.
       state.snapshot.warnings.push_back(mi::lossy_utf8(fmt::format(
@@ -224,6 +227,7 @@ struct Builder::Impl {
       kind = DebuggerKind::Gdb;
     }
     s.debugger = kind;
+    faults.finish(s);
     snapshot::demangle_names(s);
     check_attribution(s);
     check_unique_ids(s);

@@ -481,6 +481,26 @@ nlohmann::json to_json(const Snapshot& s) {
                         {"single_stepping", s.wave_counts->single_stepping},
                         {"stopped", s.wave_counts->stopped}};
   }
+  if (s.fault) {
+    const Fault& f = *s.fault;
+    json e = json::object();
+    e["kind"] = std::string(to_string(f.kind));
+    put(e, "signal", f.signal);
+    put(e, "meaning", f.meaning);
+    put(e, "thread_id", f.thread_id);
+    e["on_gpu"] = f.on_gpu;
+    put(e, "lane", f.lane);
+    put_addr(e, "pc", f.pc);
+    put(e, "function", f.function);
+    put(e, "file", f.file);
+    put(e, "line", f.line);
+    put_addr(e, "address", f.address);
+    put(e, "kernel", f.kernel);
+    put(e, "block", f.block);
+    put(e, "thread", f.thread);
+    put(e, "detail", f.detail);
+    j["fault"] = std::move(e);
+  }
   j["warnings"] = s.warnings;
   j["notes"] = s.notes;
   j["env"] = s.env;
@@ -719,6 +739,34 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
       out.push_back(e.get<std::string>());
     }
   };
+  if (const json* fj = r.find("fault")) {
+    if (!fj->is_object()) {
+      r.fail("fault", "an object");
+    }
+    Reader fr(*fj, "fault");
+    Fault f;
+    const auto kind = fault_kind_from_string(fr.str("kind"));
+    if (!kind) {
+      fr.fail("kind", "a fault kind (memory-violation, assert, illegal-instruction, arithmetic, "
+                      "bus-error, trap, exception, signal)");
+    }
+    f.kind = *kind;
+    f.signal = fr.str("signal");
+    f.meaning = fr.str("meaning");
+    f.thread_id = fr.str("thread_id");
+    f.on_gpu = fr.flag("on_gpu");
+    f.lane = fr.num<std::uint32_t>("lane");
+    f.pc = fr.addr("pc");
+    f.function = fr.str("function");
+    f.file = fr.str("file");
+    f.line = fr.num<std::uint32_t>("line");
+    f.address = fr.addr("address");
+    f.kernel = fr.num<std::uint64_t>("kernel");
+    f.block = fr.str("block");
+    f.thread = fr.str("thread");
+    f.detail = fr.str("detail");
+    s.fault = std::move(f);
+  }
   strings("warnings", s.warnings);
   strings("notes", s.notes);
   if (const json* env = r.find("env")) {

@@ -1,0 +1,295 @@
+// gpu-fault / host-fault: the program was stopped on a fault (docs/heuristics.md).
+//
+// Not a guess: the debugger reported the stop. The finding names the faulting wave (or host
+// thread), its kernel with the usual naming and classification, the PC, the source line and the
+// address where the debugger gave one, and ranks first.
+#include "heuristics/common.hpp"
+#include "rocplay/frames.hpp"
+
+#include <fmt/format.h>
+
+namespace rocplay::heuristics {
+namespace {
+
+std::string kind_words(FaultKind k) {
+  switch (k) {
+  case FaultKind::MemoryViolation:
+    return "memory violation";
+  case FaultKind::Assert:
+    return "assert";
+  case FaultKind::IllegalInstruction:
+    return "illegal instruction";
+  case FaultKind::Arithmetic:
+    return "arithmetic error";
+  case FaultKind::BusError:
+    return "bus error";
+  case FaultKind::Trap:
+    return "trap";
+  case FaultKind::Exception:
+    return "exception";
+  case FaultKind::Signal:
+    return "signal";
+  }
+  return "fault";
+}
+
+std::string what_of(const Fault& f) {
+  std::string what = kind_words(f.kind);
+  if (!f.signal.empty()) {
+    what += fmt::format(" ({}{})", f.signal, f.meaning.empty() ? "" : ", " + f.meaning);
+  } else if (!f.meaning.empty()) {
+    what += fmt::format(" ({})", f.meaning);
+  }
+  return what;
+}
+
+std::string file_line(const std::string& file, std::optional<std::uint32_t> line) {
+  if (file.empty()) {
+    return {};
+  }
+  return line ? fmt::format("{}:{}", file, *line) : file;
+}
+
+const Wave* faulting_wave(const Snapshot& s, const Fault& f) {
+  if (f.kernel) { // cuda-gdb: the range that holds the focus block and thread
+    const Wave* first = nullptr;
+    for (const auto& w : s.waves) {
+      if (w.dispatch != f.kernel) {
+        continue;
+      }
+      if (!first) {
+        first = &w;
+      }
+      if (!f.block.empty() && f.pc && w.pc == f.pc) {
+        return &w;
+      }
+    }
+    return first;
+  }
+  for (const auto& w : s.waves) {
+    if (w.thread_id == f.thread_id) {
+      return &w;
+    }
+  }
+  return nullptr;
+}
+
+const Dispatch* dispatch_for(const Snapshot& s, const Fault& f, const Wave* w) {
+  if (w) {
+    if (const auto* d = s.dispatch_of(*w)) {
+      return d;
+    }
+  }
+  if (f.kernel) {
+    for (const auto& d : s.dispatches) {
+      if (d.dispatch_no == f.kernel) {
+        return &d;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::string next_step(const Fault& f, const std::string& at) {
+  const std::string where = at.empty() ? std::string("the faulting PC") : at;
+  switch (f.kind) {
+  case FaultKind::MemoryViolation:
+    return f.on_gpu ? fmt::format(
+                          "Check the index and the buffer behind the access at {}: an index past "
+                          "the allocation, a freed or host pointer, a wrong stride. On AMD, rerun "
+                          "with `set amdgpu precise-memory on` (rocgdb) so the PC is exact; on "
+                          "NVIDIA, compute-sanitizer names the buffer.",
+                          where)
+                    : fmt::format("Read the access at {}: a null, freed or out-of-range pointer. "
+                                  "The backtrace below shows how it got there.",
+                                  where);
+  case FaultKind::Assert:
+    return f.on_gpu ? fmt::format("A device assert failed at {}: read its condition there, and "
+                                  "the values of the faulting work-item (block and thread above).",
+                                  where)
+                    : fmt::format("The program aborted: read the assert or abort() call in the "
+                                  "innermost frame of your code, {}, and the message it printed "
+                                  "on stderr.",
+                                  where);
+  case FaultKind::Arithmetic:
+    return fmt::format("A division by zero or an enabled float exception at {}: check the "
+                       "divisor's value there.",
+                       where);
+  case FaultKind::IllegalInstruction:
+    return fmt::format("An illegal instruction at {}: a code object built for another "
+                       "architecture, a jump through a corrupt pointer, or a compiled-in trap.",
+                       where);
+  case FaultKind::BusError:
+    return fmt::format("A misaligned or unbacked access at {}: check the pointer's alignment "
+                       "and that the mapping (a truncated file, an unmapped page) still exists.",
+                       where);
+  case FaultKind::Exception:
+    return fmt::format("A C++ exception was thrown at {}: read the throw site and its "
+                       "caller; rerun without --catch throw to see whether anything catches it.",
+                       where);
+  case FaultKind::Trap:
+  case FaultKind::Signal:
+    break;
+  }
+  return fmt::format("Read the code at {} and the backtrace below.", where);
+}
+
+} // namespace
+
+std::vector<Finding> program_fault(const Snapshot& s) {
+  if (!s.fault) {
+    return {};
+  }
+  const Fault& f = *s.fault;
+  Finding out;
+  out.severity = Severity::Critical;
+  out.confidence = 1.0;
+  nlohmann::json details = nlohmann::json::object();
+  details["fault"] = {{"kind", std::string(to_string(f.kind))},
+                      {"signal", f.signal},
+                      {"meaning", f.meaning},
+                      {"thread_id", f.thread_id},
+                      {"on_gpu", f.on_gpu}};
+  if (f.address) {
+    details["fault"]["address"] = detail::hex(f.address);
+  }
+  Location loc;
+  loc.function = f.function;
+  loc.file = f.file;
+  loc.line = f.line;
+  loc.pc = f.pc;
+  std::string at;
+
+  if (f.on_gpu) {
+    out.id = std::string(kGpuFault);
+    const Wave* w = faulting_wave(s, f);
+    const Dispatch* d = dispatch_for(s, f, w);
+    std::string kernel = d ? detail::kernel_label(*d) : std::string();
+    if (kernel.empty() && w && !w->function.empty()) {
+      kernel = w->function.str();
+    }
+    if (kernel.empty()) {
+      kernel = f.function;
+    }
+    if (loc.function.empty() && w) {
+      loc.function = w->function.str();
+    }
+    if (loc.file.empty() && w && !w->file.empty()) {
+      loc.file = w->file.str();
+      loc.line = w->line;
+    }
+    if (loc.file.empty() && loc.pc) {
+      if (const auto* sl = s.source_line(*loc.pc); sl && sl->has_code) {
+        loc.file = sl->file;
+        loc.line = sl->line;
+      }
+    }
+    at = file_line(loc.file, loc.line);
+    out.title = fmt::format("GPU fault: {} in {}", what_of(f),
+                            kernel.empty() ? std::string("a kernel") : short_function_name(kernel));
+    out.summary = fmt::format(
+        "The debugger stopped the program on a {} raised by a {} of {}{}. Every other wave and "
+        "host thread below was stopped at the same moment.",
+        kind_words(f.kind), f.kernel ? "CUDA thread" : "wave",
+        kernel.empty() ? std::string("a kernel") : kernel, at.empty() ? "" : " at " + at);
+    if (w) {
+      out.evidence.push_back(fmt::format(
+          "faulting {}: thread {}{}{}", f.kernel ? "thread range" : "wave", w->thread_id,
+          w->target_id.empty() ? "" : fmt::format(" ({})", w->target_id.str()),
+          f.lane ? fmt::format(", lane {}", *f.lane) : ""));
+    } else if (!f.thread_id.empty()) {
+      out.evidence.push_back(fmt::format("faulting thread {}{}", f.thread_id,
+                                         f.lane ? fmt::format(", lane {}", *f.lane) : ""));
+    }
+    if (f.kernel) {
+      out.evidence.push_back(fmt::format("CUDA focus: kernel {}, block {}, thread {}", *f.kernel,
+                                         f.block.empty() ? "?" : f.block,
+                                         f.thread.empty() ? "?" : f.thread));
+      details["fault"]["block"] = f.block;
+      details["fault"]["thread"] = f.thread;
+      details["fault"]["kernel"] = *f.kernel;
+    }
+    if (d) {
+      details["dispatch"] = detail::dispatch_json(*d, &s);
+      if (auto line = detail::kernel_line(*d, &s); !line.empty()) {
+        out.evidence.push_back(line);
+      }
+      out.evidence.push_back(fmt::format("in {}", detail::dispatch_label(*d)));
+    } else if (!kernel.empty()) {
+      details["kernel"] = kernel;
+    }
+  } else {
+    out.id = std::string(kHostFault);
+    const HostThread* t = nullptr;
+    for (const auto& h : s.host_threads) {
+      if (h.id == f.thread_id) {
+        t = &h;
+      }
+    }
+    // An abort's PC is deep in the C library: the user's own frame is where to look.
+    const Frame* user = t ? innermost_user_frame(*t) : nullptr;
+    if (user) {
+      Location u;
+      u.function = user->function;
+      u.file = user->file;
+      u.line = user->line;
+      u.pc = user->pc;
+      if (u.file.empty() && user->pc) {
+        if (const auto* sl = s.source_line(*user->pc)) {
+          u.file = sl->file;
+          u.line = sl->line;
+        }
+      }
+      if (u.function != loc.function || u.pc != loc.pc) {
+        out.locations.push_back(u);
+      }
+      at = u.function + (u.file.empty() ? "" : " at " + file_line(u.file, u.line));
+    } else {
+      at = (loc.function.empty() ? std::string("??") : loc.function) +
+           (loc.file.empty() ? "" : " at " + file_line(loc.file, loc.line));
+    }
+    const std::string name = t && !t->name.empty() ? fmt::format(" \"{}\"", t->name) : "";
+    out.title = fmt::format("Host fault: {} in {}", what_of(f), at);
+    out.summary = fmt::format("The debugger stopped the program on a {} in host thread {}{}; "
+                              "the other threads below were stopped at the same moment.",
+                              kind_words(f.kind), f.thread_id, name);
+    out.evidence.push_back(fmt::format("faulting thread {}{}{}", f.thread_id, name,
+                                       t && t->lwp ? fmt::format(" (LWP {})", *t->lwp) : ""));
+    if (t) {
+      std::vector<std::string> frames;
+      for (std::size_t i = 0; i < t->frames.size() && i < 6; ++i) {
+        frames.push_back(frame_where(t->frames[i]));
+      }
+      if (!frames.empty()) {
+        out.evidence.push_back(fmt::format("stack: {}", fmt::join(frames, " <- ")));
+      }
+    }
+  }
+  out.evidence.insert(out.evidence.begin(),
+                      fmt::format("stopped on {}{}", what_of(f),
+                                  loc.pc ? fmt::format(" at pc {:#x}", *loc.pc) : ""));
+  if (f.address) {
+    out.evidence.push_back(fmt::format("faulting address {:#x}", *f.address));
+  }
+  if (!loc.function.empty() || loc.pc) {
+    out.evidence.push_back(
+        fmt::format("where: {}{}", loc.function.empty() ? std::string("??") : loc.function,
+                    loc.file.empty() ? "" : " at " + file_line(loc.file, loc.line)));
+  }
+  if (!f.detail.empty()) {
+    std::size_t pos = 0;
+    while (pos < f.detail.size()) {
+      auto nl = f.detail.find('\n', pos);
+      out.evidence.push_back("debugger: " + f.detail.substr(pos, nl == std::string::npos
+                                                                     ? std::string::npos
+                                                                     : nl - pos));
+      pos = nl == std::string::npos ? f.detail.size() : nl + 1;
+    }
+  }
+  out.locations.insert(out.locations.begin(), loc);
+  out.next_step = next_step(f, at);
+  out.details = std::move(details);
+  return {std::move(out)};
+}
+
+} // namespace heuristics

@@ -1,0 +1,117 @@
+// How the launched program ran and ended, for the text and JSON reports.
+#include "rocplay/report.hpp"
+#include "rocplay/report_launch.hpp"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+namespace rocplay::report {
+
+std::string shell_quote(const std::string& word) {
+  const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789_-./=:,+@%") ==
+                                          std::string::npos;
+  if (plain) {
+    return word;
+  }
+  std::string out = "'";
+  for (const char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else if (c == '\n') {
+      out += "'$'\\n''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+namespace {
+
+std::string how_it_ended(const LaunchSummary& l) {
+  if (l.outcome == "faulted") {
+    return fmt::format("stopped on {} after {:.2f} s",
+                       l.stop_signal.empty() ? l.stop_reason : l.stop_signal, l.ran_seconds);
+  }
+  if (l.outcome == "exited") {
+    return fmt::format("exited with status {} after {:.2f} s, no fault", l.exit_code.value_or(0),
+                       l.ran_seconds);
+  }
+  if (l.outcome == "killed-by-signal") {
+    return fmt::format("was killed by {} after {:.2f} s (not a stop the debugger reported)",
+                       l.exit_signal.empty() ? std::string("a signal") : l.exit_signal,
+                       l.ran_seconds);
+  }
+  if (l.outcome == "timed-out") {
+    return l.timeout_seconds
+               ? fmt::format("was still running at the --timeout of {:.3g} s, with no fault; "
+                             "stopped there for the snapshot",
+                             *l.timeout_seconds)
+               : std::string("was still running at the deadline, with no fault");
+  }
+  if (l.outcome == "interrupted") {
+    return fmt::format("was stopped after {:.2f} s because rocplay got {}; no fault",
+                       l.ran_seconds, l.user_signal.empty() ? "a signal" : l.user_signal);
+  }
+  return "did not start";
+}
+
+} // namespace
+
+void write_launch_text(std::ostream& out, const LaunchSummary& l, std::size_t width, bool color) {
+  std::string command;
+  for (const auto& a : l.argv) {
+    command += (command.empty() ? "" : " ") + shell_quote(a);
+  }
+  std::string text = command.empty() ? fmt::format("pid {}", l.pid)
+                                     : fmt::format("{} (pid {})", command, l.pid);
+  text += ": " + how_it_ended(l);
+  if (l.passed_signals > 0) {
+    text += fmt::format("; {} signal(s) that are no fault were passed on to it", l.passed_signals);
+  }
+  if (!l.after.empty()) {
+    text += "; " + l.after;
+  }
+  const std::string label = color ? "\x1b[1mProgram\x1b[0m  " : "Program  ";
+  // The label's escape codes take no columns: wrap as if it were plain.
+  std::string plain = "Program  ";
+  std::ostringstream body;
+  write_wrapped(body, width, plain, text);
+  std::string s = body.str();
+  out << label << s.substr(plain.size());
+  out << '\n';
+}
+
+nlohmann::json launch_to_json(const LaunchSummary& l) {
+  nlohmann::json j = nlohmann::json::object();
+  j["argv"] = l.argv;
+  j["pid"] = l.pid;
+  j["outcome"] = l.outcome;
+  if (l.exit_code) {
+    j["exit_code"] = *l.exit_code;
+  }
+  if (!l.exit_signal.empty()) {
+    j["exit_signal"] = l.exit_signal;
+  }
+  if (!l.stop_signal.empty()) {
+    j["stop_signal"] = l.stop_signal;
+  }
+  if (!l.stop_reason.empty()) {
+    j["stop_reason"] = l.stop_reason;
+  }
+  if (!l.user_signal.empty()) {
+    j["user_signal"] = l.user_signal;
+  }
+  j["ran_seconds"] = l.ran_seconds;
+  if (l.timeout_seconds) {
+    j["timeout_seconds"] = *l.timeout_seconds;
+  }
+  j["passed_signals"] = l.passed_signals;
+  j["after"] = l.after;
+  return j;
+}
+
+} // namespace rocplay::report

@@ -1,0 +1,225 @@
+// The fault stop: which `*stopped` records are faults, and what the model keeps of them.
+#include "snapshot/fault.hpp"
+#include "snapshot/text.hpp"
+
+#include <array>
+
+namespace rocplay {
+
+namespace {
+constexpr std::array<std::pair<FaultKind, std::string_view>, 8> kFaultIds{{
+    {FaultKind::MemoryViolation, "memory-violation"},
+    {FaultKind::Assert, "assert"},
+    {FaultKind::IllegalInstruction, "illegal-instruction"},
+    {FaultKind::Arithmetic, "arithmetic"},
+    {FaultKind::BusError, "bus-error"},
+    {FaultKind::Trap, "trap"},
+    {FaultKind::Exception, "exception"},
+    {FaultKind::Signal, "signal"},
+}};
+
+bool contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+} // namespace
+
+std::string_view to_string(FaultKind kind) {
+  for (const auto& [k, id] : kFaultIds) {
+    if (k == kind) {
+      return id;
+    }
+  }
+  return "signal";
+}
+
+std::optional<FaultKind> fault_kind_from_string(std::string_view id) {
+  for (const auto& [k, name] : kFaultIds) {
+    if (name == id) {
+      return k;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<FaultKind> fault_kind_of_signal(std::string_view name, std::string_view meaning) {
+  if (name == "SIGSEGV") {
+    return FaultKind::MemoryViolation;
+  }
+  if (name == "SIGABRT") {
+    return FaultKind::Assert;
+  }
+  if (name == "SIGILL") {
+    return FaultKind::IllegalInstruction;
+  }
+  if (name == "SIGFPE") {
+    return FaultKind::Arithmetic;
+  }
+  if (name == "SIGBUS") {
+    return FaultKind::BusError;
+  }
+  if (name == "SIGTRAP") {
+    return FaultKind::Trap;
+  }
+  if (name == "SIGSYS") {
+    return FaultKind::Signal;
+  }
+  if (snapshot::text::starts_with(name, "CUDA_EXCEPTION")) {
+    // cuda-gdb names its exceptions by number; the meaning says which.
+    if (contains(meaning, "Assert")) {
+      return FaultKind::Assert;
+    }
+    if (contains(meaning, "Illegal Address") || contains(meaning, "Out-of-range") ||
+        contains(meaning, "Out-of-Range") || contains(meaning, "Address") ||
+        contains(meaning, "Memory")) {
+      return FaultKind::MemoryViolation;
+    }
+    if (contains(meaning, "Illegal Instruction") || contains(meaning, "Invalid PC")) {
+      return FaultKind::IllegalInstruction;
+    }
+    if (contains(meaning, "Misaligned")) {
+      return FaultKind::BusError;
+    }
+    return FaultKind::Exception;
+  }
+  return std::nullopt;
+}
+
+namespace snapshot {
+
+namespace {
+
+// What the debugger prints beside a fault stop that a person needs: cuda-gdb's exception lines,
+// rocgdb's "the reported location may not be accurate".
+bool fault_detail_line(std::string_view line) {
+  return text::starts_with(line, "CUDA Exception") ||
+         text::starts_with(line, "The exception was triggered") ||
+         (text::starts_with(line, "Warning: precise ") && contains(line, "not enabled")) ||
+         text::starts_with(line, "location may not be accurate") ||
+         text::starts_with(line, "may not be accurate");
+}
+
+void take_catchpoint(const mi::Value& bkpt, std::set<std::string>& out) {
+  if (bkpt["type"].str_or() == "catchpoint" && contains(bkpt["what"].str_or(), "exception")) {
+    out.insert(std::string(bkpt["number"].str_or()));
+  }
+}
+
+} // namespace
+
+void FaultReader::add(const mi::Exchange& ex) {
+  take_stop(ex);
+  for (const auto& rec : ex.records) {
+    const auto kind = rec.kind();
+    if (kind == mi::RecordKind::Notify && rec.klass() == "breakpoint-created") {
+      take_catchpoint(rec.results()["bkpt"], catchpoints_);
+      continue;
+    }
+    if (kind == mi::RecordKind::Result && rec.klass() == "done") {
+      if (auto bkpt = rec.results()["bkpt"]; bkpt.is_tuple()) {
+        take_catchpoint(bkpt, catchpoints_);
+      }
+      // `-data-evaluate-expression $_siginfo._sifields._sigfault.si_addr`: `(void *) 0x10`.
+      if (fault_ && !fault_->address && contains(ex.command, "_sigfault.si_addr")) {
+        const std::string value = rec.results()["value"].text();
+        const auto at = value.rfind("0x");
+        if (at != std::string::npos) {
+          auto end = value.find_first_not_of("0123456789abcdefABCDEFx", at);
+          fault_->address = text::parse_u64(value.substr(at, end == std::string::npos
+                                                                 ? std::string::npos
+                                                                 : end - at));
+        }
+      }
+      continue;
+    }
+    if ((kind == mi::RecordKind::Console || kind == mi::RecordKind::Log) && fault_) {
+      const std::string stream = rec.stream_text();
+      std::size_t pos = 0;
+      while (pos < stream.size() && fault_->detail.size() < 1024) {
+        auto nl = stream.find('\n', pos);
+        auto line = text::trim(std::string_view(stream).substr(
+            pos, nl == std::string::npos ? std::string::npos : nl - pos));
+        pos = nl == std::string::npos ? stream.size() : nl + 1;
+        if (fault_detail_line(line)) {
+          if (!fault_->detail.empty()) {
+            fault_->detail += '\n';
+          }
+          fault_->detail += mi::lossy_utf8(line);
+        }
+      }
+      continue;
+    }
+  }
+}
+
+void FaultReader::take_stop(const mi::Exchange& ex) {
+  for (const auto& rec : ex.records) {
+    const auto kind = rec.kind();
+    if (kind != mi::RecordKind::Exec || rec.klass() != "stopped" || fault_) {
+      continue;
+    }
+    const auto r = rec.results();
+    const auto reason = r["reason"].str_or();
+    Fault f;
+    if (reason == "signal-received") {
+      const auto name = r["signal-name"].str_or();
+      const auto meaning = r["signal-meaning"].str_or();
+      const auto k = fault_kind_of_signal(name, meaning);
+      if (!k) {
+        continue;
+      }
+      f.kind = *k;
+      f.signal = mi::lossy_utf8(name);
+      f.meaning = mi::lossy_utf8(meaning);
+    } else if (reason == "breakpoint-hit" && catchpoints_.count(std::string(r["bkptno"].str_or()))) {
+      f.kind = FaultKind::Exception;
+      f.meaning = "C++ exception thrown";
+    } else {
+      continue;
+    }
+    f.thread_id = mi::lossy_utf8(r["thread-id"].str_or());
+    f.lane = text::parse_u32(r["lane-id"].str_or());
+    const auto frame = r["frame"];
+    f.pc = frame["addr"].as_address() ? std::optional<std::uint64_t>(*frame["addr"].as_address())
+                                      : std::nullopt;
+    f.function = mi::lossy_utf8(frame["func"].str_or());
+    if (f.function == "??") {
+      f.function.clear();
+    }
+    f.file = mi::lossy_utf8(frame["fullname"].str_or(frame["file"].str_or()));
+    f.line = text::parse_u32(frame["line"].str_or());
+    const auto arch = frame["arch"].str_or();
+    gpu_frame_ = text::starts_with(arch, "amdgcn");
+    if (auto focus = r["CudaFocus"]; focus.is_tuple()) {
+      f.on_gpu = true;
+      f.kernel = text::parse_u64(focus["kernel"].str_or());
+      f.block = mi::lossy_utf8(focus["blockIdx"].str_or());
+      f.thread = mi::lossy_utf8(focus["threadIdx"].str_or());
+      f.lane = text::parse_u32(focus["lane"].str_or());
+    }
+    fault_ = std::move(f);
+  }
+}
+
+void FaultReader::finish(Snapshot& s) {
+  if (!fault_) {
+    return;
+  }
+  Fault& f = *fault_;
+  f.on_gpu = f.on_gpu || gpu_frame_;
+  for (const auto& w : s.waves) {
+    if (!f.thread_id.empty() && w.thread_id == f.thread_id && !f.kernel) {
+      f.on_gpu = true;
+      if (f.function.empty()) {
+        f.function = w.function.str();
+      }
+      if (!f.pc) {
+        f.pc = w.pc;
+      }
+      break;
+    }
+  }
+  s.fault = std::move(fault_);
+}
+
+} // namespace snapshot
+} // namespace rocplay

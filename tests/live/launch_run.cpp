@@ -1,0 +1,282 @@
+// `rocplay launch` against real gdb and tests/targets/fault_target: each way a program can end
+// (segfault, abort, divide by zero, a thrown exception, a normal exit, past --timeout, SIGINT to
+// rocplay) gets its exit code, its finding, and leaves no process behind; the program's arguments
+// and standard streams arrive byte for byte.
+#include "cli_util.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <thread>
+
+using namespace rocplay;
+using namespace rocplay::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+int fault_line(const std::string& marker) {
+  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/fault_target.cpp");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.find("// FAULT: " + marker) != std::string::npos) {
+      return n;
+    }
+  }
+  throw std::runtime_error("no FAULT marker " + marker);
+}
+
+std::vector<std::string> launch_args(std::vector<std::string> options,
+                                     std::vector<std::string> program) {
+  std::vector<std::string> a = {"launch", "--debugger", "gdb"};
+  a.insert(a.end(), options.begin(), options.end());
+  a.push_back("--");
+  a.push_back(find_built("fault_target"));
+  a.insert(a.end(), program.begin(), program.end());
+  return a;
+}
+
+nlohmann::json json_of(const CliRun& r) {
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  return j;
+}
+
+// The launched program is gone: not running, not stopped, not a zombie left to anyone.
+void require_gone(std::int64_t pid) {
+  REQUIRE(pid > 0);
+  for (int i = 0; i < 100; ++i) {
+    const auto st = process::read_stat(pid);
+    if (!st || st->state == 'X') {
+      return;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto st = process::read_stat(pid);
+  FAIL("pid " << pid << " is still there, state " << (st ? st->state : '?'));
+}
+
+// No debugger or helper of ours is left: nothing whose command line names fault_target.
+void require_no_stray(const std::string& marker) {
+  std::this_thread::sleep_for(100ms);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const std::string cmd = read_file(e.path().string() + "/cmdline");
+    if (cmd.find(marker) != std::string::npos && std::stoll(name) != ::getpid()) {
+      const auto st = process::read_stat(std::stoll(name));
+      if (st && st->state != 'Z' && st->state != 'X') {
+        FAIL("stray process " << name << ": " << cmd);
+      }
+    }
+  }
+}
+
+const nlohmann::json& first_finding(const nlohmann::json& j) {
+  REQUIRE(j.contains("findings"));
+  REQUIRE_FALSE(j["findings"].empty());
+  return j["findings"][0];
+}
+
+} // namespace
+
+TEST_CASE("launch: a segfault is reported at the faulting line and the program killed (81)") {
+  const auto r = run_rocplay(launch_args({"--format", "json"}, {"segv"}), 120s);
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 81);
+  const auto j = json_of(r);
+  CHECK(j["launch"]["outcome"] == "faulted");
+  CHECK(j["launch"]["stop_signal"] == "SIGSEGV");
+  const auto& f = first_finding(j);
+  CHECK(f["id"] == "host-fault");
+  CHECK(f["severity"] == "critical");
+  const auto& fault = j["snapshot"]["fault"];
+  CHECK(fault["kind"] == "memory-violation");
+  CHECK(fault["signal"] == "SIGSEGV");
+  CHECK(fault["function"].get<std::string>().find("write_through_null") != std::string::npos);
+  CHECK(fault["line"] == fault_line("segv"));
+  CHECK(fault["address"] == "0x0");
+  CHECK(j["launch"]["after"] == "killed after the report");
+  require_gone(j["launch"]["pid"].get<std::int64_t>());
+  require_no_stray("fault_target");
+}
+
+TEST_CASE("launch: abort names the user's frame, not the C library's (assert kind)") {
+  const auto r = run_rocplay(launch_args({"--format", "json"}, {"abort"}), 120s);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 81);
+  CHECK(r.err.find("bad config, aborting") != std::string::npos); // the program's own stderr
+  const auto j = json_of(r);
+  CHECK(j["snapshot"]["fault"]["kind"] == "assert");
+  const auto& f = first_finding(j);
+  CHECK(f["id"] == "host-fault");
+  bool user_frame = false;
+  for (const auto& l : f["locations"]) {
+    user_frame |= l.value("function", "").find("check_config") != std::string::npos &&
+                  l.value("line", 0) == fault_line("abort");
+  }
+  CHECK(user_frame);
+  require_gone(j["launch"]["pid"].get<std::int64_t>());
+}
+
+TEST_CASE("launch: divide by zero is an arithmetic fault at its line") {
+  const auto r = run_rocplay(launch_args({"--format", "json"}, {"fpe"}), 120s);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 81);
+  const auto j = json_of(r);
+  CHECK(j["snapshot"]["fault"]["kind"] == "arithmetic");
+  CHECK(j["snapshot"]["fault"]["signal"] == "SIGFPE");
+  CHECK(j["snapshot"]["fault"]["line"] == fault_line("fpe"));
+  CHECK(first_finding(j)["id"] == "host-fault");
+  require_gone(j["launch"]["pid"].get<std::int64_t>());
+}
+
+TEST_CASE("launch: --catch throw stops at the throw; without it the program handles it") {
+  const auto r = run_rocplay(launch_args({"--format", "json", "--catch", "throw"}, {"throw"}), 120s);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 81);
+  const auto j = json_of(r);
+  CHECK(j["snapshot"]["fault"]["kind"] == "exception");
+  const auto& f = first_finding(j);
+  CHECK(f["id"] == "host-fault");
+  bool thrower = false;
+  for (const auto& l : f["locations"]) {
+    thrower |= l.value("function", "").find("load_model") != std::string::npos;
+  }
+  CHECK(thrower);
+  require_gone(j["launch"]["pid"].get<std::int64_t>());
+
+  const auto plain = run_rocplay(launch_args({"--format", "json"}, {"throw"}), 120s);
+  INFO("stderr: " << plain.err);
+  CHECK(plain.exit_code == 80);
+  const auto pj = json_of(plain);
+  CHECK(pj["launch"]["outcome"] == "exited");
+  CHECK(pj["launch"]["exit_code"] == 5);
+}
+
+TEST_CASE("launch: a normal exit passes through as 0, another status as 80 with the status") {
+  const auto ok = run_rocplay(launch_args({}, {"exit", "0"}), 120s);
+  INFO("stderr: " << ok.err);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.out.find("exited with status") != std::string::npos);
+  const auto bad = run_rocplay(launch_args({"--format", "json"}, {"exit", "7"}), 120s);
+  CHECK(bad.exit_code == 80);
+  const auto j = json_of(bad);
+  CHECK(j["launch"]["exit_code"] == 7);
+  CHECK(j["findings"].empty());
+  require_no_stray("fault_target");
+}
+
+TEST_CASE("launch: a signal that is no fault is passed on, and the program goes on") {
+  const auto r = run_rocplay(launch_args({"--format", "json"}, {"signal-then-exit"}), 120s);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 80);
+  const auto j = json_of(r);
+  CHECK(j["launch"]["exit_code"] == 3);
+  CHECK(j["launch"]["passed_signals"] == 1);
+}
+
+TEST_CASE("launch: past --timeout the program is stopped, reported and killed (83)") {
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = run_rocplay(launch_args({"--format", "json", "--timeout", "1s"}, {"sleep", "60"}),
+                             120s);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 83);
+  CHECK(std::chrono::steady_clock::now() - start < 45s);
+  const auto j = json_of(r);
+  CHECK(j["launch"]["outcome"] == "timed-out");
+  CHECK_FALSE(j["snapshot"].contains("fault"));
+  CHECK_FALSE(j["snapshot"]["host_threads"].empty()); // the snapshot of where it was
+  require_gone(j["launch"]["pid"].get<std::int64_t>());
+  require_no_stray("fault_target");
+}
+
+TEST_CASE("launch: the first SIGINT stops the program and reports; nothing is left (130)") {
+  bool sent = false;
+  const auto r = run_rocplay(launch_args({"--format", "json"}, {"sleep", "60"}), 120s, {},
+                             [&](pid_t pid, const std::string& err) {
+                               if (!sent && err.find("fault_target sleeping") != std::string::npos) {
+                                 std::this_thread::sleep_for(300ms);
+                                 ::kill(pid, SIGINT);
+                                 sent = true;
+                               }
+                             });
+  INFO("stderr: " << r.err);
+  INFO("stdout: " << r.out);
+  REQUIRE(sent);
+  CHECK(r.exit_code == 130);
+  CHECK(r.term_signal == 0);
+  const auto j = json_of(r);
+  CHECK(j["launch"]["outcome"] == "interrupted");
+  CHECK(j["launch"]["user_signal"] == "SIGINT");
+  CHECK(j["launch"]["after"] == "killed after the report");
+  CHECK_FALSE(j["snapshot"]["host_threads"].empty());
+  require_gone(j["launch"]["pid"].get<std::int64_t>());
+  require_no_stray("fault_target");
+}
+
+TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given; stdin and stdout "
+          "are the program's") {
+  TempDir dir;
+  const std::string record = dir.path() + "/args.txt";
+  const std::string input = dir.file("input.txt", "line one\nline two\n");
+  const std::vector<std::string> words = {"args",     record,          "two words", "it's",
+                                          "\"quoted\"", "new\nline",   "",          "back\\slash",
+                                          "$HOME",    "; rm -rf nothing", "*",       "--"};
+  std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" < \"$ROCPLAY_TEST_INPUT\"",
+                                   find_built("rocplay")};
+  for (const auto& a : launch_args({}, words)) {
+    argv.push_back(a);
+  }
+  const auto r = run_program(argv, 120s, {"ROCPLAY_TEST_INPUT=" + input});
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("line one\nline two\n") != std::string::npos);
+  CHECK(r.err.find("fault_target: to stderr") != std::string::npos);
+  std::string expected = std::to_string(find_built("fault_target").size()) + ":" +
+                         find_built("fault_target") + "\n";
+  for (const auto& w : words) {
+    expected += std::to_string(w.size()) + ":" + w + "\n";
+  }
+  const char* lc = std::getenv("LC_ALL");
+  expected += std::string("LC_ALL=") + (lc != nullptr ? lc : "(unset)") + "\n";
+  CHECK(read_file(record) == expected);
+}
+
+TEST_CASE("launch: a program that does not exist is refused before anything starts (66)") {
+  const auto r = run_rocplay({"launch", "--debugger", "gdb", "--", "/nonexistent/app", "x"}, 60s);
+  CHECK(r.exit_code == 66);
+  CHECK(r.err.find("/nonexistent/app") != std::string::npos);
+  const auto none = run_rocplay({"launch", "--debugger", "gdb"}, 60s);
+  CHECK(none.exit_code == 64);
+}
+
+TEST_CASE("launch: --detach-on-fault lets the program go on with its fault") {
+  const auto r =
+      run_rocplay(launch_args({"--format", "json", "--detach-on-fault"}, {"segv"}), 120s);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 81);
+  const auto j = json_of(r);
+  CHECK(j["launch"]["after"].get<std::string>().find("detached") != std::string::npos);
+  require_gone(j["launch"]["pid"].get<std::int64_t>()); // it died of its SIGSEGV
+}
+
+TEST_CASE("launch: the recording replays into the same fault finding") {
+  TempDir dir;
+  const std::string rec = dir.path() + "/segv.rec";
+  const auto r = run_rocplay(launch_args({"--record", rec}, {"segv"}), 120s);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 81);
+  const auto pm = run_rocplay({"postmortem", rec, "--format", "json"}, 60s);
+  INFO("postmortem stderr: " << pm.err);
+  const auto j = json_of(pm);
+  CHECK(first_finding(j)["id"] == "host-fault");
+}
