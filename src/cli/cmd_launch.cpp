@@ -151,7 +151,8 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
     if (ran_playbook) {
       if (result.fatal) {
         to.failure = result.fatal->what();
-        to.failure_label = "RUN FAILED";
+        to.failure_label =
+            static_cast<int>(result.fatal->code()) >= 128 ? "RUN INTERRUPTED" : "RUN FAILED";
       }
       report::write_text(out, result.snapshot, result.findings, to);
       out << '\n';

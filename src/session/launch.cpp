@@ -344,7 +344,9 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
   }
   session.adopt_target(*pid, spec.end);
   session.note("launched " + program + " (pid " + std::to_string(*pid) + ")");
-  const auto deadline = spec.timeout ? Clock::now() + *spec.timeout : Clock::time_point::max();
+  // No --timeout: a year stands for "no limit" (a deadline of time_point::max() overflows in
+  // the event loop's arithmetic).
+  const auto deadline = Clock::now() + spec.timeout.value_or(std::chrono::hours(24 * 365));
   return run_until_fault(session, deadline, spec.stop_timeout, spec.max_passed_signals, true);
 }
 
@@ -432,6 +434,7 @@ LaunchResult wait_for_fault(Session& session, std::chrono::milliseconds timeout,
   }
   ::execv(program.c_str(), args.data());
   die(program.c_str(), std::strerror(errno));
+  std::_Exit(127);
 }
 
 } // namespace rocplay::session

@@ -18,7 +18,7 @@ constexpr std::array<std::pair<FaultKind, std::string_view>, 8> kFaultIds{{
     {FaultKind::Signal, "signal"},
 }};
 
-bool contains(std::string_view hay, std::string_view needle) {
+bool fault_text_has(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
 }
 } // namespace
@@ -65,18 +65,18 @@ std::optional<FaultKind> fault_kind_of_signal(std::string_view name, std::string
   }
   if (snapshot::text::starts_with(name, "CUDA_EXCEPTION")) {
     // cuda-gdb names its exceptions by number; the meaning says which.
-    if (contains(meaning, "Assert")) {
+    if (fault_text_has(meaning, "Assert")) {
       return FaultKind::Assert;
     }
-    if (contains(meaning, "Illegal Address") || contains(meaning, "Out-of-range") ||
-        contains(meaning, "Out-of-Range") || contains(meaning, "Address") ||
-        contains(meaning, "Memory")) {
+    if (fault_text_has(meaning, "Illegal Address") || fault_text_has(meaning, "Out-of-range") ||
+        fault_text_has(meaning, "Out-of-Range") || fault_text_has(meaning, "Address") ||
+        fault_text_has(meaning, "Memory")) {
       return FaultKind::MemoryViolation;
     }
-    if (contains(meaning, "Illegal Instruction") || contains(meaning, "Invalid PC")) {
+    if (fault_text_has(meaning, "Illegal Instruction") || fault_text_has(meaning, "Invalid PC")) {
       return FaultKind::IllegalInstruction;
     }
-    if (contains(meaning, "Misaligned")) {
+    if (fault_text_has(meaning, "Misaligned")) {
       return FaultKind::BusError;
     }
     return FaultKind::Exception;
@@ -93,13 +93,13 @@ namespace {
 bool fault_detail_line(std::string_view line) {
   return text::starts_with(line, "CUDA Exception") ||
          text::starts_with(line, "The exception was triggered") ||
-         (text::starts_with(line, "Warning: precise ") && contains(line, "not enabled")) ||
+         (text::starts_with(line, "Warning: precise ") && fault_text_has(line, "not enabled")) ||
          text::starts_with(line, "location may not be accurate") ||
          text::starts_with(line, "may not be accurate");
 }
 
 void take_catchpoint(const mi::Value& bkpt, std::set<std::string>& out) {
-  if (bkpt["type"].str_or() == "catchpoint" && contains(bkpt["what"].str_or(), "exception")) {
+  if (bkpt["type"].str_or() == "catchpoint" && fault_text_has(bkpt["what"].str_or(), "exception")) {
     out.insert(std::string(bkpt["number"].str_or()));
   }
 }
@@ -119,7 +119,7 @@ void FaultReader::add(const mi::Exchange& ex) {
         take_catchpoint(bkpt, catchpoints_);
       }
       // `-data-evaluate-expression $_siginfo._sifields._sigfault.si_addr`: `(void *) 0x10`.
-      if (fault_ && !fault_->address && contains(ex.command, "_sigfault.si_addr")) {
+      if (fault_ && !fault_->address && fault_text_has(ex.command, "_sigfault.si_addr")) {
         const std::string value = rec.results()["value"].text();
         const auto at = value.rfind("0x");
         if (at != std::string::npos) {

@@ -52,7 +52,7 @@ void require_gone(std::int64_t pid) {
   REQUIRE(pid > 0);
   for (int i = 0; i < 100; ++i) {
     const auto st = process::read_stat(pid);
-    if (!st || st->state == 'X') {
+    if (!st || st->state == 'X' || st->state == 'Z') { // a zombie is dead
       return;
     }
     std::this_thread::sleep_for(20ms);

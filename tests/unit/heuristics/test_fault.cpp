@@ -1,0 +1,159 @@
+// The fault model and the gpu-fault / host-fault finding: the reconstructed rocgdb fault stops,
+// a cuda-gdb exception stop, a host signal, a catchpoint, and stops that are no fault.
+#include "../snapshot/support.hpp"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+using namespace rocplay;
+
+namespace {
+
+mi::Exchange exchange_of(std::string_view command, const std::vector<std::string>& lines) {
+  std::string text = "# rocplay-transcript 1\n# meta {}\n";
+  double t = 0.001;
+  if (!command.empty()) {
+    text += fmt::format("> {:.3f} 1{}\n", t, command);
+  }
+  for (const auto& l : lines) {
+    t += 0.001;
+    text += fmt::format("< {:.3f} {}\n", t, l);
+  }
+  mi::TranscriptReader reader;
+  reader.feed(text);
+  reader.finish();
+  mi::Exchange out;
+  while (auto ex = reader.next()) {
+    for (const auto& r : ex->records) {
+      out.records.push_back(r);
+    }
+    if (!ex->command.empty()) {
+      out.command = ex->command;
+    }
+  }
+  return out;
+}
+
+Snapshot build_of(const std::vector<mi::Exchange>& exchanges, DebuggerKind kind) {
+  snapshot::BuildOptions bo;
+  bo.debugger = kind;
+  return snapshot::build(exchanges, bo);
+}
+
+} // namespace
+
+TEST_CASE("fault kinds from signal names, GDB's and cuda-gdb's") {
+  CHECK(fault_kind_of_signal("SIGSEGV") == FaultKind::MemoryViolation);
+  CHECK(fault_kind_of_signal("SIGABRT") == FaultKind::Assert);
+  CHECK(fault_kind_of_signal("SIGFPE") == FaultKind::Arithmetic);
+  CHECK(fault_kind_of_signal("SIGILL") == FaultKind::IllegalInstruction);
+  CHECK(fault_kind_of_signal("SIGBUS") == FaultKind::BusError);
+  CHECK(fault_kind_of_signal("CUDA_EXCEPTION_14", "Warp Illegal Address") ==
+        FaultKind::MemoryViolation);
+  CHECK(fault_kind_of_signal("CUDA_EXCEPTION_12", "Warp Assert") == FaultKind::Assert);
+  CHECK(fault_kind_of_signal("CUDA_EXCEPTION_6", "Warp Misaligned Address") ==
+        FaultKind::BusError);
+  CHECK_FALSE(fault_kind_of_signal("SIGINT"));
+  CHECK_FALSE(fault_kind_of_signal("SIGUSR1"));
+  CHECK_FALSE(fault_kind_of_signal("0"));
+  for (auto k : {FaultKind::MemoryViolation, FaultKind::Assert, FaultKind::IllegalInstruction,
+                 FaultKind::Arithmetic, FaultKind::BusError, FaultKind::Trap, FaultKind::Exception,
+                 FaultKind::Signal}) {
+    CHECK(fault_kind_from_string(to_string(k)) == k);
+  }
+}
+
+TEST_CASE("rocgdb wave memory violation (reconstructed): gpu-fault names the wave, kernel, line") {
+  const Snapshot s = test::load("rocgdb/wave-memory-violation/snapshot.mi");
+  REQUIRE(s.fault);
+  CHECK(s.fault->kind == FaultKind::MemoryViolation);
+  CHECK(s.fault->signal == "SIGSEGV");
+  CHECK(s.fault->on_gpu);
+  CHECK(s.fault->thread_id == "7");
+  CHECK(s.fault->lane == 0u);
+  CHECK(s.fault->line == 15u);
+  CHECK(s.fault->detail.find("precise memory violation") != std::string::npos);
+  const auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  const Finding& f = findings.front();
+  CHECK(f.id == "gpu-fault");
+  CHECK(f.severity == Severity::Critical);
+  CHECK(f.title.find("saxpy_kernel") != std::string::npos);
+  CHECK(f.title.find("memory violation") != std::string::npos);
+  bool wave = false;
+  bool dispatch = false;
+  for (const auto& e : f.evidence) {
+    wave |= e.find("AMDGPU Wave 1:2:1:1") != std::string::npos && e.find("lane 0") != std::string::npos;
+    dispatch |= e.find("AMDGPU Dispatch 1:2:1") != std::string::npos;
+  }
+  CHECK(wave);
+  CHECK(dispatch);
+  REQUIRE_FALSE(f.locations.empty());
+  CHECK(f.locations.front().line == 15u);
+  CHECK(f.details["dispatch"]["kernel"].get<std::string>().find("saxpy_kernel") != std::string::npos);
+}
+
+TEST_CASE("rocgdb device assert (reconstructed): the faulting wave, not the first, is named") {
+  const Snapshot s = test::load("rocgdb/wave-device-assert/snapshot.mi");
+  REQUIRE(s.fault);
+  CHECK(s.fault->kind == FaultKind::Assert);
+  CHECK(s.fault->thread_id == "9");
+  CHECK(s.fault->lane == 5u);
+  const auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  CHECK(findings.front().id == "gpu-fault");
+  CHECK(findings.front().title.find("check_kernel") != std::string::npos);
+  CHECK(findings.front().locations.front().line == 22u);
+}
+
+TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread; a SIGINT stop is no fault") {
+  const auto stop = exchange_of(
+      "", {R"(~"\nCUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7f9cbf7ac2d0 (oob.cu:9)\n")",
+           R"(*stopped,reason="signal-received",signal-name="CUDA_EXCEPTION_14",signal-meaning="Warp Illegal Address",CudaFocus={device="0",sm="0",warp="1",lane="3",kernel="0",grid="1",blockIdx="(2,0,0)",threadIdx="(35,0,0)"},frame={addr="0x00007f9cbf7ac2d0",func="oob_store",args=[],file="/home/dev/oob.cu",fullname="/home/dev/oob.cu",line="9",arch="m68k"},thread-id="1",stopped-threads="all")"});
+  const Snapshot s = build_of({stop}, DebuggerKind::CudaGdb);
+  REQUIRE(s.fault);
+  CHECK(s.fault->kind == FaultKind::MemoryViolation);
+  CHECK(s.fault->on_gpu);
+  CHECK(s.fault->kernel == 0u);
+  CHECK(s.fault->block == "(2,0,0)");
+  CHECK(s.fault->thread == "(35,0,0)");
+  CHECK(s.fault->detail.find("CUDA Exception: Warp Illegal Address") != std::string::npos);
+  const auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  CHECK(findings.front().id == "gpu-fault");
+
+  const auto interrupt = exchange_of(
+      "", {R"(*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",frame={addr="0x00007f9cbf7ac2c0",func="main",args=[]},thread-id="1",stopped-threads="all")"});
+  CHECK_FALSE(build_of({interrupt}, DebuggerKind::Gdb).fault);
+}
+
+TEST_CASE("host signal and catchpoint stops: host-fault, address from $_siginfo, JSON round trip") {
+  const auto stop = exchange_of(
+      "", {R"(*stopped,reason="signal-received",signal-name="SIGSEGV",signal-meaning="Segmentation fault",frame={addr="0x0000555555555169",func="write_through_null",args=[],file="fault_target.cpp",fullname="/src/fault_target.cpp",line="21",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="0")"});
+  const auto addr = exchange_of("-data-evaluate-expression \"$_siginfo._sifields._sigfault.si_addr\"",
+                                {R"(1^done,value="(void *) 0x10")"});
+  const Snapshot s = build_of({stop, addr}, DebuggerKind::Gdb);
+  REQUIRE(s.fault);
+  CHECK_FALSE(s.fault->on_gpu);
+  CHECK(s.fault->address == 0x10u);
+  const Snapshot back = snapshot_from_json(to_json(s));
+  CHECK(back == s);
+  const auto findings = heuristics::program_fault(s);
+  REQUIRE(findings.size() == 1);
+  CHECK(findings.front().id == "host-fault");
+  CHECK(findings.front().title.find("write_through_null") != std::string::npos);
+
+  const auto created = exchange_of(
+      "-interpreter-exec console \"catch throw\"",
+      {R"(=breakpoint-created,bkpt={number="1",type="catchpoint",disp="keep",enabled="y",what="exception throw",catch-type="throw",thread-groups=["i1"],times="0"})",
+       R"(1^done)"});
+  const auto hit = exchange_of(
+      "", {R"(*stopped,bkptno="1",reason="breakpoint-hit",disp="keep",frame={addr="0x00007ffff7e4a672",func="__cxa_throw",args=[],from="/lib/x86_64-linux-gnu/libstdc++.so.6",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="1")"});
+  const Snapshot c = build_of({created, hit}, DebuggerKind::Gdb);
+  REQUIRE(c.fault);
+  CHECK(c.fault->kind == FaultKind::Exception);
+  // A breakpoint that is not the catchpoint is no fault.
+  const auto other = exchange_of(
+      "", {R"(*stopped,bkptno="2",reason="breakpoint-hit",disp="keep",frame={addr="0x1",func="f",args=[]},thread-id="1",stopped-threads="all")"});
+  CHECK_FALSE(build_of({created, other}, DebuggerKind::Gdb).fault);
+}
