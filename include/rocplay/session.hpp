@@ -215,8 +215,9 @@ public:
   // Sends a command execute() refuses (`-exec-run`, `kill`) and waits for its result.
   mi::Exchange lifecycle_command(const std::string& command, std::chrono::milliseconds timeout);
   // Takes `pid`, a process this debugger started or attached outside attach(), as the session's
-  // target: from now on every way out ends it as `end` says.
-  void adopt_target(std::int64_t pid, TargetEnd end);
+  // target: from now on every way out ends it as `end` says. `comm`: its name, when /proc would
+  // still show the exec helper's.
+  void adopt_target(std::int64_t pid, TargetEnd end, const std::string& comm = {});
   void set_target_end(TargetEnd end);
   // Waits while the target runs, until it stops, exits, the deadline passes or rocplay is
   // signalled (the signal is left pending: acknowledge_signal() or a later call acts on it).

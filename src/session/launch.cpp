@@ -342,7 +342,8 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
                 "the debugger said it started the program but named no process",
                 "rerun with --record FILE and report the transcript");
   }
-  session.adopt_target(*pid, spec.end);
+  // The kernel's comm: the file name, 15 bytes at most.
+  session.adopt_target(*pid, spec.end, program.substr(program.rfind('/') + 1).substr(0, 15));
   session.note("launched " + program + " (pid " + std::to_string(*pid) + ")");
   // No --timeout: a year stands for "no limit" (a deadline of time_point::max() overflows in
   // the event loop's arithmetic).

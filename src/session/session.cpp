@@ -1636,11 +1636,13 @@ mi::Exchange Session::lifecycle_command(const std::string& command,
   return impl_->command(command, timeout);
 }
 
-void Session::adopt_target(std::int64_t pid, TargetEnd end) {
+void Session::adopt_target(std::int64_t pid, TargetEnd end, const std::string& comm) {
   Impl& s = *impl_;
   s.pid = pid;
   s.target.pid = pid;
-  if (const auto st = process::read_stat(pid)) {
+  if (!comm.empty()) {
+    s.target.comm = comm;
+  } else if (const auto st = process::read_stat(pid)) {
     s.target.comm = st->comm;
   }
   s.target.state_before = 'R';

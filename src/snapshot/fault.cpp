@@ -68,6 +68,9 @@ std::optional<FaultKind> fault_kind_of_signal(std::string_view name, std::string
     if (fault_text_has(meaning, "Assert")) {
       return FaultKind::Assert;
     }
+    if (fault_text_has(meaning, "Misaligned")) {
+      return FaultKind::BusError;
+    }
     if (fault_text_has(meaning, "Illegal Address") || fault_text_has(meaning, "Out-of-range") ||
         fault_text_has(meaning, "Out-of-Range") || fault_text_has(meaning, "Address") ||
         fault_text_has(meaning, "Memory")) {
@@ -75,9 +78,6 @@ std::optional<FaultKind> fault_kind_of_signal(std::string_view name, std::string
     }
     if (fault_text_has(meaning, "Illegal Instruction") || fault_text_has(meaning, "Invalid PC")) {
       return FaultKind::IllegalInstruction;
-    }
-    if (fault_text_has(meaning, "Misaligned")) {
-      return FaultKind::BusError;
     }
     return FaultKind::Exception;
   }

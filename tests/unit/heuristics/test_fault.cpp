@@ -108,8 +108,8 @@ TEST_CASE("rocgdb device assert (reconstructed): the faulting wave, not the firs
 
 TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread; a SIGINT stop is no fault") {
   const auto stop = exchange_of(
-      "", {R"(~"\nCUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7f9cbf7ac2d0 (oob.cu:9)\n")",
-           R"(*stopped,reason="signal-received",signal-name="CUDA_EXCEPTION_14",signal-meaning="Warp Illegal Address",CudaFocus={device="0",sm="0",warp="1",lane="3",kernel="0",grid="1",blockIdx="(2,0,0)",threadIdx="(35,0,0)"},frame={addr="0x00007f9cbf7ac2d0",func="oob_store",args=[],file="/home/dev/oob.cu",fullname="/home/dev/oob.cu",line="9",arch="m68k"},thread-id="1",stopped-threads="all")"});
+      "", {R"MI(~"\nCUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7f9cbf7ac2d0 (oob.cu:9)\n")MI",
+           R"MI(*stopped,reason="signal-received",signal-name="CUDA_EXCEPTION_14",signal-meaning="Warp Illegal Address",CudaFocus={device="0",sm="0",warp="1",lane="3",kernel="0",grid="1",blockIdx="(2,0,0)",threadIdx="(35,0,0)"},frame={addr="0x00007f9cbf7ac2d0",func="oob_store",args=[],file="/home/dev/oob.cu",fullname="/home/dev/oob.cu",line="9",arch="m68k"},thread-id="1",stopped-threads="all")MI"});
   const Snapshot s = build_of({stop}, DebuggerKind::CudaGdb);
   REQUIRE(s.fault);
   CHECK(s.fault->kind == FaultKind::MemoryViolation);
@@ -123,15 +123,15 @@ TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread; a SIGINT s
   CHECK(findings.front().id == "gpu-fault");
 
   const auto interrupt = exchange_of(
-      "", {R"(*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",frame={addr="0x00007f9cbf7ac2c0",func="main",args=[]},thread-id="1",stopped-threads="all")"});
+      "", {R"MI(*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",frame={addr="0x00007f9cbf7ac2c0",func="main",args=[]},thread-id="1",stopped-threads="all")MI"});
   CHECK_FALSE(build_of({interrupt}, DebuggerKind::Gdb).fault);
 }
 
 TEST_CASE("host signal and catchpoint stops: host-fault, address from $_siginfo, JSON round trip") {
   const auto stop = exchange_of(
-      "", {R"(*stopped,reason="signal-received",signal-name="SIGSEGV",signal-meaning="Segmentation fault",frame={addr="0x0000555555555169",func="write_through_null",args=[],file="fault_target.cpp",fullname="/src/fault_target.cpp",line="21",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="0")"});
+      "", {R"MI(*stopped,reason="signal-received",signal-name="SIGSEGV",signal-meaning="Segmentation fault",frame={addr="0x0000555555555169",func="write_through_null",args=[],file="fault_target.cpp",fullname="/src/fault_target.cpp",line="21",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="0")MI"});
   const auto addr = exchange_of("-data-evaluate-expression \"$_siginfo._sifields._sigfault.si_addr\"",
-                                {R"(1^done,value="(void *) 0x10")"});
+                                {R"MI(1^done,value="(void *) 0x10")MI"});
   const Snapshot s = build_of({stop, addr}, DebuggerKind::Gdb);
   REQUIRE(s.fault);
   CHECK_FALSE(s.fault->on_gpu);
@@ -145,15 +145,15 @@ TEST_CASE("host signal and catchpoint stops: host-fault, address from $_siginfo,
 
   const auto created = exchange_of(
       "-interpreter-exec console \"catch throw\"",
-      {R"(=breakpoint-created,bkpt={number="1",type="catchpoint",disp="keep",enabled="y",what="exception throw",catch-type="throw",thread-groups=["i1"],times="0"})",
-       R"(1^done)"});
+      {R"MI(=breakpoint-created,bkpt={number="1",type="catchpoint",disp="keep",enabled="y",what="exception throw",catch-type="throw",thread-groups=["i1"],times="0"})MI",
+       R"MI(1^done)MI"});
   const auto hit = exchange_of(
-      "", {R"(*stopped,bkptno="1",reason="breakpoint-hit",disp="keep",frame={addr="0x00007ffff7e4a672",func="__cxa_throw",args=[],from="/lib/x86_64-linux-gnu/libstdc++.so.6",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="1")"});
+      "", {R"MI(*stopped,bkptno="1",reason="breakpoint-hit",disp="keep",frame={addr="0x00007ffff7e4a672",func="__cxa_throw",args=[],from="/lib/x86_64-linux-gnu/libstdc++.so.6",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="1")MI"});
   const Snapshot c = build_of({created, hit}, DebuggerKind::Gdb);
   REQUIRE(c.fault);
   CHECK(c.fault->kind == FaultKind::Exception);
   // A breakpoint that is not the catchpoint is no fault.
   const auto other = exchange_of(
-      "", {R"(*stopped,bkptno="2",reason="breakpoint-hit",disp="keep",frame={addr="0x1",func="f",args=[]},thread-id="1",stopped-threads="all")"});
+      "", {R"MI(*stopped,bkptno="2",reason="breakpoint-hit",disp="keep",frame={addr="0x1",func="f",args=[]},thread-id="1",stopped-threads="all")MI"});
   CHECK_FALSE(build_of({created, other}, DebuggerKind::Gdb).fault);
 }
