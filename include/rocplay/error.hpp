@@ -33,7 +33,7 @@ enum class ExitCode : int {
   ProgramFaulted = 81,  // it stopped on a fault; the report is the fault's
   ProgramKilled = 82,   // a signal the debugger did not stop it for killed it
   ProgramTimedOut = 83, // it ran past --timeout without a fault
-  Interrupted = 130,      // SIGINT/SIGTERM/SIGHUP to rocplay (after detaching)
+  Interrupted = 130,    // SIGINT/SIGTERM/SIGHUP to rocplay (after detaching)
 };
 
 class Error : public std::runtime_error {

@@ -14,8 +14,8 @@
 namespace rocplay {
 
 enum class FaultKind : std::uint8_t {
-  MemoryViolation,    // SIGSEGV; rocgdb: a wave's memory or aperture violation; CUDA illegal address
-  Assert,             // SIGABRT (abort, assert); rocgdb: a device assert's trap; CUDA warp assert
+  MemoryViolation, // SIGSEGV; rocgdb: a wave's memory or aperture violation; CUDA illegal address
+  Assert,          // SIGABRT (abort, assert); rocgdb: a device assert's trap; CUDA warp assert
   IllegalInstruction, // SIGILL; CUDA illegal instruction
   Arithmetic,         // SIGFPE: integer divide by zero, an enabled float exception
   BusError,           // SIGBUS: misaligned or unbacked address
@@ -35,10 +35,10 @@ std::optional<FaultKind> fault_kind_of_signal(std::string_view signal_name,
 
 struct Fault {
   FaultKind kind = FaultKind::Signal;
-  std::string signal;  // `SIGSEGV`, `CUDA_EXCEPTION_14`; empty for a catchpoint
-  std::string meaning; // `Segmentation fault`, `Warp Illegal Address`, `exception throw`
-  std::string thread_id;             // the debugger's thread that stopped (a wave on a GPU)
-  bool on_gpu = false;               // that thread is a wave (rocgdb) or the CUDA focus (cuda-gdb)
+  std::string signal;    // `SIGSEGV`, `CUDA_EXCEPTION_14`; empty for a catchpoint
+  std::string meaning;   // `Segmentation fault`, `Warp Illegal Address`, `exception throw`
+  std::string thread_id; // the debugger's thread that stopped (a wave on a GPU)
+  bool on_gpu = false;   // that thread is a wave (rocgdb) or the CUDA focus (cuda-gdb)
   std::optional<std::uint32_t> lane; // rocgdb `lane-id`, cuda-gdb focus lane
   std::optional<std::uint64_t> pc;
   std::string function;

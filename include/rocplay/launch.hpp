@@ -52,9 +52,9 @@ struct LaunchResult {
   LaunchOutcome outcome = LaunchOutcome::NotStarted;
   std::int64_t pid = 0;
   std::optional<int> exit_code;
-  std::string exit_signal;  // Signalled
-  std::string stop_signal;  // the signal of the stop (SIGSEGV, CUDA_EXCEPTION_14, SIGINT)
-  std::string stop_reason;  // the `*stopped` reason
+  std::string exit_signal;        // Signalled
+  std::string stop_signal;        // the signal of the stop (SIGSEGV, CUDA_EXCEPTION_14, SIGINT)
+  std::string stop_reason;        // the `*stopped` reason
   std::optional<int> user_signal; // Interrupted: which signal rocplay got
   std::size_t passed_signals = 0;
   double ran_seconds = 0; // from the run to the stop or exit

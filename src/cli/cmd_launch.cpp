@@ -66,7 +66,10 @@ std::string launch_signal_word(std::optional<int> sig) {
   if (!sig) {
     return {};
   }
-  return *sig == SIGINT ? "SIGINT" : *sig == SIGTERM ? "SIGTERM" : *sig == SIGHUP ? "SIGHUP" : "a signal";
+  return *sig == SIGINT    ? "SIGINT"
+         : *sig == SIGTERM ? "SIGTERM"
+         : *sig == SIGHUP  ? "SIGHUP"
+                           : "a signal";
 }
 
 } // namespace
@@ -177,7 +180,8 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
     if (ran_playbook) {
       report::write_jsonl(out, result.findings);
     }
-    out << json_text(nlohmann::json{{"type", "launch"}, {"launch", report::launch_to_json(summary)}})
+    out << json_text(
+               nlohmann::json{{"type", "launch"}, {"launch", report::launch_to_json(summary)}})
         << '\n';
     break;
   case report::Format::Sarif:
@@ -201,7 +205,7 @@ namespace {
 struct Options {
   std::string playbook = "fault-triage";
   std::string debugger;
-  std::string timeout;                // the program's whole run; empty: none
+  std::string timeout; // the program's whole run; empty: none
   std::string command_timeout = "30s";
   std::string stop_timeout = "30s";
   std::string catch_what;
@@ -242,7 +246,8 @@ int run_launch(const Options& o) {
   spec.end = o.detach_on_fault ? session::TargetEnd::Detach : session::TargetEnd::Kill;
   if (!o.catch_what.empty()) {
     if (o.catch_what != "throw") {
-      throw Error(ExitCode::Usage, fmt::format("--catch {}: only `throw` is supported", o.catch_what),
+      throw Error(ExitCode::Usage,
+                  fmt::format("--catch {}: only `throw` is supported", o.catch_what),
                   "--catch throw stops at the first C++ exception thrown");
     }
     spec.catch_throw = true;
@@ -263,8 +268,8 @@ int run_launch(const Options& o) {
   if (!o.quiet && stderr_is_tty()) {
     ro.progress = [](const playbook::StepRecord& rec, bool done) {
       if (done && rec.depth == 0 && rec.status != playbook::StepStatus::Skipped) {
-        std::fprintf(stderr, "rocplay: %-9s %s\n", std::string(playbook::to_string(rec.status)).c_str(),
-                     rec.name.c_str());
+        std::fprintf(stderr, "rocplay: %-9s %s\n",
+                     std::string(playbook::to_string(rec.status)).c_str(), rec.name.c_str());
       }
     };
   }

@@ -33,6 +33,11 @@ std::string kind_words(FaultKind k) {
   return "fault";
 }
 
+std::string_view article(std::string_view word) {
+  return !word.empty() && std::string_view("aeiou").find(word[0]) != std::string_view::npos ? "an"
+                                                                                            : "a";
+}
+
 std::string what_of(const Fault& f) {
   std::string what = kind_words(f.kind);
   if (!f.signal.empty()) {
@@ -48,6 +53,32 @@ std::string file_line(const std::string& file, std::optional<std::uint32_t> line
     return {};
   }
   return line ? fmt::format("{}:{}", file, *line) : file;
+}
+
+// The C library's and the C++ runtime's own frames on the way to a fault: abort(), raise(),
+// pthread_kill, __assert_fail, __cxa_throw, the unwinder. With libc's debug information installed
+// they have files (`./stdlib/abort.c`), so is_system_frame() alone takes them for user code.
+bool runtime_frame(const Frame& f) {
+  const std::string name = short_function_name(f.function);
+  static constexpr std::string_view kNames[] = {"abort",       "raise",          "__assert_fail",
+                                                "__cxa_throw", "__cxa_rethrow",  "terminate",
+                                                "__terminate", "__verbose_abort"};
+  for (auto n : kNames) {
+    if (name == n) {
+      return true;
+    }
+  }
+  return is_system_frame(f) || name.rfind("__", 0) == 0 || name.rfind("_Unwind", 0) == 0 ||
+         f.file.rfind("./", 0) == 0;
+}
+
+const Frame* fault_user_frame(const HostThread& t) {
+  for (const auto& f : t.frames) {
+    if (!runtime_frame(f)) {
+      return &f;
+    }
+  }
+  return nullptr;
 }
 
 const Wave* faulting_wave(const Snapshot& s, const Fault& f) {
@@ -188,9 +219,9 @@ std::vector<Finding> program_fault(const Snapshot& s) {
     out.title = fmt::format("GPU fault: {} in {}", what_of(f),
                             kernel.empty() ? std::string("a kernel") : short_function_name(kernel));
     out.summary = fmt::format(
-        "The debugger stopped the program on a {} raised by a {} of {}{}. Every other wave and "
+        "The debugger stopped the program on {} {} raised by a {} of {}{}. Every other wave and "
         "host thread below was stopped at the same moment.",
-        kind_words(f.kind), f.kernel ? "CUDA thread" : "wave",
+        article(kind_words(f.kind)), kind_words(f.kind), f.kernel ? "CUDA thread" : "wave",
         kernel.empty() ? std::string("a kernel") : kernel, at.empty() ? "" : " at " + at);
     if (w) {
       out.evidence.push_back(fmt::format(
@@ -227,7 +258,7 @@ std::vector<Finding> program_fault(const Snapshot& s) {
       }
     }
     // An abort's PC is deep in the C library: the user's own frame is where to look.
-    const Frame* user = t ? innermost_user_frame(*t) : nullptr;
+    const Frame* user = t ? fault_user_frame(*t) : nullptr;
     if (user) {
       Location u;
       u.function = user->function;
@@ -250,9 +281,9 @@ std::vector<Finding> program_fault(const Snapshot& s) {
     }
     const std::string name = t && !t->name.empty() ? fmt::format(" \"{}\"", t->name) : "";
     out.title = fmt::format("Host fault: {} in {}", what_of(f), at);
-    out.summary = fmt::format("The debugger stopped the program on a {} in host thread {}{}; "
+    out.summary = fmt::format("The debugger stopped the program on {} {} in host thread {}{}; "
                               "the other threads below were stopped at the same moment.",
-                              kind_words(f.kind), f.thread_id, name);
+                              article(kind_words(f.kind)), kind_words(f.kind), f.thread_id, name);
     out.evidence.push_back(fmt::format("faulting thread {}{}{}", f.thread_id, name,
                                        t && t->lwp ? fmt::format(" (LWP {})", *t->lwp) : ""));
     if (t) {
@@ -286,10 +317,16 @@ std::vector<Finding> program_fault(const Snapshot& s) {
       pos = nl == std::string::npos ? f.detail.size() : nl + 1;
     }
   }
-  out.locations.insert(out.locations.begin(), loc);
+  // A host fault leads with the user's own frame (where to read), then the stop's frame; a wave's
+  // stop frame is its own code.
+  if (f.on_gpu || out.locations.empty()) {
+    out.locations.insert(out.locations.begin(), loc);
+  } else {
+    out.locations.push_back(loc);
+  }
   out.next_step = next_step(f, at);
   out.details = std::move(details);
   return {std::move(out)};
 }
 
-} // namespace heuristics
+} // namespace rocplay::heuristics

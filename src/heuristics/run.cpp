@@ -116,12 +116,14 @@ const std::vector<HeuristicInfo>& catalogue() {
        "an expression on the innermost frame)"},
       {kHostWaits, "host threads waiting (mutex, condition variable, semaphore, GPU driver)",
        "host thread stacks"},
-      {kGpuFault, "the program stopped on a GPU fault (wave memory violation, device assert, "
-                  "CUDA exception)",
+      {kGpuFault,
+       "the program stopped on a GPU fault (wave memory violation, device assert, "
+       "CUDA exception)",
        "the fault stop (`*stopped` with a fault signal or CUDA exception) on a wave or the CUDA "
        "focus; waves and dispatches name its kernel"},
-      {kHostFault, "the program stopped on a host fault (SIGSEGV, SIGABRT, SIGFPE, SIGILL, "
-                   "SIGBUS, a C++ exception under --catch throw)",
+      {kHostFault,
+       "the program stopped on a host fault (SIGSEGV, SIGABRT, SIGFPE, SIGILL, "
+       "SIGBUS, a C++ exception under --catch throw)",
        "the fault stop on a host thread; its backtrace names the user's frame"},
   };
   return kAll;

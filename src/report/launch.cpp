@@ -9,10 +9,10 @@
 namespace rocplay::report {
 
 std::string shell_quote(const std::string& word) {
-  const bool plain = !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
-                                                             "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789_-./=:,+@%") ==
-                                          std::string::npos;
+  const bool plain =
+      !word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                              "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789_-./=:,+@%") == std::string::npos;
   if (plain) {
     return word;
   }
@@ -32,6 +32,10 @@ std::string shell_quote(const std::string& word) {
 namespace {
 
 std::string how_it_ended(const LaunchSummary& l) {
+  if (l.outcome == "faulted" && l.stop_reason == "breakpoint-hit") {
+    return fmt::format("stopped at the C++ exception it threw (--catch throw) after {:.2f} s",
+                       l.ran_seconds);
+  }
   if (l.outcome == "faulted") {
     return fmt::format("stopped on {} after {:.2f} s",
                        l.stop_signal.empty() ? l.stop_reason : l.stop_signal, l.ran_seconds);
@@ -53,8 +57,8 @@ std::string how_it_ended(const LaunchSummary& l) {
                : std::string("was still running at the deadline, with no fault");
   }
   if (l.outcome == "interrupted") {
-    return fmt::format("was stopped after {:.2f} s because rocplay got {}; no fault",
-                       l.ran_seconds, l.user_signal.empty() ? "a signal" : l.user_signal);
+    return fmt::format("was stopped after {:.2f} s because rocplay got {}; no fault", l.ran_seconds,
+                       l.user_signal.empty() ? "a signal" : l.user_signal);
   }
   return "did not start";
 }
@@ -66,8 +70,8 @@ void write_launch_text(std::ostream& out, const LaunchSummary& l, std::size_t wi
   for (const auto& a : l.argv) {
     command += (command.empty() ? "" : " ") + shell_quote(a);
   }
-  std::string text = command.empty() ? fmt::format("pid {}", l.pid)
-                                     : fmt::format("{} (pid {})", command, l.pid);
+  std::string text =
+      command.empty() ? fmt::format("pid {}", l.pid) : fmt::format("{} (pid {})", command, l.pid);
   text += ": " + how_it_ended(l);
   if (l.passed_signals > 0) {
     text += fmt::format("; {} signal(s) that are no fault were passed on to it", l.passed_signals);

@@ -233,11 +233,11 @@ std::string resolve_program(const std::string& command) {
   }
   if (command.find('/') != std::string::npos) {
     if (!executable_file(command)) {
-      throw Error(ExitCode::NoInput,
-                  "cannot launch " + command + ": " +
-                      (::access(command.c_str(), F_OK) != 0 ? "no such file"
-                                                            : "not an executable file"),
-                  "check the path and its execute permission");
+      throw Error(
+          ExitCode::NoInput,
+          "cannot launch " + command + ": " +
+              (::access(command.c_str(), F_OK) != 0 ? "no such file" : "not an executable file"),
+          "check the path and its execute permission");
     }
     return command;
   }
@@ -288,7 +288,8 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
   const std::string program = resolve_program(spec.argv.front());
   const Options probe = launch_options({});
   if (probe.inherit_fds.size() != 3) {
-    throw Error(ExitCode::Internal, "cannot keep rocplay's stdin, stdout and stderr for the program",
+    throw Error(ExitCode::Internal,
+                "cannot keep rocplay's stdin, stdout and stderr for the program",
                 "run rocplay with its standard descriptors open");
   }
   const auto timeout = milliseconds(30'000);
@@ -354,8 +355,8 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
 LaunchResult wait_for_fault(Session& session, std::chrono::milliseconds timeout,
                             std::size_t max_passed_signals) {
   resume(session);
-  return run_until_fault(session, Clock::now() + timeout, milliseconds(30'000),
-                         max_passed_signals, false);
+  return run_until_fault(session, Clock::now() + timeout, milliseconds(30'000), max_passed_signals,
+                         false);
 }
 
 [[noreturn]] void exec_helper_main(int argc, char** argv) {

@@ -1665,8 +1665,7 @@ RunEnd Session::wait_while_running(std::chrono::steady_clock::time_point deadlin
   Impl& s = *impl_;
   s.ensure_open();
   s.flush_recording();
-  const auto w =
-      s.pump([&] { return !s.target_running || s.target_gone; }, deadline, true);
+  const auto w = s.pump([&] { return !s.target_running || s.target_gone; }, deadline, true);
   switch (w) {
   case Impl::Wait::Done:
     s.drain();
@@ -1687,18 +1686,16 @@ bool Session::interrupt_target(std::chrono::milliseconds timeout) {
   if (!s.target_running || s.target_gone) {
     return true;
   }
-  s.on_note("SIGINT to the debugger (pid " + std::to_string(s.gdb_pid) +
-            ") to stop the program");
+  s.on_note("SIGINT to the debugger (pid " + std::to_string(s.gdb_pid) + ") to stop the program");
   ::kill(static_cast<pid_t>(s.gdb_pid), SIGINT);
-  const auto w = s.pump([&] { return !s.target_running || s.target_gone; },
-                        Clock::now() + timeout, false);
+  const auto w =
+      s.pump([&] { return !s.target_running || s.target_gone; }, Clock::now() + timeout, false);
   if (w == Impl::Wait::Dead) {
     s.debugger_died("while stopping the program");
   }
   if (w == Impl::Wait::Deadline) {
     s.fail(Error(ExitCode::Timeout,
-                 "the program did not stop within " + seconds_text(timeout) +
-                     " of an interrupt",
+                 "the program did not stop within " + seconds_text(timeout) + " of an interrupt",
                  "the debugger may be slow to stop many threads; raise --stop-timeout"),
            true);
   }

@@ -119,14 +119,16 @@ void FaultReader::add(const mi::Exchange& ex) {
         take_catchpoint(bkpt, catchpoints_);
       }
       // `-data-evaluate-expression $_siginfo._sifields._sigfault.si_addr`: `(void *) 0x10`.
-      if (fault_ && !fault_->address && fault_text_has(ex.command, "_sigfault.si_addr")) {
+      // si_addr is the faulting data address for SIGSEGV and SIGBUS only (another signal's
+      // siginfo holds the sender's pid there).
+      if (fault_ && !fault_->address && fault_text_has(ex.command, "_sigfault.si_addr") &&
+          (fault_->kind == FaultKind::MemoryViolation || fault_->kind == FaultKind::BusError)) {
         const std::string value = rec.results()["value"].text();
         const auto at = value.rfind("0x");
         if (at != std::string::npos) {
           auto end = value.find_first_not_of("0123456789abcdefABCDEFx", at);
-          fault_->address = text::parse_u64(value.substr(at, end == std::string::npos
-                                                                 ? std::string::npos
-                                                                 : end - at));
+          fault_->address = text::parse_u64(
+              value.substr(at, end == std::string::npos ? std::string::npos : end - at));
         }
       }
       continue;
@@ -170,7 +172,8 @@ void FaultReader::take_stop(const mi::Exchange& ex) {
       f.kind = *k;
       f.signal = mi::lossy_utf8(name);
       f.meaning = mi::lossy_utf8(meaning);
-    } else if (reason == "breakpoint-hit" && catchpoints_.count(std::string(r["bkptno"].str_or()))) {
+    } else if (reason == "breakpoint-hit" &&
+               catchpoints_.count(std::string(r["bkptno"].str_or()))) {
       f.kind = FaultKind::Exception;
       f.meaning = "C++ exception thrown";
     } else {

@@ -47,6 +47,22 @@ nlohmann::json json_of(const CliRun& r) {
   return j;
 }
 
+// The program writes to rocplay's own stdout: the JSON report goes to a file.
+struct JsonRun {
+  CliRun run;
+  nlohmann::json report;
+};
+JsonRun launch_json(std::vector<std::string> options, std::vector<std::string> program,
+                    const std::function<void(pid_t, const std::string&)>& watch = {}) {
+  TempDir dir;
+  const std::string path = dir.path() + "/report.json";
+  options.insert(options.end(), {"--format", "json", "-o", path});
+  JsonRun r;
+  r.run = run_rocplay(launch_args(options, program), std::chrono::seconds(120), {}, watch);
+  r.report = nlohmann::json::parse(read_file(path), nullptr, false);
+  return r;
+}
+
 // The launched program is gone: not running, not stopped, not a zombie left to anyone.
 void require_gone(std::int64_t pid) {
   REQUIRE(pid > 0);
@@ -88,11 +104,10 @@ const nlohmann::json& first_finding(const nlohmann::json& j) {
 } // namespace
 
 TEST_CASE("launch: a segfault is reported at the faulting line and the program killed (81)") {
-  const auto r = run_rocplay(launch_args({"--format", "json"}, {"segv"}), 120s);
+  const auto [r, j] = launch_json({}, {"segv"});
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 81);
-  const auto j = json_of(r);
   CHECK(j["launch"]["outcome"] == "faulted");
   CHECK(j["launch"]["stop_signal"] == "SIGSEGV");
   const auto& f = first_finding(j);
@@ -110,11 +125,10 @@ TEST_CASE("launch: a segfault is reported at the faulting line and the program k
 }
 
 TEST_CASE("launch: abort names the user's frame, not the C library's (assert kind)") {
-  const auto r = run_rocplay(launch_args({"--format", "json"}, {"abort"}), 120s);
+  const auto [r, j] = launch_json({}, {"abort"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 81);
   CHECK(r.err.find("bad config, aborting") != std::string::npos); // the program's own stderr
-  const auto j = json_of(r);
   CHECK(j["snapshot"]["fault"]["kind"] == "assert");
   const auto& f = first_finding(j);
   CHECK(f["id"] == "host-fault");
@@ -128,10 +142,9 @@ TEST_CASE("launch: abort names the user's frame, not the C library's (assert kin
 }
 
 TEST_CASE("launch: divide by zero is an arithmetic fault at its line") {
-  const auto r = run_rocplay(launch_args({"--format", "json"}, {"fpe"}), 120s);
+  const auto [r, j] = launch_json({}, {"fpe"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 81);
-  const auto j = json_of(r);
   CHECK(j["snapshot"]["fault"]["kind"] == "arithmetic");
   CHECK(j["snapshot"]["fault"]["signal"] == "SIGFPE");
   CHECK(j["snapshot"]["fault"]["line"] == fault_line("fpe"));
@@ -140,10 +153,9 @@ TEST_CASE("launch: divide by zero is an arithmetic fault at its line") {
 }
 
 TEST_CASE("launch: --catch throw stops at the throw; without it the program handles it") {
-  const auto r = run_rocplay(launch_args({"--format", "json", "--catch", "throw"}, {"throw"}), 120s);
+  const auto [r, j] = launch_json({"--catch", "throw"}, {"throw"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 81);
-  const auto j = json_of(r);
   CHECK(j["snapshot"]["fault"]["kind"] == "exception");
   const auto& f = first_finding(j);
   CHECK(f["id"] == "host-fault");
@@ -154,10 +166,9 @@ TEST_CASE("launch: --catch throw stops at the throw; without it the program hand
   CHECK(thrower);
   require_gone(j["launch"]["pid"].get<std::int64_t>());
 
-  const auto plain = run_rocplay(launch_args({"--format", "json"}, {"throw"}), 120s);
+  const auto [plain, pj] = launch_json({}, {"throw"});
   INFO("stderr: " << plain.err);
   CHECK(plain.exit_code == 80);
-  const auto pj = json_of(plain);
   CHECK(pj["launch"]["outcome"] == "exited");
   CHECK(pj["launch"]["exit_code"] == 5);
 }
@@ -167,31 +178,27 @@ TEST_CASE("launch: a normal exit passes through as 0, another status as 80 with 
   INFO("stderr: " << ok.err);
   CHECK(ok.exit_code == 0);
   CHECK(ok.out.find("exited with status") != std::string::npos);
-  const auto bad = run_rocplay(launch_args({"--format", "json"}, {"exit", "7"}), 120s);
+  const auto [bad, j] = launch_json({}, {"exit", "7"});
   CHECK(bad.exit_code == 80);
-  const auto j = json_of(bad);
   CHECK(j["launch"]["exit_code"] == 7);
   CHECK(j["findings"].empty());
   require_no_stray("fault_target");
 }
 
 TEST_CASE("launch: a signal that is no fault is passed on, and the program goes on") {
-  const auto r = run_rocplay(launch_args({"--format", "json"}, {"signal-then-exit"}), 120s);
+  const auto [r, j] = launch_json({}, {"signal-then-exit"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 80);
-  const auto j = json_of(r);
   CHECK(j["launch"]["exit_code"] == 3);
   CHECK(j["launch"]["passed_signals"] == 1);
 }
 
 TEST_CASE("launch: past --timeout the program is stopped, reported and killed (83)") {
   const auto start = std::chrono::steady_clock::now();
-  const auto r = run_rocplay(launch_args({"--format", "json", "--timeout", "1s"}, {"sleep", "60"}),
-                             120s);
+  const auto [r, j] = launch_json({"--timeout", "1s"}, {"sleep", "60"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 83);
   CHECK(std::chrono::steady_clock::now() - start < 45s);
-  const auto j = json_of(r);
   CHECK(j["launch"]["outcome"] == "timed-out");
   CHECK_FALSE(j["snapshot"].contains("fault"));
   CHECK_FALSE(j["snapshot"]["host_threads"].empty()); // the snapshot of where it was
@@ -201,20 +208,18 @@ TEST_CASE("launch: past --timeout the program is stopped, reported and killed (8
 
 TEST_CASE("launch: the first SIGINT stops the program and reports; nothing is left (130)") {
   bool sent = false;
-  const auto r = run_rocplay(launch_args({"--format", "json"}, {"sleep", "60"}), 120s, {},
-                             [&](pid_t pid, const std::string& err) {
-                               if (!sent && err.find("fault_target sleeping") != std::string::npos) {
-                                 std::this_thread::sleep_for(300ms);
-                                 ::kill(pid, SIGINT);
-                                 sent = true;
-                               }
-                             });
+  const auto [r, j] = launch_json({}, {"sleep", "60"}, [&](pid_t pid, const std::string& err) {
+    if (!sent && err.find("fault_target sleeping") != std::string::npos) {
+      std::this_thread::sleep_for(300ms);
+      ::kill(pid, SIGINT);
+      sent = true;
+    }
+  });
   INFO("stderr: " << r.err);
   INFO("stdout: " << r.out);
   REQUIRE(sent);
   CHECK(r.exit_code == 130);
   CHECK(r.term_signal == 0);
-  const auto j = json_of(r);
   CHECK(j["launch"]["outcome"] == "interrupted");
   CHECK(j["launch"]["user_signal"] == "SIGINT");
   CHECK(j["launch"]["after"] == "killed after the report");
@@ -228,9 +233,9 @@ TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given; stdi
   TempDir dir;
   const std::string record = dir.path() + "/args.txt";
   const std::string input = dir.file("input.txt", "line one\nline two\n");
-  const std::vector<std::string> words = {"args",     record,          "two words", "it's",
-                                          "\"quoted\"", "new\nline",   "",          "back\\slash",
-                                          "$HOME",    "; rm -rf nothing", "*",       "--"};
+  const std::vector<std::string> words = {
+      "args",        record,  "two words",        "it's", "\"quoted\"", "new\nline", "",
+      "back\\slash", "$HOME", "; rm -rf nothing", "*",    "--"};
   std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" < \"$ROCPLAY_TEST_INPUT\"",
                                    find_built("rocplay")};
   for (const auto& a : launch_args({}, words)) {
@@ -241,8 +246,8 @@ TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given; stdi
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("line one\nline two\n") != std::string::npos);
   CHECK(r.err.find("fault_target: to stderr") != std::string::npos);
-  std::string expected = std::to_string(find_built("fault_target").size()) + ":" +
-                         find_built("fault_target") + "\n";
+  std::string expected =
+      std::to_string(find_built("fault_target").size()) + ":" + find_built("fault_target") + "\n";
   for (const auto& w : words) {
     expected += std::to_string(w.size()) + ":" + w + "\n";
   }
@@ -260,11 +265,9 @@ TEST_CASE("launch: a program that does not exist is refused before anything star
 }
 
 TEST_CASE("launch: --detach-on-fault lets the program go on with its fault") {
-  const auto r =
-      run_rocplay(launch_args({"--format", "json", "--detach-on-fault"}, {"segv"}), 120s);
+  const auto [r, j] = launch_json({"--detach-on-fault"}, {"segv"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 81);
-  const auto j = json_of(r);
   CHECK(j["launch"]["after"].get<std::string>().find("detached") != std::string::npos);
   require_gone(j["launch"]["pid"].get<std::int64_t>()); // it died of its SIGSEGV
 }
@@ -278,5 +281,7 @@ TEST_CASE("launch: the recording replays into the same fault finding") {
   const auto pm = run_rocplay({"postmortem", rec, "--format", "json"}, 60s);
   INFO("postmortem stderr: " << pm.err);
   const auto j = json_of(pm);
-  CHECK(first_finding(j)["id"] == "host-fault");
+  REQUIRE(j.contains("inputs"));
+  REQUIRE_FALSE(j["inputs"].empty());
+  CHECK(first_finding(j["inputs"][0])["id"] == "host-fault");
 }

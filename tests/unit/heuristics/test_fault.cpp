@@ -51,8 +51,7 @@ TEST_CASE("fault kinds from signal names, GDB's and cuda-gdb's") {
   CHECK(fault_kind_of_signal("CUDA_EXCEPTION_14", "Warp Illegal Address") ==
         FaultKind::MemoryViolation);
   CHECK(fault_kind_of_signal("CUDA_EXCEPTION_12", "Warp Assert") == FaultKind::Assert);
-  CHECK(fault_kind_of_signal("CUDA_EXCEPTION_6", "Warp Misaligned Address") ==
-        FaultKind::BusError);
+  CHECK(fault_kind_of_signal("CUDA_EXCEPTION_6", "Warp Misaligned Address") == FaultKind::BusError);
   CHECK_FALSE(fault_kind_of_signal("SIGINT"));
   CHECK_FALSE(fault_kind_of_signal("SIGUSR1"));
   CHECK_FALSE(fault_kind_of_signal("0"));
@@ -83,14 +82,16 @@ TEST_CASE("rocgdb wave memory violation (reconstructed): gpu-fault names the wav
   bool wave = false;
   bool dispatch = false;
   for (const auto& e : f.evidence) {
-    wave |= e.find("AMDGPU Wave 1:2:1:1") != std::string::npos && e.find("lane 0") != std::string::npos;
+    wave |=
+        e.find("AMDGPU Wave 1:2:1:1") != std::string::npos && e.find("lane 0") != std::string::npos;
     dispatch |= e.find("AMDGPU Dispatch 1:2:1") != std::string::npos;
   }
   CHECK(wave);
   CHECK(dispatch);
   REQUIRE_FALSE(f.locations.empty());
   CHECK(f.locations.front().line == 15u);
-  CHECK(f.details["dispatch"]["kernel"].get<std::string>().find("saxpy_kernel") != std::string::npos);
+  CHECK(f.details["dispatch"]["kernel"].get<std::string>().find("saxpy_kernel") !=
+        std::string::npos);
 }
 
 TEST_CASE("rocgdb device assert (reconstructed): the faulting wave, not the first, is named") {
@@ -108,8 +109,9 @@ TEST_CASE("rocgdb device assert (reconstructed): the faulting wave, not the firs
 
 TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread; a SIGINT stop is no fault") {
   const auto stop = exchange_of(
-      "", {R"MI(~"\nCUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7f9cbf7ac2d0 (oob.cu:9)\n")MI",
-           R"MI(*stopped,reason="signal-received",signal-name="CUDA_EXCEPTION_14",signal-meaning="Warp Illegal Address",CudaFocus={device="0",sm="0",warp="1",lane="3",kernel="0",grid="1",blockIdx="(2,0,0)",threadIdx="(35,0,0)"},frame={addr="0x00007f9cbf7ac2d0",func="oob_store",args=[],file="/home/dev/oob.cu",fullname="/home/dev/oob.cu",line="9",arch="m68k"},thread-id="1",stopped-threads="all")MI"});
+      "",
+      {R"MI(~"\nCUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7f9cbf7ac2d0 (oob.cu:9)\n")MI",
+       R"MI(*stopped,reason="signal-received",signal-name="CUDA_EXCEPTION_14",signal-meaning="Warp Illegal Address",CudaFocus={device="0",sm="0",warp="1",lane="3",kernel="0",grid="1",blockIdx="(2,0,0)",threadIdx="(35,0,0)"},frame={addr="0x00007f9cbf7ac2d0",func="oob_store",args=[],file="/home/dev/oob.cu",fullname="/home/dev/oob.cu",line="9",arch="m68k"},thread-id="1",stopped-threads="all")MI"});
   const Snapshot s = build_of({stop}, DebuggerKind::CudaGdb);
   REQUIRE(s.fault);
   CHECK(s.fault->kind == FaultKind::MemoryViolation);
@@ -123,15 +125,18 @@ TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread; a SIGINT s
   CHECK(findings.front().id == "gpu-fault");
 
   const auto interrupt = exchange_of(
-      "", {R"MI(*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",frame={addr="0x00007f9cbf7ac2c0",func="main",args=[]},thread-id="1",stopped-threads="all")MI"});
+      "",
+      {R"MI(*stopped,reason="signal-received",signal-name="SIGINT",signal-meaning="Interrupt",frame={addr="0x00007f9cbf7ac2c0",func="main",args=[]},thread-id="1",stopped-threads="all")MI"});
   CHECK_FALSE(build_of({interrupt}, DebuggerKind::Gdb).fault);
 }
 
 TEST_CASE("host signal and catchpoint stops: host-fault, address from $_siginfo, JSON round trip") {
   const auto stop = exchange_of(
-      "", {R"MI(*stopped,reason="signal-received",signal-name="SIGSEGV",signal-meaning="Segmentation fault",frame={addr="0x0000555555555169",func="write_through_null",args=[],file="fault_target.cpp",fullname="/src/fault_target.cpp",line="21",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="0")MI"});
-  const auto addr = exchange_of("-data-evaluate-expression \"$_siginfo._sifields._sigfault.si_addr\"",
-                                {R"MI(1^done,value="(void *) 0x10")MI"});
+      "",
+      {R"MI(*stopped,reason="signal-received",signal-name="SIGSEGV",signal-meaning="Segmentation fault",frame={addr="0x0000555555555169",func="write_through_null",args=[],file="fault_target.cpp",fullname="/src/fault_target.cpp",line="21",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="0")MI"});
+  const auto addr =
+      exchange_of("-data-evaluate-expression \"$_siginfo._sifields._sigfault.si_addr\"",
+                  {R"MI(1^done,value="(void *) 0x10")MI"});
   const Snapshot s = build_of({stop, addr}, DebuggerKind::Gdb);
   REQUIRE(s.fault);
   CHECK_FALSE(s.fault->on_gpu);
@@ -148,12 +153,14 @@ TEST_CASE("host signal and catchpoint stops: host-fault, address from $_siginfo,
       {R"MI(=breakpoint-created,bkpt={number="1",type="catchpoint",disp="keep",enabled="y",what="exception throw",catch-type="throw",thread-groups=["i1"],times="0"})MI",
        R"MI(1^done)MI"});
   const auto hit = exchange_of(
-      "", {R"MI(*stopped,bkptno="1",reason="breakpoint-hit",disp="keep",frame={addr="0x00007ffff7e4a672",func="__cxa_throw",args=[],from="/lib/x86_64-linux-gnu/libstdc++.so.6",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="1")MI"});
+      "",
+      {R"MI(*stopped,bkptno="1",reason="breakpoint-hit",disp="keep",frame={addr="0x00007ffff7e4a672",func="__cxa_throw",args=[],from="/lib/x86_64-linux-gnu/libstdc++.so.6",arch="i386:x86-64"},thread-id="1",stopped-threads="all",core="1")MI"});
   const Snapshot c = build_of({created, hit}, DebuggerKind::Gdb);
   REQUIRE(c.fault);
   CHECK(c.fault->kind == FaultKind::Exception);
   // A breakpoint that is not the catchpoint is no fault.
   const auto other = exchange_of(
-      "", {R"MI(*stopped,bkptno="2",reason="breakpoint-hit",disp="keep",frame={addr="0x1",func="f",args=[]},thread-id="1",stopped-threads="all")MI"});
+      "",
+      {R"MI(*stopped,bkptno="2",reason="breakpoint-hit",disp="keep",frame={addr="0x1",func="f",args=[]},thread-id="1",stopped-threads="all")MI"});
   CHECK_FALSE(build_of({created, other}, DebuggerKind::Gdb).fault);
 }
