@@ -164,3 +164,23 @@ TEST_CASE("host signal and catchpoint stops: host-fault, address from $_siginfo,
       {R"MI(*stopped,bkptno="2",reason="breakpoint-hit",disp="keep",frame={addr="0x1",func="f",args=[]},thread-id="1",stopped-threads="all")MI"});
   CHECK_FALSE(build_of({created, other}, DebuggerKind::Gdb).fault);
 }
+
+TEST_CASE("cuda-gdb on an H100 (real recording): a device assert launched with rocplay launch") {
+  const Snapshot s = test::load("cuda-gdb/h100-launch/device_assert.rec");
+  REQUIRE(s.fault);
+  CHECK(s.fault->kind == FaultKind::Assert);
+  CHECK(s.fault->signal == "CUDA_EXCEPTION_12");
+  CHECK(s.fault->on_gpu);
+  CHECK(s.fault->thread == "(77,0,0)"); // the element that failed its assert
+  const auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  CHECK(findings.front().id == "gpu-fault");
+  CHECK(findings.front().title.find("check_values") != std::string::npos);
+}
+
+TEST_CASE("cuda-gdb on an H100 (real recording): an illegal access cuda-gdb did not stop on") {
+  // The kernel's fault reached the host as a CUDA API error, and cuda-gdb reported a stop with
+  // no reason: no fault in the model (launch_faults.sh's oob_store; docs/launch.md).
+  const Snapshot s = test::load("cuda-gdb/h100-launch/oob_store.rec");
+  CHECK_FALSE(s.fault);
+}
