@@ -1,7 +1,8 @@
 // The fault a debugger stopped a program on: a wave's memory violation or device assert (rocgdb),
 // a CUDA exception (cuda-gdb), a host signal (gdb), a C++ exception under `--catch throw`.
 //
-// Built by the snapshot layer from the `*stopped` record that reported it (src/snapshot/fault.cpp)
+// The kinds and their signals are core vocabulary (src/core/fault.cpp); the Fault itself is built
+// by the snapshot layer from the `*stopped` record that reported it (src/snapshot/fault.cpp)
 // and carried in Snapshot::fault; the gpu-fault / host-fault finding reads it
 // (src/heuristics/fault.cpp). docs/launch.md says how each debugger reports each kind.
 #pragma once
