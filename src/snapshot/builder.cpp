@@ -207,6 +207,15 @@ struct Builder::Impl {
     }
     gdb->consume(ex, state);
     faults.add(ex);
+    if (!state.snapshot.pid) {
+      // A launched program's pid is known only once it runs: no meta, no attach names it.
+      for (const auto& rec : ex.records) {
+        if (rec.kind() == mi::RecordKind::Notify && rec.klass() == "thread-group-started") {
+          state.snapshot.pid = text::parse_i64(rec["pid"].raw());
+          break;
+        }
+      }
+    }
     if (auto msg = ex.error_message()) {
       // The command and its message are the transcript's bytes; the warning is shown in reports.
       state.snapshot.warnings.push_back(mi::lossy_utf8(fmt::format(
