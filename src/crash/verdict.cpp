@@ -1,5 +1,6 @@
 // From evidence to findings: what each input says, and the verdict joined per process and rank.
 #include "rocplay/crash.hpp"
+#include "rocplay/mi/value.hpp"
 
 #include "crash/util.hpp"
 
@@ -538,8 +539,9 @@ std::vector<Finding> findings(const Evidence& ev) {
       break;
     }
     f.confidence = 0.8;
-    f.title = fmt::format("{}{}", event_line(first).substr(0, 160),
-                          list.size() > 1 ? fmt::format(" (+{} more)", list.size() - 1) : "");
+    f.title = fmt::format(
+        "{}{}", mi::lossy_utf8(event_line(first).substr(0, 160)) /* a cut may split a character */,
+        list.size() > 1 ? fmt::format(" (+{} more)", list.size() - 1) : "");
     f.summary = first.meaning;
     for (std::size_t i = 0; i < list.size() && i < 8; ++i) {
       f.evidence.push_back(event_line(*list[i]));
