@@ -51,6 +51,7 @@ struct Loop {
   std::vector<std::string> mnemonics;
   // "spin loop of 6 instructions: s_sleep, global_load_dword, ..."
   std::string describe(std::size_t max_listed = 12) const;
+  bool operator==(const Loop&) const = default;
 };
 
 // The innermost loop holding pc: a backward branch at or after pc whose target is at or before

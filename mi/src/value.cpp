@@ -169,6 +169,17 @@ std::string unescape(std::string_view body) {
   return out;
 }
 
+std::string_view utf8_prefix(std::string_view s, std::size_t max) {
+  if (s.size() <= max) {
+    return s;
+  }
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) {
+    --n;
+  }
+  return s.substr(0, n);
+}
+
 std::string lossy_utf8(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size());

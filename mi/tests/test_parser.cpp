@@ -139,6 +139,14 @@ TEST_CASE("c-string escapes decode to exact bytes", "[parser][escape]") {
   }
 }
 
+TEST_CASE("a UTF-8 prefix never ends inside a character", "[escape]") {
+  CHECK(utf8_prefix("caf\xc3\xa9", 4) == "caf");
+  CHECK(utf8_prefix("caf\xc3\xa9", 5) == "caf\xc3\xa9");
+  CHECK(utf8_prefix("\xe2\x82\xac\xe2\x82\xac", 5) == "\xe2\x82\xac");
+  CHECK(utf8_prefix("abc", 2) == "ab");
+  CHECK(utf8_prefix("abc", 9) == "abc");
+}
+
 TEST_CASE("lossy UTF-8 view replaces only invalid sequences", "[escape]") {
   CHECK(lossy_utf8("caf\xc3\xa9") == "caf\xc3\xa9");
   CHECK(lossy_utf8("\xfe") == "\xef\xbf\xbd");

@@ -1,6 +1,8 @@
 // Small text helpers for the crash-evidence readers. Internal to src/crash.
 #pragma once
 
+#include "rocplay/mi/value.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -110,7 +112,7 @@ inline std::optional<std::uint64_t> number_after(std::string_view s, std::string
   return parse_dec(digit_token(rest));
 }
 
-// The word (up to a space, comma or closing bracket) right after `key`.
+// The word (up to a space, comma or closing bracket, at most 256 bytes) right after `key`.
 inline std::string_view word_after(std::string_view s, std::string_view key) {
   const auto at = s.find(key);
   if (at == std::string_view::npos) {
@@ -122,7 +124,7 @@ inline std::string_view word_after(std::string_view s, std::string_view key) {
          rest[i] != ']' && i < 256) {
     ++i;
   }
-  return rest.substr(0, i);
+  return mi::utf8_prefix(rest, i); // the length cap may fall inside a character
 }
 
 inline std::string hex(std::uint64_t v) {

@@ -539,9 +539,8 @@ std::vector<Finding> findings(const Evidence& ev) {
       break;
     }
     f.confidence = 0.8;
-    f.title = fmt::format(
-        "{}{}", mi::lossy_utf8(event_line(first).substr(0, 160)) /* a cut may split a character */,
-        list.size() > 1 ? fmt::format(" (+{} more)", list.size() - 1) : "");
+    f.title = fmt::format("{}{}", mi::utf8_prefix(event_line(first), 160),
+                          list.size() > 1 ? fmt::format(" (+{} more)", list.size() - 1) : "");
     f.summary = first.meaning;
     for (std::size_t i = 0; i < list.size() && i < 8; ++i) {
       f.evidence.push_back(event_line(*list[i]));
@@ -904,7 +903,7 @@ struct Joiner::Impl {
 
     // Title: who, where, what.
     const std::string who = first ? first->label() : std::string("the node");
-    std::string what = fault ? event_line(*fault).substr(0, 120)
+    std::string what = fault ? std::string(mi::utf8_prefix(event_line(*fault), 120))
                        : exit_code
                            ? fmt::format("exit {} ({})", *exit_code,
                                          std::string(explain_exit_status(*exit_code)).substr(0, 40))

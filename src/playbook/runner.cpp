@@ -253,7 +253,7 @@ private:
     }
     for (const auto& [name, text] : options_.vars) {
       auto it = std::find_if(pb_.vars.begin(), pb_.vars.end(),
-                             [&](const auto& v) { return v.first == name; });
+                             [&name = name](const auto& v) { return v.first == name; });
       if (it == pb_.vars.end()) {
         std::vector<std::string_view> declared;
         for (const auto& v : pb_.vars) {

@@ -1,5 +1,7 @@
 #include "snapshot/text.hpp"
 
+#include "rocplay/mi/value.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
@@ -32,14 +34,7 @@ std::size_t char_boundary(std::string_view s, std::size_t at) {
 }
 
 std::string cut_utf8(std::string s, std::size_t max) {
-  if (s.size() <= max) {
-    return s;
-  }
-  std::size_t n = max;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) {
-    --n;
-  }
-  s.resize(n);
+  s.resize(mi::utf8_prefix(s, max).size());
   return s;
 }
 

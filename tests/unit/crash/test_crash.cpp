@@ -385,6 +385,25 @@ TEST_CASE("bad input is counted and skipped, never a crash") {
     REQUIRE_NOTHROW(json = to_json(ev).dump());
     CHECK(json.find("\xef\xbf\xbd") != std::string::npos);
   }
+  SECTION("a word cut at its length cap inside a character stays UTF-8") {
+    // Found by fuzz_crash: a ring name of 3-byte characters longer than the 256-byte word cap.
+    std::string name = "gfx_0.0.0";
+    for (int i = 0; i < 100; ++i) {
+      name += "\xef\xbf\xbf";
+    }
+    const Evidence ev =
+        read_text("[ 1213.200010] amdgpu 0000:83:00.0: amdgpu: ring " + name + " timeout\n");
+    const auto rings = of_kind(ev, EventKind::RingTimeout);
+    REQUIRE(rings.size() == 1);
+    CHECK(rings[0]->name.size() <= 256);
+    CHECK(rings[0]->name.starts_with("gfx_0.0.0\xef\xbf\xbf"));
+    CHECK_NOTHROW(to_json(ev).dump());
+    const auto found = findings(ev);
+    REQUIRE_FALSE(found.empty());
+    for (const auto& f : found) {
+      CHECK_NOTHROW(nlohmann::json({f.title, f.evidence}).dump()); // the title cuts at 160 bytes
+    }
+  }
   SECTION("fed one byte at a time, the same as in one piece") {
     const std::string text = slurp(kCrash / "api-level3" / "kernel_api_7702.log");
     TextReader r;

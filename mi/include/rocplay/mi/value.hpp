@@ -111,6 +111,9 @@ std::string unescape(std::string_view body);
 // Replaces invalid UTF-8 sequences with U+FFFD, for display.
 std::string lossy_utf8(std::string_view bytes);
 
+// At most max bytes of s, never ending inside a UTF-8 sequence: a cut that keeps valid text valid.
+std::string_view utf8_prefix(std::string_view s, std::size_t max);
+
 // Encodes bytes as an MI c-string body (the inverse of unescape; used by tests and the writer).
 std::string escape(std::string_view bytes);
 
