@@ -24,6 +24,7 @@ struct LaunchSummary {
   double ran_seconds = 0;
   std::optional<double> timeout_seconds;
   std::size_t passed_signals = 0;
+  std::vector<std::string> api_errors; // CUDA calls that failed, as cuda-gdb printed them
   // What happened to the program after the report: `killed`, `detached`, `running (detached)`,
   // `exited`.
   std::string after;

@@ -80,6 +80,8 @@ int exit_code_for_launch(const session::LaunchResult& r) {
     return static_cast<int>(ExitCode::ProgramFaulted);
   case session::LaunchOutcome::Exited:
     return r.exit_code.value_or(0) == 0 ? 0 : static_cast<int>(ExitCode::ProgramFailed);
+  case session::LaunchOutcome::Lost: // it ended, and not well: no status, no fault stop
+    return static_cast<int>(ExitCode::ProgramFailed);
   case session::LaunchOutcome::Signalled:
     return static_cast<int>(ExitCode::ProgramKilled);
   case session::LaunchOutcome::TimedOut:
@@ -107,6 +109,7 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
   summary.ran_seconds = lr.ran_seconds;
   summary.timeout_seconds = o.timeout_seconds;
   summary.passed_signals = lr.passed_signals;
+  summary.api_errors = lr.api_errors;
 
   playbook::RunResult result;
   bool ran_playbook = false;

@@ -56,6 +56,11 @@ std::string how_it_ended(const LaunchSummary& l) {
                              *l.timeout_seconds)
                : std::string("was still running at the deadline, with no fault");
   }
+  if (l.outcome == "lost") {
+    return fmt::format("ended after {:.2f} s with no fault stop and no exit status: the debugger "
+                       "had no thread of it left",
+                       l.ran_seconds);
+  }
   if (l.outcome == "interrupted") {
     return fmt::format("was stopped after {:.2f} s because rocplay got {}; no fault", l.ran_seconds,
                        l.user_signal.empty() ? "a signal" : l.user_signal);
@@ -87,6 +92,21 @@ void write_launch_text(std::ostream& out, const LaunchSummary& l, std::size_t wi
   std::string s = body.str();
   out << label << s.substr(plain.size());
   out << '\n';
+  if (!l.api_errors.empty()) {
+    // A kernel's fault cuda-gdb did not stop on reaches the host as a failed CUDA call.
+    std::string errors = fmt::format("{} CUDA call(s) failed: ", l.api_errors.size());
+    for (std::size_t i = 0; i < l.api_errors.size(); ++i) {
+      errors += (i == 0 ? "" : "; ") + l.api_errors[i];
+    }
+    if (l.outcome != "faulted") {
+      errors += ". The debugger did not stop at the fault: run again with --set 'cuda "
+                "api_failures stop' to stop at the failing call, where cuda-gdb reports the "
+                "kernel's exception (docs/launch.md)";
+    }
+    std::ostringstream more;
+    write_wrapped(more, width, "CUDA     ", errors);
+    out << more.str() << '\n';
+  }
 }
 
 nlohmann::json launch_to_json(const LaunchSummary& l) {
@@ -114,6 +134,9 @@ nlohmann::json launch_to_json(const LaunchSummary& l) {
     j["timeout_seconds"] = *l.timeout_seconds;
   }
   j["passed_signals"] = l.passed_signals;
+  if (!l.api_errors.empty()) {
+    j["api_errors"] = l.api_errors;
+  }
   j["after"] = l.after;
   return j;
 }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -191,6 +192,11 @@ LaunchResult run_until_fault(Session& session, Clock::time_point deadline,
       r.stopped_now = true;
       return r;
     }
+    if (stop.reason.empty() && program_lost(session.exchanges())) {
+      session.note("the debugger has no thread of the program left and no exit status");
+      r.outcome = LaunchOutcome::Lost;
+      return r;
+    }
     if (r.passed_signals >= max_passed) {
       session.note("stopped " + std::to_string(r.passed_signals) +
                    " times on signals that are no fault; reporting this stop");
@@ -222,6 +228,8 @@ std::string_view to_string(LaunchOutcome outcome) {
     return "interrupted";
   case LaunchOutcome::NotStarted:
     return "not-started";
+  case LaunchOutcome::Lost:
+    return "lost";
   }
   return "?";
 }
@@ -349,14 +357,65 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
   // No --timeout: a year stands for "no limit" (a deadline of time_point::max() overflows in
   // the event loop's arithmetic).
   const auto deadline = Clock::now() + spec.timeout.value_or(std::chrono::hours(24 * 365));
-  return run_until_fault(session, deadline, spec.stop_timeout, spec.max_passed_signals, true);
+  auto r = run_until_fault(session, deadline, spec.stop_timeout, spec.max_passed_signals, true);
+  r.api_errors = cuda_api_errors(session.exchanges());
+  return r;
 }
 
 LaunchResult wait_for_fault(Session& session, std::chrono::milliseconds timeout,
                             std::size_t max_passed_signals) {
   resume(session);
-  return run_until_fault(session, Clock::now() + timeout, milliseconds(30'000), max_passed_signals,
-                         false);
+  auto r = run_until_fault(session, Clock::now() + timeout, milliseconds(30'000),
+                           max_passed_signals, false);
+  r.api_errors = cuda_api_errors(session.exchanges());
+  return r;
+}
+
+bool program_lost(const std::vector<mi::Exchange>& exchanges) {
+  for (auto it = exchanges.rbegin(); it != exchanges.rend(); ++it) {
+    for (auto r = it->records.rbegin(); r != it->records.rend(); ++r) {
+      if (r->kind() == mi::RecordKind::Exec && r->klass() == "stopped") {
+        // cuda-gdb's bare stop once a CUDA error ended the program's main thread.
+        return r->results()["reason"].str_or().empty() &&
+               mi::console_text(it->records).find("No unwaited-for children left") !=
+                   std::string::npos;
+      }
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,
+                                         std::size_t max) {
+  static constexpr std::string_view kMarkers[] = {"Cuda Runtime API error detected: ",
+                                                  "Cuda Driver error detected: "};
+  std::vector<std::string> errors;
+  for (const auto& ex : exchanges) {
+    for (const auto& rec : ex.records) {
+      if (rec.kind() != mi::RecordKind::Console && rec.kind() != mi::RecordKind::Log) {
+        continue;
+      }
+      const std::string text = rec.stream_text();
+      for (const auto marker : kMarkers) {
+        const auto at = text.find(marker);
+        if (at == std::string::npos) {
+          continue;
+        }
+        std::string what = text.substr(at + marker.size());
+        while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) {
+          what.pop_back();
+        }
+        what = mi::lossy_utf8(mi::utf8_prefix(what, 300));
+        if (!what.empty() && std::find(errors.begin(), errors.end(), what) == errors.end()) {
+          errors.push_back(std::move(what));
+          if (errors.size() >= max) {
+            return errors;
+          }
+        }
+      }
+    }
+  }
+  return errors;
 }
 
 [[noreturn]] void exec_helper_main(int argc, char** argv) {

@@ -116,6 +116,18 @@ void FaultReader::take_stop(const mi::Exchange& ex) {
     }
     f.file = mi::lossy_utf8(frame["fullname"].str_or(frame["file"].str_or()));
     f.line = text::parse_u32(frame["line"].str_or());
+    // cuda-gdb's exception stop names the faulting instruction itself (`exception_name`, `pc`,
+    // `filename`, `line`); the frame's PC can lie past it, at a later line.
+    if (const auto epc = r["pc"].as_address(); epc && r["exception_name"].is_string()) {
+      f.pc = *epc;
+      if (const auto line = text::parse_u32(r["line"].str_or())) {
+        f.line = line;
+        const auto name = r["filename"].str_or();
+        if (!name.empty() && !f.file.ends_with(name)) {
+          f.file = mi::lossy_utf8(name);
+        }
+      }
+    }
     const auto arch = frame["arch"].str_or();
     gpu_frame_ = text::starts_with(arch, "amdgcn");
     if (auto focus = r["CudaFocus"]; focus.is_tuple()) {
