@@ -133,6 +133,8 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
                                  : "detached after the report";
   } else if (lr.outcome == session::LaunchOutcome::TimedOut) {
     summary.after = "detached; it keeps running";
+  } else if (lr.outcome == session::LaunchOutcome::Lost) {
+    summary.after = times.killed ? "killed what was left of it" : "detached from what was left";
   }
   if (ran_playbook) {
     result.times = times;
