@@ -5,8 +5,10 @@
 #include "crash/util.hpp"
 #include "rocplay/mi/value.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <istream>
+#include <vector>
 
 namespace rocplay::crash {
 
@@ -108,7 +110,8 @@ std::optional<Format> detect(std::string_view head, std::string_view path) {
 Evidence read_stream(std::istream& in, Format format, const ReadOptions& options) {
   if (format == Format::Text) {
     TextReader reader(options);
-    std::string buf(kChunkBytes, '\0');
+    // Not zeroed: a batch of small logs would clear a megabyte per file for nothing.
+    std::vector<char, mi::UninitAllocator<char>> buf(kChunkBytes);
     while (in) {
       in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
       const auto n = static_cast<std::size_t>(in.gcount());
@@ -127,9 +130,16 @@ Evidence read_stream(std::istream& in, Format format, const ReadOptions& options
   if (format == Format::DumpTensors) {
     return base_evidence(options, format);
   }
-  std::string text(options.limits.max_json_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  // Read in pieces up to the cap (one past it says "too large") rather than zeroing the cap.
+  std::string text;
+  std::vector<char, mi::UninitAllocator<char>> piece(
+      std::min(kChunkBytes, options.limits.max_json_bytes + 1));
+  while (in && text.size() <= options.limits.max_json_bytes) {
+    const std::size_t want =
+        std::min(piece.size(), options.limits.max_json_bytes + 1 - text.size());
+    in.read(piece.data(), static_cast<std::streamsize>(want));
+    text.append(piece.data(), static_cast<std::size_t>(in.gcount()));
+  }
   if (text.size() > options.limits.max_json_bytes) {
     Evidence ev = base_evidence(options, format);
     ev.truncated = true;
