@@ -32,6 +32,8 @@ const std::vector<CommandSpec>& registered_commands();
 void print_error(const std::string& message, const std::string& hint = {});
 // For an unknown option or command in a parse error: "did you mean `--format`?", or empty.
 std::string did_you_mean(CLI::App& app, const CLI::ParseError& error);
+// For a first word that is no command: "did you mean `rocplay run`?", else where the list is.
+std::string command_hint(CLI::App& app, std::string_view word);
 // True when stderr is a terminal (progress bars, colour).
 bool stderr_is_tty();
 

@@ -115,6 +115,16 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
 
 } // namespace
 
+std::string command_hint(CLI::App& app, std::string_view word) {
+  std::vector<std::string> commands;
+  for (const auto* sub : app.get_subcommands({})) {
+    commands.push_back(sub->get_name());
+  }
+  const auto guess = nearest(word, commands);
+  return guess.empty() ? "`rocplay --help` lists the commands"
+                       : "did you mean `rocplay " + guess + "`?";
+}
+
 std::string did_you_mean(CLI::App& app, const CLI::ParseError& error) {
   const std::string what = error.what();
   // The chosen subcommand (the innermost parsed), else the app: its option and command names.
@@ -247,12 +257,24 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) { // --help, --help-all, --version
+      return app.exit(e);
+    }
     if (const auto guess = cli::did_you_mean(app, e); !guess.empty()) {
       cli::print_error(e.what(), guess);
       return static_cast<int>(ExitCode::Usage);
     }
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : static_cast<int>(ExitCode::Usage);
+    // The same error shape as every other failure, with where to look next.
+    const std::string first = argv[1];
+    if (app.get_subcommands().empty() && !first.starts_with("-")) {
+      cli::print_error("unknown command `" + first + "`", cli::command_hint(app, first));
+      return static_cast<int>(ExitCode::Usage);
+    }
+    const auto* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
+    cli::print_error(e.what(), sub != nullptr
+                                   ? "`rocplay " + sub->get_name() + " --help` says what it takes"
+                                   : std::string("`rocplay --help` says what it takes"));
+    return static_cast<int>(ExitCode::Usage);
   }
 
   try {

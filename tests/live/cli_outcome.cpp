@@ -201,6 +201,16 @@ TEST_CASE("the command line: no arguments, did you mean, units, --var, help widt
   CHECK(typo.exit_code == 64);
   CHECK(typo.err.find("did you mean `--format`") != std::string::npos);
 
+  // Every other parse error reads like the rest of rocplay's: what, then where to look.
+  const auto command_typo = run_rocplay({"rnu"});
+  CHECK(command_typo.exit_code == 64);
+  CHECK(command_typo.err.find("rocplay: error: unknown command `rnu`") != std::string::npos);
+  CHECK(command_typo.err.find("did you mean `rocplay run`?") != std::string::npos);
+  const auto missing = run_rocplay({"run"});
+  CHECK(missing.exit_code == 64);
+  CHECK(missing.err.find("rocplay: error: playbook is required") != std::string::npos);
+  CHECK(missing.err.find("`rocplay run --help` says what it takes") != std::string::npos);
+
   const auto help = run_rocplay({"run", "--help"}, 30s, {"COLUMNS=80"});
   CHECK(help.exit_code == 0);
   std::istringstream lines(help.out);
