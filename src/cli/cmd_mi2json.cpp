@@ -23,8 +23,10 @@ namespace rocplay::cli::mi2json_command {
 namespace {
 
 constexpr std::string_view kRecordingHeader = "# rocplay-transcript";
-// Lines that are not MI are listed on stderr up to this many; the rest are counted.
+// Lines that are not MI are listed on stderr up to this many; the rest are counted. Before the
+// first MI line, fewer: a file that is no MI at all should say so, not scroll.
 constexpr std::uint64_t kMaxListedErrors = 100;
+constexpr std::uint64_t kMaxListedBeforeMi = 10;
 constexpr std::size_t kChunkBytes = std::size_t{4} << 20;
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
 
@@ -140,10 +142,14 @@ private:
 
   void not_mi(std::uint64_t line_no, std::uint32_t column, const std::string& why) {
     ++errors_;
-    if (errors_ <= kMaxListedErrors) {
+    if (listing_closed_) {
+      return;
+    }
+    if (errors_ <= (mi_lines_ == 0 ? kMaxListedBeforeMi : kMaxListedErrors)) {
       std::fprintf(stderr, "%s:%llu:%u: not MI: %s\n", name_.c_str(),
                    static_cast<unsigned long long>(line_no), column, why.c_str());
-    } else if (errors_ == kMaxListedErrors + 1) {
+    } else {
+      listing_closed_ = true;
       std::fprintf(stderr, "%s: further lines that are not MI are counted, not listed\n",
                    name_.c_str());
     }
@@ -163,6 +169,7 @@ private:
   bool recording_ = false;
   std::uint64_t mi_lines_ = 0;
   std::uint64_t errors_ = 0;
+  bool listing_closed_ = false; // the "further lines" note is out: list no more
   std::map<std::string, std::uint64_t> counts_;
   std::array<std::uint64_t, 16> kind_counts_{};
 };

@@ -86,6 +86,17 @@ TEST_CASE("mi2json exits non-zero when nothing in the input is MI") {
   CHECK(text.err.find("hello.txt:1:1: not MI") != std::string::npos);
   CHECK(text.err.find("holds no GDB/MI: none of its 2 line(s) is an MI record") !=
         std::string::npos);
+  // A file with no MI at all lists its first 10 lines, not 100, before the verdict.
+  std::string prose;
+  for (int i = 0; i < 50; ++i) {
+    prose += "line " + std::to_string(i) + " of a log\n";
+  }
+  const auto log = run_rocplay({"mi2json", dir.file("server.log", prose)});
+  CHECK(log.exit_code == 65);
+  CHECK(log.err.find("server.log:10:1: not MI") != std::string::npos);
+  CHECK(log.err.find("server.log:11:1") == std::string::npos);
+  CHECK(log.err.find("further lines that are not MI are counted") != std::string::npos);
+  CHECK(log.err.find("none of its 50 line(s) is an MI record") != std::string::npos);
   const auto empty = run_rocplay({"mi2json", dir.file("empty.mi", "")});
   CHECK(empty.exit_code == 65);
   CHECK(empty.err.find("is empty") != std::string::npos);
