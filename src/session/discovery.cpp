@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -182,11 +183,18 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env, Debug
   // Candidate files in order, with the name each came from.
   std::vector<std::string> candidates;
   auto add_name = [&](const std::string& name, const std::vector<std::string>& extra) {
+    auto add = [&](const std::string& dir) {
+      std::string path = dir + "/" + name;
+      // A directory twice in $PATH (or in $PATH and the extras) is looked at once.
+      if (std::find(candidates.begin(), candidates.end(), path) == candidates.end()) {
+        candidates.push_back(std::move(path));
+      }
+    };
     for (const auto& dir : path_dirs) {
-      candidates.push_back(dir + "/" + name);
+      add(dir);
     }
     for (const auto& dir : extra) {
-      candidates.push_back(dir + "/" + name);
+      add(dir);
     }
   };
   const bool explicit_choice = !want.empty();

@@ -153,6 +153,18 @@ TEST_CASE("debugger not found says what was tried", "[session][discovery]") {
     CHECK(msg.find(bin.dir("a") + "/gdb") != std::string::npos);
     CHECK_FALSE(e.hint().empty());
   }
+  // A directory twice in $PATH is looked at, and listed, once.
+  auto twice = env;
+  twice.path_var = bin.dir("a") + ":" + bin.dir("a");
+  try {
+    session::find_debugger("gdb", twice);
+    FAIL("expected DebuggerNotFound");
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    const std::string path = bin.dir("a") + "/gdb";
+    REQUIRE(msg.find(path) != std::string::npos);
+    CHECK(msg.find(path, msg.find(path) + path.size()) == std::string::npos);
+  }
   try {
     session::find_debugger("/nonexistent/dir/rocgdb", env);
     FAIL("expected DebuggerNotFound");
