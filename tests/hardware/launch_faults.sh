@@ -21,16 +21,9 @@ say() { echo "$*" | tee -a "$summary"; }
 } >"$work/env.txt" 2>&1
 cat "$work/env.txt" | tee -a "$summary"
 
-rocplay=${ROCPLAY:-}
-if [ -z "$rocplay" ]; then
-  t0=$SECONDS
-  cmake -S "$repo" -B /tmp/rocplay-build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >"$work/rocplay-build.log" 2>&1 &&
-    cmake --build /tmp/rocplay-build --target rocplay -j "$(nproc)" >>"$work/rocplay-build.log" 2>&1 &&
-    rocplay=/tmp/rocplay-build/rocplay
-  say "rocplay build: $((SECONDS - t0)) s, ${rocplay:-FAILED}"
-  [ -z "$rocplay" ] && { tail -30 "$work/rocplay-build.log"; tar czf "$out/launch.tar.gz" -C "$work" .; exit 1; }
-fi
+. "$here/lib.sh"
+rocplay=$(hw_rocplay)
+[ -z "$rocplay" ] && { tail -30 "$work/rocplay-build.log"; tar czf "$out/launch.tar.gz" -C "$work" .; exit 1; }
 cp "$here/oob_store.cu" "$here/device_assert.cu" "$src/"
 for s in oob_store device_assert; do
   (cd "$src" && nvcc -g -G -arch=native -o "$s" "$s.cu") >"$work/$s.build.log" 2>&1 ||

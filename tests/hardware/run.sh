@@ -58,19 +58,8 @@ say() { echo "$*" | tee -a "$summary"; }
 say "== environment"; cat "$work/env.txt" | tee -a "$summary"
 
 # ---- rocplay ------------------------------------------------------------------------------------
-rocplay=${ROCPLAY:-}
-if [ -n "$rocplay" ] && ! "$rocplay" version >/dev/null 2>&1; then
-  say "carried rocplay does not run here ($("$rocplay" version 2>&1 | head -1)); building"
-  rocplay=
-fi
-if [ -z "$rocplay" ]; then
-  t0=$SECONDS
-  cmake -S "$repo" -B /tmp/rocplay-build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >"$work/rocplay-build.log" 2>&1 &&
-    cmake --build /tmp/rocplay-build --target rocplay -j "$(nproc)" >>"$work/rocplay-build.log" 2>&1 &&
-    rocplay=/tmp/rocplay-build/rocplay
-  say "rocplay build: $((SECONDS - t0)) s, ${rocplay:-FAILED (see rocplay-build.log)}"
-fi
+. "$here/lib.sh"
+rocplay=$(hw_rocplay)
 [ -n "$rocplay" ] && say "rocplay: $("$rocplay" version 2>&1 | head -1)"
 
 # ---- scenarios ------------------------------------------------------------------------------------

@@ -23,14 +23,9 @@ export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
 } >"$work/env.txt" 2>&1
 tee -a "$summary" <"$work/env.txt"
 
-rocplay=${ROCPLAY:-}
-if [ -z "$rocplay" ]; then
-  cmake -S "$repo" -B /tmp/rocplay-build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >"$work/rocplay-build.log" 2>&1 &&
-    cmake --build /tmp/rocplay-build --target rocplay -j "$(nproc)" >>"$work/rocplay-build.log" 2>&1 &&
-    rocplay=/tmp/rocplay-build/rocplay
-  [ -z "$rocplay" ] && { say "rocplay build FAILED"; tar czf "$out/watch.tar.gz" -C "$work" .; exit 1; }
-fi
+. "$here/lib.sh"
+rocplay=$(hw_rocplay)
+[ -z "$rocplay" ] && { tar czf "$out/watch.tar.gz" -C "$work" .; exit 1; }
 cp "$here/syncspin.cu" "$here/common.cuh" "$src/"
 (cd "$src" && nvcc -g -lineinfo -arch=native -o syncspin syncspin.cu) >"$work/build.log" 2>&1 ||
   { say "syncspin build FAILED"; tail -20 "$work/build.log"; exit 1; }

@@ -1,10 +1,9 @@
 // Two-sample cuda-gdb recordings from an H100 (fixtures/cuda-gdb/h100-samples/): the spins read
 // stuck with the confirmation in their finding, the healthy persistent kernel reads moving with
 // no finding; through the same path `rocplay postmortem` takes.
-#include "../snapshot/support.hpp"
+#include "replay.hpp"
 
 #include "rocplay/progress.hpp"
-#include "rocplay/sampling.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -13,23 +12,14 @@ using namespace rocplay;
 namespace {
 
 heuristics::SampledFindings replay(const std::string& rel) {
-  const std::string text = test::read_file(test::fixture_path(rel));
-  mi::TranscriptReader reader;
-  reader.feed(text);
-  reader.finish();
-  snapshot::BuildOptions bo;
-  bo.meta_json = reader.info().meta_json;
-  snapshot::SampleBuilder builder(bo);
-  while (auto ex = reader.next()) {
-    builder.add(*ex);
-  }
-  const auto samples = builder.finish();
+  const auto r = test::replay_samples(rel);
+  const auto& samples = r.samples;
   REQUIRE(samples.size() == 2);
   CHECK(samples[1].at > 2.0);
   CHECK(samples[0].stop_seconds > 0);
   CHECK(samples[1].stop_seconds > 0);
   CHECK(samples[1].stop_seconds <= samples[0].stop_seconds); // no attach in the later stop
-  return heuristics::run_samples(samples, heuristics::context_from_meta(reader.info().meta_json));
+  return heuristics::run_samples(samples, r.context);
 }
 
 const Finding* find_in(const std::vector<Finding>& fs, std::string_view id) {
