@@ -196,6 +196,11 @@ std::string seconds_text(double s) {
   return fmt::format("{:.1f} s", s);
 }
 
+// `at 0x...` when the PC never moved, else `within N bytes of 0x...`.
+std::string near_pc(std::uint64_t widest, const std::optional<std::uint64_t>& pc) {
+  return widest == 0 ? "at " + hex(pc) : fmt::format("within {} bytes of {}", widest, hex(pc));
+}
+
 std::string where_text(const Wave& w, const Snapshot& s) {
   std::string func(w.inline_function.empty() ? w.function.view() : w.inline_function.view());
   std::string file(w.file.view());
@@ -314,7 +319,7 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
         ce.why = fmt::format("{} of {} left the loop region: {}", c_left, c_waves, c_example);
       } else {
         ce.motion = Motion::Stuck;
-        ce.why = fmt::format("stayed within {} bytes of {} in {} samples", c_widest, hex(c.pc), n);
+        ce.why = fmt::format("stayed {} in {} samples", near_pc(c_widest, c.pc), n);
       }
       class_entries.push_back(std::move(ce));
     }
@@ -329,9 +334,10 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
       e.why = fmt::format("PC left its loop region: {}", example);
     } else {
       e.motion = Motion::Stuck;
-      e.why = fmt::format("stuck for {} over {} samples: every wave stayed within {} bytes of "
-                          "its PC",
-                          seconds_text(e.seconds), e.samples, widest);
+      e.why = fmt::format("stuck for {} over {} samples: every wave stayed {}",
+                          seconds_text(e.seconds), e.samples,
+                          widest == 0 ? std::string("at its PC")
+                                      : fmt::format("within {} bytes of its PC", widest));
     }
     p.entries.push_back(std::move(e));
     for (auto& ce : class_entries) {
@@ -458,9 +464,8 @@ void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
                           e.samples, frame_text(t.frames.front()));
     } else {
       e.motion = Motion::Stuck;
-      e.why = fmt::format("stuck for {} over {} samples: {} within {} bytes of {}",
-                          seconds_text(e.seconds), e.samples, frame_text(t.frames.front()), widest,
-                          hex(t.frames.front().pc));
+      e.why = fmt::format("stuck for {} over {} samples: {} {}", seconds_text(e.seconds), e.samples,
+                          frame_text(t.frames.front()), near_pc(widest, t.frames.front().pc));
     }
     e.details = {{"frame0", frame_text(t.frames.front())}, {"pc", hex(t.frames.front().pc)}};
     p.entries.push_back(std::move(e));
