@@ -7,10 +7,14 @@
 // (src/heuristics/fault.cpp). docs/launch.md says how each debugger reports each kind.
 #pragma once
 
+#include "rocplay/frame.hpp"
+
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rocplay {
 
@@ -34,6 +38,8 @@ std::optional<FaultKind> fault_kind_from_string(std::string_view id);
 std::optional<FaultKind> fault_kind_of_signal(std::string_view signal_name,
                                               std::string_view meaning = {});
 
+inline constexpr std::size_t kMaxFaultFrames = 64;
+
 struct Fault {
   FaultKind kind = FaultKind::Signal;
   std::string signal;    // `SIGSEGV`, `CUDA_EXCEPTION_14`; empty for a catchpoint
@@ -54,6 +60,11 @@ struct Fault {
   // What the debugger printed about it (`CUDA Exception: Warp Illegal Address`, rocgdb's
   // "precise memory violation reporting is not enabled"), a few lines at most.
   std::string detail;
+  // The faulting wave's or CUDA thread's stack at the stop, innermost first, where a playbook
+  // listed it (fault-triage's `-stack-list-frames`): a device assert stops in the runtime's
+  // `__assert_fail`, and the frame that called it holds the source line. Empty for a host fault
+  // (its thread's frames are in Snapshot::host_threads). At most kMaxFaultFrames.
+  std::vector<Frame> frames;
   bool operator==(const Fault&) const = default;
 };
 

@@ -8,6 +8,7 @@
 
 #include "rocplay/debugger.hpp"
 #include "rocplay/fault.hpp"
+#include "rocplay/frame.hpp"
 #include "rocplay/instructions.hpp"
 #include "rocplay/kernel_names.hpp"
 #include "rocplay/mi/transcript.hpp"
@@ -155,17 +156,6 @@ struct Coverage {
   bool dispatches = false;
   bool threads = false;
   bool operator==(const Coverage&) const = default;
-};
-
-struct Frame {
-  std::uint32_t level = 0;
-  std::optional<std::uint64_t> pc;
-  std::string function;     // demangled
-  std::string linkage_name; // the mangled name, when the debugger printed one
-  std::string file;
-  std::optional<std::uint32_t> line;
-  std::string from; // shared object when there is no file
-  bool operator==(const Frame&) const = default;
 };
 
 // The mutex a thread blocked in pthread_mutex_lock sleeps on, read by expressions on its innermost

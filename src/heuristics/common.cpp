@@ -1,4 +1,5 @@
 #include "heuristics/common.hpp"
+#include "rocplay/frames.hpp"
 
 #include <fmt/format.h>
 
@@ -47,7 +48,35 @@ bool is_collective(const Dispatch& d) {
   return false;
 }
 
+const Frame* fault_source_frame(const Fault& fault) {
+  for (const auto& f : fault.frames) {
+    if (!f.file.empty() && f.line && !short_function_name(f.function).starts_with("__") &&
+        !is_system_frame(f)) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+bool faulted_in(const Dispatch& d, const Snapshot& s) {
+  if (!s.fault || !s.fault->on_gpu) {
+    return false;
+  }
+  if (s.fault->kernel) {
+    return d.dispatch_no == s.fault->kernel;
+  }
+  for (const auto& w : s.waves) {
+    if (w.thread_id == s.fault->thread_id) {
+      return s.dispatch_of(w) == &d;
+    }
+  }
+  return false;
+}
+
 std::string source_file_of(const Dispatch& d, const Snapshot& s) {
+  if (const Frame* f = s.fault ? fault_source_frame(*s.fault) : nullptr; f && faulted_in(d, s)) {
+    return f->file;
+  }
   for (const auto& w : s.waves) {
     if (s.dispatch_of(w) != &d) {
       continue;

@@ -18,7 +18,15 @@ std::string kernel_label(const Dispatch& dispatch);
 // A collective kernel (RCCL/NCCL, aiter allgather/all-reduce, custom all-reduce,
 // reduce_scatter): kernel_names' classification, or the name patterns it is based on.
 bool is_collective(const Dispatch& dispatch);
-// The source file the line information names for the dispatch's waves (their frame's file, else
+// The frame of a GPU fault's stack to read: the first with a source line that is not the device
+// runtime's (`__`-prefixed: a device assert stops in `__assert_fail`, AMD's device libraries are
+// `__ockl_*`; its caller holds the assert). nullptr when no listed frame has one.
+const Frame* fault_source_frame(const Fault& fault);
+// The dispatch the snapshot's GPU fault happened in: the CUDA focus's kernel, else the faulting
+// wave's dispatch.
+bool faulted_in(const Dispatch& dispatch, const Snapshot& snapshot);
+// The source file the line information names for the dispatch's code: the faulting frame's
+// (fault_source_frame) when the program faulted in it, else its waves' (their frame's file, else
 // the `info line` of their PC); empty without line information.
 std::string source_file_of(const Dispatch& dispatch, const Snapshot& snapshot);
 // classify_kernel() of the dispatch's kernel, preferring its waves' source file to the name.

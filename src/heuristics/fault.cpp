@@ -216,6 +216,17 @@ std::vector<Finding> program_fault(const Snapshot& s) {
       }
     }
     at = file_line(loc.file, loc.line);
+    // A device assert stops in the runtime's `__assert_fail`, which has no line: the frame that
+    // called it is the code to read, and leads the locations (as a host fault's own frame does).
+    if (const Frame* src = detail::fault_source_frame(f); src && src->level > 0) {
+      Location u;
+      u.function = src->function;
+      u.file = src->file;
+      u.line = src->line;
+      u.pc = src->pc;
+      out.locations.push_back(u);
+      at = file_line(u.file, u.line);
+    }
     out.title = fmt::format("GPU fault: {} in {}", what_of(f),
                             kernel.empty() ? std::string("a kernel") : short_function_name(kernel));
     out.summary = fmt::format(
@@ -307,6 +318,13 @@ std::vector<Finding> program_fault(const Snapshot& s) {
         fmt::format("where: {}{}", loc.function.empty() ? std::string("??") : loc.function,
                     loc.file.empty() ? "" : " at " + file_line(loc.file, loc.line)));
   }
+  if (f.on_gpu && f.frames.size() > 1) { // the wave's or CUDA thread's own stack
+    std::vector<std::string> frames;
+    for (std::size_t i = 0; i < f.frames.size() && i < 6; ++i) {
+      frames.push_back(frame_where(f.frames[i]));
+    }
+    out.evidence.push_back(fmt::format("stack: {}", fmt::join(frames, " <- ")));
+  }
   if (!f.detail.empty()) {
     std::size_t pos = 0;
     while (pos < f.detail.size()) {
@@ -317,9 +335,9 @@ std::vector<Finding> program_fault(const Snapshot& s) {
       pos = nl == std::string::npos ? f.detail.size() : nl + 1;
     }
   }
-  // A host fault leads with the user's own frame (where to read), then the stop's frame; a wave's
-  // stop frame is its own code.
-  if (f.on_gpu || out.locations.empty()) {
+  // The frame to read (a host fault's own code, a device assert's caller) leads, then the stop's
+  // frame; a stop frame that is the code itself stands alone.
+  if (out.locations.empty()) {
     out.locations.insert(out.locations.begin(), loc);
   } else {
     out.locations.push_back(loc);

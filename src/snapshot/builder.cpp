@@ -224,6 +224,7 @@ struct Builder::Impl {
   }
 
   Snapshot finish() {
+    faults.take_frames(state.stacks); // before the dialects file the stacks away
     gdb->finish(state);
     if (rocgdb_used) {
       rocgdb->finish(state);

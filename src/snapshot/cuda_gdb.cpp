@@ -21,7 +21,7 @@
 namespace rocplay::snapshot {
 namespace {
 
-constexpr std::string_view kFocusThread = "cuda-focus";
+constexpr std::string_view kFocusThread = kCudaFocusThread;
 constexpr std::string_view kGpuArch = "m68k"; // what cuda-gdb names the GPU frames' arch
 
 using Dim3 = std::array<std::int64_t, 3>;

@@ -28,6 +28,10 @@ struct LineRange {
   SourceLine line;       // pc = start; function/offset describe `start`
 };
 
+// cuda-gdb lists its focus thread's GPU frames as the selected host thread's stack; they are filed
+// under this id instead (src/snapshot/cuda_gdb.cpp) and read by the fault model.
+inline constexpr std::string_view kCudaFocusThread = "cuda-focus";
+
 // State shared by the dialects while one snapshot is built.
 struct BuildState {
   Snapshot snapshot;

@@ -1,6 +1,10 @@
 // The fault stop: which `*stopped` records are faults, and what the model keeps of them.
 #include "snapshot/fault.hpp"
+#include "snapshot/dialect.hpp"
 #include "snapshot/text.hpp"
+
+#include <algorithm>
+#include <cstddef>
 
 namespace rocplay {
 
@@ -131,6 +135,7 @@ void FaultReader::take_stop(const mi::Exchange& ex) {
     const auto arch = frame["arch"].str_or();
     gpu_frame_ = text::starts_with(arch, "amdgcn");
     if (auto focus = r["CudaFocus"]; focus.is_tuple()) {
+      cuda_focus_ = true;
       f.on_gpu = true;
       f.kernel = text::parse_u64(focus["kernel"].str_or());
       f.block = mi::lossy_utf8(focus["blockIdx"].str_or());
@@ -139,6 +144,19 @@ void FaultReader::take_stop(const mi::Exchange& ex) {
     }
     fault_ = std::move(f);
   }
+}
+
+void FaultReader::take_frames(const std::map<std::string, std::vector<Frame>>& stacks) {
+  if (!fault_) {
+    return;
+  }
+  const auto it = stacks.find(cuda_focus_ ? std::string(kCudaFocusThread) : fault_->thread_id);
+  if (it == stacks.end()) {
+    return;
+  }
+  const auto& frames = it->second;
+  fault_->frames.assign(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                             frames.size(), kMaxFaultFrames)));
 }
 
 void FaultReader::finish(Snapshot& s) {
@@ -158,6 +176,9 @@ void FaultReader::finish(Snapshot& s) {
       }
       break;
     }
+  }
+  if (!f.on_gpu) {
+    f.frames.clear(); // a host thread's frames are its HostThread's
   }
   s.fault = std::move(fault_);
 }

@@ -4,8 +4,10 @@
 #include "rocplay/fault.hpp"
 #include "rocplay/snapshot.hpp"
 
+#include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace rocplay::snapshot {
 
@@ -15,6 +17,9 @@ namespace rocplay::snapshot {
 class FaultReader {
 public:
   void add(const mi::Exchange& exchange);
+  // Keeps the stack the playbook listed for the faulting wave or CUDA focus thread (the builder's
+  // stacks by thread id, before the dialects file them as host threads or drop them).
+  void take_frames(const std::map<std::string, std::vector<Frame>>& stacks);
   // Fills snapshot.fault; links it to the faulting wave where the snapshot has it.
   void finish(Snapshot& snapshot);
 
@@ -23,6 +28,7 @@ private:
   std::optional<Fault> fault_;
   std::set<std::string> catchpoints_; // breakpoint numbers of `catch throw`
   bool gpu_frame_ = false;
+  bool cuda_focus_ = false; // the stop named a CudaFocus: its stack is filed apart
 };
 
 } // namespace rocplay::snapshot

@@ -275,6 +275,18 @@ json frame_json(const Frame& f) {
   return j;
 }
 
+Frame frame_from_json(const Reader& r) {
+  Frame f;
+  f.level = r.num<std::uint32_t>("level").value_or(0);
+  f.pc = r.addr("pc");
+  f.function = r.str("function");
+  f.linkage_name = r.str("linkage_name");
+  f.file = r.str("file");
+  f.line = r.num<std::uint32_t>("line");
+  f.from = r.str("from");
+  return f;
+}
+
 } // namespace
 
 nlohmann::json to_json(const Snapshot& s) {
@@ -499,6 +511,13 @@ nlohmann::json to_json(const Snapshot& s) {
     put(e, "block", f.block);
     put(e, "thread", f.thread);
     put(e, "detail", f.detail);
+    if (!f.frames.empty()) { // absent, not [], keeps older snapshots' JSON as it was
+      json frames = json::array();
+      for (const auto& fr : f.frames) {
+        frames.push_back(frame_json(fr));
+      }
+      e["frames"] = std::move(frames);
+    }
     j["fault"] = std::move(e);
   }
   j["warnings"] = s.warnings;
@@ -639,17 +658,7 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
     t.name = e.str("name");
     t.target_id = e.str("target_id");
     t.state = e.str("state");
-    e.each("frames", [&](const Reader& fe) {
-      Frame f;
-      f.level = fe.num<std::uint32_t>("level").value_or(0);
-      f.pc = fe.addr("pc");
-      f.function = fe.str("function");
-      f.linkage_name = fe.str("linkage_name");
-      f.file = fe.str("file");
-      f.line = fe.num<std::uint32_t>("line");
-      f.from = fe.str("from");
-      t.frames.push_back(std::move(f));
-    });
+    e.each("frames", [&](const Reader& fe) { t.frames.push_back(frame_from_json(fe)); });
     if (const json* m = e.find("mutex_wait")) {
       if (!m->is_object()) {
         e.fail("mutex_wait", "an object");
@@ -765,6 +774,7 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
     f.block = fr.str("block");
     f.thread = fr.str("thread");
     f.detail = fr.str("detail");
+    fr.each("frames", [&](const Reader& fe) { f.frames.push_back(frame_from_json(fe)); });
     s.fault = std::move(f);
   }
   strings("warnings", s.warnings);

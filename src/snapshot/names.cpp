@@ -39,6 +39,11 @@ void demangle_names(Snapshot& s) {
       demangle_into(f.function, f.linkage_name);
     }
   }
+  if (s.fault) {
+    for (auto& f : s.fault->frames) {
+      demangle_into(f.function, f.linkage_name);
+    }
+  }
   for (auto& l : s.source_lines) {
     demangle_into(l.function, l.linkage_name);
   }

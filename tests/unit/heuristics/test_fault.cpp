@@ -2,9 +2,12 @@
 // a cuda-gdb exception stop, a host signal, a catchpoint, and stops that are no fault.
 #include "../snapshot/support.hpp"
 #include "rocplay/heuristics.hpp"
+#include "rocplay/report.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <sstream>
 
 using namespace rocplay;
 
@@ -106,6 +109,11 @@ TEST_CASE("rocgdb device assert (reconstructed): the faulting wave, not the firs
   CHECK(findings.front().id == "gpu-fault");
   CHECK(findings.front().title.find("check_kernel") != std::string::npos);
   CHECK(findings.front().locations.front().line == 22u);
+  // The wave stopped in its own code: that frame is the one location, and its .hip file makes the
+  // kernel C++, not a Triton guess from the plain name.
+  REQUIRE(s.fault->frames.size() == 1);
+  CHECK(findings.front().locations.size() == 1);
+  CHECK(findings.front().details["dispatch"]["kernel_info"]["family"] == "hip_cpp");
 }
 
 TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread; a SIGINT stop is no fault") {
@@ -173,10 +181,43 @@ TEST_CASE("cuda-gdb on an H100 (real recording): a device assert launched with r
   CHECK(s.fault->signal == "CUDA_EXCEPTION_12");
   CHECK(s.fault->on_gpu);
   CHECK(s.fault->thread == "(77,0,0)"); // the element that failed its assert
+  // The focus's GPU stack (fault-triage's `-stack-list-frames 0 30`): the runtime's assert, then
+  // the kernel's line. The host threads' stacks stay apart.
+  REQUIRE(s.fault->frames.size() == 2);
+  CHECK(s.fault->frames[0].function == "__assert_fail");
+  CHECK(s.fault->frames[1].function == "check_values");
+  CHECK(s.fault->frames[1].line == 9u);
+  for (const auto& t : s.host_threads) {
+    for (const auto& f : t.frames) {
+      CHECK(f.function != "check_values");
+    }
+  }
   const auto findings = heuristics::run(s);
   REQUIRE_FALSE(findings.empty());
-  CHECK(findings.front().id == "gpu-fault");
-  CHECK(findings.front().title.find("check_values") != std::string::npos);
+  const Finding& v = findings.front();
+  CHECK(v.id == "gpu-fault");
+  CHECK(v.title.find("check_values") != std::string::npos);
+  // Where to read: the kernel's assert line, not __assert_fail; the stop's frame comes second.
+  REQUIRE(v.locations.size() == 2);
+  CHECK(v.locations[0].function == "check_values");
+  CHECK(v.locations[0].file == "device_assert.cu");
+  CHECK(v.locations[0].line == 9u);
+  CHECK(v.locations[1].function == "__assert_fail");
+  CHECK(v.summary.find("at device_assert.cu:9") != std::string::npos);
+  CHECK(v.next_step.find("device_assert.cu:9") != std::string::npos);
+  // check_values is a plain name, which alone reads as Triton; its source file is CUDA C++.
+  CHECK(v.details["dispatch"]["kernel_info"]["family"] == "hip_cpp");
+  CHECK(v.details["dispatch"]["kernel_info"]["source"] == "device_assert.cu");
+  bool kernel_line = false;
+  for (const auto& e : v.evidence) {
+    kernel_line |= e.find("kernel check_values: hip_cpp") != std::string::npos;
+    CHECK(e.find("triton") == std::string::npos);
+  }
+  CHECK(kernel_line);
+  std::ostringstream text;
+  report::write_text(text, s, findings);
+  INFO(text.str());
+  CHECK(text.str().find("Where:   check_values at device_assert.cu:9") != std::string::npos);
 }
 
 TEST_CASE("cuda-gdb on an H100 (real recording): an illegal access cuda-gdb did not stop on") {
