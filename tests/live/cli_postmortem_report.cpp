@@ -59,3 +59,18 @@ TEST_CASE("rocplay postmortem: one-event ranks are named in the report") {
   CHECK(one.out.find("[missing-rank]") != std::string::npos);
   CHECK(one.out.find("[collective-wait]") == std::string::npos); // a per-input finding
 }
+
+TEST_CASE("rocplay postmortem of cuda-gdb's device-assert stop: Where is the kernel's line") {
+  // Real recording (H100): the stop is in cuda-gdb's __assert_fail; check_values called it.
+  const CliRun r =
+      run_rocplay({"postmortem", (kFixtures / "cuda-gdb/h100-launch/device_assert.rec").string(),
+                   "--no-progress"},
+                  std::chrono::seconds(60), {"COLUMNS=100"});
+  INFO(r.out << r.err);
+  CHECK(r.out.rfind("VERDICT  [critical 1.00] GPU fault: assert (CUDA_EXCEPTION_12, Warp Assert) "
+                    "in check_values",
+                    0) == 0);
+  CHECK(r.out.find("  Where:   check_values at device_assert.cu:9 ") != std::string::npos);
+  CHECK(r.out.find("kernel check_values: hip_cpp") != std::string::npos);
+  CHECK(r.out.find("triton") == std::string::npos);
+}
