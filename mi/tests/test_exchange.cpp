@@ -2,6 +2,7 @@
 // output is what TranscriptReader assembles from the recording of it.
 #include "rocplay/mi/exchange.hpp"
 #include "rocplay/mi/transcript.hpp"
+#include "same_exchanges.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -73,18 +74,7 @@ struct Live {
 
 void check_same(const std::vector<Exchange>& live, const std::vector<Exchange>& replay) {
   REQUIRE(replay.size() == live.size());
-  for (std::size_t i = 0; i < live.size(); ++i) {
-    INFO("exchange " << i << ": `" << live[i].command << "`");
-    CHECK(replay[i].command == live[i].command);
-    CHECK(replay[i].token == live[i].token);
-    CHECK(replay[i].notes == live[i].notes);
-    CHECK(replay[i].sent_at == live[i].sent_at);
-    CHECK(replay[i].done_at == live[i].done_at);
-    REQUIRE(replay[i].records.size() == live[i].records.size());
-    for (std::size_t j = 0; j < live[i].records.size(); ++j) {
-      CHECK(replay[i].records[j].line() == live[i].records[j].line());
-    }
-  }
+  rocplay::mi::testing::check_same_exchanges(live, replay, live.size());
 }
 
 // The events of a recording, read back as a session would have met them.

@@ -16,8 +16,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rocplay::testing {
@@ -117,6 +120,65 @@ inline CliRun run_rocplay(const std::vector<std::string>& args,
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, timeout, extra_env, watch);
 }
+
+// The processes a rocplay run started (its debugger, a launched program and its helper), as seen
+// while it ran: once it has ended, none may be left (a debugger orphaned to init, a program left
+// stopped or traced). Call scan() from run_program's `watch`; it looks at /proc at most every
+// 100 ms.
+class Descendants {
+public:
+  void scan(pid_t root) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(100)) {
+      return;
+    }
+    last_ = now;
+    std::map<std::int64_t, process::Stat> all;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) {
+        continue;
+      }
+      if (auto st = process::read_stat(std::stoll(name))) {
+        all.emplace(st->pid, *st);
+      }
+    }
+    for (const auto& [pid, st] : all) {
+      // Up the parent chain, a few levels at most: gdb, the program it runs.
+      std::int64_t up = st.ppid;
+      for (int depth = 0; depth < 4 && up > 1; ++depth) {
+        if (up == root) {
+          seen_.emplace(pid, st);
+          break;
+        }
+        const auto it = all.find(up);
+        up = it == all.end() ? 0 : it->second.ppid;
+      }
+    }
+  }
+  std::size_t count() const { return seen_.size(); }
+  // Every process seen is gone (or a zombie: dead, waiting for its parent) within 5 s.
+  void require_none_left() const {
+    for (const auto& [pid, was] : seen_) {
+      std::optional<process::Stat> st;
+      for (int i = 0; i < 250; ++i) {
+        st = process::read_stat(pid);
+        // A different starttime is another process that got the same pid.
+        if (!st || st->starttime != was.starttime || st->state == 'Z' || st->state == 'X') {
+          st.reset();
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      INFO("left behind: pid " << pid << " (" << was.comm << ")");
+      CHECK_FALSE(st);
+    }
+  }
+
+private:
+  std::map<std::int64_t, process::Stat> seen_;
+  std::chrono::steady_clock::time_point last_{};
+};
 
 // Each non-empty line of JSON Lines output, parsed.
 inline std::vector<nlohmann::json> json_lines(const std::string& text) {

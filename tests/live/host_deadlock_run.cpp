@@ -10,8 +10,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
-
 #include <fstream>
 
 using namespace rocplay;
@@ -20,83 +18,17 @@ using namespace rocplay::testing;
 namespace {
 
 int deadlock_source_line(const std::string& marker) {
-  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/deadlock_target.cpp");
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find(marker) != std::string::npos) {
-      return n;
-    }
-  }
-  throw std::runtime_error("marker not found in deadlock_target.cpp: " + marker);
+  return marker_line("deadlock_target.cpp", marker);
 }
 
 // Starts deadlock_target and waits for `ready` (both lockers blocked on their second mutex).
 class DeadlockTarget {
 public:
-  DeadlockTarget() {
-    const std::string exe = find_built("deadlock_target");
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-      throw std::runtime_error("pipe failed");
-    }
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      ::execl(exe.c_str(), exe.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    std::string text;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (text.find("ready\n") == std::string::npos) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::close(out[0]);
-        stop();
-        throw std::runtime_error("deadlock_target did not get ready: " + text);
-      }
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) > 0) {
-        char buf[256];
-        const ssize_t n = ::read(out[0], buf, sizeof buf);
-        if (n <= 0) {
-          ::close(out[0]);
-          stop();
-          throw std::runtime_error("deadlock_target exited early: " + text);
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-    ::close(out[0]);
-  }
+  DeadlockTarget() : pid_(start_until_ready({find_built("deadlock_target")})) {}
   ~DeadlockTarget() { stop(); }
   DeadlockTarget(const DeadlockTarget&) = delete;
   DeadlockTarget& operator=(const DeadlockTarget&) = delete;
   std::int64_t pid() const { return pid_; }
-
-  // The state letter of every thread (/proc/PID/task/TID/stat): none may be left stopped.
-  std::vector<char> thread_states() const {
-    std::vector<char> out;
-    const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
-    DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) {
-      return out;
-    }
-    while (dirent* e = ::readdir(d)) {
-      if (e->d_name[0] == '.') {
-        continue;
-      }
-      std::ifstream stat(dir + "/" + e->d_name + "/stat");
-      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-      const auto close = text.rfind(')');
-      if (close != std::string::npos && close + 2 < text.size()) {
-        out.push_back(text[close + 2]);
-      }
-    }
-    ::closedir(d);
-    return out;
-  }
 
 private:
   void stop() {
@@ -109,18 +41,6 @@ private:
   }
   pid_t pid_ = -1;
 };
-
-void require_no_thread_stopped(const DeadlockTarget& t) {
-  // The detach resumes every thread; give the kernel a moment to show it.
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const auto states = t.thread_states();
-  REQUIRE(states.size() == 4);
-  for (char s : states) {
-    INFO("thread state " << s);
-    CHECK(s != 'T');
-    CHECK(s != 't');
-  }
-}
 
 const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
   for (const auto& f : fs) {
@@ -217,7 +137,7 @@ TEST_CASE("host-stacks on a mutex deadlock: owners read, the loop named with its
   CHECK(waits.find("condition variable at wait_forever at deadlock_target.cpp:" +
                    std::to_string(cond_line)) != std::string::npos);
 
-  require_no_thread_stopped(target);
+  require_no_thread_stopped(target.pid(), 4);
 }
 
 TEST_CASE("rocplay run hang-triage on a mutex deadlock: the text verdict names it") {
@@ -246,5 +166,5 @@ TEST_CASE("rocplay run hang-triage on a mutex deadlock: the text verdict names i
     }
     start = end + 1;
   }
-  require_no_thread_stopped(target);
+  require_no_thread_stopped(target.pid(), 4);
 }

@@ -19,16 +19,7 @@ using namespace std::chrono_literals;
 namespace {
 
 int fault_line(const std::string& marker) {
-  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/fault_target.cpp");
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.find("// FAULT: " + marker) != std::string::npos) {
-      return n;
-    }
-  }
-  throw std::runtime_error("no FAULT marker " + marker);
+  return marker_line("fault_target.cpp", "// FAULT: " + marker);
 }
 
 std::vector<std::string> launch_args(std::vector<std::string> options,
@@ -77,7 +68,8 @@ void require_gone(std::int64_t pid) {
   FAIL("pid " << pid << " is still there, state " << (st ? st->state : '?'));
 }
 
-// No debugger or helper of ours is left: nothing whose command line names fault_target.
+// No debugger or helper of ours is left: nothing whose command line names this build's
+// fault_target (its full path: other checkouts' tests may run theirs at the same time).
 void require_no_stray(const std::string& marker) {
   std::this_thread::sleep_for(100ms);
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
@@ -121,7 +113,7 @@ TEST_CASE("launch: a segfault is reported at the faulting line and the program k
   CHECK(fault["address"] == "0x0");
   CHECK(j["launch"]["after"] == "killed after the report");
   require_gone(j["launch"]["pid"].get<std::int64_t>());
-  require_no_stray("fault_target");
+  require_no_stray(find_built("fault_target"));
 }
 
 TEST_CASE("launch: abort names the user's frame, not the C library's (assert kind)") {
@@ -182,7 +174,7 @@ TEST_CASE("launch: a normal exit passes through as 0, another status as 80 with 
   CHECK(bad.exit_code == 80);
   CHECK(j["launch"]["exit_code"] == 7);
   CHECK(j["findings"].empty());
-  require_no_stray("fault_target");
+  require_no_stray(find_built("fault_target"));
 }
 
 TEST_CASE("launch: a signal that is no fault is passed on, and the program goes on") {
@@ -203,29 +195,43 @@ TEST_CASE("launch: past --timeout the program is stopped, reported and killed (8
   CHECK_FALSE(j["snapshot"].contains("fault"));
   CHECK_FALSE(j["snapshot"]["host_threads"].empty()); // the snapshot of where it was
   require_gone(j["launch"]["pid"].get<std::int64_t>());
-  require_no_stray("fault_target");
+  require_no_stray(find_built("fault_target"));
 }
 
-TEST_CASE("launch: the first SIGINT stops the program and reports; nothing is left (130)") {
+TEST_CASE("launch: the first SIGINT or SIGTERM stops the program and reports; nothing is left "
+          "(130/143)") {
+  int sig = SIGINT;
+  int code = 130;
+  std::string word = "SIGINT";
+  SECTION("SIGINT") {}
+  SECTION("SIGTERM") {
+    sig = SIGTERM;
+    code = 143;
+    word = "SIGTERM";
+  }
+  Descendants spawned;
   bool sent = false;
   const auto [r, j] = launch_json({}, {"sleep", "60"}, [&](pid_t pid, const std::string& err) {
+    spawned.scan(pid);
     if (!sent && err.find("fault_target sleeping") != std::string::npos) {
       std::this_thread::sleep_for(300ms);
-      ::kill(pid, SIGINT);
+      ::kill(pid, sig);
       sent = true;
     }
   });
   INFO("stderr: " << r.err);
   INFO("stdout: " << r.out);
   REQUIRE(sent);
-  CHECK(r.exit_code == 130);
+  CHECK(r.exit_code == code);
   CHECK(r.term_signal == 0);
   CHECK(j["launch"]["outcome"] == "interrupted");
-  CHECK(j["launch"]["user_signal"] == "SIGINT");
+  CHECK(j["launch"]["user_signal"] == word);
   CHECK(j["launch"]["after"] == "killed after the report");
   CHECK_FALSE(j["snapshot"]["host_threads"].empty());
   require_gone(j["launch"]["pid"].get<std::int64_t>());
-  require_no_stray("fault_target");
+  CHECK(spawned.count() >= 2); // the debugger and the program
+  spawned.require_none_left();
+  require_no_stray(find_built("fault_target"));
 }
 
 TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given; stdin and stdout "

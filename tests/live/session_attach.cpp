@@ -1,6 +1,7 @@
 // Live: a real gdb attached to tests/targets/spin_target through rocplay::session::Session.
 #include "session_target.hpp"
 
+#include "../../mi/tests/same_exchanges.hpp" // shared with mi's own exchange tests
 #include "rocplay/mi/transcript.hpp"
 
 #include <catch2/catch.hpp>
@@ -179,19 +180,7 @@ TEST_CASE("a recording replays into the same exchanges", "[live][session][transc
     }
   }
   REQUIRE(upto > 0);
-  REQUIRE(replay.size() >= upto);
-  for (std::size_t i = 0; i < upto; ++i) {
-    INFO("exchange " << i << ": `" << live[i].command << "`");
-    CHECK(replay[i].command == live[i].command);
-    CHECK(replay[i].token == live[i].token);
-    CHECK(replay[i].notes == live[i].notes);
-    CHECK(replay[i].sent_at == live[i].sent_at);
-    CHECK(replay[i].done_at == live[i].done_at);
-    REQUIRE(replay[i].records.size() == live[i].records.size());
-    for (std::size_t j = 0; j < live[i].records.size(); ++j) {
-      CHECK(replay[i].records[j].line() == live[i].records[j].line());
-    }
-  }
+  mi::testing::check_same_exchanges(live, replay, upto);
   // The attach command and its stop are both there.
   bool saw_attach = false;
   bool saw_stopped = false;

@@ -7,6 +7,7 @@
 #include "rocplay/process.hpp"
 #include "rocplay/session.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/mman.h>
@@ -59,9 +60,9 @@ inline std::string find_built(const std::string& name) {
                            " (build the whole tree: the live tests need tests/targets)");
 }
 
-// The 1-based line of spin_target.cpp that holds `marker`.
-inline int target_source_line(const std::string& marker) {
-  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/spin_target.cpp");
+// The 1-based line of tests/targets/`source` that holds `marker`.
+inline int marker_line(const std::string& source, const std::string& marker) {
+  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/" + source);
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
@@ -70,7 +71,109 @@ inline int target_source_line(const std::string& marker) {
       return n;
     }
   }
-  throw std::runtime_error("marker not found in spin_target.cpp: " + marker);
+  throw std::runtime_error("marker not found in " + source + ": " + marker);
+}
+
+// The 1-based line of spin_target.cpp that holds `marker`.
+inline int target_source_line(const std::string& marker) {
+  return marker_line("spin_target.cpp", marker);
+}
+
+// Starts args[0] (a path) with its stdout on a pipe, the environment `env` (this process's when
+// empty), and waits at most 20 s for the `ready` line it prints once in place. Returns its pid;
+// a program that exits first or is not ready in time is killed, reaped, and reported by throwing
+// with what it printed.
+inline pid_t start_until_ready(std::vector<std::string> args, std::vector<std::string> env = {}) {
+  if (env.empty()) {
+    for (char** e = environ; *e != nullptr; ++e) {
+      env.emplace_back(*e);
+    }
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) {
+    argv.push_back(a.data());
+  }
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& kv : env) {
+    envp.push_back(kv.data());
+  }
+  envp.push_back(nullptr);
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::execve(argv[0], argv.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  if (pid < 0) {
+    ::close(out[0]);
+    throw std::runtime_error("fork failed");
+  }
+  const std::string name = args[0].substr(args[0].rfind('/') + 1);
+  auto fail = [&](const std::string& why) {
+    ::close(out[0]);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    throw std::runtime_error(name + " " + why);
+  };
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (text.find("ready\n") == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      fail("did not get ready: " + text);
+    }
+    pollfd p{out[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) {
+      char buf[256];
+      const ssize_t n = ::read(out[0], buf, sizeof buf);
+      if (n <= 0) {
+        fail("exited early: " + text);
+      }
+      text.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(out[0]);
+  return pid;
+}
+
+// The state letter of each thread of `pid` (/proc/PID/task/TID/stat); empty once it is gone.
+inline std::vector<char> thread_states(std::int64_t pid) {
+  std::vector<char> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    return out;
+  }
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') {
+      continue;
+    }
+    const std::string text = read_file(dir + "/" + e->d_name + "/stat");
+    const auto close = text.rfind(')');
+    if (close != std::string::npos && close + 2 < text.size()) {
+      out.push_back(text[close + 2]);
+    }
+  }
+  ::closedir(d);
+  return out;
+}
+
+// Every thread of `pid` (there are `threads` of them) is left neither stopped nor traced-stopped.
+inline void require_no_thread_stopped(std::int64_t pid, std::size_t threads) {
+  // A detach resumes every thread; give the kernel a moment to show it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto states = thread_states(pid);
+  REQUIRE(states.size() == threads);
+  for (char s : states) {
+    INFO("thread state " << s);
+    CHECK(s != 'T');
+    CHECK(s != 't');
+  }
 }
 
 class SpinTarget {
@@ -79,8 +182,9 @@ public:
     int spin_threads = 2;
     int blocked_threads = 1;
     bool sleepy = false;
-    bool walker = false; // a thread stepping through a loop of calls (--walker)
-    double spin_for = 0; // the spinning threads leave their loop after this (--spin-for)
+    bool walker = false;       // a thread stepping through a loop of calls (--walker)
+    double spin_for = 0;       // the spinning threads leave their loop after this (--spin-for)
+    bool segv_on_usr2 = false; // SIGUSR2 makes it write through a null pointer (--segv-on-usr2)
     std::vector<std::string> extra_env; // NAME=value added to the target's environment
   };
 
@@ -106,60 +210,15 @@ public:
       args.push_back("--spin-for");
       args.push_back(std::to_string(config.spin_for));
     }
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-      throw std::runtime_error("pipe failed");
+    if (config.segv_on_usr2) {
+      args.push_back("--segv-on-usr2");
     }
-    std::vector<std::string> env_storage;
+    std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {
-      env_storage.emplace_back(*e);
+      env.emplace_back(*e);
     }
-    for (const auto& kv : config.extra_env) {
-      env_storage.push_back(kv);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (auto& kv : env_storage) {
-      envp.push_back(kv.data());
-    }
-    envp.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      ::execve(argv[0], argv.data(), envp.data());
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    if (pid_ < 0) {
-      ::close(out[0]);
-      throw std::runtime_error("fork failed");
-    }
-    // Wait for `ready` (every thread in place), at most 20 s.
-    std::string text;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (text.find("ready\n") == std::string::npos) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::close(out[0]);
-        kill_now();
-        throw std::runtime_error("spin_target did not get ready: " + text);
-      }
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) > 0) {
-        char buf[256];
-        const ssize_t n = ::read(out[0], buf, sizeof buf);
-        if (n <= 0) {
-          ::close(out[0]);
-          kill_now();
-          throw std::runtime_error("spin_target exited early: " + text);
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-    ::close(out[0]);
+    env.insert(env.end(), config.extra_env.begin(), config.extra_env.end());
+    pid_ = start_until_ready(std::move(args), std::move(env));
     const int pfd = ::open(progress_path_.c_str(), O_RDWR | O_CLOEXEC);
     void* map = ::mmap(nullptr, sizeof(TargetProgress), PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
     ::close(pfd);

@@ -268,32 +268,31 @@ TEST_CASE("watch: a log rotated by rename or truncated is followed, no false cap
   TempDir dir;
   const std::string device = dir.file("fake-kfd");
   const std::string log = dir.path() + "/server.log";
+  // The watch follows the log through `rotation` (its words on stderr) and ends at --watch-for
+  // with no capture.
+  auto watch_through = [&](const FakeServer& server, const std::string& watch_for,
+                           const std::string& rotation) {
+    const auto r = run_rocplay(watch_args(server, device, log, dir.path() + "/out",
+                                          {"--quiet-for", "1s", "--watch-for", watch_for}),
+                               60s);
+    INFO("stderr: " << r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.find(rotation) != std::string::npos);
+    CHECK(r.err.find("HANG") == std::string::npos);
+    CHECK(r.err.find("--watch-for " + watch_for + " elapsed") != std::string::npos);
+    CHECK(files_in(dir.path() + "/out").empty());
+  };
   SECTION("rename, the workers writing the old file for 2 s before they reopen") {
     FakeServer server(
         log, device,
         {"--workers", "1", "--rotate", "rename", "--rotate-every", "3", "--reopen-after", "2"});
-    const auto r = run_rocplay(watch_args(server, device, log, dir.path() + "/out",
-                                          {"--quiet-for", "1s", "--watch-for", "7s"}),
-                               60s);
-    INFO("stderr: " << r.err);
-    REQUIRE_FALSE(r.timed_out);
-    CHECK(r.exit_code == 0);
-    CHECK(r.err.find("was rotated") != std::string::npos);
-    CHECK(r.err.find("HANG") == std::string::npos);
-    CHECK(r.err.find("--watch-for 7s elapsed") != std::string::npos);
-    CHECK(files_in(dir.path() + "/out").empty());
+    watch_through(server, "7s", "was rotated");
   }
   SECTION("copytruncate") {
     FakeServer server(log, device,
                       {"--workers", "1", "--rotate", "truncate", "--rotate-every", "1"});
-    const auto r = run_rocplay(watch_args(server, device, log, dir.path() + "/out",
-                                          {"--quiet-for", "1s", "--watch-for", "4s"}),
-                               60s);
-    INFO("stderr: " << r.err);
-    REQUIRE_FALSE(r.timed_out);
-    CHECK(r.exit_code == 0);
-    CHECK(r.err.find("truncated") != std::string::npos);
-    CHECK(r.err.find("HANG") == std::string::npos);
+    watch_through(server, "4s", "truncated");
   }
 }
 

@@ -1,7 +1,7 @@
 // A stand-in for a hung GPU worker, used by the live tests and bench/bench_live.
 //
 //   spin_target PROGRESS_FILE [SPIN_THREADS=2] [--sleepy] [--blocked N] [--walker]
-//               [--spin-for SECONDS]
+//               [--spin-for SECONDS] [--segv-on-usr2]
 //
 // * SPIN_THREADS threads spin at one PC inside `start_sync` (a cross-rank barrier that never
 //   opens), like the sync-lane waves of a hung all-gather. With --sleepy they nap inside the loop
@@ -16,6 +16,8 @@
 //   different functions (the progress tests' "moving" thread).
 // * --spin-for SECONDS: the spinning threads leave start_sync after SECONDS and sleep in
 //   after_sync (the progress tests' "loop ends between samples").
+// * --segv-on-usr2: a SIGUSR2 makes the main thread write through a null pointer at its next tick
+//   (`run --wait-for-fault` tests: a fault on demand, after rocplay has attached).
 //
 // It prints `pid N` and then `ready` once every thread is in place, and runs until killed. It dies
 // with its parent (PR_SET_PDEATHSIG) so a crashed test never leaves it behind.
@@ -107,6 +109,13 @@ void* walker_main(void*) {
   return nullptr;
 }
 
+volatile sig_atomic_t g_fault_requested = 0;
+int* volatile g_null_pointer = nullptr;
+
+__attribute__((noinline)) void write_through_null() {
+  *g_null_pointer = 1; // rocplay-test: fault line
+}
+
 __attribute__((noinline)) void after_sync() {
   for (;;) {
     nap(100'000'000); // rocplay-test: after sync line
@@ -187,6 +196,7 @@ int main(int argc, char** argv) {
   int spin_threads = 2;
   int blocked_threads = 1;
   bool walker = false;
+  bool segv_on_usr2 = false;
   double spin_for = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -194,6 +204,8 @@ int main(int argc, char** argv) {
       g_sleepy = true;
     } else if (arg == "--walker") {
       walker = true;
+    } else if (arg == "--segv-on-usr2") {
+      segv_on_usr2 = true;
     } else if (arg == "--spin-for" && i + 1 < argc) {
       spin_for = std::atof(argv[++i]);
     } else if (arg == "--blocked" && i + 1 < argc) {
@@ -209,6 +221,9 @@ int main(int argc, char** argv) {
   Progress* progress = map_progress(argv[1]);
   if (progress == nullptr) {
     return 1;
+  }
+  if (segv_on_usr2) {
+    std::signal(SIGUSR2, [](int) { g_fault_requested = 1; });
   }
   std::memset(progress, 0, sizeof(Progress));
   progress->pid = static_cast<std::uint64_t>(getpid());
@@ -251,6 +266,9 @@ int main(int argc, char** argv) {
     }
     if (release_at != 0 && now >= release_at && g_release == 0) {
       g_release = 1;
+    }
+    if (g_fault_requested != 0) {
+      write_through_null();
     }
     __atomic_store_n(&progress->last_ns, now, __ATOMIC_RELAXED);
     __atomic_fetch_add(&progress->counter, 1, __ATOMIC_RELEASE);
