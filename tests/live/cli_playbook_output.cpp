@@ -80,7 +80,7 @@ TEST_CASE("step output: cli and mi output in the text report (bounded) and whole
   require_running_again(target);
 }
 
-TEST_CASE("var values are checked before the attach; allowed unsafe commands are reported") {
+TEST_CASE("var values are checked before the attach, allowed unsafe commands are reported") {
   SpinTarget target;
   target.reset_max_gap();
   TempDir dir;

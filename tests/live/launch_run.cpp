@@ -144,7 +144,7 @@ TEST_CASE("launch: divide by zero is an arithmetic fault at its line") {
   require_gone(j["launch"]["pid"].get<std::int64_t>());
 }
 
-TEST_CASE("launch: --catch throw stops at the throw; without it the program handles it") {
+TEST_CASE("launch: --catch throw stops at the throw, without it the program handles it") {
   const auto [r, j] = launch_json({"--catch", "throw"}, {"throw"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 81);
@@ -198,7 +198,7 @@ TEST_CASE("launch: past --timeout the program is stopped, reported and killed (8
   require_no_stray(find_built("fault_target"));
 }
 
-TEST_CASE("launch: the first SIGINT or SIGTERM stops the program and reports; nothing is left "
+TEST_CASE("launch: the first SIGINT or SIGTERM stops the program and reports, nothing is left "
           "(130/143)") {
   int sig = SIGINT;
   int code = 130;
@@ -234,7 +234,7 @@ TEST_CASE("launch: the first SIGINT or SIGTERM stops the program and reports; no
   require_no_stray(find_built("fault_target"));
 }
 
-TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given; stdin and stdout "
+TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given, stdin and stdout "
           "are the program's") {
   TempDir dir;
   const std::string record = dir.path() + "/args.txt";

@@ -213,7 +213,7 @@ TEST_CASE("samples: the text report has a Progress section with the verdict") {
   require_every_thread_running(target);
 }
 
-TEST_CASE("samples: SIGINT, SIGTERM or SIGHUP during the interval detaches; the target runs") {
+TEST_CASE("samples: SIGINT, SIGTERM or SIGHUP during the interval detaches, the target runs") {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     SpinTarget target;
     TempDir dir;
@@ -235,7 +235,7 @@ TEST_CASE("samples: SIGINT, SIGTERM or SIGHUP during the interval detaches; the 
   }
 }
 
-TEST_CASE("samples: the debugger killed during the interval; the target runs") {
+TEST_CASE("samples: the debugger killed during the interval, the target runs") {
   SpinTarget target;
   TempDir dir;
   const std::string record = dir.path() + "/crash.rec";

@@ -117,7 +117,7 @@ TEST_CASE("run --wait-for-fault: at --timeout the process is detached with every
   spawned.require_none_left();
 }
 
-TEST_CASE("run --wait-for-fault: SIGINT or SIGTERM to rocplay detaches; the process keeps "
+TEST_CASE("run --wait-for-fault: SIGINT or SIGTERM to rocplay detaches, the process keeps "
           "running (130/143)") {
   int sig = SIGINT;
   int code = 130;

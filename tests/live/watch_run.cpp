@@ -312,7 +312,7 @@ TEST_CASE("watch: workers restarting with new pids are followed") {
   CHECK(r.err.find("HANG") == std::string::npos);
 }
 
-TEST_CASE("watch: SIGTERM while healthy exits at once; SIGINT during a capture detaches all") {
+TEST_CASE("watch: SIGTERM while healthy exits at once, SIGINT during a capture detaches all") {
   TempDir dir;
   const std::string device = dir.file("fake-kfd");
   const std::string log = dir.path() + "/server.log";

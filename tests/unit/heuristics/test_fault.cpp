@@ -113,7 +113,7 @@ TEST_CASE("rocgdb device assert (reconstructed): the faulting wave, not the firs
   CHECK(findings.front().details["dispatch"]["kernel_info"]["family"] == "hip_cpp");
 }
 
-TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread; a SIGINT stop is no fault") {
+TEST_CASE("cuda-gdb exception stop: the focus is the faulting thread, a SIGINT stop is no fault") {
   const auto stop = exchange_of(
       "",
       {R"MI(~"\nCUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x7f9cbf7ac2d0 (oob.cu:9)\n")MI",
