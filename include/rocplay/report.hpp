@@ -39,6 +39,11 @@ std::size_t text_width(int fd = 1);
 void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,
                    std::string_view text);
 
+// One finding as the cross-rank part of a report lists it (a fan-out's, a post-mortem event's):
+// `[id] title`, then its meaning, evidence and next step, wrapped to `width`, `indent` deep.
+void write_finding_entry(std::ostream& out, const Finding& finding, std::size_t width,
+                         std::size_t indent = 0);
+
 // Findings are expected most severe first (heuristics::run orders them): the first is the verdict.
 void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<Finding>& findings,
                 const TextOptions& options = {});
@@ -46,6 +51,8 @@ void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<F
 void write_text(std::ostream& out, const std::vector<Snapshot>& snapshots,
                 const std::vector<Finding>& findings, const TextOptions& options = {});
 nlohmann::json finding_to_json(const Finding& finding);
+// An array of finding_to_json objects.
+nlohmann::json findings_to_json(const std::vector<Finding>& findings);
 // {"schema":"rocplay.report","schema_version":1,"snapshot":{...},"findings":[...]}; the snapshot
 // carries its wave classes. docs/json-schema.md documents every field.
 nlohmann::json report_to_json(const Snapshot& snapshot, const std::vector<Finding>& findings);

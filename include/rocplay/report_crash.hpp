@@ -10,8 +10,8 @@
 namespace rocplay::report {
 
 // The verdict finding first (`crash-verdict`), then any cross-rank crash findings. Writes
-// nothing for an empty list.
+// nothing for an empty list. Sections wrap to `width` columns.
 void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings,
-                         bool color = false);
+                         bool color = false, std::size_t width = 100);
 
 } // namespace rocplay::report

@@ -296,9 +296,7 @@ Action add_launch(CLI::App& app) {
                 "(`rocplay launch [PLAYBOOK] -- COMMAND ARGS...`)");
   sub->add_option("playbook", o->playbook,
                   "The playbook to run at the fault (default: fault-triage)");
-  sub->add_option("--debugger", o->debugger,
-                  "rocgdb, cuda-gdb, gdb or a path (default: $ROCPLAY_DEBUGGER, then the first "
-                  "found of rocgdb, cuda-gdb, gdb)");
+  add_debugger_option(*sub, o->debugger);
   sub->add_option("--timeout", o->timeout,
                   "Stop the program if it runs this long without a fault (seconds, or 500ms, 30s, "
                   "2m): snapshot, report, kill. Default: no limit");
@@ -321,14 +319,12 @@ Action add_launch(CLI::App& app) {
   sub->add_option("--format", o->format, "Report format: text, json, jsonl or sarif")
       ->capture_default_str();
   sub->add_option("--output,-o", o->output, "Write the report to FILE instead of stdout");
-  sub->add_option("--var", o->vars, "Set a playbook variable: --var NAME=VALUE (repeatable)")
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  add_var_option(*sub, o->vars);
   sub->add_flag("--allow-unsafe-commands", o->allow_unsafe,
                 "Let a playbook from outside the built-ins run commands that run code or write "
                 "files");
   add_color_option(*sub, o->color);
-  sub->add_flag("--wide", o->wide, "Text report: print every row, cell and stack frame whole");
+  add_wide_option(*sub, o->wide);
   sub->add_flag("--quiet,-q", o->quiet, "No progress lines on stderr");
   sub->footer(kLaunchExitCodes);
   return [o] { return run_launch(*o); };

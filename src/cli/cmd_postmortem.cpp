@@ -1,23 +1,17 @@
 // `rocplay postmortem PATH...`: snapshots and findings from recorded transcripts in batch.
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/postmortem.hpp"
-#include "rocplay/report.hpp"
-#include "rocplay/report_crash.hpp"
-#include "rocplay/report_progress.hpp"
-
-#include <fmt/format.h>
+#include "rocplay/report_postmortem.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
+#include <iterator>
 #include <optional>
-#include <sstream>
 
 namespace rocplay::cli::postmortem_command {
 namespace {
@@ -39,219 +33,6 @@ struct Options {
   std::size_t max_listed = 50;
   std::string color = "auto";
 };
-
-nlohmann::json signature_json(const Signature& s) {
-  return {{"heuristic", s.heuristic}, {"kernel", s.kernel}, {"location", s.location}};
-}
-
-nlohmann::json snapshot_summary(const Snapshot& s) {
-  return {{"debugger", to_string(s.debugger)},
-          {"agents", s.agents.size()},
-          {"queues", s.queues.size()},
-          {"dispatches", s.dispatches.size()},
-          {"waves", s.waves.size()},
-          {"host_threads", s.host_threads.size()},
-          {"warnings", s.warnings}};
-}
-
-nlohmann::json input_json(const InputResult& r, bool with_snapshot) {
-  nlohmann::json j = {{"schema", "rocplay.postmortem.input"},
-                      {"schema_version", kSchemaVersion},
-                      {"index", r.index},
-                      {"path", r.path},
-                      {"kind", to_string(r.kind)},
-                      {"status", to_string(r.status)},
-                      {"bytes", r.bytes},
-                      {"skipped_lines", r.skipped_lines},
-                      {"warnings", r.warnings}};
-  if (!r.member.empty()) {
-    j["member"] = r.member;
-  }
-  if (!r.error.empty()) {
-    j["error"] = r.error;
-  }
-  j["rank"] = r.rank ? nlohmann::json(*r.rank) : nlohmann::json(nullptr);
-  if (!r.rank_rule.empty()) {
-    j["rank_rule"] = r.rank_rule;
-  }
-  auto findings = nlohmann::json::array();
-  for (const auto& f : r.findings) {
-    findings.push_back(report::finding_to_json(f));
-  }
-  j["findings"] = std::move(findings);
-  auto sigs = nlohmann::json::array();
-  for (const auto& s : r.signatures) {
-    sigs.push_back(signature_json(s));
-  }
-  j["signatures"] = std::move(sigs);
-  if (r.crash) {
-    j["crash"] = crash::to_json(*r.crash);
-  }
-  const bool crash_kind = r.kind == InputKind::CrashLog || r.kind == InputKind::CrashDump ||
-                          r.kind == InputKind::CrashDiagnostics;
-  if (r.status != InputStatus::Unreadable && r.status != InputStatus::Empty &&
-      r.kind != InputKind::AgentLog && !crash_kind) {
-    j["snapshot"] = with_snapshot ? to_json(r.snapshot) : snapshot_summary(r.snapshot);
-  }
-  if (r.samples.size() > 1) {
-    auto pj = report::progress_to_json(r.progress, r.samples);
-    if (!with_snapshot) {
-      for (auto& sm : pj["samples"]) {
-        sm.erase("snapshot");
-      }
-    }
-    j["progress"] = std::move(pj["progress"]);
-    j["samples"] = std::move(pj["samples"]);
-  }
-  return j;
-}
-
-nlohmann::json findings_json(const std::vector<Finding>& findings) {
-  auto out = nlohmann::json::array();
-  for (const auto& f : findings) {
-    out.push_back(report::finding_to_json(f));
-  }
-  return out;
-}
-
-nlohmann::json summary_json(const Summary& s) {
-  nlohmann::json classes = nlohmann::json::array();
-  for (const auto& c : s.classes) {
-    nlohmann::json j = signature_json(c.signature);
-    j["count"] = c.members.size();
-    j["members"] = c.members;
-    classes.push_back(std::move(j));
-  }
-  nlohmann::json events = nlohmann::json::array();
-  for (const auto& e : s.events) {
-    auto findings = nlohmann::json::array();
-    for (const auto& f : e.findings) {
-      findings.push_back(report::finding_to_json(f));
-    }
-    events.push_back(
-        {{"key", e.key}, {"ranks", e.ranks}, {"rank_rule", e.rule}, {"findings", findings}});
-  }
-  nlohmann::json series = nlohmann::json::array();
-  for (const auto& sr : s.series) {
-    auto findings = nlohmann::json::array();
-    for (const auto& f : sr.findings) {
-      findings.push_back(report::finding_to_json(f));
-    }
-    series.push_back({{"process", sr.key},
-                      {"members", sr.members},
-                      {"at", sr.at},
-                      {"progress", to_json(sr.progress)},
-                      {"findings", std::move(findings)}});
-  }
-  return {{"schema", "rocplay.postmortem.summary"},
-          {"series", std::move(series)},
-          {"schema_version", kSchemaVersion},
-          {"inputs", s.inputs},
-          {"ok", s.ok},
-          {"partial", s.partial},
-          {"empty", s.empty},
-          {"unreadable", s.unreadable},
-          {"with_findings", s.with_findings},
-          {"bytes", s.bytes},
-          {"seconds", s.seconds},
-          {"classes", classes},
-          {"events", events},
-          {"crash", findings_json(s.crash)},
-          {"warnings", s.warnings}};
-}
-
-std::string first_finding_line(const InputResult& r) {
-  for (const auto& s : r.signatures) {
-    std::string line = s.heuristic;
-    if (!s.kernel.empty()) {
-      line += ": " + s.kernel;
-    }
-    if (!s.location.empty()) {
-      line += " at " + s.location;
-    }
-    return line;
-  }
-  return {};
-}
-
-void write_text_summary(std::ostream& out, const Summary& s, const std::vector<std::string>& listed,
-                        std::size_t not_listed, const report::TextOptions& text_options) {
-  const bool color = text_options.color;
-  auto bold = [color](std::string_view text) {
-    return color ? "\x1b[1m" + std::string(text) + "\x1b[0m" : std::string(text);
-  };
-  char head[256];
-  std::snprintf(head, sizeof head,
-                "rocplay postmortem: %zu inputs (%zu ok, %zu partial, %zu empty, %zu unreadable), "
-                "%zu with findings; %.1f MB in %.2f s\n",
-                s.inputs, s.ok, s.partial, s.empty, s.unreadable, s.with_findings,
-                static_cast<double>(s.bytes) / (1 << 20), s.seconds);
-  out << bold(head);
-  if (!s.classes.empty()) {
-    out << "\n"
-        << bold("Stuck signatures") << " (inputs grouped by heuristic, kernel and source line):\n";
-    for (const auto& c : s.classes) {
-      out << "  " << c.members.size() << (c.members.size() == 1 ? " input   " : " inputs  ")
-          << c.signature.heuristic;
-      if (!c.signature.kernel.empty()) {
-        out << "  " << c.signature.kernel;
-      }
-      if (!c.signature.location.empty()) {
-        out << "  " << c.signature.location;
-      }
-      out << "\n     ";
-      const std::size_t shown = std::min<std::size_t>(c.members.size(), 6);
-      for (std::size_t i = 0; i < shown; ++i) {
-        out << " " << std::filesystem::path(c.members[i]).filename().string();
-      }
-      if (c.members.size() > shown) {
-        out << " (+" << c.members.size() - shown << " more)";
-      }
-      out << "\n";
-    }
-  }
-  for (const auto& e : s.events) {
-    out << "\nAcross ranks " << e.key << " (ranks";
-    for (int r : e.ranks) {
-      out << " " << r;
-    }
-    out << "; ranks from " << e.rule << "):\n";
-    if (e.findings.empty()) {
-      out << "  no cross-rank finding\n";
-    }
-    for (const auto& f : e.findings) {
-      out << "  [" << f.id << "] " << f.title << "\n";
-      if (!f.next_step.empty()) {
-        out << "    next: " << f.next_step << "\n";
-      }
-    }
-  }
-  report::write_crash_verdict(out, s.crash);
-  for (const auto& sr : s.series) {
-    out << "\nRecordings of " << sr.key << " (" << sr.members.size() << ", in time order):\n";
-    for (std::size_t i = 0; i < sr.members.size(); ++i) {
-      out << fmt::format("  +{:.1f}s  {}\n", sr.at[i], sr.members[i]);
-    }
-    std::ostringstream progress;
-    report::write_progress_text(progress, sr.progress, {}, text_options.width);
-    out << progress.str();
-    for (const auto& f : sr.findings) {
-      out << "  [" << f.id << "] " << f.title << "\n";
-    }
-  }
-  if (!listed.empty()) {
-    out << "\n" << bold("Inputs with findings or problems:") << "\n";
-    for (const auto& line : listed) {
-      out << "  " << line << "\n";
-    }
-    if (not_listed > 0) {
-      out << "  ... and " << not_listed << " more (--format jsonl lists every input)\n";
-    }
-  }
-  for (const auto& w : s.warnings) {
-    out << "warning: " << w << "\n";
-  }
-}
 
 int run_postmortem(const Options& o) {
   const report::Format format = report::parse_format(o.format);
@@ -279,88 +60,46 @@ int run_postmortem(const Options& o) {
   text_options.wide = o.wide;
   text_options.width = report::text_width(o.output.empty() || o.output == "-" ? 1 : -1);
   text_options.color = use_color(o.color, o.output.empty() || o.output == "-" ? STDOUT_FILENO : -1);
-  auto full_report = [&](std::ostream& os, const InputResult& r) {
-    report::write_text(os, r.snapshot, r.findings, text_options);
-    if (r.samples.size() > 1) { // as the live run prints it
-      os << '\n';
-      report::write_progress_text(os, r.progress, r.samples, text_options.width);
-    }
-  };
-  auto reportable = [](const InputResult& r) {
-    // Snapshots only: agent logs and crash evidence keep their own summary and verdict.
-    return (r.kind == InputKind::Recording || r.kind == InputKind::RawMi ||
-            r.kind == InputKind::ReportJson) &&
-           r.status != InputStatus::Unreadable && r.status != InputStatus::Empty;
-  };
   // One input: the live run's full report. Kept until the batch is over (a JSON Lines file may
   // hold several snapshots, which makes it several inputs).
   std::optional<InputResult> only;
   std::size_t results = 0;
   auto on_result = [&](const InputResult& r) {
     any_findings = any_findings || !r.signatures.empty();
-    if (format == report::Format::Text) {
-      if (++results == 1 && reportable(r) && !o.details) {
+    switch (format) {
+    case report::Format::Jsonl:
+      out.stream() << json_text(report::postmortem_input_to_json(r, o.snapshots)) << "\n";
+      break;
+    case report::Format::Json:
+      all_inputs.push_back(report::postmortem_input_to_json(r, o.snapshots));
+      break;
+    case report::Format::Sarif: {
+      auto located = report::postmortem_sarif_findings(r);
+      sarif_findings.insert(sarif_findings.end(), std::make_move_iterator(located.begin()),
+                            std::make_move_iterator(located.end()));
+      break;
+    }
+    case report::Format::Text:
+      if (++results == 1 && report::has_snapshot_report(r) && !o.details) {
         only = r;
       } else {
         only.reset();
       }
-      if (o.details && reportable(r)) {
+      if (o.details && report::has_snapshot_report(r)) {
         out.stream() << "=== " << r.path << r.member
                      << (r.rank ? " (rank " + std::to_string(*r.rank) + ")" : std::string())
                      << "\n";
-        full_report(out.stream(), r);
+        report::write_postmortem_input_text(out.stream(), r, text_options);
         out.stream() << "\n";
       }
-    }
-    switch (format) {
-    case report::Format::Jsonl:
-      out.stream() << json_text(input_json(r, o.snapshots)) << "\n";
-      break;
-    case report::Format::Json:
-      all_inputs.push_back(input_json(r, o.snapshots));
-      break;
-    case report::Format::Sarif:
-      for (Finding f : r.findings) {
-        f.locations.insert(f.locations.begin(), Location{r.path + r.member, std::nullopt, "", {}});
-        f.rank = r.rank;
-        sarif_findings.push_back(std::move(f));
-      }
-      break;
-    case report::Format::Text: {
-      const bool problem = r.status != InputStatus::Ok;
-      if (r.signatures.empty() && !problem && r.samples.size() < 2) {
-        break;
-      }
-      if (listed.size() >= o.max_listed) {
-        ++not_listed;
-        break;
-      }
-      std::string line = r.path + r.member + "  [" + std::string(to_string(r.kind)) + ", " +
-                         std::string(to_string(r.status));
-      if (r.rank) {
-        line += ", rank " + std::to_string(*r.rank);
-      }
-      line += "]";
-      if (!r.error.empty()) {
-        line += "  " + r.error;
-      }
-      const std::string first = first_finding_line(r);
-      if (!first.empty()) {
-        line += "  " + first;
-        if (r.signatures.size() > 1) {
-          line += " (+" + std::to_string(r.signatures.size() - 1) + " more)";
+      if (auto line = report::postmortem_input_line(r)) {
+        if (listed.size() >= o.max_listed) {
+          ++not_listed;
+        } else {
+          listed.push_back(std::move(*line));
         }
       }
-      if (r.samples.size() > 1) {
-        line +=
-            "\n      " + std::to_string(r.samples.size()) + " samples: " + r.progress.verdict_text;
-      }
-      for (const auto& w : r.warnings) {
-        line += "\n      warning: " + w;
-      }
-      listed.push_back(std::move(line));
       break;
-    }
     }
   };
   auto on_progress = [&](const Progress& p) {
@@ -389,40 +128,28 @@ int run_postmortem(const Options& o) {
   }
   switch (format) {
   case report::Format::Jsonl:
-    out.stream() << json_text(summary_json(summary)) << "\n";
+    out.stream() << json_text(report::postmortem_summary_to_json(summary)) << "\n";
     break;
   case report::Format::Json:
-    out.stream() << json_text(nlohmann::json{{"schema", "rocplay.postmortem"},
-                                             {"schema_version", kSchemaVersion},
-                                             {"inputs", all_inputs},
-                                             {"summary", summary_json(summary)}},
-                              2)
+    out.stream() << json_text(report::postmortem_to_json(std::move(all_inputs), summary), 2)
                  << "\n";
     break;
-  case report::Format::Sarif:
-    for (const auto& sr : summary.series) {
-      for (Finding f : sr.findings) {
-        f.locations.insert(f.locations.begin(), Location{sr.key, std::nullopt, "", {}});
-        sarif_findings.push_back(std::move(f));
-      }
-    }
-    for (const auto& e : summary.events) {
-      for (Finding f : e.findings) {
-        f.locations.insert(f.locations.begin(), Location{e.key, std::nullopt, "", {}});
-        sarif_findings.push_back(std::move(f));
-      }
-    }
-    sarif_findings.insert(sarif_findings.end(), summary.crash.begin(), summary.crash.end());
+  case report::Format::Sarif: {
+    auto located = report::postmortem_sarif_findings(summary);
+    sarif_findings.insert(sarif_findings.end(), std::make_move_iterator(located.begin()),
+                          std::make_move_iterator(located.end()));
     out.stream() << json_text(report::to_sarif(sarif_findings, ROCPLAY_VERSION), 2) << "\n";
     break;
+  }
   case report::Format::Text:
     if (only && results == 1 && summary.events.empty()) {
-      full_report(out.stream(), *only);
+      report::write_postmortem_input_text(out.stream(), *only, text_options);
       for (const auto& w : only->warnings) {
         out.stream() << "warning: " << w << "\n";
       }
     } else {
-      write_text_summary(out.stream(), summary, listed, not_listed, text_options);
+      report::write_postmortem_summary_text(out.stream(), summary, listed, not_listed,
+                                            text_options);
     }
     break;
   }
@@ -455,9 +182,7 @@ Action add_postmortem(CLI::App& app) {
   cmd->add_flag("--details", o->details,
                 "Text: the full report (verdict, evidence, tables) of every input before the "
                 "summary; one input alone always gets it");
-  cmd->add_flag("--wide", o->wide,
-                "Text: print every row, cell and stack frame whole (otherwise cut to the "
-                "terminal's width: $COLUMNS, the terminal, else 100)");
+  add_wide_option(*cmd, o->wide);
   cmd->add_option("-j,--jobs", o->jobs, "Parallel readers (default: all cores)");
   add_color_option(*cmd, o->color);
   cmd->add_flag("--snapshots", o->snapshots, "Include each input's full snapshot in JSON output");

@@ -41,6 +41,11 @@ bool stderr_is_tty();
 // when the report goes to a terminal and NO_COLOR is unset or empty), always or never; a bare
 // `--color` means always.
 CLI::Option* add_color_option(CLI::App& sub, std::string& when);
+// Options several commands take, worded once: `--wide` (text cut to nothing), `--debugger`,
+// `--var NAME=VALUE` (repeatable).
+CLI::Option* add_wide_option(CLI::App& sub, bool& wide);
+CLI::Option* add_debugger_option(CLI::App& sub, std::string& debugger);
+CLI::Option* add_var_option(CLI::App& sub, std::vector<std::string>& vars);
 // Whether to colour a report written to `fd` (-1: a file) under `when`.
 bool use_color(const std::string& when, int fd);
 

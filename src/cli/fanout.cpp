@@ -6,8 +6,7 @@
 #include "rocplay/heuristics.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
-#include "rocplay/report.hpp"
-#include "rocplay/report_progress.hpp"
+#include "rocplay/report_run.hpp"
 #include "rocplay/session.hpp"
 
 #include <fmt/format.h>
@@ -140,24 +139,30 @@ std::optional<int> rank_of(std::int64_t pid) {
   return std::nullopt;
 }
 
-nlohmann::json target_json(const TargetRun& t) {
-  nlohmann::json j = {{"pid", t.pid},
-                      {"rank", t.rank ? nlohmann::json(*t.rank) : nlohmann::json(nullptr)},
-                      {"exit_code", static_cast<int>(t.exit_code())},
-                      {"seconds", t.seconds}};
-  if (t.error) {
-    j["error"] = {{"message", t.error->what()}, {"hint", t.error->hint()}};
-  }
-  if (t.result) {
-    j["report"] = report::report_to_json(t.result->snapshot, t.result->findings);
-    j["report"]["run"] = playbook::run_to_json(*t.result);
-    if (t.result->samples_wanted > 1) {
-      auto pj = report::progress_to_json(t.result->progress, t.result->samples);
-      j["report"]["progress"] = std::move(pj["progress"]);
-      j["report"]["samples"] = std::move(pj["samples"]);
+// The report writers' view of the targets (borrowing their results).
+report::MultiTargetReport multi_target_report(const std::string& playbook,
+                                              const std::vector<TargetRun>& targets,
+                                              std::size_t examined) {
+  report::MultiTargetReport m;
+  m.playbook = playbook;
+  m.examined = examined;
+  for (const auto& t : targets) {
+    report::TargetReport r;
+    r.pid = t.pid;
+    r.rank = t.rank;
+    r.exit_code = static_cast<int>(t.exit_code());
+    r.seconds = t.seconds;
+    if (t.error) {
+      r.error = t.error->what();
+      r.error_hint = t.error->hint();
     }
+    if (t.result) {
+      r.report = run_report_of(*t.result);
+      r.attached = t.result->attached;
+    }
+    m.targets.push_back(std::move(r));
   }
-  return j;
+  return m;
 }
 
 } // namespace
@@ -302,18 +307,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
             }
           }
         } leave_guard{step, left, lockstep};
-        session::Session session(debugger, so);
-        auto driver = playbook::make_driver(session);
-        playbook::RunResult result = playbook::run(pb, *driver, ro);
-        session.detach();
-        result.times = session.times();
-        if (result.stopped_seconds) {
-          result.times.stop_seconds = result.stopped_seconds; // the samples' stops, added up
-        }
-        result.snapshot.rank = t.rank;
-        for (auto& f : result.findings) {
-          f.rank = t.rank;
-        }
+        playbook::RunResult result = examine_target(debugger, so, pb, ro);
         if (result.fatal && !result.attached) {
           t.error = *result.fatal; // never examined: its report would be empty
         } else {
@@ -358,98 +352,27 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     findings = findings || (t.result && t.result->exit_code() == ExitCode::Findings);
   }
 
+  report::MultiTargetReport m = multi_target_report(pb.name, targets, ranked.size());
+  m.cross_rank = cross;
+  m.sample_skew = sample_skew(targets);
+  m.lockstep = lockstep;
+  m.notes = notes;
   std::ostream& os = out.stream();
   switch (format) {
   case report::Format::Text:
-    for (const auto& t : targets) {
-      os << fmt::format("=== pid {} (rank {}): ", t.pid, t.rank ? std::to_string(*t.rank) : "?");
-      if (t.error) {
-        os << "not examined: " << t.error->what() << "\n";
-        if (!t.error->hint().empty()) {
-          os << "    hint: " << t.error->hint() << "\n";
-        }
-        os << "\n";
-        continue;
-      }
-      os << fmt::format("exit {}, {:.2f}s\n", static_cast<int>(t.exit_code()), t.seconds);
-      if (t.result->attached) {
-        report::TextOptions to;
-        to.color = use_color(o.color, o.output.empty() ? STDOUT_FILENO : -1);
-        to.wide = o.wide;
-        to.width = report::text_width(-1);
-        report::write_text(os, t.result->snapshot, t.result->findings, to);
-        os << "\n";
-      }
-      playbook::write_steps_text(os, *t.result);
-      os << "\n";
-    }
-    os << fmt::format("=== across {} examined of {} targets\n", ranked.size(), targets.size());
-    for (const auto& [k, skew] : sample_skew(targets)) {
-      os << fmt::format("sample {}: stops began within {:.3f} s of each other{}\n", k, skew,
-                        lockstep ? " (lockstep)" : "");
-    }
-    for (const auto& n : notes) {
-      os << n << "\n";
-    }
-    if (cross.empty()) {
-      os << "no cross-rank finding\n";
-    }
-    for (const auto& f : cross) {
-      os << "[" << f.id << "] " << f.title << "\n  " << f.summary << "\n";
-      for (const auto& e : f.evidence) {
-        os << "  - " << e << "\n";
-      }
-      if (!f.next_step.empty()) {
-        os << "  next: " << f.next_step << "\n";
-      }
+    report::write_multi_target_text(os, m, report_text_options(o));
+    break;
+  case report::Format::Json:
+    os << json_text(report::multi_target_to_json(m), 2) << "\n";
+    break;
+  case report::Format::Jsonl:
+    for (const auto& line : report::multi_target_to_jsonl(m)) {
+      os << json_text(line) << "\n";
     }
     break;
-  case report::Format::Json: {
-    nlohmann::json j = {
-        {"schema", "rocplay.run.multi"}, {"schema_version", 1}, {"playbook", pb.name}};
-    j["targets"] = nlohmann::json::array();
-    for (const auto& t : targets) {
-      j["targets"].push_back(target_json(t));
-    }
-    j["cross_rank_findings"] = nlohmann::json::array();
-    for (const auto& f : cross) {
-      j["cross_rank_findings"].push_back(report::finding_to_json(f));
-    }
-    j["sample_skew"] = nlohmann::json::array();
-    for (const auto& [k, skew] : sample_skew(targets)) {
-      j["sample_skew"].push_back({{"sample", k}, {"seconds", skew}, {"lockstep", lockstep}});
-    }
-    os << json_text(j, 2) << "\n";
+  case report::Format::Sarif:
+    os << json_text(report::to_sarif(report::multi_target_findings(m), ROCPLAY_VERSION), 2) << "\n";
     break;
-  }
-  case report::Format::Jsonl: {
-    for (const auto& t : targets) {
-      nlohmann::json j = target_json(t);
-      j["type"] = "target";
-      if (t.result) {
-        j["snapshot"] = j["report"]["snapshot"]; // `rocplay postmortem` reads these lines back
-      }
-      os << json_text(j) << "\n";
-    }
-    nlohmann::json summary = {
-        {"type", "summary"}, {"targets", targets.size()}, {"examined", ranked.size()}};
-    summary["cross_rank_findings"] = nlohmann::json::array();
-    for (const auto& f : cross) {
-      summary["cross_rank_findings"].push_back(report::finding_to_json(f));
-    }
-    os << json_text(summary) << "\n";
-    break;
-  }
-  case report::Format::Sarif: {
-    std::vector<Finding> all = cross;
-    for (const auto& t : targets) {
-      if (t.result) {
-        all.insert(all.end(), t.result->findings.begin(), t.result->findings.end());
-      }
-    }
-    os << json_text(report::to_sarif(all, ROCPLAY_VERSION), 2) << "\n";
-    break;
-  }
   }
   out.commit();
   if (outcome != nullptr) {

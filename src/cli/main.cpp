@@ -183,6 +183,25 @@ CLI::Option* add_color_option(CLI::App& sub, std::string& when) {
       ->check(CLI::IsMember({"auto", "always", "never"}));
 }
 
+CLI::Option* add_wide_option(CLI::App& sub, bool& wide) {
+  return sub.add_flag("--wide", wide,
+                      "Text report: print every row, cell and stack frame whole (otherwise cut to "
+                      "the terminal's width: $COLUMNS, the terminal, else 100)");
+}
+
+CLI::Option* add_debugger_option(CLI::App& sub, std::string& debugger) {
+  return sub.add_option("--debugger", debugger,
+                        "rocgdb, cuda-gdb, gdb or a path (default: $ROCPLAY_DEBUGGER, then the "
+                        "first found of rocgdb, cuda-gdb, gdb)");
+}
+
+CLI::Option* add_var_option(CLI::App& sub, std::vector<std::string>& vars) {
+  // One value per --var, so `--var depth=4 team.yaml` leaves team.yaml to PLAYBOOK.
+  return sub.add_option("--var", vars, "Set a playbook variable: --var NAME=VALUE (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 bool use_color(const std::string& when, int fd) {
   if (when == "always") {
     return true;

@@ -6,8 +6,6 @@
 #include "rocplay/sampling.hpp"
 
 #include <fmt/format.h>
-
-#include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
@@ -40,42 +38,6 @@
 namespace rocplay::postmortem {
 
 namespace fs = std::filesystem;
-
-std::string_view to_string(InputKind kind) {
-  switch (kind) {
-  case InputKind::Unknown:
-    return "unknown";
-  case InputKind::Recording:
-    return "recording";
-  case InputKind::RawMi:
-    return "raw-mi";
-  case InputKind::ReportJson:
-    return "report-json";
-  case InputKind::AgentLog:
-    return "agent-log";
-  case InputKind::CrashLog:
-    return "crash-log";
-  case InputKind::CrashDump:
-    return "crash-dump";
-  case InputKind::CrashDiagnostics:
-    return "crash-diagnostics";
-  }
-  return "unknown";
-}
-
-std::string_view to_string(InputStatus status) {
-  switch (status) {
-  case InputStatus::Ok:
-    return "ok";
-  case InputStatus::Partial:
-    return "partial";
-  case InputStatus::Empty:
-    return "empty";
-  case InputStatus::Unreadable:
-    return "unreadable";
-  }
-  return "unreadable";
-}
 
 namespace {
 
@@ -200,8 +162,8 @@ bool looks_like_log(std::string_view head) {
   return false;
 }
 
-std::optional<int> rank_from_path(const std::string& path, const std::optional<std::regex>& re) {
-  if (!re) {
+std::optional<int> rank_from_path(const std::string& path, const std::regex* re) {
+  if (re == nullptr) {
     return std::nullopt;
   }
   std::smatch m;
@@ -763,14 +725,14 @@ std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& 
   return std::make_pair((p.parent_path() / name).string(), number);
 }
 
-std::vector<InputResult> analyse_file(const std::string& path, const Options& options) {
+namespace {
+
+// `rank_regex`: --rank-from, compiled once for the whole batch (nullptr: none).
+std::vector<InputResult> analyse_input(const std::string& path, const Options& options,
+                                       const std::regex* rank_regex) {
   InputResult r;
   r.path = path;
-  std::optional<std::regex> re;
-  if (options.rank_pattern) {
-    re.emplace(*options.rank_pattern, std::regex::ECMAScript);
-  }
-  r.rank = rank_from_path(path, re);
+  r.rank = rank_from_path(path, rank_regex);
   if (r.rank) {
     r.rank_rule = "--rank-from";
   }
@@ -892,22 +854,36 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
   return just(std::move(r));
 }
 
+// --rank-from compiled, or a usage error saying what is wrong with it.
+std::optional<std::regex> compile_rank_pattern(const Options& options) {
+  if (!options.rank_pattern) {
+    return std::nullopt;
+  }
+  try {
+    std::regex re(*options.rank_pattern, std::regex::ECMAScript);
+    if (re.mark_count() < 1) {
+      throw Error(ExitCode::Usage, "--rank-from needs a capture group for the rank number",
+                  "for example --rank-from 'rank(\\d+)'");
+    }
+    return re;
+  } catch (const std::regex_error& e) {
+    throw Error(ExitCode::Usage, std::string("--rank-from is not a valid regex: ") + e.what(),
+                "for example --rank-from 'rank(\\d+)'");
+  }
+}
+
+} // namespace
+
+std::vector<InputResult> analyse_file(const std::string& path, const Options& options) {
+  const std::optional<std::regex> rank_regex = compile_rank_pattern(options);
+  return analyse_input(path, options, rank_regex ? &*rank_regex : nullptr);
+}
+
 Summary run(const Options& options, const std::function<void(const InputResult&)>& on_result,
             const std::function<void(const Progress&)>& on_progress) {
   const auto t0 = std::chrono::steady_clock::now();
   keep_freed_memory();
-  if (options.rank_pattern) {
-    try {
-      std::regex check(*options.rank_pattern, std::regex::ECMAScript);
-      if (check.mark_count() < 1) {
-        throw Error(ExitCode::Usage, "--rank-from needs a capture group for the rank number",
-                    "for example --rank-from 'rank(\\d+)'");
-      }
-    } catch (const std::regex_error& e) {
-      throw Error(ExitCode::Usage, std::string("--rank-from is not a valid regex: ") + e.what(),
-                  "for example --rank-from 'rank(\\d+)'");
-    }
-  }
+  const std::optional<std::regex> rank_regex = compile_rank_pattern(options);
   std::vector<std::string> missing;
   std::vector<std::pair<std::string, std::string>> rejected;
   const std::vector<std::string> files = expand_inputs(options.paths, missing, rejected);
@@ -941,7 +917,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         std::unique_lock lock(mutex);
         space_cv.wait(lock, [&] { return i < next_to_emit + window || stop; });
       }
-      std::vector<InputResult> results = analyse_file(files[i], options);
+      std::vector<InputResult> results =
+          analyse_input(files[i], options, rank_regex ? &*rank_regex : nullptr);
       std::lock_guard lock(mutex);
       done.emplace(i, std::move(results));
       ready_cv.notify_one();

@@ -1,42 +1,12 @@
 // The crash verdict in text: what died, where, on what, and what to do next; then its evidence.
 #include "rocplay/report_crash.hpp"
 
+#include "rocplay/report.hpp"
+
 #include <fmt/format.h>
 
 namespace rocplay::report {
 namespace {
-
-constexpr std::size_t kCrashWidth = 100;
-
-// Word-wraps `text` after a label; continuation lines are indented to the label's width.
-void wrap_after(std::ostream& out, std::string_view label, std::string_view text) {
-  const std::size_t indent = label.size();
-  std::size_t col = indent;
-  out << label;
-  bool first = true;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const auto sp = text.find(' ', pos);
-    const auto word = text.substr(pos, sp == std::string_view::npos ? sp : sp - pos);
-    pos = sp == std::string_view::npos ? text.size() : sp + 1;
-    if (word.empty()) {
-      continue;
-    }
-    if (!first && col + 1 + word.size() > kCrashWidth) {
-      out << '\n' << std::string(indent, ' ');
-      col = indent;
-      first = true;
-    }
-    if (!first) {
-      out << ' ';
-      ++col;
-    }
-    out << word;
-    col += word.size();
-    first = false;
-  }
-  out << '\n';
-}
 
 std::string bold(bool color, std::string_view s) {
   return color ? fmt::format("\x1b[1m{}\x1b[0m", s) : std::string(s);
@@ -44,7 +14,8 @@ std::string bold(bool color, std::string_view s) {
 
 } // namespace
 
-void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings, bool color) {
+void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings, bool color,
+                         std::size_t width) {
   if (findings.empty()) {
     return;
   }
@@ -54,16 +25,16 @@ void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings
       << fmt::format("[{} {:.2f}] ", to_string(v.severity), v.confidence) << bold(color, v.title)
       << '\n';
   if (!v.summary.empty()) {
-    wrap_after(out, "  Meaning: ", v.summary);
+    write_wrapped(out, width, "  Meaning: ", v.summary);
   }
   if (!v.next_step.empty()) {
-    wrap_after(out, "  Next:    ", v.next_step);
+    write_wrapped(out, width, "  Next:    ", v.next_step);
   }
   out << "  Finding: " << v.id << '\n';
   if (!v.evidence.empty()) {
     out << "  Evidence:\n";
     for (const auto& e : v.evidence) {
-      wrap_after(out, "    - ", e);
+      write_wrapped(out, width, "    - ", e);
     }
   }
   for (std::size_t i = 1; i < findings.size(); ++i) {
@@ -71,13 +42,13 @@ void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings
     out << fmt::format("  [{} {:.2f}] {}: {}\n", to_string(f.severity), f.confidence, f.id,
                        f.title);
     if (!f.summary.empty()) {
-      wrap_after(out, "      ", f.summary);
+      write_wrapped(out, width, "      ", f.summary);
     }
     for (const auto& e : f.evidence) {
-      wrap_after(out, "      - ", e);
+      write_wrapped(out, width, "      - ", e);
     }
     if (!f.next_step.empty()) {
-      wrap_after(out, "      Next: ", f.next_step);
+      write_wrapped(out, width, "      Next: ", f.next_step);
     }
   }
 }

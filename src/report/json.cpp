@@ -59,15 +59,15 @@ nlohmann::json finding_to_json(const Finding& f) {
   return j;
 }
 
-namespace {
-
-nlohmann::json findings_json(const std::vector<Finding>& findings) {
+nlohmann::json findings_to_json(const std::vector<Finding>& findings) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& f : findings) {
     a.push_back(finding_to_json(f));
   }
   return a;
 }
+
+namespace {
 
 nlohmann::json snapshot_section(const Snapshot& s) {
   nlohmann::json j = to_json(s);
@@ -89,7 +89,7 @@ nlohmann::json report_to_json(const Snapshot& snapshot, const std::vector<Findin
   j["schema"] = "rocplay.report";
   j["schema_version"] = kJsonSchemaVersion;
   j["snapshot"] = snapshot_section(snapshot);
-  j["findings"] = findings_json(findings);
+  j["findings"] = findings_to_json(findings);
   return j;
 }
 
@@ -103,7 +103,7 @@ nlohmann::json report_to_json(const std::vector<Snapshot>& snapshots,
     a.push_back(snapshot_section(s));
   }
   j["snapshots"] = std::move(a);
-  j["findings"] = findings_json(findings);
+  j["findings"] = findings_to_json(findings);
   return j;
 }
 

@@ -552,4 +552,20 @@ void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,
   wrapped(out, width, label, text);
 }
 
+void write_finding_entry(std::ostream& out, const Finding& finding, std::size_t width,
+                         std::size_t indent) {
+  const std::string lead(indent, ' ');
+  const std::string body(indent + 2, ' ');
+  wrapped(out, width, lead, "[" + finding.id + "] " + finding.title);
+  if (!finding.summary.empty()) {
+    wrapped(out, width, body, finding.summary);
+  }
+  for (const auto& e : finding.evidence) {
+    wrapped(out, width, body + "- ", e);
+  }
+  if (!finding.next_step.empty()) {
+    wrapped(out, width, body + "next: ", finding.next_step);
+  }
+}
+
 } // namespace rocplay::report

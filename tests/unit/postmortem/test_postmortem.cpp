@@ -20,6 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path kFixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures";
+// Two ranks of one NCCL hang, recorded by rocplay with cuda-gdb on two H200s.
+const fs::path kNccl = kFixtures / "cuda-gdb/h200x2-rocplay";
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -58,6 +60,15 @@ std::vector<InputResult> collect(const Options& options, Summary* summary = null
     *summary = s;
   }
   return out;
+}
+
+// A batch over the whole of `dir`: its summary.
+Summary summary_of(const TempDir& dir) {
+  Options options;
+  options.paths = {dir.path.string()};
+  Summary summary;
+  collect(options, &summary);
+  return summary;
 }
 
 bool has_signature(const InputResult& r, std::string_view heuristic) {
@@ -388,16 +399,12 @@ TEST_CASE("ranks in file names: rank0, rank_1, r3, tp2, trailing -N", "[postmort
 TEST_CASE("raw logs named rank0/rank1 form one event by their names, and say so",
           "[postmortem][ranks]") {
   TempDir dir;
-  const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
-  dir.write("hang/run_rank0.rec", without_meta(nccl / "nccl-rank0.rec"));
-  dir.write("hang/run_rank1.rec", without_meta(nccl / "nccl-rank1.rec"));
+  dir.write("hang/run_rank0.rec", without_meta(kNccl / "nccl-rank0.rec"));
+  dir.write("hang/run_rank1.rec", without_meta(kNccl / "nccl-rank1.rec"));
   // Unrelated transcripts beside them: named differently, never joined.
-  dir.write("hang/other_rank0.rec", without_meta(nccl / "nccl-rank1.rec"));
-  dir.write("hang/lonely_r5.rec", without_meta(nccl / "nccl-rank1.rec"));
-  Options options;
-  options.paths = {dir.path.string()};
-  Summary summary;
-  collect(options, &summary);
+  dir.write("hang/other_rank0.rec", without_meta(kNccl / "nccl-rank1.rec"));
+  dir.write("hang/lonely_r5.rec", without_meta(kNccl / "nccl-rank1.rec"));
+  const Summary summary = summary_of(dir);
   REQUIRE(summary.events.size() == 1);
   const Event& e = summary.events[0];
   CHECK(e.key.ends_with("run_rank#.rec"));
@@ -409,9 +416,8 @@ TEST_CASE("raw logs named rank0/rank1 form one event by their names, and say so"
 TEST_CASE("one-event joins the inputs in the order given, and meta ranks win",
           "[postmortem][ranks]") {
   TempDir dir;
-  const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
-  const auto a = dir.write("first.rec", without_meta(nccl / "nccl-rank0.rec"));
-  const auto b = dir.write("second.rec", without_meta(nccl / "nccl-rank1.rec"));
+  const auto a = dir.write("first.rec", without_meta(kNccl / "nccl-rank0.rec"));
+  const auto b = dir.write("second.rec", without_meta(kNccl / "nccl-rank1.rec"));
   Options options;
   options.paths = {a.string(), b.string()};
   Summary summary;
@@ -426,8 +432,8 @@ TEST_CASE("one-event joins the inputs in the order given, and meta ranks win",
 
   // The recordings' own environment (RANK) tells the ranks without any option.
   TempDir meta;
-  meta.write("x.rec", slurp(nccl / "nccl-rank1.rec"));
-  meta.write("y.rec", slurp(nccl / "nccl-rank0.rec"));
+  meta.write("x.rec", slurp(kNccl / "nccl-rank1.rec"));
+  meta.write("y.rec", slurp(kNccl / "nccl-rank0.rec"));
   options = Options{};
   options.paths = {meta.path.string()};
   const auto results = collect(options, &summary);
@@ -442,14 +448,10 @@ TEST_CASE("one-event joins the inputs in the order given, and meta ranks win",
 TEST_CASE("two inputs claiming one rank are never joined into a false event",
           "[postmortem][ranks]") {
   TempDir dir;
-  const fs::path nccl = kFixtures / "cuda-gdb/h200x2-rocplay";
-  dir.write("a.rec", slurp(nccl / "nccl-rank0.rec"));
-  dir.write("b.rec", slurp(nccl / "nccl-rank0.rec"));
-  dir.write("c.rec", slurp(nccl / "nccl-rank1.rec"));
-  Options options;
-  options.paths = {dir.path.string()};
-  Summary summary;
-  collect(options, &summary);
+  dir.write("a.rec", slurp(kNccl / "nccl-rank0.rec"));
+  dir.write("b.rec", slurp(kNccl / "nccl-rank0.rec"));
+  dir.write("c.rec", slurp(kNccl / "nccl-rank1.rec"));
+  const Summary summary = summary_of(dir);
   CHECK(summary.events.empty());
   REQUIRE_FALSE(summary.warnings.empty());
   CHECK(summary.warnings.front().find("both are rank 0") != std::string::npos);

@@ -1,0 +1,130 @@
+// `rocplay.run.multi` (run --pids, --workers-of) holds exactly the keys docs/json-schema.md
+// documents, as JSON and as JSON Lines; its text names each target and the cross-rank findings.
+#include "../snapshot/support.hpp"
+#include "rocplay/heuristics.hpp"
+#include "rocplay/report_run.hpp"
+#include "rocplay/sampling.hpp"
+#include "schema_doc.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+using namespace rocplay;
+using rocplay::testing::documented_keys;
+using rocplay::testing::emitted_keys;
+
+namespace {
+
+// Two ranks of a real NCCL hang (cuda-gdb on two H200s) and a third target never examined.
+struct Fanout {
+  std::vector<Snapshot> snapshots;
+  std::vector<std::vector<Finding>> findings;
+  std::vector<Sample> samples;
+  SampleProgress progress;
+  report::MultiTargetReport report;
+
+  Fanout() {
+    for (int rank : {0, 1}) {
+      snapshots.push_back(
+          test::load("cuda-gdb/h200x2-rocplay/nccl-rank" + std::to_string(rank) + ".rec"));
+      snapshots.back().rank = rank;
+      findings.push_back(heuristics::run(snapshots.back()));
+    }
+    samples.resize(2);
+    samples[0].snapshot = snapshots[0];
+    samples[1].index = 2;
+    samples[1].at = 2.0;
+    samples[1].snapshot = snapshots[0];
+    progress = heuristics::analyze_progress(samples);
+    report.playbook = "hang-triage";
+    for (std::size_t i = 0; i < snapshots.size(); ++i) {
+      report::TargetReport t;
+      t.pid = 4301 + static_cast<std::int64_t>(i);
+      t.rank = static_cast<int>(i);
+      t.exit_code = 1;
+      t.seconds = 1.5;
+      t.attached = true;
+      report::RunReport r;
+      r.snapshot = &snapshots[i];
+      r.findings = &findings[i];
+      r.run = {{"playbook", "hang-triage"}};
+      r.steps_text = "steps of rank " + std::to_string(i) + "\n";
+      if (i == 0) {
+        r.progress = &progress;
+        r.samples = &samples;
+      }
+      t.report = std::move(r);
+      report.targets.push_back(std::move(t));
+    }
+    report::TargetReport gone;
+    gone.pid = 4399;
+    gone.rank = 2;
+    gone.exit_code = 67;
+    gone.error = "no process with pid 4399";
+    gone.error_hint = "check the pid with `rocplay ps`";
+    report.targets.push_back(std::move(gone));
+    report.examined = 2;
+    report.cross_rank = heuristics::run_ranks(snapshots);
+    report.sample_skew = {{1, 0.002}, {2, 0.004}};
+    report.lockstep = true;
+  }
+};
+
+} // namespace
+
+TEST_CASE("rocplay.run.multi holds exactly the keys docs/json-schema.md documents",
+          "[report][schema]") {
+  const Fanout f;
+  REQUIRE_FALSE(f.report.cross_rank.empty());
+  const nlohmann::json j = report::multi_target_to_json(f.report);
+  CHECK(j["schema"] == "rocplay.run.multi");
+  CHECK(j["schema_version"] == report::kJsonSchemaVersion);
+  const auto keys = documented_keys("(`rocplay.run.multi`)");
+  CHECK(emitted_keys({j}, keys) == keys);
+  // Each examined target's report is a rocplay.report with the run beside it.
+  CHECK(j["targets"][0]["report"]["schema"] == "rocplay.report");
+  CHECK(j["targets"][0]["report"].contains("run"));
+  CHECK(j["targets"][0]["report"]["samples"].size() == 2);
+  CHECK_FALSE(j["targets"][1]["report"].contains("samples"));
+  CHECK_FALSE(j["targets"][0]["report"].contains("partial"));
+
+  const auto lines = report::multi_target_to_jsonl(f.report);
+  REQUIRE(lines.size() == 4);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(lines[i]["type"] == "target");
+  }
+  // The target lines: a target's keys, `type`, and the snapshot again for `rocplay postmortem`.
+  CHECK(lines[0]["snapshot"] == lines[0]["report"]["snapshot"]);
+  CHECK_FALSE(lines[2].contains("snapshot"));
+  const auto summary_keys = documented_keys("(`rocplay.run.multi` as `--format jsonl`)");
+  CHECK(emitted_keys({lines.back()}, summary_keys) == summary_keys);
+  CHECK(lines.back()["examined"] == 2);
+}
+
+TEST_CASE("several targets in text: each target, then the cross-rank findings whole",
+          "[report][text]") {
+  const Fanout f;
+  report::TextOptions options;
+  std::ostringstream out;
+  report::write_multi_target_text(out, f.report, options);
+  const std::string text = out.str();
+  INFO(text);
+  CHECK(text.rfind("=== pid 4301 (rank 0): exit 1, 1.50s\nVERDICT", 0) == 0);
+  CHECK(text.find("steps of rank 1") != std::string::npos);
+  CHECK(text.find("Progress") != std::string::npos); // rank 0's two samples, as `run` prints them
+  CHECK(text.find("=== pid 4399 (rank 2): not examined: no process with pid 4399\n    hint: "
+                  "check the pid") != std::string::npos);
+  CHECK(text.find("=== across 2 examined of 3 targets") != std::string::npos);
+  CHECK(text.find("sample 2: stops began within 0.004 s of each other (lockstep)") !=
+        std::string::npos);
+  // A cross-rank finding as a live report words it: title, meaning, evidence, next step.
+  const Finding& cross = f.report.cross_rank.front();
+  CHECK(text.find("[" + cross.id + "] ") != std::string::npos);
+  if (!cross.next_step.empty()) {
+    CHECK(text.find("  next: ") != std::string::npos);
+  }
+  if (!cross.evidence.empty()) {
+    CHECK(text.find("  - ") != std::string::npos);
+  }
+}
