@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 using namespace rocplay;
 
@@ -152,4 +154,33 @@ TEST_CASE("texts taken from a recording's command lines dump as valid UTF-8", "[
   REQUIRE_FALSE(s.warnings.empty());
   const nlohmann::json j = to_json(s);
   CHECK_NOTHROW(strict_dump(j));
+}
+
+// The JSON of every debugger fixture, byte for byte, as committed under fixtures/snapshot-json/:
+// the writer's output is a format others read, so a change to it must show as a diff here.
+// ROCPLAY_UPDATE_GOLDENS=1 rewrites them (then review the diff: it is a format change).
+TEST_CASE("every fixture's snapshot JSON is byte-identical to its golden", "[snapshot][json]") {
+  const bool update = std::getenv("ROCPLAY_UPDATE_GOLDENS") != nullptr;
+  std::size_t files = 0;
+  for (const char* kind : {"rocgdb", "cuda-gdb", "mi"}) {
+    for (const auto& f :
+         std::filesystem::recursive_directory_iterator(test::fixture_path(kind))) {
+      const auto ext = f.path().extension();
+      if (!f.is_regular_file() || (ext != ".mi" && ext != ".rec")) {
+        continue;
+      }
+      const auto rel = std::filesystem::relative(f.path(), test::fixture_path("")).string();
+      const auto golden = test::fixture_path("snapshot-json") / (rel + ".json");
+      DYNAMIC_SECTION(rel) {
+        const std::string written = to_json(test::load(rel)).dump(1) + "\n";
+        if (update) {
+          std::filesystem::create_directories(golden.parent_path());
+          std::ofstream(golden, std::ios::binary) << written;
+        }
+        CHECK(written == test::read_file(golden));
+      }
+      ++files;
+    }
+  }
+  CHECK(files >= 50);
 }
