@@ -43,6 +43,10 @@ struct Agent {
 };
 
 enum class QueueType : std::uint8_t { Unknown, Hsa, Pm4, Dma, Xgmi };
+// `HSA`, `PM4`, `DMA`, `XGMI` as rocgdb prints them, and `Unknown`.
+std::string_view to_string(QueueType type);
+// The inverse of to_string; any other text is Unknown.
+QueueType queue_type_from_string(std::string_view name);
 
 struct Queue {
   std::string id;

@@ -162,19 +162,7 @@ std::string dims(const std::vector<std::uint64_t>& d) {
   return d.empty() ? std::string("?") : fmt::format("[{}]", fmt::join(d, ","));
 }
 std::string queue_type(QueueType t) {
-  switch (t) {
-  case QueueType::Hsa:
-    return "HSA";
-  case QueueType::Pm4:
-    return "PM4";
-  case QueueType::Dma:
-    return "DMA";
-  case QueueType::Xgmi:
-    return "XGMI";
-  case QueueType::Unknown:
-    break;
-  }
-  return "?";
+  return t == QueueType::Unknown ? "?" : std::string(to_string(t));
 }
 
 // The stuck kernel a finding names, from its structured details.

@@ -72,6 +72,10 @@ public:
     }
     return true;
   }
+  // `A:Q:D:W`: numbers separated by `:`, one per out.
+  template <class T, class... Rest> bool numbers(std::optional<T>& first, Rest&... rest) {
+    return number(first) && ((eat(":") && number(rest)) && ...);
+  }
   template <class T> bool triple(char open, char close, std::array<std::optional<T>, 3>& out) {
     if (!eat(open)) {
       return false;
@@ -111,8 +115,7 @@ std::optional<WaveId> parse_wave_id(std::string_view s) {
     return std::nullopt;
   }
   c.skip_blanks();
-  if (!c.number(w.agent) || !c.eat(":") || !c.number(w.queue) || !c.eat(":") ||
-      !c.number(w.dispatch) || !c.eat(":") || !c.number(w.wave)) {
+  if (!c.numbers(w.agent, w.queue, w.dispatch, w.wave)) {
     return std::nullopt;
   }
   c.skip_blanks();
@@ -129,8 +132,7 @@ std::optional<LaneId> parse_lane_id(std::string_view s) {
     return std::nullopt;
   }
   c.skip_blanks();
-  if (!c.number(l.wave.agent) || !c.eat(":") || !c.number(l.wave.queue) || !c.eat(":") ||
-      !c.number(l.wave.dispatch) || !c.eat(":") || !c.number(l.wave.wave) || !c.eat("/") ||
+  if (!c.numbers(l.wave.agent, l.wave.queue, l.wave.dispatch, l.wave.wave) || !c.eat("/") ||
       !c.number(l.lane)) {
     return std::nullopt;
   }
@@ -151,8 +153,7 @@ std::optional<DispatchId> parse_dispatch_id(std::string_view s) {
     return std::nullopt;
   }
   c.skip_blanks();
-  if (!c.number(d.agent) || !c.eat(":") || !c.number(d.queue) || !c.eat(":") ||
-      !c.number(d.dispatch)) {
+  if (!c.numbers(d.agent, d.queue, d.dispatch)) {
     return std::nullopt;
   }
   c.skip_blanks();
@@ -171,7 +172,7 @@ std::optional<QueueId> parse_queue_id(std::string_view s) {
     return std::nullopt;
   }
   c.skip_blanks();
-  if (!c.number(q.agent) || !c.eat(":") || !c.number(q.queue)) {
+  if (!c.numbers(q.agent, q.queue)) {
     return std::nullopt;
   }
   c.skip_blanks();
@@ -250,20 +251,7 @@ std::optional<std::vector<std::uint64_t>> parse_dims(std::string_view s) {
 }
 
 QueueType parse_queue_type(std::string_view s) {
-  s = text::trim(s);
-  if (s == "HSA") {
-    return QueueType::Hsa;
-  }
-  if (s == "PM4") {
-    return QueueType::Pm4;
-  }
-  if (s == "DMA") {
-    return QueueType::Dma;
-  }
-  if (s == "XGMI") {
-    return QueueType::Xgmi;
-  }
-  return QueueType::Unknown;
+  return queue_type_from_string(text::trim(s));
 }
 
 std::optional<std::uint32_t> lanes_for_architecture(std::string_view a) {

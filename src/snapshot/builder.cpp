@@ -14,6 +14,35 @@
 #include <unordered_set>
 
 namespace rocplay::snapshot {
+
+bool has_marker(const mi::Exchange& exchange, const Markers& markers) {
+  const auto holds_one = [](std::string_view line, std::span<const std::string_view> texts) {
+    return std::any_of(texts.begin(), texts.end(),
+                       [&](std::string_view t) { return line.find(t) != std::string_view::npos; });
+  };
+  for (const auto& rec : exchange.records) {
+    switch (rec.kind()) {
+    case mi::RecordKind::Exec:
+      if (markers.in_exec && holds_one(rec.line(), markers.results)) {
+        return true;
+      }
+      break;
+    case mi::RecordKind::Result:
+      if (holds_one(rec.line(), markers.results)) {
+        return true;
+      }
+      break;
+    case mi::RecordKind::Console:
+      if (holds_one(rec.line(), markers.console)) {
+        return true;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  return false;
+}
 namespace {
 
 bool contains_nocase(std::string_view hay, std::string_view needle) {

@@ -125,6 +125,13 @@ struct RangeCoords {
   Dim3 last_thread{};
 };
 
+// A cuda-gdb record in a raw log: its focus, its table commands' results, its banner.
+constexpr std::array<std::string_view, 3> kCudaResultMarkers = {"CudaFocus=", "InfoCuda",
+                                                                "arch=\"m68k\""};
+constexpr std::array<std::string_view, 3> kCudaConsoleMarkers = {"No CUDA kernels.", "cuda-gdb",
+                                                                 "CUDA-GDB"};
+constexpr Markers kCudaMarkers{kCudaResultMarkers, true, kCudaConsoleMarkers};
+
 class CudaGdbDialect final : public Dialect {
 public:
   std::string_view name() const override { return "cuda-gdb"; }
@@ -134,29 +141,7 @@ public:
         text::starts_with(text::cli_command(ex.command), "info cuda")) {
       return true;
     }
-    for (const auto& rec : ex.records) {
-      auto line = rec.line();
-      switch (rec.kind()) {
-      case mi::RecordKind::Exec:
-      case mi::RecordKind::Result:
-        if (line.find("CudaFocus=") != std::string_view::npos ||
-            line.find("InfoCuda") != std::string_view::npos ||
-            line.find("arch=\"m68k\"") != std::string_view::npos) {
-          return true;
-        }
-        break;
-      case mi::RecordKind::Console:
-        if (line.find("No CUDA kernels.") != std::string_view::npos ||
-            line.find("cuda-gdb") != std::string_view::npos ||
-            line.find("CUDA-GDB") != std::string_view::npos) {
-          return true;
-        }
-        break;
-      default:
-        break;
-      }
-    }
-    return false;
+    return has_marker(ex, kCudaMarkers);
   }
 
   bool consume(const mi::Exchange& ex, BuildState& st) override {

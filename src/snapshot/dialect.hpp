@@ -15,6 +15,7 @@
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -66,6 +67,17 @@ public:
   // Called once after the last exchange (resolve names, cross-link waves and dispatches).
   virtual void finish(BuildState& /*state*/) {}
 };
+
+// What gives a dialect's records away in a raw MI log, which has no commands to tell it by:
+// texts of its ^result records (and of its *exec records too when `in_exec` is set) and of its
+// console lines.
+struct Markers {
+  std::span<const std::string_view> results;
+  bool in_exec = false;
+  std::span<const std::string_view> console;
+};
+// True when a record of the exchange holds one of the markers.
+bool has_marker(const mi::Exchange& exchange, const Markers& markers);
 
 std::unique_ptr<Dialect> make_gdb_dialect();      // host threads, frames, info line
 std::unique_ptr<Dialect> make_rocgdb_dialect();   // agents, queues, dispatches, waves

@@ -10,6 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <charconv>
+#include <concepts>
+#include <map>
+#include <type_traits>
 
 namespace rocplay {
 namespace {
@@ -20,37 +23,6 @@ constexpr std::string_view kSchema = "rocplay.snapshot";
 
 std::string hex(std::uint64_t v) {
   return fmt::format("{:#x}", v);
-}
-
-void put(json& j, const char* key, std::string_view s) {
-  if (!s.empty()) {
-    j[key] = s;
-  }
-}
-template <class T> void put(json& j, const char* key, const std::optional<T>& v) {
-  if (v) {
-    j[key] = *v;
-  }
-}
-void put_addr(json& j, const char* key, const std::optional<std::uint64_t>& v) {
-  if (v) {
-    j[key] = hex(*v);
-  }
-}
-void put_flag(json& j, const char* key, bool v) {
-  if (v) {
-    j[key] = true;
-  }
-}
-void put_coords(json& j, const char* key, const std::array<std::optional<std::int64_t>, 3>& c) {
-  if (!c[0] && !c[1] && !c[2]) {
-    return;
-  }
-  json a = json::array();
-  for (const auto& v : c) {
-    a.push_back(v ? json(*v) : json(nullptr));
-  }
-  j[key] = std::move(a);
 }
 
 // Reading: every accessor names the field it failed on.
@@ -200,45 +172,46 @@ public:
       f(Reader(e, p));
     }
   }
-  const json& raw() const { return j_; }
-  const std::string& path() const { return path_; }
+  // The path of an object or array nested under `key`, for the errors read there.
+  std::string child(const char* key) const {
+    return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+  }
 
 private:
   const json& j_;
   std::string path_;
 };
 
-std::string_view to_string(QueueType t) {
-  switch (t) {
-  case QueueType::Hsa:
-    return "HSA";
-  case QueueType::Pm4:
-    return "PM4";
-  case QueueType::Dma:
-    return "DMA";
-  case QueueType::Xgmi:
-    return "XGMI";
-  case QueueType::Unknown:
-    break;
-  }
-  return "Unknown";
+// ---- One field list per struct -------------------------------------------------------------
+//
+// Each `fields` names a struct's members once, with how each is written; Writer walks it to make
+// JSON and Loader walks it to read JSON back, so the two directions cannot drift. The calls:
+//   always    a string, written even when empty
+//   text      a string, left out when empty (`shared`: read through the waves' Interner)
+//   opt       an optional number, left out when absent
+//   addr      an optional address, as a `0x` hex string; `required_addr` must be present
+//   flag      true, or left out
+//   boolean   a bool always written; `fallback` when a reader finds none
+//   number    a number always written; `fallback` when a reader finds none
+//   count     a number left out when it equals `fallback`
+//   coords    three optional coordinates, `null` for an unknown one; left out when all are
+//   dims      up to three sizes; left out when empty
+//   choice    an enum by its name
+//   object    a nested struct, always written; `optional_object` when present
+//   list      an array of structs (Presence says whether an empty one is written)
+
+template <class T, class U>
+concept Like = std::same_as<std::remove_const_t<T>, U>;
+
+enum class Presence : std::uint8_t { Always, WhenNonEmpty };
+
+std::string_view queue_type_text(QueueType t) {
+  return to_string(t);
 }
-QueueType queue_type(std::string_view s) {
-  if (s == "HSA") {
-    return QueueType::Hsa;
-  }
-  if (s == "PM4") {
-    return QueueType::Pm4;
-  }
-  if (s == "DMA") {
-    return QueueType::Dma;
-  }
-  if (s == "XGMI") {
-    return QueueType::Xgmi;
-  }
-  return QueueType::Unknown;
+std::optional<QueueType> parse_queue_type(std::string_view s) {
+  return queue_type_from_string(s); // another name is an Unknown queue type, never an error
 }
-std::string_view to_string(FenceScope s) {
+std::string_view fence_scope_text(FenceScope s) {
   switch (s) {
   case FenceScope::Agent:
     return "agent";
@@ -249,8 +222,7 @@ std::string_view to_string(FenceScope s) {
   }
   return "none";
 }
-FenceScope fence_scope(const Reader& r, const char* key) {
-  std::string s = r.str(key);
+std::optional<FenceScope> parse_fence_scope(std::string_view s) {
   if (s.empty() || s == "none") {
     return FenceScope::None;
   }
@@ -260,269 +232,414 @@ FenceScope fence_scope(const Reader& r, const char* key) {
   if (s == "system") {
     return FenceScope::System;
   }
-  r.fail(key, "`none`, `agent` or `system`");
+  return std::nullopt;
+}
+std::string_view debugger_text(DebuggerKind kind) {
+  return to_string(kind);
+}
+std::optional<DebuggerKind> parse_debugger(std::string_view s) {
+  return debugger_kind_from_string(s); // another name is an Unknown debugger
+}
+std::string_view fault_kind_text(FaultKind kind) {
+  return to_string(kind);
+}
+constexpr const char* kFenceScopes = "`none`, `agent` or `system`";
+constexpr const char* kFaultKinds = "a fault kind (memory-violation, assert, illegal-instruction, "
+                                    "arithmetic, bus-error, trap, exception, signal)";
+
+template <class Io, Like<Coverage> C> void fields(Io& io, C& c) {
+  io.boolean("agents", c.agents, false);
+  io.boolean("queues", c.queues, false);
+  io.boolean("dispatches", c.dispatches, false);
+  io.boolean("threads", c.threads, false);
 }
 
-json frame_json(const Frame& f) {
-  json j = json::object();
-  j["level"] = f.level;
-  put_addr(j, "pc", f.pc);
-  put(j, "function", f.function);
-  put(j, "linkage_name", f.linkage_name);
-  put(j, "file", f.file);
-  put(j, "line", f.line);
-  put(j, "from", f.from);
-  return j;
+template <class Io, Like<Agent> A> void fields(Io& io, A& a) {
+  io.always("id", a.id);
+  io.opt("number", a.number);
+  io.text("state", a.state);
+  io.text("target_id", a.target_id);
+  io.opt("gpu_id", a.gpu_id);
+  io.text("architecture", a.architecture);
+  io.text("name", a.name);
+  io.opt("cores", a.cores);
+  io.opt("threads", a.threads);
+  io.text("location", a.location);
+  io.flag("current", a.current);
 }
 
-Frame frame_from_json(const Reader& r) {
-  Frame f;
-  f.level = r.num<std::uint32_t>("level").value_or(0);
-  f.pc = r.addr("pc");
-  f.function = r.str("function");
-  f.linkage_name = r.str("linkage_name");
-  f.file = r.str("file");
-  f.line = r.num<std::uint32_t>("line");
-  f.from = r.str("from");
-  return f;
+template <class Io, Like<Queue> Q> void fields(Io& io, Q& q) {
+  io.always("id", q.id);
+  io.text("target_id", q.target_id);
+  io.opt("agent", q.agent);
+  io.opt("queue_no", q.queue_no);
+  io.opt("os_qid", q.os_qid);
+  io.choice("type", q.type, queue_type_text, parse_queue_type, "");
+  io.opt("read", q.read);
+  io.opt("write", q.write);
+  io.opt("size", q.size);
+  io.addr("address", q.address);
+  io.flag("current", q.current);
 }
+
+template <class Io, Like<Fence> F> void fields(Io& io, F& f) {
+  io.boolean("barrier", f.barrier, false);
+  io.choice("acquire", f.acquire, fence_scope_text, parse_fence_scope, kFenceScopes);
+  io.choice("release", f.release, fence_scope_text, parse_fence_scope, kFenceScopes);
+}
+
+template <class Io, Like<Dispatch> D> void fields(Io& io, D& d) {
+  io.always("id", d.id);
+  io.text("target_id", d.target_id);
+  io.opt("agent", d.agent);
+  io.opt("queue", d.queue);
+  io.opt("dispatch_no", d.dispatch_no);
+  io.opt("packet_id", d.packet_id);
+  io.dims("grid", d.grid);
+  io.dims("workgroup", d.workgroup);
+  io.object("fence", d.fence);
+  io.text("fence_text", d.fence_text);
+  io.text("address_spaces", d.address_spaces);
+  io.addr("kernel_desc", d.kernel_desc);
+  io.addr("kernel_args", d.kernel_args);
+  io.addr("completion", d.completion);
+  io.addr("kernel_address", d.kernel_address);
+  io.text("kernel_name", d.kernel_name);
+  io.text("linkage_name", d.linkage_name);
+  io.text("status", d.status);
+  io.flag("current", d.current);
+}
+
+template <class Io, Like<Wave> W> void fields(Io& io, W& w) {
+  io.always("thread_id", w.thread_id);
+  io.text("target_id", w.target_id); // unique per wave: not worth interning
+  io.shared("name", w.name);
+  io.opt("agent", w.agent);
+  io.opt("queue", w.queue);
+  io.opt("dispatch", w.dispatch);
+  io.opt("wave_no", w.wave_no);
+  io.coords("workgroup", w.workgroup);
+  io.coords("workgroup_last", w.workgroup_last);
+  io.opt("wave_in_group", w.wave_in_group);
+  io.opt("lane_count", w.lane_count);
+  io.opt("first_work_item", w.first_work_item);
+  io.opt("last_work_item", w.last_work_item);
+  io.count("count", w.count, std::uint64_t{1});
+  io.addr("pc", w.pc);
+  io.shared("function", w.function);
+  io.shared("file", w.file);
+  io.opt("line", w.line);
+  io.shared("inline_function", w.inline_function);
+  io.text("state", w.state);
+  io.opt("lane", w.lane);
+  io.flag("unattributed", w.unattributed);
+}
+
+template <class Io, Like<Frame> F> void fields(Io& io, F& f) {
+  io.number("level", f.level, std::uint32_t{0});
+  io.addr("pc", f.pc);
+  io.text("function", f.function);
+  io.text("linkage_name", f.linkage_name);
+  io.text("file", f.file);
+  io.opt("line", f.line);
+  io.text("from", f.from);
+}
+
+template <class Io, Like<MutexWait> M> void fields(Io& io, M& m) {
+  io.addr("address", m.address);
+  io.text("symbol", m.symbol);
+  io.opt("owner_lwp", m.owner);
+}
+
+template <class Io, Like<HostThread> T> void fields(Io& io, T& t) {
+  io.always("id", t.id);
+  io.opt("lwp", t.lwp);
+  io.text("name", t.name);
+  io.text("target_id", t.target_id);
+  io.text("state", t.state);
+  io.list("frames", t.frames, Presence::Always);
+  io.optional_object("mutex_wait", t.mutex_wait);
+}
+
+template <class Io, Like<SourceLine> L> void fields(Io& io, L& l) {
+  io.required_addr("pc", l.pc);
+  io.text("file", l.file);
+  io.opt("line", l.line);
+  io.text("function", l.function);
+  io.text("linkage_name", l.linkage_name);
+  io.opt("offset", l.offset);
+  io.text("inlined_from", l.inlined_from);
+  io.boolean("has_code", l.has_code, true);
+}
+
+template <class Io, Like<isa::Instruction> I> void fields(Io& io, I& i) {
+  io.required_addr("address", i.address);
+  io.always("text", i.text);
+  io.text("function", i.function);
+  io.opt("offset", i.offset);
+  io.text("bytes", i.bytes);
+  io.text("file", i.file);
+  io.opt("line", i.line);
+}
+
+template <class Io, Like<CodeWindow> C> void fields(Io& io, C& c) {
+  io.text("thread", c.thread);
+  io.list("instructions", c.instructions, Presence::Always);
+}
+
+template <class Io, Like<Lane> L> void fields(Io& io, L& l) {
+  io.number("id", l.id, std::uint32_t{0});
+  io.text("state", l.state);
+  io.text("target_id", l.target_id);
+  io.text("wave_thread", l.wave_thread);
+  io.coords("work_item", l.work_item);
+  io.addr("pc", l.pc);
+  io.text("function", l.function);
+  io.text("file", l.file);
+  io.opt("line", l.line);
+}
+
+template <class Io, Like<WaveCounts> C> void fields(Io& io, C& c) {
+  io.number("total", c.total, std::uint64_t{0});
+  io.number("running", c.running, std::uint64_t{0});
+  io.number("single_stepping", c.single_stepping, std::uint64_t{0});
+  io.number("stopped", c.stopped, std::uint64_t{0});
+}
+
+template <class Io, Like<Fault> F> void fields(Io& io, F& f) {
+  io.choice("kind", f.kind, fault_kind_text, fault_kind_from_string, kFaultKinds);
+  io.text("signal", f.signal);
+  io.text("meaning", f.meaning);
+  io.text("thread_id", f.thread_id);
+  io.boolean("on_gpu", f.on_gpu, false);
+  io.opt("lane", f.lane);
+  io.addr("pc", f.pc);
+  io.text("function", f.function);
+  io.text("file", f.file);
+  io.opt("line", f.line);
+  io.addr("address", f.address);
+  io.opt("kernel", f.kernel);
+  io.text("block", f.block);
+  io.text("thread", f.thread);
+  io.text("detail", f.detail);
+  io.list("frames", f.frames, Presence::WhenNonEmpty); // absent, not []: older JSON stays as it was
+}
+
+// Everything but `schema` and `format_version`, which the two entry points handle.
+template <class Io, Like<Snapshot> S> void fields(Io& io, S& s) {
+  io.choice("debugger", s.debugger, debugger_text, parse_debugger, "");
+  io.text("debugger_version", s.debugger_version);
+  io.opt("pid", s.pid);
+  io.opt("rank", s.rank);
+  io.text("label", s.label);
+  io.text("taken_at", s.taken_at);
+  io.opt("stop_seconds", s.stop_seconds);
+  io.object("coverage", s.coverage);
+  io.list("agents", s.agents, Presence::Always);
+  io.list("queues", s.queues, Presence::Always);
+  io.list("dispatches", s.dispatches, Presence::Always);
+  io.list("waves", s.waves, Presence::Always);
+  io.list("host_threads", s.host_threads, Presence::Always);
+  io.list("source_lines", s.source_lines, Presence::Always);
+  io.list("code_windows", s.code_windows, Presence::WhenNonEmpty);
+  io.list("lanes", s.lanes, Presence::WhenNonEmpty);
+  io.optional_object("wave_counts", s.wave_counts);
+  io.optional_object("fault", s.fault);
+  io.strings("warnings", s.warnings);
+  io.strings("notes", s.notes);
+  io.env("env", s.env);
+}
+
+// Walks a field list to fill a JSON object.
+class Writer {
+public:
+  explicit Writer(json& j) : j_(j) {}
+
+  void always(const char* key, std::string_view v) { j_[key] = v; }
+  void text(const char* key, std::string_view v) {
+    if (!v.empty()) {
+      j_[key] = v;
+    }
+  }
+  void shared(const char* key, std::string_view v) { text(key, v); }
+  template <class T> void opt(const char* key, const std::optional<T>& v) {
+    if (v) {
+      j_[key] = *v;
+    }
+  }
+  void addr(const char* key, const std::optional<std::uint64_t>& v) {
+    if (v) {
+      j_[key] = hex(*v);
+    }
+  }
+  void required_addr(const char* key, std::uint64_t v) { j_[key] = hex(v); }
+  void flag(const char* key, bool v) {
+    if (v) {
+      j_[key] = true;
+    }
+  }
+  void boolean(const char* key, bool v, bool /*fallback*/) { j_[key] = v; }
+  template <class T> void number(const char* key, T v, T /*fallback*/) { j_[key] = v; }
+  template <class T> void count(const char* key, T v, T fallback) {
+    if (v != fallback) {
+      j_[key] = v;
+    }
+  }
+  void coords(const char* key, const std::array<std::optional<std::int64_t>, 3>& c) {
+    if (!c[0] && !c[1] && !c[2]) {
+      return;
+    }
+    json a = json::array();
+    for (const auto& v : c) {
+      a.push_back(v ? json(*v) : json(nullptr));
+    }
+    j_[key] = std::move(a);
+  }
+  void dims(const char* key, const std::vector<std::uint64_t>& v) {
+    if (!v.empty()) {
+      j_[key] = v;
+    }
+  }
+  template <class E, class Text, class Parse>
+  void choice(const char* key, E v, Text text, Parse /*parse*/, const char* /*expected*/) {
+    j_[key] = text(v);
+  }
+  template <class S> void object(const char* key, const S& s) { j_[key] = make(s); }
+  template <class S> void optional_object(const char* key, const std::optional<S>& s) {
+    if (s) {
+      object(key, *s);
+    }
+  }
+  template <class S> void list(const char* key, const std::vector<S>& items, Presence presence) {
+    if (items.empty() && presence == Presence::WhenNonEmpty) {
+      return;
+    }
+    json a = json::array();
+    a.get_ref<json::array_t&>().reserve(items.size());
+    for (const auto& item : items) {
+      a.push_back(make(item));
+    }
+    j_[key] = std::move(a);
+  }
+  void strings(const char* key, const std::vector<std::string>& v) { j_[key] = v; }
+  void env(const char* key, const std::map<std::string, std::string>& v) { j_[key] = v; }
+
+  template <class S> static json make(const S& s) {
+    json j = json::object();
+    Writer w(j);
+    fields(w, s);
+    return j;
+  }
+
+private:
+  json& j_;
+};
+
+// Walks a field list to fill a struct from JSON, naming the field of any value it rejects.
+class Loader {
+public:
+  Loader(const Reader& r, Interner& shared) : r_(r), shared_(shared) {}
+
+  void always(const char* key, std::string& v) { v = r_.str(key); }
+  void text(const char* key, std::string& v) { v = r_.str(key); }
+  void text(const char* key, SharedString& v) { v = r_.str(key); }
+  void shared(const char* key, SharedString& v) { v = shared_.get(r_.str(key)); }
+  template <class T> void opt(const char* key, std::optional<T>& v) { v = r_.num<T>(key); }
+  void addr(const char* key, std::optional<std::uint64_t>& v) { v = r_.addr(key); }
+  void required_addr(const char* key, std::uint64_t& v) {
+    auto a = r_.addr(key);
+    if (!a) {
+      r_.fail(key, "present");
+    }
+    v = *a;
+  }
+  void flag(const char* key, bool& v) { v = r_.flag(key); }
+  void boolean(const char* key, bool& v, bool fallback) {
+    v = r_.find(key) ? r_.flag(key) : fallback;
+  }
+  template <class T> void number(const char* key, T& v, T fallback) {
+    v = r_.num<T>(key).value_or(fallback);
+  }
+  template <class T> void count(const char* key, T& v, T fallback) { number(key, v, fallback); }
+  void coords(const char* key, std::array<std::optional<std::int64_t>, 3>& v) {
+    v = r_.coords(key);
+  }
+  void dims(const char* key, std::vector<std::uint64_t>& v) { v = r_.dims(key); }
+  template <class E, class Text, class Parse>
+  void choice(const char* key, E& v, Text /*text*/, Parse parse, const char* expected) {
+    const std::optional<E> parsed = parse(r_.str(key));
+    if (!parsed) {
+      r_.fail(key, expected);
+    }
+    v = *parsed;
+  }
+  template <class S> void object(const char* key, S& s) {
+    if (const json* v = r_.find(key)) {
+      if (!v->is_object()) {
+        r_.fail(key, "an object");
+      }
+      Reader nested(*v, r_.child(key));
+      Loader loader(nested, shared_);
+      fields(loader, s);
+    }
+  }
+  template <class S> void optional_object(const char* key, std::optional<S>& s) {
+    if (r_.find(key)) {
+      S value;
+      object(key, value);
+      s = std::move(value);
+    }
+  }
+  template <class S> void list(const char* key, std::vector<S>& items, Presence /*presence*/) {
+    r_.each(key, [&](const Reader& e) {
+      S item;
+      Loader loader(e, shared_);
+      fields(loader, item);
+      items.push_back(std::move(item));
+    });
+  }
+  void strings(const char* key, std::vector<std::string>& out) {
+    const json* v = r_.find(key);
+    if (!v) {
+      return;
+    }
+    if (!v->is_array()) {
+      r_.fail(key, "an array of strings");
+    }
+    for (const auto& e : *v) {
+      if (!e.is_string()) {
+        r_.fail(key, "an array of strings");
+      }
+      out.push_back(e.get<std::string>());
+    }
+  }
+  void env(const char* key, std::map<std::string, std::string>& out) {
+    const json* v = r_.find(key);
+    if (!v) {
+      return;
+    }
+    if (!v->is_object()) {
+      r_.fail(key, "an object of strings");
+    }
+    for (const auto& [k, value] : v->items()) {
+      if (!value.is_string()) {
+        r_.fail(fmt::format("{}.{}", key, k), "a string");
+      }
+      out[k] = value.get<std::string>();
+    }
+  }
+
+private:
+  const Reader& r_;
+  Interner& shared_;
+};
 
 } // namespace
 
 nlohmann::json to_json(const Snapshot& s) {
-  json j = json::object();
+  json j = Writer::make(s);
   j["schema"] = kSchema;
   j["format_version"] = Snapshot::kFormatVersion;
-  j["debugger"] = to_string(s.debugger);
-  put(j, "debugger_version", s.debugger_version);
-  put(j, "pid", s.pid);
-  put(j, "rank", s.rank);
-  put(j, "label", s.label);
-  put(j, "taken_at", s.taken_at);
-  put(j, "stop_seconds", s.stop_seconds);
-  json cov = json::object();
-  cov["agents"] = s.coverage.agents;
-  cov["queues"] = s.coverage.queues;
-  cov["dispatches"] = s.coverage.dispatches;
-  cov["threads"] = s.coverage.threads;
-  j["coverage"] = std::move(cov);
-
-  json agents = json::array();
-  for (const auto& a : s.agents) {
-    json e = json::object();
-    e["id"] = a.id;
-    put(e, "number", a.number);
-    put(e, "state", a.state);
-    put(e, "target_id", a.target_id);
-    put(e, "gpu_id", a.gpu_id);
-    put(e, "architecture", a.architecture);
-    put(e, "name", a.name);
-    put(e, "cores", a.cores);
-    put(e, "threads", a.threads);
-    put(e, "location", a.location);
-    put_flag(e, "current", a.current);
-    agents.push_back(std::move(e));
-  }
-  j["agents"] = std::move(agents);
-
-  json queues = json::array();
-  for (const auto& q : s.queues) {
-    json e = json::object();
-    e["id"] = q.id;
-    put(e, "target_id", q.target_id);
-    put(e, "agent", q.agent);
-    put(e, "queue_no", q.queue_no);
-    put(e, "os_qid", q.os_qid);
-    e["type"] = to_string(q.type);
-    put(e, "read", q.read);
-    put(e, "write", q.write);
-    put(e, "size", q.size);
-    put_addr(e, "address", q.address);
-    put_flag(e, "current", q.current);
-    queues.push_back(std::move(e));
-  }
-  j["queues"] = std::move(queues);
-
-  json dispatches = json::array();
-  for (const auto& d : s.dispatches) {
-    json e = json::object();
-    e["id"] = d.id;
-    put(e, "target_id", d.target_id);
-    put(e, "agent", d.agent);
-    put(e, "queue", d.queue);
-    put(e, "dispatch_no", d.dispatch_no);
-    put(e, "packet_id", d.packet_id);
-    if (!d.grid.empty()) {
-      e["grid"] = d.grid;
-    }
-    if (!d.workgroup.empty()) {
-      e["workgroup"] = d.workgroup;
-    }
-    json fence = json::object();
-    fence["barrier"] = d.fence.barrier;
-    fence["acquire"] = to_string(d.fence.acquire);
-    fence["release"] = to_string(d.fence.release);
-    e["fence"] = std::move(fence);
-    put(e, "fence_text", d.fence_text);
-    put(e, "address_spaces", d.address_spaces);
-    put_addr(e, "kernel_desc", d.kernel_desc);
-    put_addr(e, "kernel_args", d.kernel_args);
-    put_addr(e, "completion", d.completion);
-    put_addr(e, "kernel_address", d.kernel_address);
-    put(e, "kernel_name", d.kernel_name);
-    put(e, "linkage_name", d.linkage_name);
-    put(e, "status", d.status);
-    put_flag(e, "current", d.current);
-    dispatches.push_back(std::move(e));
-  }
-  j["dispatches"] = std::move(dispatches);
-
-  json waves = json::array();
-  for (const auto& w : s.waves) {
-    json e = json::object();
-    e["thread_id"] = w.thread_id;
-    put(e, "target_id", w.target_id);
-    put(e, "name", w.name);
-    put(e, "agent", w.agent);
-    put(e, "queue", w.queue);
-    put(e, "dispatch", w.dispatch);
-    put(e, "wave_no", w.wave_no);
-    put_coords(e, "workgroup", w.workgroup);
-    put_coords(e, "workgroup_last", w.workgroup_last);
-    put(e, "wave_in_group", w.wave_in_group);
-    put(e, "lane_count", w.lane_count);
-    put(e, "first_work_item", w.first_work_item);
-    put(e, "last_work_item", w.last_work_item);
-    if (w.count != 1) {
-      e["count"] = w.count;
-    }
-    put_addr(e, "pc", w.pc);
-    put(e, "function", w.function);
-    put(e, "file", w.file);
-    put(e, "line", w.line);
-    put(e, "inline_function", w.inline_function);
-    put(e, "state", w.state);
-    put(e, "lane", w.lane);
-    put_flag(e, "unattributed", w.unattributed);
-    waves.push_back(std::move(e));
-  }
-  j["waves"] = std::move(waves);
-
-  json threads = json::array();
-  for (const auto& t : s.host_threads) {
-    json e = json::object();
-    e["id"] = t.id;
-    put(e, "lwp", t.lwp);
-    put(e, "name", t.name);
-    put(e, "target_id", t.target_id);
-    put(e, "state", t.state);
-    json frames = json::array();
-    for (const auto& f : t.frames) {
-      frames.push_back(frame_json(f));
-    }
-    e["frames"] = std::move(frames);
-    if (t.mutex_wait) {
-      json m = json::object();
-      put_addr(m, "address", t.mutex_wait->address);
-      put(m, "symbol", t.mutex_wait->symbol);
-      put(m, "owner_lwp", t.mutex_wait->owner);
-      e["mutex_wait"] = std::move(m);
-    }
-    threads.push_back(std::move(e));
-  }
-  j["host_threads"] = std::move(threads);
-
-  json lines = json::array();
-  for (const auto& l : s.source_lines) {
-    json e = json::object();
-    e["pc"] = hex(l.pc);
-    put(e, "file", l.file);
-    put(e, "line", l.line);
-    put(e, "function", l.function);
-    put(e, "linkage_name", l.linkage_name);
-    put(e, "offset", l.offset);
-    put(e, "inlined_from", l.inlined_from);
-    e["has_code"] = l.has_code;
-    lines.push_back(std::move(e));
-  }
-  j["source_lines"] = std::move(lines);
-
-  if (!s.code_windows.empty()) {
-    json windows = json::array();
-    for (const auto& w : s.code_windows) {
-      json ins = json::array();
-      for (const auto& i : w.instructions) {
-        json e = json::object();
-        e["address"] = hex(i.address);
-        e["text"] = i.text;
-        put(e, "function", i.function);
-        put(e, "offset", i.offset);
-        put(e, "bytes", i.bytes);
-        put(e, "file", i.file);
-        put(e, "line", i.line);
-        ins.push_back(std::move(e));
-      }
-      json e = json::object();
-      put(e, "thread", w.thread);
-      e["instructions"] = std::move(ins);
-      windows.push_back(std::move(e));
-    }
-    j["code_windows"] = std::move(windows);
-  }
-
-  if (!s.lanes.empty()) {
-    json lanes = json::array();
-    for (const auto& l : s.lanes) {
-      json e = json::object();
-      e["id"] = l.id;
-      put(e, "state", l.state);
-      put(e, "target_id", l.target_id);
-      put(e, "wave_thread", l.wave_thread);
-      put_coords(e, "work_item", l.work_item);
-      put_addr(e, "pc", l.pc);
-      put(e, "function", l.function);
-      put(e, "file", l.file);
-      put(e, "line", l.line);
-      lanes.push_back(std::move(e));
-    }
-    j["lanes"] = std::move(lanes);
-  }
-  if (s.wave_counts) {
-    j["wave_counts"] = {{"total", s.wave_counts->total},
-                        {"running", s.wave_counts->running},
-                        {"single_stepping", s.wave_counts->single_stepping},
-                        {"stopped", s.wave_counts->stopped}};
-  }
-  if (s.fault) {
-    const Fault& f = *s.fault;
-    json e = json::object();
-    e["kind"] = std::string(to_string(f.kind));
-    put(e, "signal", f.signal);
-    put(e, "meaning", f.meaning);
-    put(e, "thread_id", f.thread_id);
-    e["on_gpu"] = f.on_gpu;
-    put(e, "lane", f.lane);
-    put_addr(e, "pc", f.pc);
-    put(e, "function", f.function);
-    put(e, "file", f.file);
-    put(e, "line", f.line);
-    put_addr(e, "address", f.address);
-    put(e, "kernel", f.kernel);
-    put(e, "block", f.block);
-    put(e, "thread", f.thread);
-    put(e, "detail", f.detail);
-    if (!f.frames.empty()) { // absent, not [], keeps older snapshots' JSON as it was
-      json frames = json::array();
-      for (const auto& fr : f.frames) {
-        frames.push_back(frame_json(fr));
-      }
-      e["frames"] = std::move(frames);
-    }
-    j["fault"] = std::move(e);
-  }
-  j["warnings"] = s.warnings;
-  j["notes"] = s.notes;
-  j["env"] = s.env;
   return j;
 }
 
@@ -545,251 +662,9 @@ Snapshot snapshot_from_json(const nlohmann::json& root) {
                 "upgrade rocplay to read snapshots written by a newer version");
   }
   Snapshot s;
-  s.debugger = debugger_kind_from_string(r.str("debugger"));
-  s.debugger_version = r.str("debugger_version");
-  s.pid = r.num<std::int64_t>("pid");
-  s.rank = r.num<int>("rank");
-  s.label = r.str("label");
-  s.taken_at = r.str("taken_at");
-  s.stop_seconds = r.num<double>("stop_seconds");
-  if (const json* cov = r.find("coverage")) {
-    if (!cov->is_object()) {
-      r.fail("coverage", "an object");
-    }
-    Reader c(*cov, "coverage");
-    s.coverage.agents = c.flag("agents");
-    s.coverage.queues = c.flag("queues");
-    s.coverage.dispatches = c.flag("dispatches");
-    s.coverage.threads = c.flag("threads");
-  }
-
-  r.each("agents", [&](const Reader& e) {
-    Agent a;
-    a.id = e.str("id");
-    a.number = e.num<std::uint32_t>("number");
-    a.state = e.str("state");
-    a.target_id = e.str("target_id");
-    a.gpu_id = e.num<std::uint64_t>("gpu_id");
-    a.architecture = e.str("architecture");
-    a.name = e.str("name");
-    a.cores = e.num<std::uint32_t>("cores");
-    a.threads = e.num<std::uint32_t>("threads");
-    a.location = e.str("location");
-    a.current = e.flag("current");
-    s.agents.push_back(std::move(a));
-  });
-  r.each("queues", [&](const Reader& e) {
-    Queue q;
-    q.id = e.str("id");
-    q.target_id = e.str("target_id");
-    q.agent = e.num<std::uint32_t>("agent");
-    q.queue_no = e.num<std::uint32_t>("queue_no");
-    q.os_qid = e.num<std::uint64_t>("os_qid");
-    q.type = queue_type(e.str("type"));
-    q.read = e.num<std::uint64_t>("read");
-    q.write = e.num<std::uint64_t>("write");
-    q.size = e.num<std::uint64_t>("size");
-    q.address = e.addr("address");
-    q.current = e.flag("current");
-    s.queues.push_back(std::move(q));
-  });
-  r.each("dispatches", [&](const Reader& e) {
-    Dispatch d;
-    d.id = e.str("id");
-    d.target_id = e.str("target_id");
-    d.agent = e.num<std::uint32_t>("agent");
-    d.queue = e.num<std::uint32_t>("queue");
-    d.dispatch_no = e.num<std::uint64_t>("dispatch_no");
-    d.packet_id = e.num<std::uint64_t>("packet_id");
-    d.grid = e.dims("grid");
-    d.workgroup = e.dims("workgroup");
-    if (const json* f = e.find("fence")) {
-      if (!f->is_object()) {
-        e.fail("fence", "an object");
-      }
-      Reader fr(*f, e.path() + ".fence");
-      d.fence.barrier = fr.flag("barrier");
-      d.fence.acquire = fence_scope(fr, "acquire");
-      d.fence.release = fence_scope(fr, "release");
-    }
-    d.fence_text = e.str("fence_text");
-    d.address_spaces = e.str("address_spaces");
-    d.kernel_desc = e.addr("kernel_desc");
-    d.kernel_args = e.addr("kernel_args");
-    d.completion = e.addr("completion");
-    d.kernel_address = e.addr("kernel_address");
-    d.kernel_name = e.str("kernel_name");
-    d.linkage_name = e.str("linkage_name");
-    d.status = e.str("status");
-    d.current = e.flag("current");
-    s.dispatches.push_back(std::move(d));
-  });
   Interner shared; // the waves' repeated texts, one copy each
-  r.each("waves", [&](const Reader& e) {
-    Wave w;
-    w.thread_id = e.str("thread_id");
-    w.target_id = e.str("target_id");
-    w.name = shared.get(e.str("name"));
-    w.agent = e.num<std::uint32_t>("agent");
-    w.queue = e.num<std::uint32_t>("queue");
-    w.dispatch = e.num<std::uint64_t>("dispatch");
-    w.wave_no = e.num<std::uint64_t>("wave_no");
-    w.workgroup = e.coords("workgroup");
-    w.workgroup_last = e.coords("workgroup_last");
-    w.wave_in_group = e.num<std::uint32_t>("wave_in_group");
-    w.lane_count = e.num<std::uint32_t>("lane_count");
-    w.first_work_item = e.num<std::uint32_t>("first_work_item");
-    w.last_work_item = e.num<std::uint32_t>("last_work_item");
-    w.count = e.num<std::uint64_t>("count").value_or(1);
-    w.pc = e.addr("pc");
-    w.function = shared.get(e.str("function"));
-    w.file = shared.get(e.str("file"));
-    w.line = e.num<std::uint32_t>("line");
-    w.inline_function = shared.get(e.str("inline_function"));
-    w.state = e.str("state");
-    w.lane = e.num<std::uint32_t>("lane");
-    w.unattributed = e.flag("unattributed");
-    s.waves.push_back(std::move(w));
-  });
-  r.each("host_threads", [&](const Reader& e) {
-    HostThread t;
-    t.id = e.str("id");
-    t.lwp = e.num<std::uint64_t>("lwp");
-    t.name = e.str("name");
-    t.target_id = e.str("target_id");
-    t.state = e.str("state");
-    e.each("frames", [&](const Reader& fe) { t.frames.push_back(frame_from_json(fe)); });
-    if (const json* m = e.find("mutex_wait")) {
-      if (!m->is_object()) {
-        e.fail("mutex_wait", "an object");
-      }
-      Reader mr(*m, e.path() + ".mutex_wait");
-      MutexWait w;
-      w.address = mr.addr("address");
-      w.symbol = mr.str("symbol");
-      w.owner = mr.num<std::int64_t>("owner_lwp");
-      t.mutex_wait = std::move(w);
-    }
-    s.host_threads.push_back(std::move(t));
-  });
-  r.each("source_lines", [&](const Reader& e) {
-    SourceLine l;
-    auto pc = e.addr("pc");
-    if (!pc) {
-      e.fail("pc", "present");
-    }
-    l.pc = *pc;
-    l.file = e.str("file");
-    l.line = e.num<std::uint32_t>("line");
-    l.function = e.str("function");
-    l.linkage_name = e.str("linkage_name");
-    l.offset = e.num<std::uint64_t>("offset");
-    l.inlined_from = e.str("inlined_from");
-    l.has_code = e.find("has_code") ? e.flag("has_code") : true;
-    s.source_lines.push_back(std::move(l));
-  });
-  r.each("code_windows", [&](const Reader& e) {
-    CodeWindow w;
-    w.thread = e.str("thread");
-    e.each("instructions", [&](const Reader& ie) {
-      isa::Instruction i;
-      auto address = ie.addr("address");
-      if (!address) {
-        ie.fail("address", "present");
-      }
-      i.address = *address;
-      i.text = ie.str("text");
-      i.function = ie.str("function");
-      i.offset = ie.num<std::uint64_t>("offset");
-      i.bytes = ie.str("bytes");
-      i.file = ie.str("file");
-      i.line = ie.num<int>("line");
-      w.instructions.push_back(std::move(i));
-    });
-    s.code_windows.push_back(std::move(w));
-  });
-  r.each("lanes", [&](const Reader& e) {
-    Lane l;
-    l.id = e.num<std::uint32_t>("id").value_or(0);
-    l.state = e.str("state");
-    l.target_id = e.str("target_id");
-    l.wave_thread = e.str("wave_thread");
-    l.work_item = e.coords("work_item");
-    l.pc = e.addr("pc");
-    l.function = e.str("function");
-    l.file = e.str("file");
-    l.line = e.num<std::uint32_t>("line");
-    s.lanes.push_back(std::move(l));
-  });
-  if (const json* wc = r.find("wave_counts")) {
-    if (!wc->is_object()) {
-      r.fail("wave_counts", "an object");
-    }
-    Reader c(*wc, "wave_counts");
-    WaveCounts counts;
-    counts.total = c.num<std::uint64_t>("total").value_or(0);
-    counts.running = c.num<std::uint64_t>("running").value_or(0);
-    counts.single_stepping = c.num<std::uint64_t>("single_stepping").value_or(0);
-    counts.stopped = c.num<std::uint64_t>("stopped").value_or(0);
-    s.wave_counts = counts;
-  }
-  auto strings = [&](const char* key, std::vector<std::string>& out) {
-    const json* v = r.find(key);
-    if (!v) {
-      return;
-    }
-    if (!v->is_array()) {
-      r.fail(key, "an array of strings");
-    }
-    for (const auto& e : *v) {
-      if (!e.is_string()) {
-        r.fail(key, "an array of strings");
-      }
-      out.push_back(e.get<std::string>());
-    }
-  };
-  if (const json* fj = r.find("fault")) {
-    if (!fj->is_object()) {
-      r.fail("fault", "an object");
-    }
-    Reader fr(*fj, "fault");
-    Fault f;
-    const auto kind = fault_kind_from_string(fr.str("kind"));
-    if (!kind) {
-      fr.fail("kind", "a fault kind (memory-violation, assert, illegal-instruction, arithmetic, "
-                      "bus-error, trap, exception, signal)");
-    }
-    f.kind = *kind;
-    f.signal = fr.str("signal");
-    f.meaning = fr.str("meaning");
-    f.thread_id = fr.str("thread_id");
-    f.on_gpu = fr.flag("on_gpu");
-    f.lane = fr.num<std::uint32_t>("lane");
-    f.pc = fr.addr("pc");
-    f.function = fr.str("function");
-    f.file = fr.str("file");
-    f.line = fr.num<std::uint32_t>("line");
-    f.address = fr.addr("address");
-    f.kernel = fr.num<std::uint64_t>("kernel");
-    f.block = fr.str("block");
-    f.thread = fr.str("thread");
-    f.detail = fr.str("detail");
-    fr.each("frames", [&](const Reader& fe) { f.frames.push_back(frame_from_json(fe)); });
-    s.fault = std::move(f);
-  }
-  strings("warnings", s.warnings);
-  strings("notes", s.notes);
-  if (const json* env = r.find("env")) {
-    if (!env->is_object()) {
-      r.fail("env", "an object of strings");
-    }
-    for (const auto& [k, v] : env->items()) {
-      if (!v.is_string()) {
-        r.fail("env." + k, "a string");
-      }
-      s.env[k] = v.get<std::string>();
-    }
-  }
+  Loader loader(r, shared);
+  fields(loader, s);
   snapshot::demangle_names(s); // a snapshot written by another tool may carry linkage names
   return s;
 }

@@ -6,6 +6,31 @@
 
 namespace rocplay {
 
+std::string_view to_string(QueueType type) {
+  switch (type) {
+  case QueueType::Hsa:
+    return "HSA";
+  case QueueType::Pm4:
+    return "PM4";
+  case QueueType::Dma:
+    return "DMA";
+  case QueueType::Xgmi:
+    return "XGMI";
+  case QueueType::Unknown:
+    break;
+  }
+  return "Unknown";
+}
+
+QueueType queue_type_from_string(std::string_view name) {
+  for (QueueType t : {QueueType::Hsa, QueueType::Pm4, QueueType::Dma, QueueType::Xgmi}) {
+    if (name == to_string(t)) {
+      return t;
+    }
+  }
+  return QueueType::Unknown;
+}
+
 std::optional<std::uint32_t> agent_number(const Agent& agent) {
   if (agent.number) {
     return agent.number;

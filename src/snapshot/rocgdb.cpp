@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 namespace rocplay::snapshot {
@@ -78,6 +79,13 @@ constexpr std::string_view kNoneActive[] = {"No agents are currently active.",
                                             "No queues are currently active.",
                                             "No dispatches are currently active."};
 
+// A rocgdb record in a raw log: AMDGPU threads and the agent, dispatch and wave lists.
+constexpr std::array<std::string_view, 4> kRocgdbResultMarkers = {
+    "target-id=\"AMDGPU ", "agents=[", "dispatches=[", "single-stepping="};
+constexpr std::array<std::string_view, 4> kRocgdbConsoleMarkers = {
+    "AMDGPU ", "are currently active.", "(rocm", "ROCgdb"};
+constexpr Markers kRocgdbMarkers{kRocgdbResultMarkers, false, kRocgdbConsoleMarkers};
+
 class RocgdbDialect final : public Dialect {
 public:
   std::string_view name() const override { return "rocgdb"; }
@@ -87,30 +95,7 @@ public:
         is_rocgdb_cli(text::cli_command(ex.command))) {
       return true;
     }
-    for (const auto& rec : ex.records) {
-      auto line = rec.line();
-      switch (rec.kind()) {
-      case mi::RecordKind::Result:
-        if (line.find("target-id=\"AMDGPU ") != std::string_view::npos ||
-            line.find("agents=[") != std::string_view::npos ||
-            line.find("dispatches=[") != std::string_view::npos ||
-            line.find("single-stepping=") != std::string_view::npos) {
-          return true;
-        }
-        break;
-      case mi::RecordKind::Console:
-        if (line.find("AMDGPU ") != std::string_view::npos ||
-            line.find("are currently active.") != std::string_view::npos ||
-            line.find("(rocm") != std::string_view::npos ||
-            line.find("ROCgdb") != std::string_view::npos) {
-          return true;
-        }
-        break;
-      default:
-        break;
-      }
-    }
-    return false;
+    return has_marker(ex, kRocgdbMarkers);
   }
 
   bool consume(const mi::Exchange& ex, BuildState& st) override {
