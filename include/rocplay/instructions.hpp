@@ -3,6 +3,8 @@
 // Layer: src/isa/ (library rocplay_isa; docs/architecture.md).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,5 +59,10 @@ struct Loop {
 // The innermost loop holding pc: a backward branch at or after pc whose target is at or before
 // pc, both inside the window. Empty when the window holds none.
 std::optional<Loop> find_loop(const std::vector<Instruction>& window, std::uint64_t pc);
+
+// The one JSON shape of an instruction and of a loop, for every report that shows code (a
+// snapshot's code loops, kernel-info, agent-log): addresses as `0x` hex, absent values left out.
+nlohmann::json to_json(const Instruction& instruction);
+nlohmann::json to_json(const Loop& loop);
 
 } // namespace rocplay::isa

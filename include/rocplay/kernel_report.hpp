@@ -29,8 +29,6 @@ nlohmann::json fit_to_json(const codeobj::Fit& fit);
 void write_window_text(std::ostream& out, const std::vector<isa::Instruction>& window,
                        std::optional<std::uint64_t> pc, const std::optional<isa::Loop>& loop,
                        const std::string& indent, std::size_t width = kKernelInfoWidth);
-nlohmann::json instruction_to_json(const isa::Instruction& in);
-nlohmann::json loop_to_json(const isa::Loop& loop, const std::vector<isa::Instruction>& window);
 
 void write_kernel_info_text(std::ostream& out, const codeobj::KernelInfo& info, bool verbose);
 // {"schema":"rocplay.kernel-info","schema_version":1,"objects":[...],"problems":[...],

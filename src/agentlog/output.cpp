@@ -50,14 +50,14 @@ json instruction_json(const Instruction& i) {
 json saved_object_json(const SavedObjectView& v) {
   json window = json::array();
   for (const auto& in : v.window) {
-    window.push_back(report::instruction_to_json(in));
+    window.push_back(isa::to_json(in));
   }
   return {{"path", v.path},
           {"arch", v.arch},
           {"function", v.function},
           {"pc", hex(v.pc)},
           {"window", window},
-          {"loop", v.loop ? report::loop_to_json(*v.loop, v.window) : json(nullptr)},
+          {"loop", v.loop ? isa::to_json(*v.loop) : json(nullptr)},
           {"trap", v.trap},
           {"trap_address", opt_hex(v.trap_address)},
           {"assert_confirmed", v.assert_confirmed},

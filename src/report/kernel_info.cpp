@@ -148,39 +148,6 @@ void write_window_text(std::ostream& out, const std::vector<isa::Instruction>& w
   }
 }
 
-nlohmann::json instruction_to_json(const isa::Instruction& in) {
-  nlohmann::json j = {{"address", hex(in.address)}, {"text", in.text}};
-  if (in.size > 0) {
-    j["size"] = in.size;
-  }
-  if (!in.bytes.empty()) {
-    j["bytes"] = in.bytes;
-  }
-  if (!in.function.empty()) {
-    j["function"] = in.function;
-  }
-  if (in.offset) {
-    j["offset"] = *in.offset;
-  }
-  if (!in.file.empty()) {
-    j["file"] = in.file;
-  }
-  if (in.line) {
-    j["line"] = *in.line;
-  }
-  if (in.branch_target) {
-    j["branch_target"] = hex(*in.branch_target);
-    j["conditional"] = in.conditional;
-  }
-  return j;
-}
-
-nlohmann::json loop_to_json(const isa::Loop& loop, const std::vector<isa::Instruction>& window) {
-  (void)window;
-  return {{"start", hex(loop.start)}, {"branch", hex(loop.branch)},  {"instructions", loop.count},
-          {"spin", loop.spin},        {"mnemonics", loop.mnemonics}, {"summary", loop.describe()}};
-}
-
 namespace kernel_info_detail {
 
 void write_kernel(std::ostream& out, const codeobj::CodeObject& co, const codeobj::Kernel& k,
@@ -376,7 +343,7 @@ nlohmann::json object_json(const codeobj::CodeObject& co) {
 nlohmann::json window_json(const codeobj::PcWindow& w) {
   nlohmann::json ins = nlohmann::json::array();
   for (const auto& in : w.disassembly.instructions) {
-    ins.push_back(instruction_to_json(in));
+    ins.push_back(isa::to_json(in));
   }
   return {{"object", w.object},
           {"pc", hex(w.pc)},
@@ -386,7 +353,7 @@ nlohmann::json window_json(const codeobj::PcWindow& w) {
                                                           {"hint", w.disassembly.error->hint}})
                                         : nlohmann::json(nullptr)},
           {"instructions", ins},
-          {"loop", w.loop ? loop_to_json(*w.loop, w.disassembly.instructions) : nullptr},
+          {"loop", w.loop ? isa::to_json(*w.loop) : nullptr},
           {"trap", w.trap},
           {"trap_address", w.trap_address ? nlohmann::json(hex(*w.trap_address)) : nullptr}};
 }

@@ -100,34 +100,9 @@ std::vector<CodeLoop> code_loops(const Snapshot& snapshot) {
 nlohmann::json to_json(const CodeLoop& l) {
   nlohmann::json ins = nlohmann::json::array();
   for (const auto& in : l.window) {
-    nlohmann::json j = {{"address", hex(in.address)}, {"text", in.text}};
-    if (!in.function.empty()) {
-      j["function"] = in.function;
-    }
-    if (in.offset) {
-      j["offset"] = *in.offset;
-    }
-    if (!in.bytes.empty()) {
-      j["bytes"] = in.bytes;
-    }
-    if (!in.file.empty()) {
-      j["file"] = in.file;
-    }
-    if (in.line) {
-      j["line"] = *in.line;
-    }
-    if (in.branch_target) {
-      j["branch_target"] = hex(*in.branch_target);
-      j["conditional"] = in.conditional;
-    }
-    ins.push_back(std::move(j));
+    ins.push_back(isa::to_json(in));
   }
-  nlohmann::json loop = nullptr;
-  if (l.loop) {
-    loop = {{"start", hex(l.loop->start)},    {"branch", hex(l.loop->branch)},
-            {"instructions", l.loop->count},  {"spin", l.loop->spin},
-            {"mnemonics", l.loop->mnemonics}, {"summary", l.loop->describe()}};
-  }
+  const nlohmann::json loop = l.loop ? isa::to_json(*l.loop) : nlohmann::json(nullptr);
   return {{"subject", l.subject},   {"gpu", l.gpu},
           {"count", l.count},       {"pc", hex(l.pc)},
           {"function", l.function}, {"arch", std::string(isa::to_string(l.arch))},
