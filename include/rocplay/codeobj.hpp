@@ -142,6 +142,21 @@ struct Uri {
 };
 std::optional<Uri> parse_uri(std::string_view text);
 
+// A URI taken apart before a reader decides what it accepts (parse_uri takes only file:// and
+// memory:// with a valid PID; the agent-log reader keeps any protocol): `PROTOCOL://PATH#K=V&..`
+// of at most 8 KiB. `path` views `text`, still %-encoded; offset and size are the last valid
+// `offset=` and `size=` values.
+struct UriParts {
+  std::string protocol; // lower case
+  std::string_view path;
+  std::optional<std::uint64_t> offset;
+  std::optional<std::uint64_t> size;
+  std::string saved_name; // as in Uri
+};
+std::optional<UriParts> split_uri(std::string_view text);
+// `%20` -> ` `; a `%` not followed by two hex digits stays as it is.
+std::string percent_decode(std::string_view path);
+
 // Reads what a path or URI names. A URI is looked up first among the saved objects in
 // `saved_dir` (by its saved name), then, for file://, at its path with its offset and size.
 // A memory:// URI with no saved object is a Problem that says how to save one.

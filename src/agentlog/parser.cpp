@@ -1,8 +1,10 @@
 // rocm-debug-agent wave dumps inside ordinary logs: a line-driven state machine per output
 // stream. The agent writes straight to fd 2, so its lines interleave with the server's; lines a
 // launcher prefixed (`[1,3]<stderr>:`, `(VllmWorker rank=3 pid=7)`) are demultiplexed by prefix.
+// Each line is lexed in lines.cpp; the model's accessors are in model.cpp.
 #include "rocplay/agentlog.hpp"
 
+#include "agentlog/lines.hpp"
 #include "agentlog/util.hpp"
 
 #include <algorithm>
@@ -11,106 +13,25 @@
 
 namespace rocplay::agentlog {
 
+using detail::find_ci;
+using detail::find_wave_line;
+using detail::has_wave_tail;
 using detail::is_digit;
+using detail::is_separator;
 using detail::parse_dec;
 using detail::parse_hex;
+using detail::parse_instruction;
+using detail::parse_loaded_at;
 using detail::parse_number;
+using detail::Prefix;
+using detail::rank_from_name;
+using detail::register_class_header;
 using detail::sanitize;
+using detail::split_prefix;
+using detail::split_ws;
 using detail::take_hex;
 using detail::trim;
-
-std::optional<std::uint32_t> Register::lane(std::size_t i) const {
-  if (i < lanes.size() && i < present.size() && present[i]) {
-    return lanes[i];
-  }
-  return std::nullopt;
-}
-
-const Instruction* Disassembly::at_pc() const {
-  for (const auto& ins : instructions) {
-    if (ins.at_pc) {
-      return &ins;
-    }
-  }
-  return nullptr;
-}
-
-const Register* Wave::find_register(std::string_view name) const {
-  for (const auto& cls : registers) {
-    for (const auto& reg : cls.registers) {
-      if (reg.name == name) {
-        return &reg;
-      }
-    }
-  }
-  return nullptr;
-}
-
-std::size_t AgentLog::wave_count() const {
-  std::size_t n = 0;
-  for (const auto& d : dumps) {
-    n += d.waves.size();
-  }
-  return n;
-}
-
-std::optional<CodeObject> parse_code_object_uri(std::string_view uri) {
-  uri = trim(uri);
-  const auto sep = uri.find("://");
-  if (sep == std::string_view::npos || sep == 0 || uri.size() > 8192) {
-    return std::nullopt;
-  }
-  CodeObject co;
-  co.uri = std::string(uri);
-  co.protocol = detail::lower(uri.substr(0, sep));
-  const auto rest = uri.substr(sep + 3);
-  const auto path_end = rest.find_first_of("#?");
-  const auto path = rest.substr(0, path_end);
-  if (co.protocol == "memory") {
-    if (auto pid = parse_dec(path)) {
-      co.pid = static_cast<std::int64_t>(*pid);
-    }
-  } else {
-    // %-decoded, as the agent does before opening it.
-    for (std::size_t i = 0; i < path.size(); ++i) {
-      if (path[i] == '%' && i + 2 < path.size() && detail::is_hex(path[i + 1]) &&
-          detail::is_hex(path[i + 2])) {
-        co.path.push_back(static_cast<char>(*parse_hex(path.substr(i + 1, 2))));
-        i += 2;
-      } else {
-        co.path.push_back(path[i]);
-      }
-    }
-  }
-  if (path_end != std::string_view::npos) {
-    auto params = rest.substr(path_end + 1);
-    while (!params.empty()) {
-      const auto amp = params.find('&');
-      const auto token = params.substr(0, amp);
-      const auto eq = token.find('=');
-      if (eq != std::string_view::npos) {
-        const auto key = token.substr(0, eq);
-        const auto value = parse_number(token.substr(eq + 1));
-        if (key == "offset") {
-          co.offset = value;
-        } else if (key == "size") {
-          co.size = value;
-        }
-      }
-      if (amp == std::string_view::npos) {
-        break;
-      }
-      params.remove_prefix(amp + 1);
-    }
-  }
-  co.saved_name = co.uri;
-  for (char& c : co.saved_name) {
-    if (c == ':' || c == '/' || c == '#' || c == '?' || c == '&' || c == '=') {
-      c = '_';
-    }
-  }
-  return co;
-}
+using detail::valid_register_name;
 
 namespace {
 
@@ -121,270 +42,6 @@ constexpr std::size_t kMaxSourceLines = 64;    // per disassembly
 constexpr std::size_t kMaxHostFaults = 10000;
 constexpr std::size_t kMaxMemoryBlocks = 16; // per wave
 constexpr std::size_t kMaxClasses = 32;      // per wave
-
-struct Prefix {
-  std::string key;
-  std::optional<int> rank;
-  std::optional<std::int64_t> pid;
-  std::string_view rest;
-};
-
-std::optional<int> small_int(std::string_view s) {
-  if (s.empty() || s.size() > 6) {
-    return std::nullopt;
-  }
-  auto v = parse_dec(s);
-  return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
-}
-
-std::string_view digits_at(std::string_view s, std::size_t pos) {
-  std::size_t end = pos;
-  while (end < s.size() && is_digit(s[end]) && end - pos < 18) {
-    ++end;
-  }
-  return s.substr(pos, end - pos);
-}
-
-// `2026-05-20T15:31:09.123456Z ` (docker logs -t, journald exports): stripped, not a stream.
-std::string_view strip_timestamp(std::string_view s) {
-  if (s.size() < 20 || !is_digit(s[0]) || !is_digit(s[3]) || s[4] != '-' || s[7] != '-' ||
-      (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':') {
-    return s;
-  }
-  std::size_t i = 19;
-  while (i < s.size() && i < 48 && !detail::is_space(s[i])) {
-    ++i;
-  }
-  if (i < s.size() && s[i] == ' ') {
-    return s.substr(i + 1);
-  }
-  return s;
-}
-
-Prefix split_prefix(std::string_view line) {
-  Prefix p;
-  line = strip_timestamp(line);
-  p.rest = line;
-  if (line.starts_with("[")) {
-    const auto close = line.find(']');
-    if (close != std::string_view::npos && close < 40) {
-      const auto inner = line.substr(1, close - 1);
-      auto after = line.substr(close + 1);
-      // OpenMPI --tag-output: [jobid,rank]<stderr>:
-      const auto comma = inner.find(',');
-      if (comma != std::string_view::npos && parse_dec(inner.substr(0, comma)) &&
-          small_int(inner.substr(comma + 1))) {
-        for (std::string_view tag : {std::string_view("<stderr>:"), std::string_view("<stdout>:"),
-                                     std::string_view("<stddiag>:")}) {
-          if (after.starts_with(tag)) {
-            p.key = "[" + std::string(inner) + "]";
-            p.rank = small_int(inner.substr(comma + 1));
-            p.rest = after.substr(tag.size());
-            return p;
-          }
-        }
-      }
-      // torchrun --tee / torch.distributed: [rank3]:
-      if (inner.starts_with("rank") && small_int(inner.substr(4)) && after.starts_with(":")) {
-        p.key = "[" + std::string(inner) + "]";
-        p.rank = small_int(inner.substr(4));
-        after.remove_prefix(1);
-        if (after.starts_with(" ")) {
-          after.remove_prefix(1);
-        }
-        p.rest = after;
-        return p;
-      }
-    }
-  }
-  if (line.starts_with("(")) {
-    // vLLM/SGLang worker prefixes: `(VllmWorker rank=3 pid=12345) `, `(Worker_TP3 pid=12345) `
-    const auto close = line.find(')');
-    if (close != std::string_view::npos && close < 128) {
-      const auto inner = line.substr(1, close - 1);
-      const auto pid_pos = inner.find("pid=");
-      if (pid_pos != std::string_view::npos) {
-        p.key = sanitize(inner, 128);
-        if (auto pid = parse_dec(digits_at(inner, pid_pos + 4))) {
-          p.pid = static_cast<std::int64_t>(*pid);
-        }
-        if (auto r = inner.find("rank="); r != std::string_view::npos) {
-          p.rank = small_int(digits_at(inner, r + 5));
-        } else if (auto tp = inner.find("TP"); tp != std::string_view::npos) {
-          p.rank = small_int(digits_at(inner, tp + 2));
-        }
-        auto after = line.substr(close + 1);
-        if (after.starts_with(" ")) {
-          after.remove_prefix(1);
-        }
-        p.rest = after;
-      }
-    }
-  }
-  return p;
-}
-
-// Position of `wave_N: pc=0x` in s, or npos.
-std::size_t find_wave_line(std::string_view s) {
-  std::size_t pos = 0;
-  while ((pos = s.find("wave_", pos)) != std::string_view::npos) {
-    std::size_t i = pos + 5;
-    const std::size_t digits_begin = i;
-    while (i < s.size() && is_digit(s[i])) {
-      ++i;
-    }
-    if (i > digits_begin && s.substr(i).starts_with(": pc=0x")) {
-      return pos;
-    }
-    pos += 5;
-  }
-  return std::string_view::npos;
-}
-
-bool has_wave_tail(std::string_view s) {
-  return s.find("(stopped, reason:") != std::string_view::npos ||
-         s.find("(running)") != std::string_view::npos;
-}
-
-bool is_separator(std::string_view t) {
-  return t.size() >= 20 && std::all_of(t.begin(), t.end(), [](char c) { return c == '-'; });
-}
-
-bool valid_register_name(std::string_view n) {
-  if (n.empty() || n.size() > 32 || std::isalpha(static_cast<unsigned char>(n.front())) == 0) {
-    return false;
-  }
-  return std::all_of(n.begin(), n.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.';
-  });
-}
-
-// `scalar registers:` -> `scalar`
-std::optional<std::string> register_class_header(std::string_view t) {
-  constexpr std::string_view kSuffix = " registers:";
-  if (!t.ends_with(kSuffix) || t.size() > 48) {
-    return std::nullopt;
-  }
-  const auto name = t.substr(0, t.size() - kSuffix.size());
-  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == ' ';
-      })) {
-    return std::nullopt;
-  }
-  return std::string(name);
-}
-
-std::vector<std::string_view> split_ws(std::string_view s, std::size_t max_tokens) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size() && out.size() < max_tokens) {
-    while (i < s.size() && detail::is_space(s[i])) {
-      ++i;
-    }
-    const std::size_t start = i;
-    while (i < s.size() && !detail::is_space(s[i])) {
-      ++i;
-    }
-    if (i > start) {
-      out.push_back(s.substr(start, i - start));
-    }
-  }
-  return out;
-}
-
-// ` => 0x7f20f5e534c4 <+3012>:    s_endpgm`
-std::optional<Instruction> parse_instruction(std::string_view t) {
-  Instruction ins;
-  if (t.starts_with("=>")) {
-    ins.at_pc = true;
-    t = trim(t.substr(2));
-  }
-  if (!t.starts_with("0x")) {
-    return std::nullopt;
-  }
-  std::size_t used = 0;
-  const auto addr = take_hex(t, used);
-  if (!addr || used <= 2) {
-    return std::nullopt;
-  }
-  ins.address = *addr;
-  t = t.substr(used);
-  t = trim(t);
-  if (t.starts_with("<")) {
-    const auto close = t.find('>');
-    if (close == std::string_view::npos || close > 32) {
-      return std::nullopt;
-    }
-    auto off = t.substr(1, close - 1);
-    bool negative = false;
-    if (off.starts_with("+")) {
-      off.remove_prefix(1);
-    } else if (off.starts_with("-")) {
-      negative = true;
-      off.remove_prefix(1);
-    }
-    if (auto v = parse_dec(off)) {
-      ins.offset = negative ? -static_cast<std::int64_t>(*v) : static_cast<std::int64_t>(*v);
-    }
-    t = t.substr(close + 1);
-  }
-  if (!t.starts_with(":")) {
-    return std::nullopt;
-  }
-  ins.text = sanitize(trim(t.substr(1)), 512);
-  return ins;
-}
-
-std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_loaded_at(std::string_view t) {
-  const auto open = t.find('[');
-  const auto dash = t.find('-', open == std::string_view::npos ? 0 : open);
-  const auto close = t.find(']');
-  if (open == std::string_view::npos || dash == std::string_view::npos ||
-      close == std::string_view::npos || !(open < dash && dash < close)) {
-    return std::nullopt;
-  }
-  auto lo = parse_hex(trim(t.substr(open + 1, dash - open - 1)));
-  auto hi = parse_hex(trim(t.substr(dash + 1, close - dash - 1)));
-  if (!lo || !hi) {
-    return std::nullopt;
-  }
-  return std::pair{*lo, *hi};
-}
-
-std::optional<std::size_t> find_ci(std::string_view hay, std::string_view needle) {
-  if (needle.size() > hay.size()) {
-    return std::nullopt;
-  }
-  for (std::size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    bool ok = true;
-    for (std::size_t j = 0; j < needle.size(); ++j) {
-      if (std::tolower(static_cast<unsigned char>(hay[i + j])) != needle[j]) {
-        ok = false;
-        break;
-      }
-    }
-    if (ok) {
-      return i;
-    }
-  }
-  return std::nullopt;
-}
-
-std::optional<int> rank_from_name(std::string_view name) {
-  const auto slash = name.find_last_of('/');
-  if (slash != std::string_view::npos) {
-    name = name.substr(slash + 1);
-  }
-  auto pos = find_ci(name, "rank");
-  if (!pos) {
-    return std::nullopt;
-  }
-  std::size_t i = *pos + 4;
-  if (i < name.size() && (name[i] == '_' || name[i] == '-' || name[i] == '.')) {
-    ++i;
-  }
-  return small_int(digits_at(name, i));
-}
 
 } // namespace
 

@@ -2,6 +2,8 @@
 // "Loaded Code Object Path Uniform Resource Identifier") and reading what a path or URI names.
 #include "rocplay/codeobj.hpp"
 
+#include "core/text_scan.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,47 +13,6 @@
 namespace rocplay::codeobj {
 
 namespace {
-
-bool is_hex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-std::optional<std::uint64_t> parse_number(std::string_view s) {
-  int base = 10;
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    base = 16;
-    s.remove_prefix(2);
-  }
-  if (s.empty() || s.size() > 20) {
-    return std::nullopt;
-  }
-  std::uint64_t v = 0;
-  for (char c : s) {
-    unsigned d = 0;
-    if (c >= '0' && c <= '9') {
-      d = static_cast<unsigned>(c - '0');
-    } else if (base == 16 && is_hex(c)) {
-      d = static_cast<unsigned>((c | 0x20) - 'a' + 10);
-    } else {
-      return std::nullopt;
-    }
-    if (v > (std::numeric_limits<std::uint64_t>::max() - d) / static_cast<unsigned>(base)) {
-      return std::nullopt;
-    }
-    v = v * static_cast<unsigned>(base) + d;
-  }
-  return v;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') {
-      c = static_cast<char>(c - 'A' + 'a');
-    }
-  }
-  return out;
-}
 
 // Reads [offset, offset + size) of a file (all of it when size is empty), bounded by the limit.
 bool read_range(const std::string& path, std::uint64_t offset, std::optional<std::uint64_t> size,
@@ -132,44 +93,16 @@ std::string find_saved(const std::string& dir, const std::string& saved_name) {
 
 } // namespace
 
-std::optional<Uri> parse_uri(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' ||
-                           text.back() == '\n')) {
-    text.remove_suffix(1);
-  }
+std::optional<UriParts> split_uri(std::string_view text) {
   const auto sep = text.find("://");
   if (sep == std::string_view::npos || sep == 0 || text.size() > 8192) {
     return std::nullopt;
   }
-  Uri uri;
-  uri.text = std::string(text);
-  uri.protocol = lower(text.substr(0, sep));
-  if (uri.protocol != "file" && uri.protocol != "memory") {
-    return std::nullopt;
-  }
+  UriParts parts;
+  parts.protocol = text_scan::lower(text.substr(0, sep));
   const auto rest = text.substr(sep + 3);
   const auto path_end = rest.find_first_of("#?");
-  const auto path = rest.substr(0, path_end);
-  if (uri.protocol == "memory") {
-    auto pid = parse_number(path);
-    if (!pid || *pid > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      return std::nullopt;
-    }
-    uri.pid = static_cast<std::int64_t>(*pid);
-  } else {
-    for (std::size_t i = 0; i < path.size(); ++i) {
-      if (path[i] == '%' && i + 2 < path.size() && is_hex(path[i + 1]) && is_hex(path[i + 2])) {
-        uri.path.push_back(
-            static_cast<char>(*parse_number("0x" + std::string(path.substr(i + 1, 2)))));
-        i += 2;
-      } else {
-        uri.path.push_back(path[i]);
-      }
-    }
-  }
+  parts.path = rest.substr(0, path_end);
   if (path_end != std::string_view::npos) {
     auto params = rest.substr(path_end + 1);
     while (!params.empty()) {
@@ -178,11 +111,11 @@ std::optional<Uri> parse_uri(std::string_view text) {
       const auto eq = token.find('=');
       if (eq != std::string_view::npos) {
         const auto key = token.substr(0, eq);
-        const auto value = parse_number(token.substr(eq + 1));
+        const auto value = text_scan::parse_number(token.substr(eq + 1));
         if (key == "offset" && value) {
-          uri.offset = *value;
+          parts.offset = *value;
         } else if (key == "size" && value) {
-          uri.size = *value;
+          parts.size = *value;
         }
       }
       if (amp == std::string_view::npos) {
@@ -191,12 +124,57 @@ std::optional<Uri> parse_uri(std::string_view text) {
       params.remove_prefix(amp + 1);
     }
   }
-  uri.saved_name = uri.text;
-  for (char& c : uri.saved_name) {
+  parts.saved_name = std::string(text);
+  for (char& c : parts.saved_name) {
     if (c == ':' || c == '/' || c == '#' || c == '?' || c == '&' || c == '=') {
       c = '_';
     }
   }
+  return parts;
+}
+
+std::string percent_decode(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 2 < path.size() && text_scan::is_hex(path[i + 1]) &&
+        text_scan::is_hex(path[i + 2])) {
+      out.push_back(static_cast<char>(*text_scan::parse_hex(path.substr(i + 1, 2))));
+      i += 2;
+    } else {
+      out.push_back(path[i]);
+    }
+  }
+  return out;
+}
+
+std::optional<Uri> parse_uri(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' ||
+                           text.back() == '\n')) {
+    text.remove_suffix(1);
+  }
+  auto parts = split_uri(text);
+  if (!parts || (parts->protocol != "file" && parts->protocol != "memory")) {
+    return std::nullopt;
+  }
+  Uri uri;
+  uri.text = std::string(text);
+  uri.protocol = std::move(parts->protocol);
+  if (uri.protocol == "memory") {
+    auto pid = text_scan::parse_number(parts->path);
+    if (!pid || *pid > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return std::nullopt;
+    }
+    uri.pid = static_cast<std::int64_t>(*pid);
+  } else {
+    uri.path = percent_decode(parts->path);
+  }
+  uri.offset = parts->offset.value_or(0);
+  uri.size = parts->size;
+  uri.saved_name = std::move(parts->saved_name);
   return uri;
 }
 

@@ -1,6 +1,8 @@
-// Small text helpers for the crash-evidence readers. Internal to src/crash.
+// Small text helpers for the crash-evidence readers, beside the shared ones of
+// core/text_scan.hpp. Internal to src/crash.
 #pragma once
 
+#include "core/text_scan.hpp"
 #include "rocplay/mi/value.hpp"
 
 #include <cstdint>
@@ -10,27 +12,17 @@
 
 namespace rocplay::crash::detail {
 
-inline bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-inline bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-inline bool is_hex(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+using text_scan::hex;
+using text_scan::is_digit;
+using text_scan::is_hex;
+using text_scan::is_space;
+using text_scan::parse_dec;
+using text_scan::parse_hex;
+using text_scan::parse_number;
+using text_scan::trim;
+
 inline bool is_ident(char c) {
   return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-inline std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && is_space(s.back())) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 inline std::size_t indent_of(std::string_view s) {
@@ -39,46 +31,6 @@ inline std::size_t indent_of(std::string_view s) {
     ++i;
   }
   return i;
-}
-
-// `0x7f..`, `00007f..`: at most 16 hex digits.
-inline std::optional<std::uint64_t> parse_hex(std::string_view s) {
-  if (s.starts_with("0x") || s.starts_with("0X")) {
-    s.remove_prefix(2);
-  }
-  if (s.empty() || s.size() > 16) {
-    return std::nullopt;
-  }
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (!is_hex(c)) {
-      return std::nullopt;
-    }
-    const int d = is_digit(c) ? c - '0' : ((c | 0x20) - 'a' + 10);
-    v = (v << 4) | static_cast<std::uint64_t>(d);
-  }
-  return v;
-}
-
-inline std::optional<std::uint64_t> parse_dec(std::string_view s) {
-  if (s.empty() || s.size() > 18) {
-    return std::nullopt;
-  }
-  std::uint64_t v = 0;
-  for (char c : s) {
-    if (!is_digit(c)) {
-      return std::nullopt;
-    }
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return v;
-}
-
-inline std::optional<std::uint64_t> parse_number(std::string_view s) {
-  if (s.starts_with("0x") || s.starts_with("0X")) {
-    return parse_hex(s);
-  }
-  return parse_dec(s);
 }
 
 // The token of hex digits (with an optional 0x) at the start of s.
@@ -127,32 +79,9 @@ inline std::string_view word_after(std::string_view s, std::string_view key) {
   return mi::utf8_prefix(rest, i); // the length cap may fall inside a character
 }
 
-inline std::string hex(std::uint64_t v) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  char buf[19];
-  int n = 18;
-  do {
-    buf[n--] = kDigits[v & 0xF];
-    v >>= 4;
-  } while (v != 0);
-  buf[n--] = 'x';
-  buf[n] = '0';
-  return std::string(buf + n, buf + 19);
-}
-
-// Printable ASCII only, bounded: what goes into messages and JSON from untrusted lines.
+// A tab becomes a space.
 inline std::string sanitize(std::string_view s, std::size_t max = 400) {
-  std::string out;
-  out.reserve(s.size() < max ? s.size() : max);
-  for (char c : s) {
-    if (out.size() >= max) {
-      out += "...";
-      break;
-    }
-    const auto u = static_cast<unsigned char>(c);
-    out.push_back(u >= 0x20 && u < 0x7f ? c : (c == '\t' ? ' ' : '?'));
-  }
-  return out;
+  return text_scan::sanitize(s, max, ' ');
 }
 
 // Mostly non-text: NUL, or many control/high bytes in a short window.

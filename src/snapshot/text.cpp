@@ -1,5 +1,7 @@
 #include "snapshot/text.hpp"
 
+#include "core/text_scan.hpp"
+
 #include "rocplay/mi/value.hpp"
 
 #include <algorithm>
@@ -39,18 +41,7 @@ std::string cut_utf8(std::string s, std::size_t max) {
 }
 
 std::optional<std::uint64_t> parse_hex(std::string_view s) {
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    s.remove_prefix(2);
-  }
-  if (s.empty()) {
-    return std::nullopt;
-  }
-  std::uint64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-  if (ec != std::errc() || end != s.data() + s.size()) {
-    return std::nullopt;
-  }
-  return v;
+  return text_scan::parse_hex(s);
 }
 
 std::optional<std::uint32_t> parse_u32(std::string_view s) {
@@ -118,18 +109,7 @@ SharedString shared_field(const mi::Value& v, Interner& strings) {
 }
 
 std::optional<std::uint64_t> parse_u64(std::string_view s) {
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-    return parse_hex(s);
-  }
-  if (s.empty()) {
-    return std::nullopt;
-  }
-  std::uint64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
-  if (ec != std::errc() || end != s.data() + s.size()) {
-    return std::nullopt;
-  }
-  return v;
+  return text_scan::parse_number(s);
 }
 
 std::optional<std::int64_t> parse_i64(std::string_view s) {

@@ -1,0 +1,100 @@
+// The small text and number helpers the log readers share (crash evidence, agent logs, code-object
+// URIs): ASCII classes, trimming, bounded number parsing, `0x` hex and sanitising untrusted
+// lines. Header-only; internal to src/ (layer core, docs/architecture.md).
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rocplay::text_scan {
+
+inline bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+inline bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+inline bool is_hex(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+inline std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && is_space(s.back())) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+inline std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    }
+  }
+  return out;
+}
+
+// All of s as a number in `base`: digits only (no sign, no space), and it fits in 64 bits.
+inline std::optional<std::uint64_t> parse_digits(std::string_view s, int base) {
+  std::uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return v;
+}
+// `0x7f20f5e534c4`, `00007f20f5e534c4`.
+inline std::optional<std::uint64_t> parse_hex(std::string_view s) {
+  if (s.starts_with("0x") || s.starts_with("0X")) {
+    s.remove_prefix(2);
+  }
+  return parse_digits(s, 16);
+}
+inline std::optional<std::uint64_t> parse_dec(std::string_view s) {
+  return parse_digits(s, 10);
+}
+// Like strtoull(..., 0) without octal: `0x..` hex, otherwise decimal.
+inline std::optional<std::uint64_t> parse_number(std::string_view s) {
+  if (s.starts_with("0x") || s.starts_with("0X")) {
+    return parse_hex(s);
+  }
+  return parse_dec(s);
+}
+
+inline std::string hex(std::uint64_t v) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  char buf[18];
+  char* p = buf + sizeof buf;
+  do {
+    *--p = kDigits[v & 0xF];
+    v >>= 4;
+  } while (v != 0);
+  *--p = 'x';
+  *--p = '0';
+  return std::string(p, buf + sizeof buf);
+}
+
+// Printable ASCII only, at most `max` bytes (then `...`): what goes into messages and JSON from
+// untrusted lines. A tab becomes `tab`, any other byte outside printable ASCII `?`.
+inline std::string sanitize(std::string_view s, std::size_t max, char tab) {
+  std::string out;
+  out.reserve(s.size() < max ? s.size() : max);
+  for (char c : s) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    const auto u = static_cast<unsigned char>(c);
+    out.push_back(u >= 0x20 && u < 0x7f ? c : (c == '\t' ? tab : '?'));
+  }
+  return out;
+}
+
+} // namespace rocplay::text_scan
