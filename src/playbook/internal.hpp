@@ -4,6 +4,7 @@
 #include "rocplay/playbook.hpp"
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -114,5 +115,20 @@ Value wave_item(const Wave& wave);
 Value dispatch_item(const Dispatch& dispatch);
 // The fields each item has, for load-time checks of `thread.fucntion`.
 const std::vector<std::string_view>& item_fields(ForeachOver over);
+
+// ---- before the attach (preflight.cpp) ---------------------------------------------------
+
+// Throws (DebuggerNotFound) when the playbook's `requirements:` rule the debugger out.
+void check_requirements(const Playbook& playbook, const session::Debugger& debugger);
+// pid, debugger, debugger_version, playbook, the playbook's vars, and each `--var` typed by its
+// variable's default. Throws (Usage) on a variable the playbook does not declare or a bad value.
+std::map<std::string, Value> global_values(const Playbook& playbook,
+                                           const session::Debugger& debugger,
+                                           const RunOptions& options);
+// Renders and checks every command that reads only `globals` (through `scope`), so a `--var`
+// that makes a command unsafe is refused before the attach.
+void check_rendered_commands(const Playbook& playbook, const RunOptions& options,
+                             DebuggerKind debugger, const std::map<std::string, Value>& globals,
+                             const Scope& scope);
 
 } // namespace rocplay::playbook::detail

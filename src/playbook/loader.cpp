@@ -11,9 +11,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -34,9 +36,37 @@ const std::vector<std::string_view> kTopKeys = {"name",    "description", "requi
                                                 "timeout", "on_error",    "steps",        "tasks",
                                                 "always",  "samples",     "interval"};
 const std::vector<std::string_view> kRequirementKeys = {"debuggers", "min_version"};
-const std::vector<std::string_view> kActionKeys = {
-    "mi",      "cli",       "attach",    "detach",      "snapshot",
-    "threads", "info-line", "backtrace", "disassemble", "foreach"};
+// Each action's key and the kind of step it makes: the one map between the two, in the order
+// messages list them.
+struct Action {
+  std::string_view key;
+  StepKind kind;
+};
+constexpr std::array<Action, 10> kActions = {{{"mi", StepKind::Mi},
+                                              {"cli", StepKind::Cli},
+                                              {"attach", StepKind::Attach},
+                                              {"detach", StepKind::Detach},
+                                              {"snapshot", StepKind::Snapshot},
+                                              {"threads", StepKind::Threads},
+                                              {"info-line", StepKind::InfoLine},
+                                              {"backtrace", StepKind::Backtrace},
+                                              {"disassemble", StepKind::Disassemble},
+                                              {"foreach", StepKind::Foreach}}};
+const std::vector<std::string_view> kActionKeys = [] {
+  std::vector<std::string_view> keys;
+  for (const Action& a : kActions) {
+    keys.push_back(a.key);
+  }
+  return keys;
+}();
+std::optional<StepKind> action_kind(std::string_view key) {
+  for (const Action& a : kActions) {
+    if (a.key == key) {
+      return a.kind;
+    }
+  }
+  return std::nullopt;
+}
 const std::vector<std::string_view> kCommonKeys = {
     "name",      "when",        "requires", "register", "expect",
     "fail_when", "failed_when", "timeout",  "on_error", "ignore_errors"};
@@ -761,6 +791,8 @@ private:
     return out;
   }
 
+  // One step: its shape, its one action, where it may stand, then its keys. `parent` is the
+  // enclosing foreach, if any.
   Step step(const YAML::Node& node, Section section, std::size_t depth, const Step* parent) {
     if (++step_count_ > kMaxSteps) {
       fail(node, fmt::format("more than {} steps", kMaxSteps));
@@ -775,8 +807,7 @@ private:
     if (node.IsScalar()) {
       // `- threads` is short for `- threads:`.
       const std::string word = node.Scalar();
-      if (std::find(kActionKeys.begin(), kActionKeys.end(), word) == kActionKeys.end() ||
-          word == "mi" || word == "cli" || word == "foreach") {
+      if (!action_kind(word) || word == "mi" || word == "cli" || word == "foreach") {
         auto guess = detail::nearest(word, kActionKeys);
         fail(node, fmt::format("`{}` is not a step", word),
              guess ? fmt::format("did you mean `{}`?", *guess)
@@ -790,52 +821,9 @@ private:
     check_keys(map, all_step_keys(), "step");
     const YAML::Node& cmap = map; // const lookups never insert keys
 
-    // The action.
-    std::string action;
-    YAML::Node action_value;
-    YAML::Node action_key_node;
-    for (const auto& kv : map) {
-      const std::string key = kv.first.Scalar();
-      if (std::find(kActionKeys.begin(), kActionKeys.end(), key) != kActionKeys.end()) {
-        if (!action.empty()) {
-          fail(kv.first,
-               fmt::format("a step has one action; this one has `{}` and `{}`", action, key),
-               "split it into two steps");
-        }
-        action = key;
-        action_value = kv.second;
-        action_key_node = kv.first;
-      }
-    }
-    if (action.empty()) {
-      std::string list;
-      for (auto a : kActionKeys) {
-        list += (list.empty() ? "" : ", ") + std::string(a);
-      }
-      fail(node, "this step has no action", "add one of: " + list);
-    }
-    const YAML::Node& where_node = node.IsScalar() ? node : action_key_node;
-    if (action == "mi") {
-      s.kind = StepKind::Mi;
-    } else if (action == "cli") {
-      s.kind = StepKind::Cli;
-    } else if (action == "attach") {
-      s.kind = StepKind::Attach;
-    } else if (action == "detach") {
-      s.kind = StepKind::Detach;
-    } else if (action == "snapshot") {
-      s.kind = StepKind::Snapshot;
-    } else if (action == "threads") {
-      s.kind = StepKind::Threads;
-    } else if (action == "info-line") {
-      s.kind = StepKind::InfoLine;
-    } else if (action == "backtrace") {
-      s.kind = StepKind::Backtrace;
-    } else if (action == "disassemble") {
-      s.kind = StepKind::Disassemble;
-    } else {
-      s.kind = StepKind::Foreach;
-    }
+    const StepAction action = find_action(node, map);
+    s.kind = action.kind;
+    const YAML::Node& where_node = node.IsScalar() ? node : action.key_node;
     if (s.kind != StepKind::Foreach) {
       for (auto k : kForeachKeys) {
         if (cmap[std::string(k)]) {
@@ -844,9 +832,71 @@ private:
         }
       }
     }
+    check_order(s.kind, action.key, where_node, section, depth);
+    common_keys(cmap, map, s);
 
-    // Order rules.
-    if (s.kind == StepKind::Attach) {
+    switch (s.kind) {
+    case StepKind::Mi:
+    case StepKind::Cli:
+      s.command = command(action.value, s.kind);
+      break;
+    case StepKind::Backtrace:
+      s.frames = frames_option(action.value, action.key, kDefaultBacktraceFrames);
+      break;
+    case StepKind::InfoLine:
+      s.frames = frames_option(action.value, action.key, 1);
+      break;
+    case StepKind::Foreach:
+      foreach_step(map, action.value, s, section, depth);
+      break;
+    default:
+      no_value(action.value, action.key);
+      break;
+    }
+    if (s.name.empty()) {
+      s.name = derived_name(s);
+    }
+    result_keys(cmap, map, s);
+    (void)parent;
+    return s;
+  }
+
+  struct StepAction {
+    std::string key;
+    StepKind kind = StepKind::Mi;
+    YAML::Node value;
+    YAML::Node key_node;
+  };
+
+  // The step's one action key.
+  StepAction find_action(const YAML::Node& node, const YAML::Node& map) {
+    StepAction action;
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (const auto kind = action_kind(key)) {
+        if (!action.key.empty()) {
+          fail(kv.first,
+               fmt::format("a step has one action; this one has `{}` and `{}`", action.key, key),
+               "split it into two steps");
+        }
+        action = {key, *kind, kv.second, kv.first};
+      }
+    }
+    if (action.key.empty()) {
+      std::string list;
+      for (auto a : kActionKeys) {
+        list += (list.empty() ? "" : ", ") + std::string(a);
+      }
+      fail(node, "this step has no action", "add one of: " + list);
+    }
+    return action;
+  }
+
+  // One attach, at the top of `steps:`, before anything that needs the target; one detach,
+  // after it.
+  void check_order(StepKind kind, const std::string& action, const YAML::Node& where_node,
+                   Section section, std::size_t depth) {
+    if (kind == StepKind::Attach) {
       if (section != Section::Steps || depth > 0) {
         fail(where_node, "`attach` may only be a top-level step under `steps:`");
       }
@@ -858,7 +908,7 @@ private:
       }
       attach_seen_ = true;
     }
-    if (s.kind == StepKind::Detach) {
+    if (kind == StepKind::Detach) {
       if (depth > 0) {
         fail(where_node, "`detach` may not be inside a foreach");
       }
@@ -867,7 +917,7 @@ private:
       }
       detach_seen_ = true;
     }
-    if (detail::needs_target(s.kind)) {
+    if (detail::needs_target(kind)) {
       if (detach_seen_) {
         fail(where_node, fmt::format("`{}` needs the target, but it comes after `detach`", action),
              "move it before the detach step (the always section detaches by itself)");
@@ -876,14 +926,16 @@ private:
         first_needs_target_ = position(where_node);
       }
     }
-    if (s.kind == StepKind::Attach && first_needs_target_) {
+    if (kind == StepKind::Attach && first_needs_target_) {
       throw Error(ExitCode::BadPlaybook,
                   first_needs_target_->str() +
                       ": this step needs the target, but it comes before `attach`",
                   "move it after the attach step");
     }
+  }
 
-    // Common keys, in an order that lets `expect` see `result`.
+  // name, when, requires, timeout, on_error / ignore_errors: read before the action's value.
+  void common_keys(const YAML::Node& cmap, const YAML::Node& map, Step& s) {
     if (const YAML::Node n = cmap["name"]) {
       s.name = scalar(n, "name");
     }
@@ -914,29 +966,10 @@ private:
       }
       s.on_error = v == "true" ? OnError::Continue : OnError::Abort;
     }
+  }
 
-    switch (s.kind) {
-    case StepKind::Mi:
-    case StepKind::Cli:
-      s.command = command(action_value, s.kind);
-      break;
-    case StepKind::Backtrace:
-      s.frames = frames_option(action_value, action, kDefaultBacktraceFrames);
-      break;
-    case StepKind::InfoLine:
-      s.frames = frames_option(action_value, action, 1);
-      break;
-    case StepKind::Foreach:
-      foreach_step(map, action_value, s, section, depth);
-      break;
-    default:
-      no_value(action_value, action);
-      break;
-    }
-    if (s.name.empty()) {
-      s.name = derived_name(s);
-    }
-
+  // fail_when, expect and register: after the action, so that `expect` sees `result`.
+  void result_keys(const YAML::Node& cmap, const YAML::Node& map, Step& s) {
     const YAML::Node fw = cmap["fail_when"] ? cmap["fail_when"] : cmap["failed_when"];
     if (cmap["fail_when"] && cmap["failed_when"]) {
       fail(key_of(map, "failed_when"), "both `fail_when` and `failed_when`", "keep `fail_when`");
@@ -969,8 +1002,6 @@ private:
       s.register_as = name;
       bind(name, Binding{Binding::Kind::Result, s.kind, {}});
     }
-    (void)parent;
-    return s;
   }
 
   void foreach_step(const YAML::Node& map, const YAML::Node& over, Step& s, Section section,
@@ -1053,27 +1084,10 @@ private:
 } // namespace
 
 std::string_view to_string(StepKind kind) {
-  switch (kind) {
-  case StepKind::Mi:
-    return "mi";
-  case StepKind::Cli:
-    return "cli";
-  case StepKind::Attach:
-    return "attach";
-  case StepKind::Detach:
-    return "detach";
-  case StepKind::Snapshot:
-    return "snapshot";
-  case StepKind::Threads:
-    return "threads";
-  case StepKind::InfoLine:
-    return "info-line";
-  case StepKind::Backtrace:
-    return "backtrace";
-  case StepKind::Disassemble:
-    return "disassemble";
-  case StepKind::Foreach:
-    return "foreach";
+  for (const Action& a : kActions) {
+    if (a.kind == kind) {
+      return a.key;
+    }
   }
   return "?";
 }

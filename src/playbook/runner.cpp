@@ -29,40 +29,6 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-class SessionDriver final : public Driver {
-public:
-  explicit SessionDriver(session::Session& s) : s_(s) {}
-  void attach(std::int64_t pid) override { s_.attach(pid); }
-  mi::Exchange execute(const std::string& command,
-                       std::optional<std::chrono::milliseconds> timeout) override {
-    return s_.execute(command, timeout);
-  }
-  mi::Exchange console(const std::string& command,
-                       std::optional<std::chrono::milliseconds> timeout) override {
-    return s_.console(command, timeout);
-  }
-  void detach() override { s_.detach(); }
-  bool has_mi_command(const std::string& name) const override { return s_.has_mi_command(name); }
-  const session::Debugger& debugger() const override { return s_.debugger(); }
-  const std::vector<mi::Exchange>& exchanges() const override { return s_.exchanges(); }
-  session::TargetTimes times() const override { return s_.times(); }
-  std::vector<std::string> warnings() const override { return s_.warnings(); }
-  std::map<std::string, std::string> target_env() const override {
-    return s_.attached() || s_.times().detached ? s_.target().env
-                                                : std::map<std::string, std::string>{};
-  }
-  session::ResumeResult run_for(std::chrono::milliseconds interval,
-                                std::chrono::milliseconds stop_timeout) override {
-    return s_.run_for(interval, stop_timeout);
-  }
-  bool can_resume() const override { return true; }
-  void note(std::string_view text) override { s_.note(text); }
-  double now() const override { return s_.now(); }
-
-private:
-  session::Session& s_;
-};
-
 // MI results as values for `register:`, `expect:` and `${...}`; bounded.
 class MiConverter {
 public:
@@ -104,36 +70,6 @@ bool is_thread_id(std::string_view id) {
   return !id.empty() && id.size() < 32 && id.find_first_not_of("0123456789.") == std::string::npos;
 }
 
-// Numeric version compare: `13.1` >= `12.1.90`.
-bool version_at_least(const std::string& have, const std::string& want) {
-  auto parts = [](const std::string& s) {
-    std::vector<std::uint64_t> out;
-    std::uint64_t cur = 0;
-    bool any = false;
-    for (char c : s) {
-      if (c >= '0' && c <= '9') {
-        cur = cur * 10 + static_cast<std::uint64_t>(c - '0');
-        any = true;
-      } else if (c == '.') {
-        out.push_back(cur);
-        cur = 0;
-        any = false;
-      } else {
-        break;
-      }
-    }
-    if (any) {
-      out.push_back(cur);
-    }
-    return out;
-  };
-  auto a = parts(have);
-  auto b = parts(want);
-  a.resize(std::max(a.size(), b.size()));
-  b.resize(a.size());
-  return a >= b;
-}
-
 class Runner final : public detail::Scope {
 public:
   Runner(const Playbook& pb, Driver& driver, const RunOptions& options)
@@ -159,9 +95,9 @@ public:
     result_.pid = options_.pid;
     result_.debugger = driver_.debugger();
     result_.unsafe_commands_allowed = pb_.allow_unsafe_commands && !pb_.builtin;
-    check_requirements();
-    bind_globals();
-    check_rendered_commands();
+    detail::check_requirements(pb_, driver_.debugger());
+    globals_ = detail::global_values(pb_, driver_.debugger(), options_);
+    detail::check_rendered_commands(pb_, options_, driver_.debugger().kind, globals_, *this);
 
     try {
       setup();
@@ -214,191 +150,6 @@ public:
   }
 
 private:
-  void check_requirements() {
-    const auto& dbg = driver_.debugger();
-    const auto& req = pb_.requirements;
-    if (!req.debuggers.empty() &&
-        std::find(req.debuggers.begin(), req.debuggers.end(), dbg.kind) == req.debuggers.end()) {
-      std::string names;
-      for (auto k : req.debuggers) {
-        names += (names.empty() ? "" : " or ") + std::string(to_string(k));
-      }
-      throw Error(ExitCode::DebuggerNotFound,
-                  fmt::format("playbook `{}` needs {}, but the debugger is {} ({})", pb_.name,
-                              names, to_string(dbg.kind), dbg.path),
-                  fmt::format("pass --debugger {}, or run a playbook that works with {} "
-                              "(`rocplay playbooks`)",
-                              to_string(req.debuggers.front()), to_string(dbg.kind)));
-    }
-    if (auto it = req.min_version.find(dbg.kind); it != req.min_version.end()) {
-      const std::string have = session::version_number(dbg.version);
-      if (have.empty() || !version_at_least(have, it->second)) {
-        throw Error(ExitCode::DebuggerNotFound,
-                    fmt::format("playbook `{}` needs {} {} or newer; {} is {}", pb_.name,
-                                to_string(dbg.kind), it->second, dbg.path,
-                                have.empty() ? dbg.version : have),
-                    "install a newer debugger, or pass --debugger PATH to one");
-      }
-    }
-  }
-
-  void bind_globals() {
-    globals_["pid"] = Value::integer(options_.pid);
-    globals_["debugger"] = Value::string(std::string(to_string(driver_.debugger().kind)));
-    globals_["debugger_version"] =
-        Value::string(session::version_number(driver_.debugger().version));
-    globals_["playbook"] = Value::string(pb_.name);
-    for (const auto& [name, value] : pb_.vars) {
-      globals_[name] = value;
-    }
-    for (const auto& [name, text] : options_.vars) {
-      auto it = std::find_if(pb_.vars.begin(), pb_.vars.end(),
-                             [&name = name](const auto& v) { return v.first == name; });
-      if (it == pb_.vars.end()) {
-        std::vector<std::string_view> declared;
-        for (const auto& v : pb_.vars) {
-          declared.push_back(v.first);
-        }
-        auto guess = detail::nearest(name, declared);
-        std::string list;
-        for (auto d : declared) {
-          list += (list.empty() ? "" : ", ") + std::string(d);
-        }
-        throw Error(
-            ExitCode::Usage,
-            fmt::format("--var {}: playbook `{}` declares no variable `{}`", name, pb_.name, name),
-            guess ? fmt::format("did you mean `{}`?", *guess)
-                  : (list.empty() ? std::string("this playbook takes no variables")
-                                  : "its variables: " + list));
-      }
-      globals_[name] = typed_var(name, text, it->second);
-    }
-  }
-
-  static Value typed_var(const std::string& name, const std::string& text, const Value& def) {
-    auto bad = [&](std::string_view want) {
-      return Error(ExitCode::Usage, fmt::format("--var {}={}: expected {}", name, text, want),
-                   fmt::format("the default of `{}` is {}", name, def.repr()));
-    };
-    for (char c : text) {
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-        throw Error(
-            ExitCode::Usage,
-            fmt::format("--var {}: the value holds a line break or control character", name),
-            "values are single-line text");
-      }
-    }
-    switch (def.kind()) {
-    case Value::Kind::Int: {
-      std::int64_t i = 0;
-      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
-      if (text.empty() || ec != std::errc() || p != text.data() + text.size()) {
-        throw bad("a whole number");
-      }
-      return Value::integer(i);
-    }
-    case Value::Kind::Address: {
-      std::uint64_t a = 0;
-      const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-      const char* b = text.data() + (hex ? 2 : 0);
-      auto [p, ec] = std::from_chars(b, text.data() + text.size(), a, hex ? 16 : 10);
-      if (ec != std::errc() || p != text.data() + text.size() || b == p) {
-        throw bad("an address such as 0x401000");
-      }
-      return Value::address(a);
-    }
-    case Value::Kind::Bool:
-      if (text != "true" && text != "false") {
-        throw bad("true or false");
-      }
-      return Value::boolean(text == "true");
-    default:
-      return Value::string(text);
-    }
-  }
-
-  // Every command that reads only the playbook's variables (and pid, debugger ...) is rendered
-  // and checked now, before the attach: a `--var` value that cannot go into its command, or that
-  // makes it unsafe, is refused while the target still runs. Steps that read a registered
-  // result or a loop item are checked when they run.
-  void check_rendered_commands() const {
-    std::set<std::string> runtime_names;
-    collect_runtime_names(pb_.steps, runtime_names);
-    collect_runtime_names(pb_.always, runtime_names);
-    check_rendered_commands(pb_.steps, runtime_names);
-    check_rendered_commands(pb_.always, runtime_names);
-  }
-
-  static void collect_runtime_names(const std::vector<Step>& steps, std::set<std::string>& out) {
-    for (const auto& s : steps) {
-      if (!s.register_as.empty()) {
-        out.insert(s.register_as);
-      }
-      if (!s.loop_var.empty()) {
-        out.insert(s.loop_var);
-      }
-      collect_runtime_names(s.body, out);
-    }
-  }
-
-  void check_rendered_commands(const std::vector<Step>& steps,
-                               const std::set<std::string>& runtime_names) const {
-    for (const auto& s : steps) {
-      check_rendered_commands(s.body, runtime_names);
-      if (s.kind != StepKind::Mi && s.kind != StepKind::Cli) {
-        continue;
-      }
-      if (!s.debuggers.empty() && std::find(s.debuggers.begin(), s.debuggers.end(),
-                                            driver_.debugger().kind) == s.debuggers.end()) {
-        continue;
-      }
-      std::set<std::string> vars_read;
-      bool static_only = true;
-      for (const auto& piece : s.command.pieces) {
-        if (piece.literal || piece.path.empty()) {
-          continue;
-        }
-        if (runtime_names.count(piece.path[0]) != 0 || globals_.count(piece.path[0]) == 0) {
-          static_only = false;
-        } else {
-          vars_read.insert(piece.path[0]);
-        }
-      }
-      if (!static_only || vars_read.empty()) {
-        continue; // literal commands were checked when the playbook loaded
-      }
-      std::string given;
-      for (const auto& [name, text] : options_.vars) {
-        if (vars_read.count(name) != 0) {
-          given += fmt::format("{}--var {}={}", given.empty() ? "" : ", ", name, text);
-        }
-      }
-      const auto code = given.empty() ? ExitCode::BadPlaybook : ExitCode::Usage;
-      const std::string where = s.position.line != 0 ? s.position.str() + ": " : std::string();
-      std::string command;
-      try {
-        command = detail::render(
-            s.command, *this, s.kind == StepKind::Mi ? detail::Quoting::Mi : detail::Quoting::Cli);
-      } catch (const detail::TextError& e) {
-        throw Error(
-            code,
-            fmt::format("{}step `{}`: {}{}", where, s.name, e.what(),
-                        given.empty() ? "" : fmt::format(" (from {})", given)),
-            fmt::format("nothing was attached; {}", e.hint.empty() ? "fix the value" : e.hint));
-      }
-      const bool allow = pb_.builtin || pb_.allow_unsafe_commands;
-      const auto refusal = s.kind == StepKind::Mi ? detail::check_mi(command, allow)
-                                                  : detail::check_cli(command, allow);
-      if (refusal) {
-        throw Error(ExitCode::BadPlaybook,
-                    fmt::format("{}step `{}` would send `{}`{}: refused, {}", where, s.name,
-                                command, given.empty() ? "" : fmt::format(" (from {})", given),
-                                refusal->reason),
-                    "nothing was attached; give a value that makes a safe command");
-      }
-    }
-  }
-
   // Before the first step: keep expressions from calling functions in the target.
   void setup() {
     // cuda-gdb 13.0 calls into the target to attach and to detach; with may-call-functions off
@@ -1246,16 +997,6 @@ private:
 };
 
 } // namespace
-
-session::ResumeResult Driver::run_for(std::chrono::milliseconds /*interval*/,
-                                      std::chrono::milliseconds /*stop_timeout*/) {
-  throw Error(ExitCode::Usage, "this debugger driver cannot resume the target for another sample",
-              "take one sample (--samples 1)");
-}
-
-std::unique_ptr<Driver> make_driver(session::Session& session) {
-  return std::make_unique<SessionDriver>(session);
-}
 
 std::string_view to_string(StepStatus status) {
   switch (status) {
