@@ -1,0 +1,201 @@
+// Detach on every path: settling the debugger, the detach itself, ending a launched program
+// and checking the target was not left stopped (see session/session_impl.hpp).
+#include "session/session_impl.hpp"
+
+namespace rocplay::session {
+
+bool Session::Impl::pending_answered() const {
+  return !waiting || (closed_by_result && *closed_by_result >= pending);
+}
+
+void Session::Impl::settle(bool interrupt) {
+  const auto grace = options.interrupt_grace;
+  if (in_attach() && stall_reason) {
+    // It can never finish (another tracer holds a thread): waiting would only keep the target
+    // stopped longer. The kernel detaches the threads the debugger holds when it dies.
+    waiting = false;
+    kill_debugger("the attach cannot finish: " + *stall_reason);
+    return;
+  }
+  if (in_attach()) {
+    // Never SIGINT the debugger mid-attach: GDB passes the SIGINT on to a target it does not
+    // fully trace yet, and the target dies of it at detach. Let the attach finish instead.
+    if (waiting || interrupt) {
+      on_note("waiting up to " + seconds_text(grace) + " for the attach to finish");
+    }
+    pump([&] { return pending_answered() && !in_attach(); }, Clock::now() + grace, false);
+    if (!pending_answered() || (in_attach() && waiting)) {
+      waiting = false;
+      kill_debugger("the attach did not finish within " + seconds_text(grace));
+      return;
+    }
+    if (in_attach()) {
+      // ^done came but the stop did not: SIGINT is still unsafe, so give up on the debugger.
+      waiting = false;
+      kill_debugger("the attached target was not reported stopped within " + seconds_text(grace));
+      return;
+    }
+  }
+  if (waiting || target_running) {
+    // The debugger is busy with a command, or the target runs and synchronous MI reads no
+    // command until it stops. SIGINT makes GDB quit the command or stop the target (it
+    // catches the SIGINT it forwards to the target and does not pass it on).
+    on_note("interrupting: SIGINT to the debugger (pid " + std::to_string(gdb_pid) + ")");
+    ::kill(static_cast<pid_t>(gdb_pid), SIGINT);
+    pump([&] { return pending_answered() && !target_running; }, Clock::now() + grace, false);
+    if (!pending_answered()) {
+      // One more: the first may have been taken as the Quit of something inner.
+      ::kill(static_cast<pid_t>(gdb_pid), SIGINT);
+      pump([&] { return pending_answered() && !target_running; }, Clock::now() + grace, false);
+    }
+  }
+  if (!pending_answered()) {
+    waiting = false;
+    kill_debugger("it did not answer an interrupt within " + seconds_text(grace));
+    return;
+  }
+  waiting = false;
+  if (target_running) {
+    kill_debugger("the target did not stop for detach within " + seconds_text(grace));
+  }
+}
+
+void Session::Impl::shutdown(bool interrupt) noexcept {
+  try {
+    if (!attach_sent || times.detached) {
+      return;
+    }
+    const bool alive = out_open && gdb_alive();
+    if (alive) {
+      settle(interrupt);
+      if (out_open && !reaped && !target_gone && target_end == TargetEnd::Kill) {
+        // A program the launcher started: `kill` (confirm is off); end_program() below makes
+        // sure of it.
+        auto [w, idx] = send_and_wait(console_command("kill"), options.detach_timeout, true);
+        if (w == Wait::Deadline) {
+          waiting = false;
+          kill_debugger("kill timed out");
+        }
+      } else if (out_open && !reaped && !target_gone) {
+        auto [w, idx] = send_and_wait("-target-detach", options.detach_timeout, true);
+        if (w == Wait::Done) {
+          if (const auto msg = exchanges[idx].error_message()) {
+            warn("detach reported: " + *msg);
+          }
+        } else if (w == Wait::Deadline) {
+          waiting = false;
+          warn("the debugger did not detach within " + seconds_text(options.detach_timeout) +
+               "; killed it so the kernel detaches the target");
+          kill_debugger("detach timed out");
+        }
+      }
+    }
+    if (!out_open || reaped) {
+      // The tracer is gone; the kernel detaches the target once it has exited.
+      reap(milliseconds(5000));
+      if (!reaped) {
+        kill_debugger("it closed its output but did not exit");
+      }
+    }
+    times.detached = true;
+    gdb_attached = false;
+    times.stop_seconds = now() - attach_sent_at;
+    times.total_seconds = now();
+    if (target_end == TargetEnd::Kill) {
+      end_program();
+    } else {
+      on_note("detached from pid " + std::to_string(pid.value_or(0)));
+      check_target_state();
+    }
+  } catch (...) {
+    times.detached = true;
+  }
+}
+
+void Session::Impl::end_program() {
+  if (!pid) {
+    return;
+  }
+  auto st = process::read_stat(*pid);
+  for (int i = 0; i < 50 && st && st->state != 'Z' && st->state != 'X'; ++i) {
+    if (i == 0 && !target_gone) {
+      ::kill(static_cast<pid_t>(*pid), SIGKILL);
+      on_note("sent SIGKILL to the program (pid " + std::to_string(*pid) + ")");
+    }
+    std::this_thread::sleep_for(milliseconds(20));
+    st = process::read_stat(*pid);
+  }
+  times.state_after = st ? st->state : 'X';
+  times.killed = true;
+  if (st && st->state != 'Z' && st->state != 'X') {
+    warn("the program (pid " + std::to_string(*pid) + ") is still there after SIGKILL (state " +
+         std::string(1, st->state) + ")");
+  } else {
+    on_note("the program (pid " + std::to_string(*pid) + ") was ended");
+  }
+}
+
+void Session::Impl::check_target_state() {
+  if (!pid) {
+    return;
+  }
+  auto st = process::read_stat(*pid);
+  // A tracer-stop can outlive a killed tracer by a moment; look a few times before acting.
+  for (int i = 0; i < 10 && st && process::is_stopped(st->state); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    st = process::read_stat(*pid);
+  }
+  if (!st || st->state == 'Z' || st->state == 'X') {
+    times.state_after = 'X';
+    warn("the target (pid " + std::to_string(*pid) + ") exited during the session");
+    return;
+  }
+  times.state_after = st->state;
+  if (!process::is_stopped(st->state)) {
+    return;
+  }
+  if (process::is_stopped(target.state_before)) {
+    warn("the target (pid " + std::to_string(*pid) +
+         ") was already stopped before rocplay attached (state " +
+         std::string(1, target.state_before) + "); left as it was");
+    return;
+  }
+  ::kill(static_cast<pid_t>(*pid), SIGCONT);
+  times.left_stopped = true;
+  auto after = process::read_stat(*pid);
+  for (int i = 0; i < 10 && after && process::is_stopped(after->state); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    after = process::read_stat(*pid);
+  }
+  times.state_after = after ? after->state : 'X';
+  std::string text = "TARGET LEFT STOPPED: pid " + std::to_string(*pid) + " was in state " +
+                     std::string(1, st->state) + " after detach; rocplay sent it SIGCONT";
+  if (after && process::is_stopped(after->state)) {
+    text += ", but it is still stopped (state " + std::string(1, after->state) +
+            "): check it with `grep State /proc/" + std::to_string(*pid) + "/status`";
+  } else {
+    text += " and it is running again";
+  }
+  on_note(text);
+  warn(text);
+}
+
+void Session::Impl::quit() noexcept {
+  try {
+    if (gdb_pid <= 0 || reaped) {
+      return;
+    }
+    if (out_open && !closed) {
+      send_and_wait("-gdb-exit", milliseconds(2000), true);
+    } else if (out_open) {
+      // After a failure the debugger may be mid-command; it still reads -gdb-exit next.
+      send_and_wait("-gdb-exit", milliseconds(1000), true);
+    }
+    if (!reap(milliseconds(2000))) {
+      kill_debugger("it did not exit after -gdb-exit");
+    }
+  } catch (...) {
+  }
+}
+
+} // namespace rocplay::session

@@ -1,0 +1,278 @@
+// Spawning the debugger and starting it up: the MI version, the probes, the output buffer and
+// the symbols preloaded while the target still runs (see session/session_impl.hpp).
+#include "session/session_impl.hpp"
+
+extern char** environ;
+
+namespace rocplay::session {
+
+namespace {
+
+const std::array<const char*, 5> kProbedCommands = {"agent-info", "queue-info", "dispatch-info",
+                                                    "lane-info", "wave-info"};
+
+// Child-side set-up of the debugger: its own process group (a terminal's Ctrl-C must reach
+// rocplay, never the debugger: the seed's "an accidental ^C SIGSTOPs the worker permanently"),
+// SIGTERM if rocplay dies (GDB quits on SIGTERM and detaches what it attached), no signals
+// blocked, and a C locale so messages are the ones this file recognises.
+struct DebuggerLaunch {
+  std::vector<std::string> env_storage;
+  std::vector<const char*> env_ptrs;
+  std::vector<int> inherit_fds; // kept open across the exec (Options::inherit_fds)
+
+  explicit DebuggerLaunch(std::vector<int> keep) : inherit_fds(std::move(keep)) {
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      const std::string_view kv(*e);
+      if (kv.rfind("LC_ALL=", 0) == 0 || kv.rfind("LANGUAGE=", 0) == 0) {
+        continue;
+      }
+      env_storage.emplace_back(kv);
+    }
+    env_storage.emplace_back("LC_ALL=C");
+    for (const auto& s : env_storage) {
+      env_ptrs.push_back(s.c_str());
+    }
+    env_ptrs.push_back(nullptr);
+  }
+
+  bp2::error_code on_setup(bp2::posix::default_launcher& launcher, const bp2::filesystem::path&,
+                           const char* const*) {
+    launcher.env = env_ptrs.data();
+    for (const int fd : inherit_fds) {
+      launcher.fd_whitelist.push_back(fd);
+    }
+    return {};
+  }
+
+  bp2::error_code on_exec_setup(bp2::posix::default_launcher&, const bp2::filesystem::path&,
+                                const char* const*) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+      ::signal(sig, SIG_DFL);
+    }
+    for (const int fd : inherit_fds) {
+      ::fcntl(fd, F_SETFD, 0);
+    }
+    return {};
+  }
+};
+
+bool mi_refused(std::string_view stderr_text) {
+  return stderr_text.find("mi3") != std::string_view::npos &&
+         (stderr_text.find("unrecognized") != std::string_view::npos ||
+          stderr_text.find("Interpreter") != std::string_view::npos);
+}
+
+} // namespace
+
+void Session::Impl::spawn(int mi_version) {
+  if (in) { // a respawn (MI2 fallback): retire the previous debugger's pipes first
+    boost::system::error_code ec;
+    in->close(ec);
+    out->close(ec);
+    err->close(ec);
+    drain();
+  }
+  ++generation;
+  mi = mi_version;
+  in = std::make_unique<asio::writable_pipe>(ioc);
+  out = std::make_unique<asio::readable_pipe>(ioc);
+  err = std::make_unique<asio::readable_pipe>(ioc);
+  parser = std::make_unique<mi::Parser>();
+  reaped = false;
+  wait_status.reset();
+  stderr_all.clear();
+  err_carry.clear();
+  DebuggerLaunch launch(options.inherit_fds);
+  const std::string interp = "--interpreter=mi" + std::to_string(mi_version);
+  try {
+    proc = std::make_unique<bp2::process>(ioc, debugger.path,
+                                          std::vector<std::string>{"-nx", "-q", interp},
+                                          bp2::process_stdio{*in, *out, *err}, launch);
+  } catch (const std::exception& e) {
+    throw Error(ExitCode::DebuggerNotFound,
+                "could not start the debugger " + debugger.path + ": " + e.what(),
+                "check that it runs: `" + debugger.path + " --version`");
+  }
+  gdb_pid = proc->id();
+  out_open = true;
+  err_open = true;
+  start_read_out();
+  start_read_err();
+  start_signal_watch();
+  on_note("spawned " + debugger.path + " -nx -q " + interp + " (pid " + std::to_string(gdb_pid) +
+          ")");
+}
+
+void Session::Impl::read_fault_point() {
+  const char* spec = std::getenv("ROCPLAY_FAULT_INJECT");
+  if (spec == nullptr || *spec == '\0') {
+    return;
+  }
+  const std::string text(spec);
+  const auto colon = text.find(':');
+  const std::string action = colon == std::string::npos ? "" : text.substr(colon + 1);
+  FaultPoint f;
+  try {
+    f.after = std::stoull(text.substr(0, colon));
+  } catch (const std::exception&) {
+    return;
+  }
+  f.action = action == "kill-debugger" ? SIGKILL
+             : action == "sigint"      ? SIGINT
+             : action == "sigterm"     ? SIGTERM
+                                       : 0;
+  if (f.action != 0) {
+    fault = f;
+  }
+}
+
+void Session::Impl::startup() {
+  read_fault_point();
+  spawn(3);
+  const auto deadline = Clock::now() + options.startup_timeout;
+  auto remaining = [&] {
+    return std::max(milliseconds(1),
+                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  };
+  // The first command tells whether this debugger speaks MI3.
+  try {
+    start_command("-gdb-set pagination off", remaining());
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::DebuggerCrashed && mi_refused(stderr_all)) {
+      closed.reset();
+      on_note("the debugger refused mi3; falling back to mi2");
+      spawn(2);
+      start_command("-gdb-set pagination off", remaining());
+    } else {
+      throw;
+    }
+  }
+  if (options.buffered_output) {
+    buffer_output(remaining());
+  }
+  // `print thread-events off`: no `[New LWP N]` console line per thread at attach (a thousand
+  // flushed writes for a thousand threads); =thread-created still reports each one.
+  for (const char* cmd : {"-gdb-set confirm off", "-gdb-set width 0", "-gdb-set height 0",
+                          "-gdb-set auto-load off", "-gdb-set print thread-events off"}) {
+    start_command(cmd, remaining());
+  }
+  // Argument values cost GDB a DWARF evaluation per frame it prints: -thread-info of 1,000
+  // threads took 0.4-0.5 s of the stop with them, 0.07-0.08 s without (docs/benchmarks.md).
+  // Frames keep the arguments' names; nothing rocplay reads uses the values.
+  if (!options.frame_argument_values) {
+    start_command("-gdb-set print frame-arguments none", remaining());
+  }
+  // Belt and braces for builds where `auto-load off` leaves Python scripts on; a GDB without
+  // Python refuses the setting, which is fine.
+  command("-interpreter-exec console \"set auto-load python-scripts off\"", remaining());
+  // With DEBUGINFOD_URLS set, GDB 12+ asks whether to download debug info, and `confirm off`
+  // answers yes: a stop could then wait on the network. Older GDBs lack the setting.
+  command("-gdb-set debuginfod enabled off", remaining());
+  if (debugger.version.empty()) {
+    const auto ex = start_command("-gdb-version", remaining());
+    const std::string text = ex.console();
+    debugger.version = text.substr(0, text.find('\n'));
+    if (debugger.kind == DebuggerKind::Unknown) {
+      debugger.kind = debugger_kind_from_banner(debugger.version, debugger.path);
+    }
+  }
+  // GDB 13 on Linux drives threads through a non-stop target even when the user sees all-stop:
+  // an attach then stops and accounts for each thread on its own. With the all-stop target,
+  // attaching to 1,000 threads and listing them stopped the target 0.30 s instead of 0.39
+  // (docs/benchmarks.md). Plain gdb only: rocgdb's and cuda-gdb's GPU targets were not tried
+  // without it. A maintenance setting: a GDB that lacks it refuses it and keeps its default.
+  if (options.all_stop_target && debugger.kind == DebuggerKind::Gdb) {
+    command("-interpreter-exec console \"maint set target-non-stop off\"", remaining());
+  }
+  {
+    const auto ex = start_command("-list-features", remaining());
+    if (const auto* r = ex.result(); r != nullptr && r->klass() == "done") {
+      for (const auto v : r->results()["features"]) {
+        features.push_back(v.text());
+      }
+    }
+  }
+  const bool can_probe =
+      std::find(features.begin(), features.end(), "info-gdb-mi-command") != features.end();
+  if (can_probe) {
+    for (const char* name : kProbedCommands) {
+      const auto ex = start_command(std::string("-info-gdb-mi-command ") + name, remaining());
+      if (const auto* r = ex.result(); r != nullptr && r->klass() == "done" &&
+                                       r->results()["command"]["exists"].str_or() == "true") {
+        mi_commands.insert(name);
+      }
+    }
+  }
+}
+
+void Session::Impl::buffer_output(milliseconds timeout) {
+  for (const char* cmd : {"-gdb-set logging file /proc/self/fd/1", "-gdb-set logging overwrite on",
+                          "-gdb-set logging redirect on"}) {
+    if (command(cmd, timeout).error_message()) {
+      on_note(std::string("MI output stays unbuffered: `") + cmd + "` failed");
+      return;
+    }
+  }
+  // `logging enabled` is GDB 12's name; older GDBs have `set logging on`.
+  if (!command("-gdb-set logging enabled on", timeout).error_message() ||
+      !command("-gdb-set logging on", timeout).error_message()) {
+    output_buffered = true;
+    return;
+  }
+  command("-gdb-set logging redirect off", timeout);
+  on_note("MI output stays unbuffered: the debugger could not turn logging on");
+}
+
+std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_point deadline) {
+  constexpr std::size_t kMaxObjects = 4096;
+  auto remaining = [&] {
+    return std::max(milliseconds(1),
+                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  };
+  // Paths go into CLI arguments: keep to ones that need no quoting there.
+  auto plain = [](const std::string& p) {
+    return !p.empty() && p[0] == '/' && std::none_of(p.begin(), p.end(), [](char c) {
+      const auto u = static_cast<unsigned char>(c);
+      return u <= 0x20 || u == 0x7f || c == '"' || c == '\'' || c == '\\';
+    });
+  };
+  std::size_t loaded = 0;
+  const std::string exe = process::read_exe(target_pid);
+  if (plain(exe)) {
+    const auto ex = command("-file-exec-and-symbols " + exe, remaining());
+    loaded += ex.error_message() ? 0 : 1;
+  }
+  const auto objects = process::read_mapped_objects(target_pid);
+  if (!objects) {
+    return loaded;
+  }
+  for (const auto& obj : *objects) {
+    const bool shared = obj.path.find(".so") != std::string::npos;
+    if (!shared || obj.path == exe || obj.base == 0 || !plain(obj.path) || loaded >= kMaxObjects) {
+      continue;
+    }
+    char base[32];
+    std::snprintf(base, sizeof base, "0x%llx", static_cast<unsigned long long>(obj.base));
+    const auto ex =
+        command(console_command("add-symbol-file " + obj.path + " -o " + base), remaining());
+    loaded += ex.error_message() ? 0 : 1;
+  }
+  on_note("read the symbols of " + std::to_string(loaded) +
+          " mapped files before attaching (the target kept running)");
+  return loaded;
+}
+
+mi::Exchange Session::Impl::start_command(const std::string& cmd, milliseconds timeout) {
+  auto ex = command(cmd, timeout);
+  if (const auto msg = ex.error_message()) {
+    warn("start-up command `" + cmd + "` failed: " + *msg);
+  }
+  return ex;
+}
+
+} // namespace rocplay::session
