@@ -4,6 +4,7 @@
 #include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/sampling.hpp"
+#include "rocplay/worker_pool.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -904,30 +905,18 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   std::condition_variable space_cv;
   std::map<std::size_t, std::vector<InputResult>> done;
   std::size_t next_to_emit = 0;
-  std::atomic<std::size_t> next_to_take{0};
   std::atomic<bool> stop{false};
-
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t i = next_to_take.fetch_add(1);
-      if (i >= files.size() || stop) {
-        return;
-      }
-      {
-        std::unique_lock lock(mutex);
-        space_cv.wait(lock, [&] { return i < next_to_emit + window || stop; });
-      }
-      std::vector<InputResult> results =
-          analyse_input(files[i], options, rank_regex ? &*rank_regex : nullptr);
-      std::lock_guard lock(mutex);
-      done.emplace(i, std::move(results));
-      ready_cv.notify_one();
+  WorkerPool workers(files.size(), jobs, [&](std::size_t i) {
+    {
+      std::unique_lock lock(mutex);
+      space_cv.wait(lock, [&] { return i < next_to_emit + window || stop; });
     }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 0; t < std::min<std::size_t>(jobs, files.size()); ++t) {
-    threads.emplace_back(worker);
-  }
+    std::vector<InputResult> results =
+        analyse_input(files[i], options, rank_regex ? &*rank_regex : nullptr);
+    std::lock_guard lock(mutex);
+    done.emplace(i, std::move(results));
+    ready_cv.notify_one();
+  });
 
   std::map<std::string, SignatureClass> classes;
   // Ranked snapshots wait in their event until every file of its directory has been read; then
@@ -1146,15 +1135,12 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     }
   } catch (...) {
     stop = true;
+    workers.cancel();
     space_cv.notify_all();
-    for (auto& t : threads) {
-      t.join();
-    }
+    workers.join();
     throw;
   }
-  for (auto& t : threads) {
-    t.join();
-  }
+  workers.join();
 
   for (auto& [key, c] : classes) {
     summary.classes.push_back(std::move(c));
