@@ -163,8 +163,7 @@ TEST_CASE("every fixture's snapshot JSON is byte-identical to its golden", "[sna
   const bool update = std::getenv("ROCPLAY_UPDATE_GOLDENS") != nullptr;
   std::size_t files = 0;
   for (const char* kind : {"rocgdb", "cuda-gdb", "mi"}) {
-    for (const auto& f :
-         std::filesystem::recursive_directory_iterator(test::fixture_path(kind))) {
+    for (const auto& f : std::filesystem::recursive_directory_iterator(test::fixture_path(kind))) {
       const auto ext = f.path().extension();
       if (!f.is_regular_file() || (ext != ".mi" && ext != ".rec")) {
         continue;
