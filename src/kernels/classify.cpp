@@ -18,7 +18,7 @@ namespace {
 
 // Per-family refinement.
 
-void classify_collective(std::string_view short_name, KernelInfo &info) {
+void classify_collective(std::string_view short_name, KernelInfo& info) {
   // ncclDevKernel_<Coll>_<RedOp>_<type>_<ALGO>_<PROTO>, e.g.
   // ncclDevKernel_AllReduce_Sum_f32_RING_LL
   info.family = KernelFamily::Collective;
@@ -38,9 +38,8 @@ void classify_collective(std::string_view short_name, KernelInfo &info) {
     if (tokens.size() >= 3 && tokens[1] != "Generic") {
       std::string detail;
       for (std::size_t i = 2; i < tokens.size(); ++i) {
-        if (tokens[i].size() <= 4 &&
-            (tokens[i][0] == 'f' || tokens[i][0] == 'i' ||
-             tokens[i][0] == 'u' || tokens[i] == "bf16")) {
+        if (tokens[i].size() <= 4 && (tokens[i][0] == 'f' || tokens[i][0] == 'i' ||
+                                      tokens[i][0] == 'u' || tokens[i] == "bf16")) {
           info.dtype_hint = tokens[i];
           continue;
         }
@@ -57,11 +56,10 @@ void classify_collective(std::string_view short_name, KernelInfo &info) {
   info.source_hint = "RCCL rccl/src/device/ (NCCL: nccl/src/device/); kernels "
                      "are generated per "
                      "collective, reduction op, dtype, algorithm and protocol";
-  info.test_hint =
-      "rccl-tests, e.g. all_reduce_perf -b 8 -e 128M -f 2 -g <ngpus>";
+  info.test_hint = "rccl-tests, e.g. all_reduce_perf -b 8 -e 128M -f 2 -g <ngpus>";
 }
 
-void classify_tensile(std::string_view short_name, KernelInfo &info) {
+void classify_tensile(std::string_view short_name, KernelInfo& info) {
   info.family = KernelFamily::Tensile;
   info.category = KernelCategory::Gemm;
   // Cijk_<A layout>_<B layout>_<types>_..._MT<M>x<N>x<K>_...
@@ -79,16 +77,12 @@ void classify_tensile(std::string_view short_name, KernelInfo &info) {
   if (tokens.size() > 2) {
     const auto a = tokens[1];
     const auto b = tokens[2];
-    layout =
-        std::string(a.starts_with("Al") ? "A transposed" : "A not transposed") +
-        ", " +
-        (b.starts_with("Bj") || b == "Bljk" ? "B not transposed"
-                                            : "B transposed");
+    layout = std::string(a.starts_with("Al") ? "A transposed" : "A not transposed") + ", " +
+             (b.starts_with("Bj") || b == "Bljk" ? "B not transposed" : "B transposed");
   }
   std::string tile;
   for (auto t : tokens) {
-    if (t.starts_with("MT") && t.size() > 2 &&
-        std::isdigit(static_cast<unsigned char>(t[2]))) {
+    if (t.starts_with("MT") && t.size() > 2 && std::isdigit(static_cast<unsigned char>(t[2]))) {
       tile = std::string(t);
       break;
     }
@@ -97,7 +91,7 @@ void classify_tensile(std::string_view short_name, KernelInfo &info) {
     const auto types = tokens[3];
     std::string dtype;
     for (char c : types) {
-      for (const auto &t : kTensileTypes) {
+      for (const auto& t : kTensileTypes) {
         if (t.code == c) {
           if (!dtype.empty()) {
             dtype += '/';
@@ -114,16 +108,15 @@ void classify_tensile(std::string_view short_name, KernelInfo &info) {
   if (!layout.empty()) {
     info.op += " (" + layout + (tile.empty() ? "" : ", tile " + tile) + ")";
   }
-  info.source_hint =
-      "Tensile-generated solution (hipBLASLt or rocBLAS, "
-      "rocm-libraries/projects/hipblaslt and projects/rocblas): find the logic "
-      "YAML that names this solution";
+  info.source_hint = "Tensile-generated solution (hipBLASLt or rocBLAS, "
+                     "rocm-libraries/projects/hipblaslt and projects/rocblas): find the logic "
+                     "YAML that names this solution";
   info.test_hint = "hipblaslt-bench or rocblas-bench -f gemm_ex with the "
                    "failing call's M/N/K "
                    "and types";
 }
 
-void classify_ck(std::string_view name, KernelInfo &info) {
+void classify_ck(std::string_view name, KernelInfo& info) {
   info.family = KernelFamily::CkTile;
   // ck_tile::kentry<N, ck_tile::Rmsnorm2dFwd<...>>: the op is the kernel class
   // in the args.
@@ -178,12 +171,11 @@ void classify_ck(std::string_view name, KernelInfo &info) {
     break;
   }
   const bool tile = contains(name, "ck_tile");
-  info.source_hint =
-      tile ? "rocm-libraries/projects/composablekernel/include/ck_tile/ops/" +
-                 std::string(dir) + (dir.empty() ? "" : "/")
-           : "rocm-libraries/projects/composablekernel/include/ck/"
-             "tensor_operation/"
-             "gpu/";
+  info.source_hint = tile ? "rocm-libraries/projects/composablekernel/include/ck_tile/ops/" +
+                                std::string(dir) + (dir.empty() ? "" : "/")
+                          : "rocm-libraries/projects/composablekernel/include/ck/"
+                            "tensor_operation/"
+                            "gpu/";
   if (contains(name, "aiter")) {
     info.source_hint += " (instantiated by aiter: aiter/csrc/)";
   }
@@ -192,22 +184,20 @@ void classify_ck(std::string_view name, KernelInfo &info) {
                    "after the op)";
 }
 
-void classify_aten(std::string_view name, KernelInfo &info) {
+void classify_aten(std::string_view name, KernelInfo& info) {
   info.family = KernelFamily::Aten;
-  for (const auto &rule : kAtenRules) {
+  for (const auto& rule : kAtenRules) {
     if (contains(name, rule.needle)) {
       info.op = rule.op;
       info.category = rule.category;
-      info.source_hint =
-          "pytorch aten/src/ATen/native/cuda/" + std::string(rule.file) +
-          " (hipified to aten/src/ATen/native/hip/ in ROCm builds)";
+      info.source_hint = "pytorch aten/src/ATen/native/cuda/" + std::string(rule.file) +
+                         " (hipified to aten/src/ATen/native/hip/ in ROCm builds)";
       info.test_hint = "pytest " + std::string(rule.test);
       break;
     }
   }
   if (info.source_hint.empty()) {
-    info.source_hint =
-        "pytorch aten/src/ATen/native/cuda/ (grep the kernel name)";
+    info.source_hint = "pytorch aten/src/ATen/native/cuda/ (grep the kernel name)";
   }
   info.dtype_hint = opaque_type_hint(name);
   if (info.dtype_hint.empty()) {
@@ -218,9 +208,9 @@ void classify_aten(std::string_view name, KernelInfo &info) {
   }
 }
 
-void classify_triton(std::string_view short_name, KernelInfo &info) {
+void classify_triton(std::string_view short_name, KernelInfo& info) {
   info.family = KernelFamily::Triton;
-  for (const auto &rule : kTritonRules) {
+  for (const auto& rule : kTritonRules) {
     if (short_name.starts_with(rule.prefix)) {
       info.op = rule.op;
       info.category = rule.category;
@@ -249,14 +239,12 @@ void classify_triton(std::string_view short_name, KernelInfo &info) {
     if (fused != std::string_view::npos) {
       info.op += " of " + std::string(short_name.substr(fused + 6));
     }
-    info.source_hint =
-        "generated by torch.compile (Inductor): rerun with "
-        "TORCH_LOGS=output_code to see its source (cached under "
-        "TORCHINDUCTOR_CACHE_DIR, default /tmp/torchinductor_$USER)";
+    info.source_hint = "generated by torch.compile (Inductor): rerun with "
+                       "TORCH_LOGS=output_code to see its source (cached under "
+                       "TORCHINDUCTOR_CACHE_DIR, default /tmp/torchinductor_$USER)";
   }
   if (info.source_hint.empty()) {
-    info.source_hint = "a @triton.jit function: grep -rn 'def " +
-                       std::string(short_name) +
+    info.source_hint = "a @triton.jit function: grep -rn 'def " + std::string(short_name) +
                        "' over the serving stack (vllm/, sglang/, atom/, "
                        "aiter/, triton_kernels); "
                        "drop trailing config tokens if nothing matches";
@@ -267,11 +255,10 @@ void classify_triton(std::string_view short_name, KernelInfo &info) {
   info.dtype_hint = dtype_from_underscored(short_name);
 }
 
-void classify_hip(const std::vector<std::string> &components,
-                  std::string_view name, KernelInfo &info) {
+void classify_hip(const std::vector<std::string>& components, std::string_view name,
+                  KernelInfo& info) {
   info.family = KernelFamily::HipCpp;
-  const std::string first =
-      components.empty() ? std::string{} : components.front();
+  const std::string first = components.empty() ? std::string{} : components.front();
   if (name.starts_with("__omp_offloading_")) {
     // __omp_offloading_<dev>_<file>_<function>_l<line>: the line is in the
     // name.
@@ -374,11 +361,9 @@ KernelInfo classify_kernel(std::string_view raw) {
   if (demangle_failed) {
     components = mangled_identifiers(strip_descriptor_suffix(raw));
     static constexpr std::array<std::string_view, 9> kNamespaces = {
-        "at",   "native", "ck_tile", "ck",    "aiter",
-        "vllm", "c10",    "std",     "detail"};
-    for (const auto &c : components) {
-      if (std::find(kNamespaces.begin(), kNamespaces.end(), c) ==
-          kNamespaces.end()) {
+        "at", "native", "ck_tile", "ck", "aiter", "vllm", "c10", "std", "detail"};
+    for (const auto& c : components) {
+      if (std::find(kNamespaces.begin(), kNamespaces.end(), c) == kNamespaces.end()) {
         info.short_name = c;
         break;
       }
@@ -392,8 +377,7 @@ KernelInfo classify_kernel(std::string_view raw) {
     auto parts = split_name(clean);
     components = std::move(parts.components);
     template_args = std::move(parts.template_args);
-    info.short_name =
-        components.empty() ? std::string(clean) : components.back();
+    info.short_name = components.empty() ? std::string(clean) : components.back();
     scan_text = std::string(clean);
     info.name = std::string(clean);
   }
@@ -401,31 +385,25 @@ KernelInfo classify_kernel(std::string_view raw) {
     info.short_name = std::string(clean);
   }
   const std::string lowered = lower(scan_text);
-  const std::string first =
-      components.empty() ? std::string{} : components.front();
+  const std::string first = components.empty() ? std::string{} : components.front();
   const bool plain = !demangle_failed && is_plain_identifier(clean);
 
   if (clean.empty()) {
     return info;
   }
-  if (contains(scan_text, "ncclDevKernel") ||
-      contains(scan_text, "ncclKernel") ||
-      info.short_name.starts_with("nccl") ||
-      info.short_name.starts_with("rccl")) {
+  if (contains(scan_text, "ncclDevKernel") || contains(scan_text, "ncclKernel") ||
+      info.short_name.starts_with("nccl") || info.short_name.starts_with("rccl")) {
     classify_collective(info.short_name, info);
   } else if (info.short_name.starts_with("Cijk_")) {
     classify_tensile(info.short_name, info);
-  } else if (first == "ck_tile" || first == "ck" ||
-             scan_text.starts_with("ck_tile::")) {
+  } else if (first == "ck_tile" || first == "ck" || scan_text.starts_with("ck_tile::")) {
     classify_ck(scan_text, info);
-  } else if (contains(scan_text, "at::native::") ||
-             (demangle_failed && first == "at")) {
+  } else if (contains(scan_text, "at::native::") || (demangle_failed && first == "at")) {
     classify_aten(scan_text, info);
   } else if (first == "aiter" || contains(lowered, "aiter::")) {
     info.family = KernelFamily::Aiter;
-    info.source_hint =
-        "aiter/csrc/ (grep -rn '" + info.short_name +
-        "'; ASM kernels: aiter/hsa/<gfx>/, Python wrappers: aiter/ops/)";
+    info.source_hint = "aiter/csrc/ (grep -rn '" + info.short_name +
+                       "'; ASM kernels: aiter/hsa/<gfx>/, Python wrappers: aiter/ops/)";
     info.test_hint = "aiter/op_tests/ (the test named after the op)";
     info.dtype_hint = dtype_from_tokens(scan_text);
   } else if (plain) {
@@ -437,8 +415,7 @@ KernelInfo classify_kernel(std::string_view raw) {
     // For C++ kernels, the kernel's own name and its template arguments both
     // carry meaning
     // (`elementwise_kernel<..., FillFunctor>`), but parameter lists do not.
-    info.category = category_from_keywords(
-        lower(join(components, "::") + "<" + template_args));
+    info.category = category_from_keywords(lower(join(components, "::") + "<" + template_args));
   }
   // Custom all-reduce and all-gather kernels (`aiter::allgather_vec`,
   // `vllm::cross_device_reduce_*`) share RCCL's failure modes (cross-rank
@@ -452,25 +429,23 @@ KernelInfo classify_kernel(std::string_view raw) {
   return info;
 }
 
-KernelInfo classify_kernel(std::string_view name,
-                           std::string_view source_file) {
+KernelInfo classify_kernel(std::string_view name, std::string_view source_file) {
   KernelInfo info = classify_kernel(name);
   const std::string file = lower(trim(source_file));
   if (file.empty()) {
     return info;
   }
-  static constexpr std::array<std::string_view, 9> kCxx = {
-      ".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".inl"};
-  const bool cxx =
-      std::any_of(kCxx.begin(), kCxx.end(),
-                  [&](std::string_view ext) { return file.ends_with(ext); });
+  static constexpr std::array<std::string_view, 9> kCxx = {".cu",  ".cuh", ".hip", ".cpp", ".cc",
+                                                           ".cxx", ".h",   ".hpp", ".inl"};
+  const bool cxx = std::any_of(kCxx.begin(), kCxx.end(),
+                               [&](std::string_view ext) { return file.ends_with(ext); });
   if (cxx && info.family == KernelFamily::Triton) {
     info.family = KernelFamily::HipCpp;
     info.op.clear(); // the Triton tables' guess
     info.test_hint.clear();
   }
-  if (file.ends_with(".py") && (info.family == KernelFamily::Unknown ||
-                                info.family == KernelFamily::HipCpp)) {
+  if (file.ends_with(".py") &&
+      (info.family == KernelFamily::Unknown || info.family == KernelFamily::HipCpp)) {
     info.family = KernelFamily::Triton;
   }
   if (cxx || file.ends_with(".py")) {

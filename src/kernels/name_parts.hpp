@@ -32,9 +32,8 @@ std::string_view strip_descriptor_suffix(std::string_view s);
 // without its template arguments. `template_args` receives the arguments of the
 // last component.
 struct NameParts {
-  std::vector<std::string>
-      components;            // `at`, `native`, `index_elementwise_kernel`
-  std::string template_args; // of the last component, without the outer <>
+  std::vector<std::string> components; // `at`, `native`, `index_elementwise_kernel`
+  std::string template_args;           // of the last component, without the outer <>
 };
 
 NameParts split_name(std::string_view s);
@@ -46,6 +45,6 @@ std::vector<std::string> mangled_identifiers(std::string_view s);
 
 bool is_plain_identifier(std::string_view s);
 
-std::string join(const std::vector<std::string> &parts, std::string_view sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 } // namespace rocplay::kernels

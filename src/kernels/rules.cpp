@@ -10,7 +10,7 @@
 namespace rocplay::kernels {
 
 KernelCategory category_from_keywords(std::string_view lowered) {
-  for (const auto &rule : kCategoryRules) {
+  for (const auto& rule : kCategoryRules) {
     if (contains(lowered, rule.needle)) {
       return rule.category;
     }
@@ -26,8 +26,7 @@ std::string opaque_type_hint(std::string_view name) {
   }
   std::size_t i = pos + kOpaque.size();
   int bytes = 0;
-  while (i < name.size() &&
-         std::isdigit(static_cast<unsigned char>(name[i])) != 0 &&
+  while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i])) != 0 &&
          bytes < 1000) {
     bytes = bytes * 10 + (name[i] - '0');
     ++i;
@@ -49,19 +48,17 @@ std::string opaque_type_hint(std::string_view name) {
 }
 
 std::string functor_dtype(std::string_view name) {
-  constexpr std::array<std::pair<std::string_view, std::string_view>, 8>
-      kScalars = {{
-          {"float", "float32"},
-          {"double", "float64"},
-          {"int", "int32"},
-          {"long", "int64"},
-          {"bool", "bool"},
-          {"signed char", "int8"},
-          {"unsigned char", "uint8"},
-          {"short", "int16"},
-      }};
-  for (std::string_view marker :
-       {std::string_view("Functor<"), std::string_view("Functor_")}) {
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kScalars = {{
+      {"float", "float32"},
+      {"double", "float64"},
+      {"int", "int32"},
+      {"long", "int64"},
+      {"bool", "bool"},
+      {"signed char", "int8"},
+      {"unsigned char", "uint8"},
+      {"short", "int16"},
+  }};
+  for (std::string_view marker : {std::string_view("Functor<"), std::string_view("Functor_")}) {
     auto pos = name.find(marker);
     if (pos == std::string_view::npos) {
       continue;
@@ -71,9 +68,8 @@ std::string functor_dtype(std::string_view name) {
       continue;
     }
     const auto end = name.find_first_of(",>", pos + 1);
-    const auto arg = trim(name.substr(
-        pos + 1, end == std::string_view::npos ? 0 : end - pos - 1));
-    for (const auto &[type, dtype] : kScalars) {
+    const auto arg = trim(name.substr(pos + 1, end == std::string_view::npos ? 0 : end - pos - 1));
+    for (const auto& [type, dtype] : kScalars) {
       if (arg == type) {
         return std::string(dtype);
       }
@@ -83,7 +79,7 @@ std::string functor_dtype(std::string_view name) {
 }
 
 std::string dtype_from_tokens(std::string_view name) {
-  for (const auto &token : kDtypeTokens) {
+  for (const auto& token : kDtypeTokens) {
     if (contains(name, token.needle)) {
       return std::string(token.dtype);
     }
@@ -93,8 +89,7 @@ std::string dtype_from_tokens(std::string_view name) {
 
 std::string dtype_from_underscored(std::string_view name) {
   constexpr std::array<std::string_view, 12> kMarkers = {
-      "mxfp4", "mxfp8", "bf16", "fp16", "f16",  "fp8",
-      "e4m3",  "e5m2",  "fp32", "f32",  "int8", "i8"};
+      "mxfp4", "mxfp8", "bf16", "fp16", "f16", "fp8", "e4m3", "e5m2", "fp32", "f32", "int8", "i8"};
   std::size_t start = 0;
   while (start <= name.size()) {
     auto end = name.find('_', start);
