@@ -634,7 +634,7 @@ TEST_CASE("code object URIs and the names --save-code-objects gives them", "[age
   CHECK(parse_code_object_uri("memory://x#offset=zz")->pid == std::nullopt);
 }
 
-TEST_CASE("JSON is versioned and carries the evidence; text leads with the verdict", "[agentlog]") {
+TEST_CASE("JSON is versioned and carries the evidence, text leads with the verdict", "[agentlog]") {
   const auto report =
       analyze({parse_fixture("memory_violation.log"), parse_fixture("seed_sample.log")});
   const auto j = report_to_json(report);

@@ -228,7 +228,7 @@ TEST_CASE("in-process disassembly matches llvm-objdump instruction by instructio
   }
 }
 
-TEST_CASE("a window in the spin kernel finds its spin loop; the trap kernel's s_trap 2") {
+TEST_CASE("a window in the spin kernel finds its spin loop, the trap kernel's s_trap 2") {
   const auto r = read_input(data_path("kernels-gfx90a.elf"));
   const auto& co = only_object(r);
   const auto* spin = co.find_kernel("spin_kernel");

@@ -259,7 +259,7 @@ TEST_CASE("the seed's diagnostics JSON: exit code, arch and the API-log tail") {
   CHECK(v[0].next_step.find("level 10") != std::string::npos);
 }
 
-TEST_CASE("level-10 dumps: inputs_saved never returned; a cut-off dump is counted") {
+TEST_CASE("level-10 dumps: inputs_saved never returned, a cut-off dump is counted") {
   const auto dir = std::string("level10/crash_dumps/");
   const Evidence done =
       read_fixture(dir + "20260302_140733_101_moe_align_block_size_call0006/metadata.json");

@@ -339,7 +339,7 @@ TEST_CASE("dangling links and FIFOs inside a directory are reported, not skipped
   CHECK(summary.unreadable == 3);
 }
 
-TEST_CASE("plain text is not an agent log; a server log without dumps still is", "[postmortem]") {
+TEST_CASE("plain text is not an agent log, a server log without dumps still is", "[postmortem]") {
   TempDir dir;
   const fs::path hello = dir.write("hello.txt", "hello world\n");
   Options options;

@@ -276,7 +276,7 @@ TEST_CASE("log: growth, rotation by rename, truncation, gone and back", "[watch]
   CHECK(log.grew_at_last_check());
 }
 
-TEST_CASE("log: a missing file fails at once; an old log's age counts as quiet", "[watch][log]") {
+TEST_CASE("log: a missing file fails at once, an old log's age counts as quiet", "[watch][log]") {
   Dir d;
   try {
     LogWatch missing(d.path() + "/nope.log", Clock::now());
@@ -310,7 +310,7 @@ TEST_CASE("back-off: doubles up to the cap, reset by a cleared hang", "[watch][b
   CHECK(b.allows(t));
 }
 
-TEST_CASE("watcher: quiet log and busy GPUs for --quiet-for is a hang; each sign said",
+TEST_CASE("watcher: quiet log and busy GPUs for --quiet-for is a hang, each sign said",
           "[watch][decide]") {
   Dir d;
   const std::string device = d.write("fake-kfd", "");
