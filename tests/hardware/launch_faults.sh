@@ -7,21 +7,8 @@
 #   tests/hardware/launch_faults.sh        ROCPLAY=path to a rocplay binary, else built here
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-out=${OUT:-/tmp/hw-out}
-work=/tmp/hw-launch
-src=/home/dev/repro # recorded paths need no scrubbing
-rm -rf "$work" && mkdir -p "$work" "$src" "$out"
-summary=$work/summary.txt
-say() { echo "$*" | tee -a "$summary"; }
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  cuda-gdb --version 2>/dev/null | grep -m1 'cuda-gdb'
-  nvcc --version | tail -1
-} >"$work/env.txt" 2>&1
-cat "$work/env.txt" | tee -a "$summary"
-
 . "$here/lib.sh"
+hw_start /tmp/hw-launch
 rocplay=$(hw_rocplay)
 [ -z "$rocplay" ] && { tail -30 "$work/rocplay-build.log"; tar czf "$out/launch.tar.gz" -C "$work" .; exit 1; }
 cp "$here/oob_store.cu" "$here/device_assert.cu" "$src/"

@@ -1,4 +1,24 @@
-# Shared by the hardware scripts (sourced): the rocplay they run. Needs $repo, $work and say().
+# Shared by the hardware scripts (sourced after `here` is set): their directories, summary and
+# environment record, and the rocplay they run.
+
+repo=$(cd "$here/../.." && pwd)
+out=${OUT:-/tmp/hw-out}
+src=/home/dev/repro # sources and binaries live here, so recorded paths need no scrubbing
+
+# A fresh work directory WORK with its summary.txt (say() appends to it) and env.txt: the GPU,
+# driver, cuda-gdb and nvcc versions, also copied to the summary.
+hw_start() {
+  work=$1
+  summary=$work/summary.txt
+  rm -rf "$work" && mkdir -p "$work" "$src" "$out"
+  {
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    cuda-gdb --version 2>/dev/null | grep -m1 'NVIDIA (R) cuda-gdb'
+    nvcc --version | tail -1
+  } >"$work/env.txt" 2>&1
+  tee -a "$summary" <"$work/env.txt"
+}
+say() { echo "$*" | tee -a "$summary"; }
 
 # Prints the path of a rocplay that runs here: $ROCPLAY when it does, else one built from this
 # tree into /tmp/rocplay-build (the log in $work/rocplay-build.log); nothing when the build fails.

@@ -9,21 +9,10 @@
 #   tests/hardware/watch_syncspin.sh      ROCPLAY=path to a rocplay binary (else built here)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/../.." && pwd)
-out=${OUT:-/tmp/hw-out}
-work=/tmp/hw-watch
-src=/home/dev/repro # recorded paths need no scrubbing
-rm -rf "$work" && mkdir -p "$work" "$src" "$out"
-summary=$work/summary.txt
-say() { echo "$*" | tee -a "$summary"; }
-export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  cuda-gdb --version 2>/dev/null | grep -m1 'cuda-gdb'
-} >"$work/env.txt" 2>&1
-tee -a "$summary" <"$work/env.txt"
-
 . "$here/lib.sh"
+hw_start /tmp/hw-watch
+export CUDA_MODULE_LOADING=${CUDA_MODULE_LOADING:-EAGER}
+
 rocplay=$(hw_rocplay)
 [ -z "$rocplay" ] && { tar czf "$out/watch.tar.gz" -C "$work" .; exit 1; }
 cp "$here/syncspin.cu" "$here/common.cuh" "$src/"
