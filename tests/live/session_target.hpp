@@ -82,8 +82,9 @@ inline int target_source_line(const std::string& marker) {
 // Starts args[0] (a path) with its stdout on a pipe, the environment `env` (this process's when
 // empty), and waits at most 20 s for the `ready` line it prints once in place. Returns its pid;
 // a program that exits first or is not ready in time is killed, reaped, and reported by throwing
-// with what it printed.
-inline pid_t start_until_ready(std::vector<std::string> args, std::vector<std::string> env = {}) {
+// with what it printed. `printed`, when given, gets what it printed up to its `ready` line.
+inline pid_t start_until_ready(std::vector<std::string> args, std::vector<std::string> env = {},
+                               std::string* printed = nullptr) {
   if (env.empty()) {
     for (char** e = environ; *e != nullptr; ++e) {
       env.emplace_back(*e);
@@ -138,6 +139,9 @@ inline pid_t start_until_ready(std::vector<std::string> args, std::vector<std::s
     }
   }
   ::close(out[0]);
+  if (printed != nullptr) {
+    *printed = std::move(text);
+  }
   return pid;
 }
 

@@ -28,36 +28,8 @@ public:
              const std::vector<std::string>& options) {
     std::vector<std::string> args = {find_built("fake_server"), log, device};
     args.insert(args.end(), options.begin(), options.end());
-    int out[2];
-    REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
-    std::vector<char*> argv;
-    for (auto& a : args) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    ::close(out[1]);
     std::string text;
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (text.find("ready\n") == std::string::npos &&
-           std::chrono::steady_clock::now() < deadline) {
-      pollfd p{out[0], POLLIN, 0};
-      if (::poll(&p, 1, 100) > 0) {
-        char buf[256];
-        const ssize_t n = ::read(out[0], buf, sizeof buf);
-        if (n <= 0) {
-          break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-      }
-    }
-    ::close(out[0]);
-    REQUIRE(text.find("ready\n") != std::string::npos);
+    pid_ = start_until_ready(args, {}, &text);
     std::istringstream in(text);
     std::string word;
     long pid = 0;
