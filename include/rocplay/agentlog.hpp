@@ -24,15 +24,14 @@
 //
 // Input is untrusted: lines, waves, lanes and stored register values are bounded (Limits), and a
 // dump cut off mid-block, unknown reasons or binary junk give warnings with line numbers, never
-// an exception. Nothing here reads files, prints or runs anything.
+// an exception. Nothing here reads files, prints or runs anything: the report renders it
+// (report_agent_log.hpp: text, JSON, findings).
 #pragma once
 
 #include "rocplay/finding.hpp"
 #include "rocplay/fit.hpp"
 #include "rocplay/instructions.hpp"
 #include "rocplay/kernel_names.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <iosfwd>
@@ -43,8 +42,6 @@
 #include <vector>
 
 namespace rocplay::agentlog {
-
-constexpr int kJsonSchemaVersion = 1;
 
 struct Limits {
   std::size_t max_line_bytes = 256 * 1024; // longer lines are cut (with a warning)
@@ -348,23 +345,6 @@ struct Report {
 };
 
 Report analyze(const std::vector<AgentLog>& logs, const AnalyzeOptions& options = {});
-
-// One Finding per fault group (ids `fault-device-assert`, `fault-memory-violation`,
-// `fault-illegal-instruction`, `fault-gpu-exception`), so report::to_sarif and the text/JSON
-// conventions of the rest of rocplay apply to faults too.
-std::vector<Finding> to_findings(const Report& report);
-
-// {"schema":"rocplay.agent-log","schema_version":1,"sources":[...],"summary":{...},
-//  "groups":[...],"host_faults":[...],"warnings":[...]}
-nlohmann::json report_to_json(const Report& report);
-nlohmann::json group_to_json(const FaultGroup& group);
-
-struct TextOptions {
-  bool color = false;
-  std::size_t max_groups = 20;
-  bool verbose = false; // every caveat, sample and context line
-};
-void write_text(std::ostream& out, const Report& report, const TextOptions& options = {});
 
 // What to say when no dumps were found (also used by postmortem).
 constexpr std::string_view kNoDumpsMessage = "no wave dumps found";

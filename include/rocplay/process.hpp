@@ -1,11 +1,14 @@
 // Processes as /proc shows them: state, tracer, capabilities, environment, open GPU devices, and
-// the process tree `rocplay ps` prints. Linux only. Nothing here runs a program or stops one.
+// the scan that fills the process tree `rocplay ps` prints (its model: process_tree.hpp). Linux
+// only. Nothing here runs a program or stops one.
 //
 // Every reader tolerates processes that vanish mid-scan and files it may not read (another user's
 // /proc/PID/fd or environ): those come back as "unknown", never as an exception, except where a
 // function says it throws.
 // Layer: src/session/ (library rocplay_session; docs/architecture.md).
 #pragma once
+
+#include "rocplay/process_tree.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -110,32 +113,9 @@ std::optional<std::vector<MappedObject>> read_mapped_objects(std::int64_t pid);
 // The executable's path (readlink /proc/PID/exe); empty when it cannot be read.
 std::string read_exe(std::int64_t pid);
 
-// Whether the process has a GPU device open, from the links in /proc/PID/fd.
-struct GpuOpen {
-  bool known = false;               // /proc/PID/fd could be read
-  bool kfd = false;                 // /dev/kfd (ROCm)
-  bool nvidia = false;              // /dev/nvidia* (CUDA)
-  bool dri = false;                 // /dev/dri/renderD* (ROCm opens it beside /dev/kfd)
-  std::vector<std::string> devices; // the distinct device paths seen
-  bool any() const { return kfd || nvidia; }
-};
 // `device_prefixes` replaces the default {"/dev/kfd", "/dev/nvidia"} (tests use their own files);
 // a match on anything but /dev/nvidia* counts as kfd.
 GpuOpen read_gpu_open(std::int64_t pid, const std::vector<std::string>& device_prefixes = {});
-
-// All processes of the machine, or a subtree.
-struct ProcessInfo {
-  std::int64_t pid = 0;
-  std::int64_t ppid = 0;
-  std::string comm;
-  std::string cmdline;
-  char state = '?';
-  std::int64_t threads = 0;
-  std::optional<double> cpu_percent; // over the sampling interval; nullopt when not sampled
-  std::optional<std::int64_t> uid;
-  GpuOpen gpu;
-  bool holds_gpu() const { return gpu.any(); }
-};
 
 struct ScanOptions {
   // CPU% is the difference of utime+stime over this interval; 0 skips sampling.
@@ -143,35 +123,10 @@ struct ScanOptions {
   std::vector<std::string> device_prefixes; // empty: /dev/kfd and /dev/nvidia*
 };
 
-class ProcessTree {
-public:
-  ProcessTree() = default;
-  explicit ProcessTree(std::vector<ProcessInfo> processes);
-
-  const std::vector<ProcessInfo>& processes() const { return processes_; }
-  const ProcessInfo* find(std::int64_t pid) const;
-  std::vector<const ProcessInfo*> children(std::int64_t pid) const;
-  // Depth-first, children sorted by pid.
-  std::vector<const ProcessInfo*> descendants(std::int64_t pid) const;
-  // Processes whose parent is not in the tree, sorted by pid.
-  std::vector<const ProcessInfo*> roots() const;
-  // The GPU holders, their ancestors and descendants: what `rocplay ps` shows by default.
-  ProcessTree candidates() const;
-
-private:
-  std::vector<ProcessInfo> processes_; // sorted by pid
-  std::multimap<std::int64_t, std::size_t> by_parent_;
-};
-
 // Reads every process in /proc (sampling CPU% over options.sample).
 ProcessTree scan(const ScanOptions& options = {});
 
-// A server's GPU workers, by the rule from the field: the dispatcher (an API server, a launcher)
-// has no GPU queues; its descendants that have the GPU device open are the workers. The nearest
-// such descendants are returned (a worker's own GPU-holding children are not listed separately),
-// sorted by pid. Throws Error(NoSuchProcess) when `pid` does not exist.
+// workers_of() over a fresh scan. Throws Error(NoSuchProcess) when `pid` does not exist.
 std::vector<ProcessInfo> workers_of(std::int64_t pid, const ScanOptions& options = {});
-// The same over a tree already scanned.
-std::vector<ProcessInfo> workers_of(const ProcessTree& tree, std::int64_t pid);
 
 } // namespace rocplay::process

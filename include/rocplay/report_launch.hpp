@@ -2,6 +2,8 @@
 // `rocplay run --wait-for-fault`): before the verdict in text, `launch` in JSON.
 #pragma once
 
+#include "rocplay/report_run.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -34,6 +36,12 @@ struct LaunchSummary {
 void write_launch_text(std::ostream& out, const LaunchSummary& launch, std::size_t width,
                        bool color);
 nlohmann::json launch_to_json(const LaunchSummary& launch);
+// The whole report of a launched program (`rocplay.report`, schema_version 1): with `run` (the
+// playbook ran at its stop) run_report_to_json's document, else no snapshot and no findings; and
+// `launch` beside it.
+nlohmann::json launch_report_to_json(const LaunchSummary& launch, const RunReport* run);
+// The last line of `--format jsonl`, after the findings: {"type":"launch","launch":{...}}.
+nlohmann::json launch_jsonl_line(const LaunchSummary& launch);
 // An argument as a shell would need it quoted, for the report only (nothing runs it).
 std::string shell_quote(const std::string& word);
 

@@ -5,6 +5,7 @@
 #include "rocplay/agentlog.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/report.hpp"
+#include "rocplay/report_agent_log.hpp"
 
 #include <unistd.h>
 
@@ -106,22 +107,23 @@ int run_agent_log(const Options& options) {
   auto& out = output.stream();
   switch (format) {
   case report::Format::Text: {
-    agentlog::TextOptions to;
+    report::AgentLogTextOptions to;
     to.color = use_color(options.color,
                          options.output.empty() || options.output == "-" ? STDOUT_FILENO : -1);
     to.verbose = options.verbose;
     to.max_groups = options.max_groups;
-    agentlog::write_text(out, report, to);
+    report::write_agent_log_text(out, report, to);
     break;
   }
   case report::Format::Json:
-    out << json_text(agentlog::report_to_json(report), 2) << "\n"; // file names need not be UTF-8
+    out << json_text(report::agent_log_to_json(report), 2) << "\n"; // file names need not be UTF-8
     break;
   case report::Format::Jsonl:
-    report::write_jsonl(out, agentlog::to_findings(report));
+    report::write_jsonl(out, report::agent_log_findings(report));
     break;
   case report::Format::Sarif:
-    out << json_text(report::to_sarif(agentlog::to_findings(report), ROCPLAY_VERSION), 2) << "\n";
+    out << json_text(report::to_sarif(report::agent_log_findings(report), ROCPLAY_VERSION), 2)
+        << "\n";
     break;
   }
   output.commit();

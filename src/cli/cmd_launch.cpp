@@ -169,25 +169,22 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
     break;
   }
   case report::Format::Json: {
-    nlohmann::json j = ran_playbook ? report::report_to_json(result.snapshot, result.findings)
-                                    : nlohmann::json{{"schema", "rocplay.report"},
-                                                     {"schema_version", report::kJsonSchemaVersion},
-                                                     {"findings", nlohmann::json::array()}};
-    j["launch"] = report::launch_to_json(summary);
+    report::RunReport run;
     if (ran_playbook) {
-      j["partial"] = result.fatal.has_value();
-      j["run"] = playbook::run_to_json(result);
+      run.snapshot = &result.snapshot;
+      run.findings = &result.findings;
+      run.partial = result.fatal.has_value();
+      run.run = playbook::run_to_json(result);
     }
-    out << json_text(j, 2) << '\n';
+    out << json_text(report::launch_report_to_json(summary, ran_playbook ? &run : nullptr), 2)
+        << '\n';
     break;
   }
   case report::Format::Jsonl:
     if (ran_playbook) {
       report::write_jsonl(out, result.findings);
     }
-    out << json_text(
-               nlohmann::json{{"type", "launch"}, {"launch", report::launch_to_json(summary)}})
-        << '\n';
+    out << json_text(report::launch_jsonl_line(summary)) << '\n';
     break;
   case report::Format::Sarif:
     out << json_text(report::to_sarif(result.findings, ROCPLAY_VERSION), 2) << '\n';

@@ -3,6 +3,7 @@
 #include "rocplay/agentlog.hpp"
 #include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/report_agent_log.hpp"
 #include "rocplay/sampling.hpp"
 #include "rocplay/worker_pool.hpp"
 
@@ -410,7 +411,7 @@ void analyse_agent_log(std::istream& in, InputResult& r, bool text_fallback) {
   std::vector<agentlog::AgentLog> logs;
   logs.push_back(agentlog::parse(in, po));
   const auto report = agentlog::analyze(logs);
-  r.findings = agentlog::to_findings(report);
+  r.findings = report::agent_log_findings(report);
   if (report.groups.empty() && !text_fallback) {
     r.warnings.push_back("no rocm-debug-agent wave dumps found; a silent hang needs "
                          "`rocplay run hang-triage --pid PID` on the live process instead");

@@ -141,4 +141,17 @@ nlohmann::json launch_to_json(const LaunchSummary& l) {
   return j;
 }
 
+nlohmann::json launch_report_to_json(const LaunchSummary& launch, const RunReport* run) {
+  nlohmann::json j = run != nullptr ? run_report_to_json(*run)
+                                    : nlohmann::json{{"schema", "rocplay.report"},
+                                                     {"schema_version", kJsonSchemaVersion},
+                                                     {"findings", nlohmann::json::array()}};
+  j["launch"] = launch_to_json(launch);
+  return j;
+}
+
+nlohmann::json launch_jsonl_line(const LaunchSummary& launch) {
+  return {{"type", "launch"}, {"launch", launch_to_json(launch)}};
+}
+
 } // namespace rocplay::report

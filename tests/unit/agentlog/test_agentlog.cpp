@@ -189,18 +189,7 @@ TEST_CASE("the seed's sample dump: the fault report", "[agentlog]") {
   CHECK(resolved.groups[0].objdump_command ==
         "/opt/rocm/llvm/bin/llvm-objdump --disassemble-all "
         "/app/logs_claude/debug_run/7_memory___2188702_offset_0x546c3060_size_4026672 > fault.s");
-
-  const auto findings = to_findings(report);
-  REQUIRE(findings.size() == 1);
-  CHECK(findings[0].id == "fault-device-assert");
-  CHECK(findings[0].severity == Severity::Error);
-  CHECK(findings[0].confidence > 0.8);
-  CHECK(findings[0].title.starts_with("ASSERT_TRAP in Tensor.index_copy_"));
-  REQUIRE(findings[0].locations.size() == 1);
-  CHECK(findings[0].locations[0].file == "seed_sample.log");
-  CHECK(findings[0].locations[0].line == 6U);
-  CHECK(findings[0].locations[0].pc == 0x7f20f5e534c4ULL);
-  CHECK(findings[0].next_step.find("llvm-objdump --disassemble-all") != std::string::npos);
+  // Its findings, JSON and text: tests/unit/report/test_agent_log_report.cpp.
 }
 
 TEST_CASE("several waves of one kernel group into one fault, lanes summarised", "[agentlog]") {
@@ -283,11 +272,6 @@ TEST_CASE("MEMORY_VIOLATION: the store's per-lane address from v[0:1]", "[agentl
   CHECK(a.addresses[63].in_fault_page);
   REQUIRE(g.host_fault);
   CHECK(g.host_fault->address == 0x7f2c80000000ULL);
-
-  const auto findings = to_findings(report);
-  REQUIRE(findings.size() == 1);
-  CHECK(findings[0].id == "fault-memory-violation");
-  CHECK(findings[0].severity == Severity::Critical);
 }
 
 TEST_CASE("two different kernels in one dump, plus a running RCCL wave", "[agentlog]") {
@@ -342,7 +326,6 @@ TEST_CASE("two different kernels in one dump, plus a running RCCL wave", "[agent
         "tail -c +26812417 /opt/rocm/lib/librccl.so.1 | head -c 5120000 > code_object.elf");
   // Faults first; the running wave is no finding.
   CHECK(report.groups.back().reason == "running");
-  CHECK(to_findings(report).size() == 2);
 }
 
 TEST_CASE("dumps interleaved with server output", "[agentlog]") {
@@ -428,7 +411,6 @@ TEST_CASE("an 8-rank log where each rank wrote its own dump", "[agentlog]") {
   CHECK(g.pids.size() == 8);
   CHECK(g.pcs.size() == 8); // one load address per process, one offset in the kernel
   CHECK(g.kernel_offset == 3012);
-  CHECK(to_findings(report)[0].rank == std::nullopt); // all ranks: no single rank to blame
 }
 
 TEST_CASE("two ranks whose dump lines interleave, told apart by their tags", "[agentlog]") {
@@ -482,7 +464,6 @@ TEST_CASE("ROCm 6.3 format: disassembly first, no kernel on the wave line", "[ag
   }));
   REQUIRE(g.host_fault);
   CHECK(g.host_fault->address == 0x7ffa00004000ULL);
-  CHECK(to_findings(report)[0].confidence <= 0.6);
 }
 
 TEST_CASE("a log with no dumps says so and points at hang triage", "[agentlog]") {
@@ -493,13 +474,6 @@ TEST_CASE("a log with no dumps says so and points at hang triage", "[agentlog]")
   CHECK(log.lines == 6);
   const auto report = analyze({log});
   CHECK(report.empty());
-  const auto j = report_to_json(report);
-  CHECK(j["message"] == "no wave dumps found");
-  CHECK(j["hint"].get<std::string>().find("rocplay run hang-triage") != std::string::npos);
-  std::ostringstream out;
-  write_text(out, report);
-  CHECK(out.str().find("no wave dumps found") != std::string::npos);
-  CHECK(to_findings(report).empty());
 
   for (const char* name : {"seed_sample.log", "assert_many_waves.log", "memory_violation.log",
                            "two_kernels.log", "interleaved.log", "truncated.log", "eight_ranks.log",
@@ -632,38 +606,4 @@ TEST_CASE("code object URIs and the names --save-code-objects gives them", "[age
   CHECK(file->saved_name == "file____opt_my%20app_lib.so_offset_4096_size_0");
   CHECK_FALSE(parse_code_object_uri("not a uri"));
   CHECK(parse_code_object_uri("memory://x#offset=zz")->pid == std::nullopt);
-}
-
-TEST_CASE("JSON is versioned and carries the evidence, text leads with the verdict", "[agentlog]") {
-  const auto report =
-      analyze({parse_fixture("memory_violation.log"), parse_fixture("seed_sample.log")});
-  const auto j = report_to_json(report);
-  CHECK(j["schema"] == "rocplay.agent-log");
-  CHECK(j["schema_version"] == kJsonSchemaVersion);
-  CHECK(j["sources"].size() == 2);
-  CHECK(j["summary"]["dumps"] == 2);
-  CHECK(j["summary"]["fault_groups"] == 2);
-  REQUIRE(j["groups"].size() == 2);
-  const auto& mv = j["groups"][0]; // critical first
-  CHECK(mv["id"] == "fault-memory-violation");
-  CHECK(mv["kernel"]["family"] == "hip_cpp");
-  CHECK(mv["kernel"]["category"] == "kv_cache");
-  CHECK(mv["access"]["addresses"][16]["address"] == "0x7f2c80000000");
-  CHECK(mv["access"]["addresses"][16]["in_fault_page"] == true);
-  const auto& at = j["groups"][1];
-  CHECK(at["pcs"][0] == "0x7f20f5e534c4");
-  CHECK(at["elf_address"] == "0x534c4");
-  CHECK(at["code_object"]["saved_name"] == "memory___2188702_offset_0x546c3060_size_4026672");
-  CHECK(at["exec"]["active_lanes"].size() == 5);
-  CHECK(at["waves"][0]["log"] == 1);
-
-  std::ostringstream out;
-  write_text(out, report);
-  const auto text = out.str();
-  CHECK(text.starts_with("rocplay agent-log: 2 faults (2 of 2 waves) in 2 dumps"));
-  CHECK(text.find("MEMORY_VIOLATION  reshape_and_cache_flash_kernel") != std::string::npos);
-  CHECK(text.find("ASSERT_TRAP  Tensor.index_copy_(dim, index, source), 4-byte dtype") !=
-        std::string::npos);
-  CHECK(text.find("=> 0x7f20f5e534c4 <+3012>:  s_endpgm") != std::string::npos);
-  CHECK(text.find("exec 0xf800000000000000: lanes 59-63 active (5 of 64)") != std::string::npos);
 }

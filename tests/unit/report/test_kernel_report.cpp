@@ -43,7 +43,7 @@ TEST_CASE("the ASCII fit view stays within 100 columns and says it is not occupa
   std::ostringstream streamed;
   report::write_kernel_info_json(streamed, info);
   CHECK(nlohmann::json::parse(streamed.str()) == j);
-  KernelInfo empty;
+  codeobj::KernelInfo empty; // not rocplay::KernelInfo (a kernel name classified)
   std::ostringstream none;
   report::write_kernel_info_json(none, empty);
   CHECK(nlohmann::json::parse(none.str()) == report::kernel_info_to_json(empty));

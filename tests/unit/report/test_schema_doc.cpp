@@ -1,7 +1,9 @@
 // `rocplay.run.multi` (run --pids, --workers-of) holds exactly the keys docs/json-schema.md
 // documents, as JSON and as JSON Lines; its text names each target and the cross-rank findings.
+// `rocplay.report` (run, record, launch) and its `launch` object hold exactly theirs too.
 #include "../snapshot/support.hpp"
 #include "rocplay/heuristics.hpp"
+#include "rocplay/report_launch.hpp"
 #include "rocplay/report_run.hpp"
 #include "rocplay/sampling.hpp"
 #include "schema_doc.hpp"
@@ -127,4 +129,48 @@ TEST_CASE("several targets in text: each target, then the cross-rank findings wh
   if (!cross.evidence.empty()) {
     CHECK(text.find("  - ") != std::string::npos);
   }
+}
+
+TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, `launch` too",
+          "[report][schema]") {
+  const Fanout f;
+  // One snapshot, several, a run with samples that ended early, and a launched program's
+  // report with and without a stop.
+  const auto single = report::report_to_json(f.snapshots[0], f.findings[0]);
+  const auto several = report::report_to_json(f.snapshots, f.report.cross_rank);
+  report::RunReport run = *f.report.targets[0].report;
+  run.partial = true;
+  const auto with_run = report::run_report_to_json(run);
+  report::LaunchSummary launch;
+  launch.argv = {"./app", "--steps", "3"};
+  launch.pid = 4242;
+  launch.outcome = "faulted";
+  launch.stop_signal = "SIGSEGV";
+  launch.stop_reason = "signal-received";
+  launch.ran_seconds = 0.41;
+  launch.timeout_seconds = 30.0;
+  launch.passed_signals = 1;
+  launch.api_errors = {"cudaMemcpy returned cudaErrorIllegalAddress"};
+  launch.after = "killed after the report";
+  const auto stopped = report::launch_report_to_json(launch, &run);
+  report::LaunchSummary exited;
+  exited.pid = 4243;
+  exited.outcome = "exited";
+  exited.exit_code = 0;
+  exited.exit_signal = "SIGKILL";
+  exited.user_signal = "SIGINT";
+  const auto no_stop = report::launch_report_to_json(exited, nullptr);
+  CHECK(no_stop == nlohmann::json{{"schema", "rocplay.report"},
+                                  {"schema_version", report::kJsonSchemaVersion},
+                                  {"findings", nlohmann::json::array()},
+                                  {"launch", report::launch_to_json(exited)}});
+  CHECK(stopped["partial"] == true);
+  CHECK(stopped["run"] == run.run);
+  CHECK(report::launch_jsonl_line(launch) ==
+        nlohmann::json{{"type", "launch"}, {"launch", report::launch_to_json(launch)}});
+
+  const auto keys = documented_keys("## Report (`schema_version` 1)");
+  CHECK(emitted_keys({single, several, with_run, stopped, no_stop}, keys) == keys);
+  const auto launch_keys = documented_keys("The `launch` object");
+  CHECK(emitted_keys({stopped["launch"], no_stop["launch"]}, launch_keys) == launch_keys);
 }
