@@ -23,6 +23,10 @@ DebuggerKind debugger_kind_from_string(std::string_view name);
 // builder (replaying a recording's banner) both ask it.
 DebuggerKind debugger_kind_from_banner(std::string_view banner, std::string_view path = {});
 
+// The start of the session's note that it preloaded some libraries by their exported symbols
+// only (session/light_symbols.hpp); a snapshot shows that note, since frames there may read ??.
+inline constexpr std::string_view kLightSymbolsNote = "read only the exported symbols of ";
+
 // The debugger a session runs.
 struct DebuggerIdentity {
   DebuggerKind kind = DebuggerKind::Unknown;

@@ -80,6 +80,10 @@ struct Options {
   // target still runs (from /proc/PID/maps); the attach then finds them read and the target
   // stops for less time. Ignored with fast_attach.
   bool preload_symbols = true;
+  // With gdb and cuda-gdb, a library whose .symtab holds more entries than this is preloaded from
+  // a copy with only its exported symbols and unwind tables (src/session/light_symbols.hpp): a
+  // PC in a function it does not export then reads `??`. 0 reads every library whole.
+  std::uint64_t light_symbols_above = 50'000;
   // Have the debugger write MI through its buffered logging stream, redirected to its own
   // stdout, instead of the unbuffered stdout that sends a notification one byte per write()
   // (GDB 13: about 40 writes for one `=thread-created`). Shortens an attach to many threads.

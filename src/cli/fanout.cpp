@@ -276,6 +276,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
         so.command_timeout = command_timeout;
         so.attach_timeout = attach_timeout;
         so.fast_attach = o.fast;
+        so.light_symbols_above = o.full_symbols ? 0 : so.light_symbols_above;
         so.record_path = record_path_for(o.record, t.pid, t.rank);
         so.rank = t.rank;
         playbook::RunOptions ro;

@@ -93,6 +93,9 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   }
   sub.add_flag("--fast", o.fast,
                "Attach without loading shared-library symbols (shorter stop, fewer names)");
+  sub.add_flag("--full-symbols", o.full_symbols,
+               "Read every symbol of huge libraries (libtorch: 10 s more with cuda-gdb); by "
+               "default those above 50,000 symbols are read by their exported ones only");
   sub.add_flag("--allow-unsafe-commands", o.allow_unsafe,
                "Let a playbook from outside the built-ins run shell, python, source, define, "
                "make, pipe and other commands that run code or write files");

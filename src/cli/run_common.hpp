@@ -37,6 +37,7 @@ struct RunCommandOptions {
   std::string output;
   std::string record;
   bool fast = false;
+  bool full_symbols = false;
   bool allow_unsafe = false;
   std::string color = "auto"; // --color: auto, always, never
   bool wide = false;          // text report: nothing cut

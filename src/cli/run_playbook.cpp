@@ -137,6 +137,7 @@ int run_playbook_command(const RunCommandOptions& o) {
   so.command_timeout = duration_option(o.timeout, "--timeout");
   so.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
   so.fast_attach = o.fast;
+  so.light_symbols_above = o.full_symbols ? 0 : so.light_symbols_above;
   so.record_path = expand_path_pattern(o.record, o.pid, std::nullopt);
   if (o.pid <= 0) {
     throw Error(ExitCode::Usage, fmt::format("--pid {}: not a process id", o.pid),

@@ -1,6 +1,12 @@
 // Spawning the debugger and starting it up: the MI version, the probes, the output buffer and
 // the symbols preloaded while the target still runs (see session/session_impl.hpp).
+#include "session/light_symbols.hpp"
 #include "session/session_impl.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
 
 extern char** environ;
 
@@ -228,6 +234,12 @@ void Session::Impl::buffer_output(milliseconds timeout) {
   on_note("MI output stays unbuffered: the debugger could not turn logging on");
 }
 
+namespace {
+std::string base_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+} // namespace
+
 std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_point deadline) {
   constexpr std::size_t kMaxObjects = 4096;
   auto remaining = [&] {
@@ -251,20 +263,73 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
   if (!objects) {
     return loaded;
   }
+  const bool light_allowed =
+      options.light_symbols_above > 0 &&
+      (debugger.kind == DebuggerKind::Gdb || debugger.kind == DebuggerKind::CudaGdb);
+  std::vector<std::string> light_names;
   for (const auto& obj : *objects) {
     const bool shared = obj.path.find(".so") != std::string::npos;
     if (!shared || obj.path == exe || obj.base == 0 || !plain(obj.path) || loaded >= kMaxObjects) {
       continue;
     }
+    std::string symbols = obj.path;
+    if (light_allowed) {
+      if (const auto entries = symtab_entries(obj.path);
+          entries && *entries > options.light_symbols_above) {
+        if (auto light = light_copy(obj.path); light && plain(*light)) {
+          symbols = *light;
+          light_names.push_back(fmt::format("{} ({} symbols)", base_name(obj.path), *entries));
+        }
+      }
+    }
     char base[32];
     std::snprintf(base, sizeof base, "0x%llx", static_cast<unsigned long long>(obj.base));
     const auto ex =
-        command(console_command("add-symbol-file " + obj.path + " -o " + base), remaining());
+        command(console_command("add-symbol-file " + symbols + " -o " + base), remaining());
     loaded += ex.error_message() ? 0 : 1;
   }
   on_note("read the symbols of " + std::to_string(loaded) +
           " mapped files before attaching (the target kept running)");
+  if (!light_names.empty()) {
+    light_copies = light_names.size();
+    on_note(fmt::format("{}{}: a PC in a function they do not "
+                        "export reads ?? (--full-symbols reads them whole, in more time)",
+                        kLightSymbolsNote, fmt::join(light_names, ", ")));
+  }
   return loaded;
+}
+
+std::optional<std::string> Session::Impl::light_copy(const std::string& library) {
+  if (light_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/rocplay-symbols-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      on_note("symbol-light copies: no temporary directory (" + std::string(std::strerror(errno)) +
+              "); every library is read whole");
+      light_dir = "-"; // tried once
+      return std::nullopt;
+    }
+    light_dir = pattern;
+  }
+  if (light_dir == "-") {
+    return std::nullopt;
+  }
+  // A number first: two libraries of one name from different directories.
+  const std::string dest =
+      fmt::format("{}/{}-{}", light_dir, light_names_written++, base_name(library));
+  if (!write_light_copy(library, dest)) {
+    return std::nullopt;
+  }
+  return dest;
+}
+
+void Session::Impl::remove_light_copies() {
+  if (!light_dir.empty() && light_dir != "-") {
+    std::error_code ec;
+    std::filesystem::remove_all(light_dir, ec);
+  }
+  light_dir.clear();
 }
 
 mi::Exchange Session::Impl::start_command(const std::string& cmd, milliseconds timeout) {

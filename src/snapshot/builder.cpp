@@ -245,6 +245,15 @@ struct Builder::Impl {
         }
       }
     }
+    for (const auto& note : ex.notes) {
+      auto& notes = state.snapshot.notes;
+      if (note.starts_with(kLightSymbolsNote)) {
+        auto text = mi::lossy_utf8(note);
+        if (std::find(notes.begin(), notes.end(), text) == notes.end()) {
+          notes.push_back(std::move(text));
+        }
+      }
+    }
     if (auto msg = ex.error_message()) {
       // The command and its message are the transcript's bytes; the warning is shown in reports.
       state.snapshot.warnings.push_back(mi::lossy_utf8(fmt::format(
