@@ -93,7 +93,8 @@ struct SectionHeader {
   std::uint64_t addralign, entsize;
 
   static SectionHeader decode(const unsigned char* p) {
-    return {static_cast<std::uint32_t>(le(p, 4)), static_cast<std::uint32_t>(le(p + 4, 4)),
+    return {static_cast<std::uint32_t>(le(p, 4)),
+            static_cast<std::uint32_t>(le(p + 4, 4)),
             le(p + 8, 8),
             le(p + 16, 8),
             le(p + 24, 8),
@@ -137,8 +138,11 @@ std::optional<Elf> read_elf(int fd) {
   elf.file_size = static_cast<std::uint64_t>(st.st_size);
   auto& h = elf.header;
   if (elf.file_size < kEhdrSize || !read_at(fd, h.data(), h.size(), 0) ||
-      std::memcmp(h.data(), "\x7f" "ELF", 4) != 0 || h[4] != 2 /* 64-bit */ ||
-      h[5] != 1 /* little-endian */) {
+      std::memcmp(h.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0 ||
+      h[4] != 2 /* 64-bit */ || h[5] != 1 /* little-endian */) {
     return std::nullopt;
   }
   const std::uint64_t shoff = le(&h[0x28], 8);
@@ -162,8 +166,8 @@ std::optional<Elf> read_elf(int fd) {
 
 bool kept_whole(std::string_view name) {
   static constexpr std::array<std::string_view, 10> kKept = {
-      ".dynsym",       ".dynstr",      ".gnu.version",       ".gnu.version_d", ".gnu.version_r",
-      ".eh_frame_hdr", ".eh_frame",    ".note.gnu.build-id", ".gnu_debuglink", ".shstrtab"};
+      ".dynsym",       ".dynstr",   ".gnu.version",       ".gnu.version_d", ".gnu.version_r",
+      ".eh_frame_hdr", ".eh_frame", ".note.gnu.build-id", ".gnu_debuglink", ".shstrtab"};
   return std::find(kKept.begin(), kKept.end(), name) != kKept.end();
 }
 

@@ -154,8 +154,7 @@ TEST_CASE("with light copies off every frame of the library is named", "[live][s
   options.light_symbols_above = 0;
   const auto frames = main_thread_frames(options, nullptr);
   INFO(frames_text(frames));
-  const auto middle = std::find_if(frames.begin(), frames.end(), [](const Frame& f) {
-    return f.func == "light_hidden_middle";
-  });
+  const auto middle = std::find_if(frames.begin(), frames.end(),
+                                   [](const Frame& f) { return f.func == "light_hidden_middle"; });
   CHECK(middle != frames.end());
 }

@@ -64,3 +64,22 @@ TEST_CASE("cuda samples: the healthy persistent kernel reads moving, no finding"
   }
   CHECK(moved);
 }
+
+TEST_CASE("cuda samples: PyTorch with libtorch read by its exported symbols still names the wait") {
+  // rocplay a5a6f78's default run on the H100 (docs/hardware-validation.md): the three libtorch
+  // libraries were preloaded from symbol-light copies.
+  const auto t = test::replay_samples("cuda-gdb/h100-samples/torch-light-symbols.rec");
+  REQUIRE(t.samples.size() == 2);
+  const auto& notes = t.samples[0].snapshot.notes;
+  const auto note = std::find_if(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.starts_with(kLightSymbolsNote);
+  });
+  REQUIRE(note != notes.end());
+  CHECK(note->find("libtorch_cuda.so (211501 symbols)") != std::string::npos);
+  const auto r = heuristics::run_samples(t.samples, t.context);
+  CHECK(r.progress.verdict == Motion::Stuck);
+  const auto* f = find_in(r.findings, heuristics::kHostBlockedOnGpu);
+  REQUIRE(f != nullptr);
+  CHECK(f->title.find("_local_scalar_dense") != std::string::npos);
+  CHECK(f->details.at("progress").at("confirmed") == true);
+}
