@@ -196,6 +196,9 @@ void classify_aten(std::string_view name, KernelInfo& info) {
       break;
     }
   }
+  if (info.source_hint.empty() && contains(name, "at::cuda::")) {
+    info.source_hint = "pytorch aten/src/ATen/cuda/ (grep the kernel name)";
+  }
   if (info.source_hint.empty()) {
     info.source_hint = "pytorch aten/src/ATen/native/cuda/ (grep the kernel name)";
   }
@@ -277,7 +280,7 @@ void classify_hip(const std::vector<std::string>& components, std::string_view n
   } else if (first == "flashinfer") {
     info.source_hint = "flashinfer/include/flashinfer/";
   } else {
-    info.source_hint = "HIP C++: grep -rn '" + info.short_name +
+    info.source_hint = "C++ (HIP or CUDA): grep -rn '" + info.short_name +
                        "' over the application and its "
                        "extensions";
   }
@@ -398,7 +401,7 @@ KernelInfo classify_kernel(std::string_view raw) {
     classify_tensile(info.short_name, info);
   } else if (first == "ck_tile" || first == "ck" || scan_text.starts_with("ck_tile::")) {
     classify_ck(scan_text, info);
-  } else if (contains(scan_text, "at::native::") || (demangle_failed && first == "at")) {
+  } else if (contains(scan_text, "at::native::") || first == "at") {
     classify_aten(scan_text, info);
   } else if (first == "aiter" || contains(lowered, "aiter::")) {
     info.family = KernelFamily::Aiter;

@@ -242,6 +242,15 @@ TEST_CASE("HIP C++ and aiter kernels", "[kernels]") {
     CHECK(saxpy.name == "saxpy_kernel(float, float const*, float*, unsigned int)");
     const auto anon = classify_kernel("void (anonymous namespace)::spin_kernel<int>(int*)");
     CHECK(anon.short_name == "spin_kernel");
+    CHECK(anon.source_hint.starts_with("C++ (HIP or CUDA): grep -rn 'spin_kernel'"));
+  }
+  SECTION("PyTorch's own kernels outside at::native are ATen's") {
+    // torch.cuda._sleep's kernel, as cuda-gdb 13.0 named it on the H100 (h100-samples).
+    const auto info =
+        classify_kernel("_ZN2at4cuda40_GLOBAL__N__758183f4_8_Sleep_cu_088d913f11spin_kernelEl");
+    CHECK(info.family == KernelFamily::Aten);
+    CHECK(info.short_name == "spin_kernel");
+    CHECK(info.source_hint == "pytorch aten/src/ATen/cuda/ (grep the kernel name)");
   }
 }
 
