@@ -1,6 +1,8 @@
-// Kernel-info reports (text and JSON) over the real code objects of tests/codeobj/.
+// Kernel-info reports (text and JSON) over the real code objects of tests/codeobj/; the JSON
+// holds exactly the keys docs/json-schema.md documents.
 #include "rocplay/kernel_info.hpp"
 #include "rocplay/kernel_report.hpp"
+#include "schema_doc.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -47,4 +49,27 @@ TEST_CASE("the ASCII fit view stays within 100 columns and says it is not occupa
   std::ostringstream none;
   report::write_kernel_info_json(none, empty);
   CHECK(nlohmann::json::parse(none.str()) == report::kernel_info_to_json(empty));
+}
+
+TEST_CASE("rocplay.kernel-info holds exactly the keys docs/json-schema.md documents",
+          "[report][schema]") {
+  KernelInfoRequest req;
+  req.inputs = {std::string(ROCPLAY_SOURCE_DIR) + "/tests/codeobj/kernels.hsaco",
+                std::string(ROCPLAY_SOURCE_DIR) + "/tests/codeobj/no-such-object.hsaco"};
+  req.archs = {"gfx90a", "gfx1030"};
+  req.pc = 0x5210;
+  const auto j = report::kernel_info_to_json(kernel_info(req));
+  REQUIRE(j["problems"].size() == 1);
+  const auto keys = rocplay::testing::documented_keys("(`rocplay.kernel-info`)");
+  CHECK(rocplay::testing::emitted_keys({j}, keys) == keys);
+  std::vector<nlohmann::json> objects;
+  std::vector<nlohmann::json> kernels;
+  for (const auto& object : j["objects"]) {
+    objects.push_back(object);
+    kernels.insert(kernels.end(), object["kernels"].begin(), object["kernels"].end());
+  }
+  const auto object_keys = rocplay::testing::documented_keys("A code object");
+  CHECK(rocplay::testing::emitted_keys(objects, object_keys) == object_keys);
+  const auto kernel_keys = rocplay::testing::documented_keys("A kernel");
+  CHECK(rocplay::testing::emitted_keys(kernels, kernel_keys) == kernel_keys);
 }

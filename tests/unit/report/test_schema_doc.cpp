@@ -174,3 +174,18 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
   const auto launch_keys = documented_keys("The `launch` object");
   CHECK(emitted_keys({stopped["launch"], no_stop["launch"]}, launch_keys) == launch_keys);
 }
+
+TEST_CASE("a finding holds exactly the keys docs/json-schema.md documents", "[report][schema]") {
+  const Fanout f;
+  Finding located;
+  located.id = "host-fault";
+  located.title = "SIGSEGV in write_through_null";
+  located.rank = 3;
+  located.locations.push_back({"fault_target.cpp", 22, "write_through_null", 0x55555555739bULL});
+  std::vector<nlohmann::json> findings = {report::finding_to_json(located)};
+  for (const auto& finding : f.report.cross_rank) {
+    findings.push_back(report::finding_to_json(finding));
+  }
+  const auto keys = documented_keys("### Finding");
+  CHECK(emitted_keys(findings, keys) == keys);
+}
