@@ -1,6 +1,8 @@
 // `rocplay agent-log`'s report over the fixtures in fixtures/agentlog: the findings each fault
 // group becomes, the JSON (`rocplay.agent-log`, exactly the keys docs/json-schema.md documents)
-// and the text, verdict first.
+// and the text, verdict first; and for three of them every byte, as fixtures/agentlog/expected
+// holds it.
+#include "rocplay/report.hpp"
 #include "rocplay/report_agent_log.hpp"
 #include "schema_doc.hpp"
 
@@ -47,6 +49,14 @@ agentlog::Report analyze_with_code_objects() {
   }
   options.read_code_objects = true;
   return analyze_logs({"trap_kernel_gfx90a.log"}, options);
+}
+
+std::string read_expected(const std::string& name) {
+  std::ifstream in(kAgentLogFixtures + "expected/" + name, std::ios::binary);
+  REQUIRE(in.good());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 std::string text_of(const agentlog::Report& report) {
@@ -171,4 +181,22 @@ TEST_CASE("rocplay.agent-log holds exactly the keys docs/json-schema.md document
   }
   const auto group_keys = documented_keys("A fault group");
   CHECK(emitted_keys(groups, group_keys) == group_keys);
+}
+
+TEST_CASE("agent-log's text, JSON and JSON Lines are byte for byte what they were",
+          "[report][agentlog]") {
+  // fixtures/agentlog/expected holds what `rocplay agent-log --color=never -f FORMAT NAME.log`
+  // printed in fixtures/agentlog before the writers moved to src/report/.
+  for (const std::string name : {"seed_sample", "memory_violation", "two_kernels"}) {
+    INFO(name);
+    const auto report = analyze_logs({name + ".log"});
+    CHECK(text_of(report) == read_expected(name + ".txt"));
+    CHECK(report::agent_log_to_json(report).dump(2, ' ', false,
+                                                 nlohmann::json::error_handler_t::replace) +
+              "\n" ==
+          read_expected(name + ".json"));
+    std::ostringstream jsonl;
+    report::write_jsonl(jsonl, report::agent_log_findings(report));
+    CHECK(jsonl.str() == read_expected(name + ".jsonl"));
+  }
 }
