@@ -3,6 +3,7 @@
 #include "cli/commands.hpp"
 #include "cli/help_format.hpp"
 #include "cli/launch_common.hpp"
+#include "core/text_scan.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/launch.hpp"
 #include "rocplay/session.hpp"
@@ -82,29 +83,12 @@ void print_error(const std::string& message, const std::string& hint) {
 
 namespace {
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) {
-    row[j] = j;
-  }
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // The option or command nearest `word` (at most a third of its letters off), or empty.
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_d = word.size() / 3 + 1;
   for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
+    const std::size_t d = text_scan::edit_distance(word, c);
     if (d < best_d || (d == best_d && best.empty() && d <= 2)) {
       best = c;
       best_d = d;

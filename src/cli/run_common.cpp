@@ -1,5 +1,6 @@
 // What `run` and `record` share: their options, and one target's attach, playbook, detach, report.
 #include "cli/run_common.hpp"
+#include "core/text_scan.hpp"
 
 #include "cli/output.hpp"
 #include "rocplay/playbook.hpp"
@@ -48,24 +49,15 @@ std::string expand_path_pattern(const std::string& pattern, std::optional<std::i
 std::chrono::milliseconds duration_option(std::string_view text, std::string_view flag) {
   const std::string hint = "give seconds (`30`, `2.5`) or a number with a unit: `500ms`, `30s`, "
                            "`2m`; at least 1ms and at most a day";
-  double value = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  const auto [p, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || p == begin) {
-    throw Error(ExitCode::Usage, fmt::format("{} {}: not a duration", flag, text), hint);
+  const auto parsed = text_scan::parse_duration(text);
+  if (!parsed.ms) {
+    throw Error(ExitCode::Usage,
+                parsed.unit.empty()
+                    ? fmt::format("{} {}: not a duration", flag, text)
+                    : fmt::format("{} {}: unknown unit `{}`", flag, text, parsed.unit),
+                hint);
   }
-  const std::string_view unit(p, static_cast<std::size_t>(end - p));
-  double ms = 0;
-  if (unit.empty() || unit == "s") {
-    ms = value * 1000;
-  } else if (unit == "ms") {
-    ms = value;
-  } else if (unit == "m" || unit == "min") {
-    ms = value * 60'000;
-  } else {
-    throw Error(ExitCode::Usage, fmt::format("{} {}: unknown unit `{}`", flag, text, unit), hint);
-  }
+  const double ms = *parsed.ms;
   if (!(ms >= 1) || ms > 24.0 * 3600 * 1000) {
     throw Error(ExitCode::Usage,
                 fmt::format("{} {}: out of range ({})", flag, text,

@@ -3,11 +3,13 @@
 // lines. Header-only; internal to src/ (layer core, docs/architecture.md).
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rocplay::text_scan {
 
@@ -95,6 +97,55 @@ inline std::string sanitize(std::string_view s, std::size_t max, char tab) {
     out.push_back(u >= 0x20 && u < 0x7f ? c : (c == '\t' ? tab : '?'));
   }
   return out;
+}
+
+// Levenshtein distance, for "did you mean" hints. Names are short; anything over 64 bytes is no
+// misspelling worth suggesting for and counts as wholly different.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  if (a.size() > 64 || b.size() > 64) {
+    return std::max(a.size(), b.size());
+  }
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A duration as people write it in options and playbooks: seconds (`30`, `2.5`) or a number with
+// a unit (`500ms`, `30s`, `2m`, `2min`).
+struct Duration {
+  std::optional<double> ms; // nullopt: no number, or a unit not known
+  std::string_view unit;    // what followed the number, when there was one
+};
+inline Duration parse_duration(std::string_view text) {
+  Duration d;
+  double value = 0;
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  const auto [p, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || p == begin) {
+    return d;
+  }
+  d.unit = std::string_view(p, static_cast<std::size_t>(end - p));
+  if (d.unit.empty() || d.unit == "s") {
+    d.ms = value * 1000;
+  } else if (d.unit == "ms") {
+    d.ms = value;
+  } else if (d.unit == "m" || d.unit == "min") {
+    d.ms = value * 60'000;
+  }
+  return d;
 }
 
 } // namespace rocplay::text_scan

@@ -8,6 +8,7 @@
 //   primary := INT | HEX | STRING | true | false | null | NAME('.'FIELD)* | CALL | '(' expr ')'
 //
 // Nothing here calls the debugger or anything else: a condition reads values and compares them.
+#include "core/text_scan.hpp"
 #include "playbook/internal.hpp"
 
 #include <fmt/format.h>
@@ -20,34 +21,12 @@
 
 namespace rocplay::playbook::detail {
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  // Keys and names are short; anything long is not a misspelling worth suggesting for.
-  if (a.size() > 64 || b.size() > 64) {
-    return std::max(a.size(), b.size());
-  }
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) {
-    row[j] = j;
-  }
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::optional<std::string> nearest(std::string_view word,
                                    const std::vector<std::string_view>& candidates) {
   std::optional<std::string> best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (auto candidate : candidates) {
-    const std::size_t d = edit_distance(word, candidate);
+    const std::size_t d = text_scan::edit_distance(word, candidate);
     if (d < best_distance) {
       best_distance = d;
       best = std::string(candidate);

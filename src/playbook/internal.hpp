@@ -28,7 +28,6 @@ inline bool needs_target(StepKind kind) {
 }
 
 // Levenshtein distance, bounded inputs (keys and names).
-std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate closest to `word` when it is close enough to be a misspelling of it.
 std::optional<std::string> nearest(std::string_view word,
                                    const std::vector<std::string_view>& candidates);

@@ -5,6 +5,7 @@
 // references (defined before use, fields that exist), step order (nothing that needs the target
 // before `attach` or after `detach`), and the commands a playbook from outside the built-ins may
 // send (src/playbook/safety.cpp).
+#include "core/text_scan.hpp"
 #include "playbook/internal.hpp"
 
 #include <fmt/format.h>
@@ -453,28 +454,15 @@ private:
 
   std::chrono::milliseconds duration(const YAML::Node& node) const {
     const std::string s = scalar(node, "timeout");
-    double value = 0;
-    std::string unit;
-    {
-      const char* begin = s.data();
-      const char* end = s.data() + s.size();
-      auto [p, ec] = std::from_chars(begin, end, value);
-      if (ec != std::errc() || p == begin) {
-        fail(node, fmt::format("`{}` is not a duration", s),
-             "write seconds (`30`, `2.5`) or a number with a unit: `500ms`, `30s`, `2m`");
-      }
-      unit = std::string(p, end);
+    const auto parsed = text_scan::parse_duration(s);
+    if (!parsed.ms && parsed.unit.empty()) {
+      fail(node, fmt::format("`{}` is not a duration", s),
+           "write seconds (`30`, `2.5`) or a number with a unit: `500ms`, `30s`, `2m`");
     }
-    double ms = 0;
-    if (unit.empty() || unit == "s") {
-      ms = value * 1000;
-    } else if (unit == "ms") {
-      ms = value;
-    } else if (unit == "m" || unit == "min") {
-      ms = value * 60'000;
-    } else {
-      fail(node, fmt::format("unknown unit `{}` in `{}`", unit, s), "units: ms, s, m");
+    if (!parsed.ms) {
+      fail(node, fmt::format("unknown unit `{}` in `{}`", parsed.unit, s), "units: ms, s, m");
     }
+    const double ms = *parsed.ms;
     if (!(ms >= 1) || ms > static_cast<double>(std::chrono::milliseconds(kMaxTimeout).count())) {
       fail(node, fmt::format("timeout `{}` is out of range", s),
            "a timeout is between 1ms and 1 hour");

@@ -1,4 +1,5 @@
 // The condition language: parsing, positions of errors, and evaluation.
+#include "core/text_scan.hpp"
 #include "playbook/internal.hpp"
 #include "scope.hpp"
 
@@ -134,5 +135,5 @@ TEST_CASE("edit distance suggestions") {
   CHECK(nearest("stpes", {"steps", "name", "always"}) == std::optional<std::string>("steps"));
   CHECK(nearest("fail_wehn", {"fail_when", "when"}) == std::optional<std::string>("fail_when"));
   CHECK_FALSE(nearest("zzzzzz", {"steps", "name"}).has_value());
-  CHECK(detail::edit_distance("kitten", "sitting") == 3);
+  CHECK(text_scan::edit_distance("kitten", "sitting") == 3);
 }
