@@ -140,8 +140,16 @@ void Session::Impl::check_target_state() {
     return;
   }
   auto st = process::read_stat(*pid);
-  // A tracer-stop can outlive a killed tracer by a moment; look a few times before acting.
-  for (int i = 0; i < 10 && st && process::is_stopped(st->state); ++i) {
+  // A tracer-stop can outlive a killed tracer by a moment, longer on a busy machine or when the
+  // tracer was a wrapper's child that dies after the wrapper: look again while the target is
+  // stopped, for 0.2 s, and up to 2 s while it still has a tracer, before acting.
+  for (int i = 0; i < 100 && st && process::is_stopped(st->state); ++i) {
+    if (i >= 10) {
+      const auto status = process::read_status(*pid);
+      if (!status || status->tracer_pid.value_or(0) <= 0) {
+        break;
+      }
+    }
     std::this_thread::sleep_for(milliseconds(20));
     st = process::read_stat(*pid);
   }

@@ -201,7 +201,11 @@ std::string Session::Impl::exit_description() const {
 void Session::Impl::kill_debugger(const std::string& why) {
   if (gdb_pid > 0 && !reaped) {
     on_note("killing the debugger (pid " + std::to_string(gdb_pid) + "): " + why);
-    ::kill(static_cast<pid_t>(gdb_pid), SIGKILL);
+    // Its whole process group when it attached: a wrapper script that runs the real debugger as
+    // its child (rather than exec'ing it) would otherwise leave that child tracing the target.
+    // Not for a launched program, which may share the debugger's group.
+    const auto group = static_cast<pid_t>(times.launched ? gdb_pid : -gdb_pid);
+    ::kill(group, SIGKILL);
     reap(milliseconds(5000));
   }
 }
