@@ -37,27 +37,36 @@ std::vector<const ProcessInfo*> ProcessTree::children(std::int64_t pid) const {
   return out;
 }
 
-std::vector<const ProcessInfo*> ProcessTree::descendants(std::int64_t pid) const {
-  std::vector<const ProcessInfo*> out;
+namespace {
+
+// Depth first below `pid`, each child before its siblings' subtrees and in `children` order, each
+// process once (a pid reused into a loop cannot trap the walk); `visit(p)` says whether to go
+// below p. An explicit stack: a deep tree must not overflow ours.
+template <class Visit> void walk_below(const ProcessTree& tree, std::int64_t pid, Visit visit) {
   std::set<std::int64_t> visited{pid};
-  // Explicit stack: a deep tree must not overflow ours.
   std::vector<const ProcessInfo*> stack;
   auto push_children = [&](std::int64_t parent) {
-    auto kids = children(parent);
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
-      stack.push_back(*it);
-    }
+    const auto kids = tree.children(parent);
+    stack.insert(stack.end(), kids.rbegin(), kids.rend());
   };
   push_children(pid);
   while (!stack.empty()) {
     const ProcessInfo* p = stack.back();
     stack.pop_back();
-    if (!visited.insert(p->pid).second) {
-      continue;
+    if (visited.insert(p->pid).second && visit(*p)) {
+      push_children(p->pid);
     }
-    out.push_back(p);
-    push_children(p->pid);
   }
+}
+
+} // namespace
+
+std::vector<const ProcessInfo*> ProcessTree::descendants(std::int64_t pid) const {
+  std::vector<const ProcessInfo*> out;
+  walk_below(*this, pid, [&](const ProcessInfo& p) {
+    out.push_back(&p);
+    return true;
+  });
   return out;
 }
 
@@ -105,28 +114,15 @@ std::vector<ProcessInfo> workers_of(const ProcessTree& tree, std::int64_t pid) {
   if (tree.find(pid) == nullptr) {
     return out;
   }
-  // Walk down from pid; stop at the first GPU holder on each branch: its own children are part of
-  // that worker (compile helpers, dataloaders), not workers of the server.
-  std::vector<const ProcessInfo*> stack;
-  std::set<std::int64_t> visited{pid};
-  auto push_children = [&](std::int64_t parent) {
-    for (const ProcessInfo* c : tree.children(parent)) {
-      stack.push_back(c);
+  // Stop at the first GPU holder on each branch: its own children are part of that worker
+  // (compile helpers, dataloaders), not workers of the server.
+  walk_below(tree, pid, [&](const ProcessInfo& p) {
+    if (p.holds_gpu()) {
+      out.push_back(p);
+      return false;
     }
-  };
-  push_children(pid);
-  while (!stack.empty()) {
-    const ProcessInfo* p = stack.back();
-    stack.pop_back();
-    if (!visited.insert(p->pid).second) {
-      continue;
-    }
-    if (p->holds_gpu()) {
-      out.push_back(*p);
-      continue;
-    }
-    push_children(p->pid);
-  }
+    return true;
+  });
   std::sort(out.begin(), out.end(),
             [](const ProcessInfo& a, const ProcessInfo& b) { return a.pid < b.pid; });
   return out;

@@ -15,16 +15,16 @@ TEST_CASE("a wrapper's child gdb is killed with it: the target runs after a lost
           "[live][session]") {
   testing::TempDir dir;
   const std::string gdb = testing::test_gdb().path;
-  const std::string wrapper = dir.file(
-      "gdb-wrapper", "#!/bin/bash\n"
-                     "if [ \"$1\" = --version ]; then exec " +
-                         gdb +
-                         " \"$@\"; fi\n"
-                         "while IFS= read -r line; do\n"
-                         "  case \"$line\" in *-target-detach*) sleep 600 ;; esac\n"
-                         "  printf '%s\\n' \"$line\"\n"
-                         "done | " +
-                         gdb + " \"$@\"\n");
+  const std::string wrapper =
+      dir.file("gdb-wrapper", "#!/bin/bash\n"
+                              "if [ \"$1\" = --version ]; then exec " +
+                                  gdb +
+                                  " \"$@\"; fi\n"
+                                  "while IFS= read -r line; do\n"
+                                  "  case \"$line\" in *-target-detach*) sleep 600 ;; esac\n"
+                                  "  printf '%s\\n' \"$line\"\n"
+                                  "done | " +
+                                  gdb + " \"$@\"\n");
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   session::Debugger debugger = testing::test_gdb();
   debugger.path = wrapper;
