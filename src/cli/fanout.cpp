@@ -1,111 +1,27 @@
-// `rocplay run PLAYBOOK --pids A,B,...` / `--workers-of SERVER`: one debugger per target, in
-// parallel, one combined report with the cross-rank findings.
+// `rocplay run PLAYBOOK --pids A,B,...` / `--workers-of SERVER`: the options and the pid list
+// wired to playbook::run_targets (one debugger per target, in parallel, lockstep samples, the
+// cross-rank findings), progress lines, and the combined report written.
 #include "cli/fanout.hpp"
 
 #include "cli/output.hpp"
-#include "rocplay/heuristics.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
 #include "rocplay/report_run.hpp"
+#include "rocplay/run_targets.hpp"
 #include "rocplay/session.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
+#include <cstdio>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 namespace rocplay::cli {
 
 namespace {
-
-struct TargetRun {
-  std::int64_t pid = 0;
-  std::optional<int> rank;
-  std::optional<playbook::RunResult> result;
-  std::optional<Error> error; // what stopped it before the playbook ran
-  double seconds = 0;
-
-  ExitCode exit_code() const {
-    if (error) {
-      return error->code();
-    }
-    return result ? result->exit_code() : ExitCode::Internal;
-  }
-  bool examined() const { return !error && result && result->attached; }
-};
-
-// Keeps every target's samples at the same instants: each target waits here before it resumes
-// its target for sample k, until every target still sampling has arrived (or a deadline passes),
-// so all resume together and, after the same interval, are stopped together.
-class Lockstep {
-public:
-  explicit Lockstep(std::size_t participants) : active_(participants) {}
-
-  bool arrive(std::uint32_t sample) {
-    std::unique_lock lock(mutex_);
-    auto& n = arrived_[sample];
-    ++n;
-    cv_.notify_all();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (arrived_[sample] < active_) {
-      if (session::caught_signal() || std::chrono::steady_clock::now() >= deadline) {
-        break; // late targets are waited for no longer; the skew says so
-      }
-      cv_.wait_for(lock, std::chrono::milliseconds(50));
-    }
-    return !session::caught_signal();
-  }
-
-  // This target takes no more samples.
-  void leave() {
-    std::lock_guard lock(mutex_);
-    if (active_ > 0) {
-      --active_;
-    }
-    cv_.notify_all();
-  }
-
-private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::size_t active_;
-  std::map<std::uint32_t, std::size_t> arrived_;
-};
-
-// Per sample index: the spread of the instants at which the targets' stops began.
-std::vector<std::pair<std::uint32_t, double>> sample_skew(const std::vector<TargetRun>& targets) {
-  std::map<std::uint32_t, std::pair<double, double>> range;
-  for (const auto& t : targets) {
-    if (!t.result) {
-      continue;
-    }
-    for (const auto& s : t.result->samples) {
-      if (s.wall_time <= 0) {
-        continue;
-      }
-      auto [it, fresh] = range.emplace(s.index, std::make_pair(s.wall_time, s.wall_time));
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, s.wall_time);
-        it->second.second = std::max(it->second.second, s.wall_time);
-      }
-    }
-  }
-  std::vector<std::pair<std::uint32_t, double>> out;
-  for (const auto& [k, r] : range) {
-    out.emplace_back(k, r.second - r.first);
-  }
-  return out;
-}
 
 // `%p` and `%r` in --record become the pid and rank; otherwise `.PID` goes before the extension.
 std::string record_path_for(const std::string& pattern, std::int64_t pid, std::optional<int> rank) {
@@ -119,50 +35,6 @@ std::string record_path_for(const std::string& pattern, std::int64_t pid, std::o
   return (p.parent_path() /
           (p.stem().string() + "." + std::to_string(pid) + p.extension().string()))
       .string();
-}
-
-// RANK (torchrun, vLLM), then LOCAL_RANK, from the target's environment.
-std::optional<int> rank_of(std::int64_t pid) {
-  const auto env = process::read_environ(pid);
-  if (!env) {
-    return std::nullopt;
-  }
-  for (const char* key : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
-    auto it = env->find(key);
-    if (it != env->end()) {
-      try {
-        return std::stoi(it->second);
-      } catch (const std::exception&) {
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-// The report writers' view of the targets (borrowing their results).
-report::MultiTargetReport multi_target_report(const std::string& playbook,
-                                              const std::vector<TargetRun>& targets,
-                                              std::size_t examined) {
-  report::MultiTargetReport m;
-  m.playbook = playbook;
-  m.examined = examined;
-  for (const auto& t : targets) {
-    report::TargetReport r;
-    r.pid = t.pid;
-    r.rank = t.rank;
-    r.exit_code = static_cast<int>(t.exit_code());
-    r.seconds = t.seconds;
-    if (t.error) {
-      r.error = t.error->what();
-      r.error_hint = t.error->hint();
-    }
-    if (t.result) {
-      r.report = run_report_of(*t.result);
-      r.attached = t.result->attached;
-    }
-    m.targets.push_back(std::move(r));
-  }
-  return m;
 }
 
 } // namespace
@@ -223,141 +95,34 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   playbook::LoadOptions lo;
   lo.allow_unsafe_commands = o.allow_unsafe;
   const playbook::Playbook pb = playbook::find_playbook(o.playbook, lo);
-  std::vector<std::pair<std::string, std::string>> vars;
+  playbook::TargetsOptions examination;
   for (const auto& v : o.vars) {
-    vars.push_back(playbook::parse_var_assignment(v));
+    examination.run.vars.push_back(playbook::parse_var_assignment(v));
   }
   const report::Format format = report::parse_format(o.format);
-  playbook::RunOptions sampling;
-  apply_sampling_options(o, sampling);
-  const auto command_timeout = duration_option(o.timeout, "--timeout");
-  const auto attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
-  const session::Debugger debugger = session::find_debugger(o.debugger);
+  apply_sampling_options(o, examination.run);
+  examination.session.command_timeout = duration_option(o.timeout, "--timeout");
+  examination.session.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
+  examination.session.fast_attach = o.fast;
+  examination.session.light_symbols_above =
+      o.full_symbols ? 0 : examination.session.light_symbols_above;
+  examination.debugger = session::find_debugger(o.debugger);
+  examination.jobs = jobs;
   OutputFile out(expand_path_pattern(o.output, std::nullopt, std::nullopt));
 
-  std::vector<TargetRun> targets(pids.size());
-  for (std::size_t i = 0; i < pids.size(); ++i) {
-    targets[i].pid = pids[i];
-    targets[i].rank = rank_of(pids[i]);
+  std::vector<playbook::Target> targets = playbook::ranked_targets(pids);
+  for (auto& t : targets) {
+    t.record_path = record_path_for(o.record, t.pid, t.rank);
   }
-  // Without RANK in the environment, the order given is the rank order.
-  const bool all_ranked = std::all_of(targets.begin(), targets.end(),
-                                      [](const TargetRun& t) { return t.rank.has_value(); });
-  if (!all_ranked) {
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-      targets[i].rank = static_cast<int>(i);
-    }
+  if (!o.quiet && stderr_is_tty()) {
+    examination.target_done = [](const playbook::TargetRun& t) {
+      std::fprintf(stderr, "rocplay: pid %lld %s (%.2fs)\n", static_cast<long long>(t.target.pid),
+                   t.examined() ? "done" : "failed", t.seconds);
+    };
   }
+  const playbook::TargetsResult result = playbook::run_targets(pb, targets, examination);
 
-  const bool progress = !o.quiet && stderr_is_tty();
-  const unsigned n_threads = static_cast<unsigned>(std::min<std::size_t>(
-      targets.size(), jobs ? jobs : std::min<std::size_t>(targets.size(), 8)));
-  // Samples in lockstep need every target under a debugger at once.
-  const bool lockstep = n_threads == targets.size();
-  Lockstep step(targets.size());
-  std::vector<std::string> notes;
-  if (!lockstep && sampling.samples.value_or(pb.samples.value_or(1)) > 1) {
-    notes.push_back(fmt::format("samples not in lockstep: {} targets, {} at a time (--jobs {} "
-                                "keeps them in step)",
-                                targets.size(), n_threads, targets.size()));
-  }
-  std::mutex print_mutex;
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= targets.size()) {
-        return;
-      }
-      TargetRun& t = targets[i];
-      const auto t0 = std::chrono::steady_clock::now();
-      try {
-        session::Options so;
-        so.command_timeout = command_timeout;
-        so.attach_timeout = attach_timeout;
-        so.fast_attach = o.fast;
-        so.light_symbols_above = o.full_symbols ? 0 : so.light_symbols_above;
-        so.record_path = record_path_for(o.record, t.pid, t.rank);
-        so.rank = t.rank;
-        playbook::RunOptions ro;
-        ro.pid = t.pid;
-        ro.context.worker_pids = other_workers_of(t.pid); // as a single-target run names them
-        so.worker_pids = ro.context.worker_pids;
-        ro.vars = vars;
-        ro.samples = sampling.samples;
-        ro.interval = sampling.interval;
-        ro.stop_timeout = sampling.stop_timeout;
-        bool left = false;
-        if (lockstep) {
-          ro.before_resume = [&step](std::uint32_t k) { return step.arrive(k); };
-          ro.sampling_done = [&step, &left] {
-            if (!left) {
-              left = true;
-              step.leave();
-            }
-          };
-        }
-        struct Leave {
-          Lockstep& step;
-          bool& left;
-          bool on;
-          ~Leave() {
-            if (on && !left) {
-              left = true;
-              step.leave();
-            }
-          }
-        } leave_guard{step, left, lockstep};
-        playbook::RunResult result = examine_target(debugger, so, pb, ro);
-        if (result.fatal && !result.attached) {
-          t.error = *result.fatal; // never examined: its report would be empty
-        } else {
-          t.result = std::move(result);
-        }
-      } catch (const Error& e) {
-        t.error = e;
-      } catch (const std::exception& e) {
-        t.error = Error(ExitCode::Internal, e.what(), "this is a bug in rocplay; please report it");
-      }
-      t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (progress) {
-        std::lock_guard lock(print_mutex);
-        std::fprintf(stderr, "rocplay: pid %lld %s (%.2fs)\n", static_cast<long long>(t.pid),
-                     t.examined() ? "done" : "failed", t.seconds);
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < n_threads; ++i) {
-    threads.emplace_back(worker);
-  }
-  for (auto& th : threads) {
-    th.join();
-  }
-
-  std::vector<Snapshot> ranked;
-  for (const auto& t : targets) {
-    if (t.examined()) {
-      // The last sample: with several, those were taken in lockstep (one moment on every rank).
-      ranked.push_back(t.result->samples.size() > 1 ? t.result->samples.back().snapshot
-                                                    : t.result->snapshot);
-      ranked.back().rank = t.rank;
-    }
-  }
-  const std::vector<Finding> cross =
-      ranked.size() >= 2 ? heuristics::run_ranks(ranked) : std::vector<Finding>{};
-  std::size_t failed = 0;
-  bool findings = !cross.empty();
-  for (const auto& t : targets) {
-    failed += t.examined() ? 0 : 1;
-    findings = findings || (t.result && t.result->exit_code() == ExitCode::Findings);
-  }
-
-  report::MultiTargetReport m = multi_target_report(pb.name, targets, ranked.size());
-  m.cross_rank = cross;
-  m.sample_skew = sample_skew(targets);
-  m.lockstep = lockstep;
-  m.notes = notes;
+  const report::MultiTargetReport m = playbook::multi_target_report(pb.name, result);
   std::ostream& os = out.stream();
   switch (format) {
   case report::Format::Text:
@@ -377,41 +142,44 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   }
   out.commit();
   if (outcome != nullptr) {
-    outcome->cross_rank = cross;
-    for (const auto& t : targets) {
-      FanoutTarget ft{t.pid,
-                      t.rank,
+    outcome->cross_rank = result.cross_rank;
+    for (const auto& t : result.targets) {
+      FanoutTarget ft{t.target.pid,
+                      t.target.rank,
                       t.examined(),
                       static_cast<int>(t.exit_code()),
                       t.error ? t.error->what() : std::string(),
                       {},
                       {}};
-      if (t.result) {
-        ft.findings = t.result->findings;
-        ft.progress = t.result->progress;
+      if (const playbook::RunResult* run = t.reported()) {
+        ft.findings = run->findings;
+        ft.progress = run->progress;
       }
       outcome->targets.push_back(std::move(ft));
     }
   }
-  for (const auto& t : targets) {
+  for (const auto& t : result.targets) {
     if (t.result && t.result->times.left_stopped) {
-      print_error(
-          fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT", t.pid),
-          "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
+      print_error(fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT",
+                              t.target.pid),
+                  "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
     }
   }
-  if (failed == targets.size()) {
+  const std::size_t failed = result.targets.size() - result.examined;
+  if (result.targets.empty()) {
+    return static_cast<int>(ExitCode::Ok);
+  }
+  const playbook::TargetRun& first = result.targets.front();
+  if (failed == result.targets.size()) {
     // Nothing was examined: the first target's reason is the reason.
-    print_error(targets.front().error ? targets.front().error->what() : "no target was examined",
-                targets.front().error ? targets.front().error->hint() : "");
-    return static_cast<int>(targets.front().exit_code());
+    print_error(first.error ? first.error->what() : "no target was examined",
+                first.error ? first.error->hint() : "");
+  } else if (failed > 0) {
+    print_error(
+        fmt::format("{} of {} targets could not be examined", failed, result.targets.size()),
+        "their reasons are in the report; the others were examined and detached");
   }
-  if (failed > 0) {
-    print_error(fmt::format("{} of {} targets could not be examined", failed, targets.size()),
-                "their reasons are in the report; the others were examined and detached");
-    return static_cast<int>(ExitCode::PartialInput);
-  }
-  return static_cast<int>(findings ? ExitCode::Findings : ExitCode::Ok);
+  return static_cast<int>(result.exit_code());
 }
 
 } // namespace rocplay::cli

@@ -1,10 +1,9 @@
-// What `run` and `record` share: their options, and one target's attach, playbook, detach, report.
+// What `run` and `record` share: their options and the text report's options.
 #include "cli/run_common.hpp"
 #include "core/text_scan.hpp"
 
 #include "cli/output.hpp"
 #include "rocplay/playbook.hpp"
-#include "rocplay/process.hpp"
 #include "rocplay/report.hpp"
 #include "rocplay/report_progress.hpp"
 #include "rocplay/session.hpp"
@@ -117,22 +116,6 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   });
 }
 
-std::vector<std::int64_t> other_workers_of(std::int64_t pid) {
-  std::vector<std::int64_t> out;
-  try {
-    process::ScanOptions scan;
-    scan.sample = std::chrono::milliseconds(0);
-    for (const auto& w : process::workers_of(pid, scan)) {
-      if (w.pid != pid) {
-        out.push_back(w.pid);
-      }
-    }
-  } catch (const std::exception&) {
-    // attach() reports a missing process with its own message and hint
-  }
-  return out;
-}
-
 void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro) {
   if (o.samples > playbook::kMaxSamples) {
     throw Error(ExitCode::Usage,
@@ -147,52 +130,6 @@ void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro
   }
   // The stop for a later sample gets the command deadline.
   ro.stop_timeout = duration_option(o.timeout, "--timeout");
-}
-
-playbook::RunResult examine_target(const session::Debugger& debugger,
-                                   const session::Options& session_options,
-                                   const playbook::Playbook& playbook,
-                                   const playbook::RunOptions& run_options) {
-  session::Session session(debugger, session_options);
-  auto driver = playbook::make_driver(session);
-  playbook::RunResult result = playbook::run(playbook, *driver, run_options);
-  session.detach(); // before anything is reported; idempotent
-  result.times = session.times();
-  if (result.times.state_after == '?') {
-    // Never attached, so the session never looked: the report still says how the target is.
-    const auto st = process::read_stat(run_options.pid);
-    result.times.state_after = st ? st->state : 'X';
-  }
-  if (result.stopped_seconds) {
-    result.times.stop_seconds = result.stopped_seconds; // the samples' stops, added up
-  }
-  for (const auto& w : session.warnings()) {
-    if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
-      result.warnings.push_back(w);
-    }
-  }
-  if (session_options.rank) {
-    result.snapshot.rank = session_options.rank;
-    for (auto& f : result.findings) {
-      f.rank = session_options.rank;
-    }
-  }
-  return result;
-}
-
-report::RunReport run_report_of(const playbook::RunResult& result) {
-  report::RunReport r;
-  r.snapshot = &result.snapshot;
-  r.findings = &result.findings;
-  r.run = playbook::run_to_json(result);
-  if (result.samples_wanted > 1) {
-    r.progress = &result.progress;
-    r.samples = &result.samples;
-  }
-  std::ostringstream steps;
-  playbook::write_steps_text(steps, result);
-  r.steps_text = steps.str();
-  return r;
 }
 
 report::TextOptions report_text_options(const RunCommandOptions& o) {

@@ -59,20 +59,6 @@ struct RunCommandOptions {
 int run_wait_for_fault(const RunCommandOptions& o);
 // Applies --samples/--interval to the runner's options. Throws Error(Usage).
 void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro);
-// The GPU workers under `pid` other than itself, for the "nothing visible" finding and the
-// recording's meta; empty when there are none or the scan fails (a process scan, no ptrace).
-std::vector<std::int64_t> other_workers_of(std::int64_t pid);
-
-// One target, end to end, the same for a single run and each target of a fan-out: a debugger
-// session, the playbook, detach (on every path), then the session's account folded into the
-// result: its times (the samples' stops added up), the target's state when the session never
-// looked, its warnings, and `session_options.rank` on the snapshot and findings.
-playbook::RunResult examine_target(const session::Debugger& debugger,
-                                   const session::Options& session_options,
-                                   const playbook::Playbook& playbook,
-                                   const playbook::RunOptions& run_options);
-// The run's result as the report writers take it (borrowed: `result` outlives it).
-report::RunReport run_report_of(const playbook::RunResult& result);
 // Text report options from --color and --wide, the width of the terminal the report goes to.
 report::TextOptions report_text_options(const RunCommandOptions& o);
 

@@ -1,11 +1,12 @@
-// `rocplay run` and `rocplay record`: one target (attach, playbook, detach, report), or every
-// rank at once through the fan-out (src/cli/fanout.cpp).
+// `rocplay run` and `rocplay record`: one target (playbook::run_targets over it, then its report),
+// or every rank at once through the fan-out (src/cli/fanout.cpp).
 #include "cli/fanout.hpp"
 #include "cli/output.hpp"
 #include "cli/run_common.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/report.hpp"
 #include "rocplay/report_run.hpp"
+#include "rocplay/run_targets.hpp"
 #include "rocplay/session.hpp"
 
 #include <fmt/format.h>
@@ -126,35 +127,40 @@ int run_playbook_command(const RunCommandOptions& o) {
   playbook::LoadOptions lo;
   lo.allow_unsafe_commands = o.allow_unsafe;
   const playbook::Playbook pb = playbook::find_playbook(o.playbook, lo);
-  playbook::RunOptions ro;
-  ro.pid = o.pid;
+  playbook::TargetsOptions examination;
   for (const auto& v : o.vars) {
-    ro.vars.push_back(playbook::parse_var_assignment(v));
+    examination.run.vars.push_back(playbook::parse_var_assignment(v));
   }
-  apply_sampling_options(o, ro);
+  apply_sampling_options(o, examination.run);
   const report::Format format = report::parse_format(o.format);
-  session::Options so;
-  so.command_timeout = duration_option(o.timeout, "--timeout");
-  so.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
-  so.fast_attach = o.fast;
-  so.light_symbols_above = o.full_symbols ? 0 : so.light_symbols_above;
-  so.record_path = expand_path_pattern(o.record, o.pid, std::nullopt);
+  examination.session.command_timeout = duration_option(o.timeout, "--timeout");
+  examination.session.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
+  examination.session.fast_attach = o.fast;
+  examination.session.light_symbols_above =
+      o.full_symbols ? 0 : examination.session.light_symbols_above;
   if (o.pid <= 0) {
     throw Error(ExitCode::Usage, fmt::format("--pid {}: not a process id", o.pid),
                 "`rocplay ps` lists the processes that hold a GPU");
   }
+  // A lone target has no rank: its report and recording say none.
+  const playbook::Target target{o.pid, std::nullopt,
+                                expand_path_pattern(o.record, o.pid, std::nullopt)};
   // Opened before the target stops, so an unwritable path costs nothing; written whole at the end.
   const bool to_file = !o.output.empty() && o.output != "-";
   OutputFile file(to_file ? expand_path_pattern(o.output, o.pid, std::nullopt) : std::string());
-  ro.context.worker_pids = other_workers_of(o.pid);
-  so.worker_pids = ro.context.worker_pids;
   if (!o.quiet && stderr_is_tty()) {
-    ro.progress = &progress_line;
+    examination.run.progress = &progress_line;
   }
 
-  const session::Debugger debugger = session::find_debugger(o.debugger);
-  playbook::RunResult result = examine_target(debugger, so, pb, ro);
+  examination.debugger = session::find_debugger(o.debugger);
+  // A fan-out of one: the same examination as each target of --pids, reported as one run.
+  const playbook::TargetsResult run = playbook::run_targets(pb, {target}, examination);
   flush_skipped();
+  const playbook::TargetRun& lone = run.targets.front();
+  if (!lone.result) {
+    throw *lone.error; // before the playbook ran (the debugger did not start, ...)
+  }
+  const playbook::RunResult& result = *lone.result;
 
   std::ostream& out = file.stream();
   const bool attached = result.attached;
@@ -168,7 +174,7 @@ int run_playbook_command(const RunCommandOptions& o) {
         to.failure_label = failure_label(result);
         to.target = playbook::target_account(result);
       }
-      report::write_run_text(out, run_report_of(result), to);
+      report::write_run_text(out, playbook::run_report_of(result), to);
     } else if (!attach_refused(result)) {
       // Nothing was seen; a report would only say "nothing found". The steps say why (when it
       // was the attach itself, the error below says it all).
@@ -178,7 +184,7 @@ int run_playbook_command(const RunCommandOptions& o) {
     }
     break;
   case report::Format::Json: {
-    report::RunReport rr = run_report_of(result);
+    report::RunReport rr = playbook::run_report_of(result);
     rr.partial = !failure.empty();
     out << json_text(report::run_report_to_json(rr), 2) << '\n';
     break;

@@ -1,0 +1,333 @@
+// Live targets, one or several at once: see rocplay/run_targets.hpp.
+#include "rocplay/run_targets.hpp"
+
+#include "rocplay/heuristics.hpp"
+#include "rocplay/process.hpp"
+#include "rocplay/worker_pool.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace rocplay::playbook {
+
+namespace {
+
+// Keeps every target's samples at the same instants: each target waits here before it resumes
+// its target for sample k, until every target still sampling has arrived (or a deadline passes),
+// so all resume together and, after the same interval, are stopped together.
+class Lockstep {
+public:
+  explicit Lockstep(std::size_t participants) : active_(participants) {}
+
+  bool arrive(std::uint32_t sample) {
+    std::unique_lock lock(mutex_);
+    auto& n = arrived_[sample];
+    ++n;
+    cv_.notify_all();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (arrived_[sample] < active_) {
+      if (session::caught_signal() || std::chrono::steady_clock::now() >= deadline) {
+        break; // late targets are waited for no longer; the skew says so
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    return !session::caught_signal();
+  }
+
+  // A target takes no more samples (it ended, or failed before its first).
+  void leave() {
+    std::lock_guard lock(mutex_);
+    if (active_ > 0) {
+      --active_;
+    }
+    cv_.notify_all();
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::size_t active_;
+  std::map<std::uint32_t, std::size_t> arrived_;
+};
+
+// Leaves the lockstep once, whichever comes first: the runner saying sampling is done, or the
+// target's examination ending on any path (a throw included), so no target waits for it.
+class LockstepSeat {
+public:
+  explicit LockstepSeat(Lockstep* step) : step_(step) {}
+  LockstepSeat(const LockstepSeat&) = delete;
+  LockstepSeat& operator=(const LockstepSeat&) = delete;
+  ~LockstepSeat() { leave(); }
+  void leave() {
+    if (step_ != nullptr && !left_) {
+      left_ = true;
+      step_->leave();
+    }
+  }
+
+private:
+  Lockstep* step_;
+  bool left_ = false;
+};
+
+// Per sample index: the spread of the instants at which the targets' stops began.
+std::vector<std::pair<std::uint32_t, double>> sample_skew(const std::vector<TargetRun>& targets) {
+  std::map<std::uint32_t, std::pair<double, double>> range;
+  for (const auto& t : targets) {
+    const RunResult* r = t.reported();
+    if (r == nullptr) {
+      continue;
+    }
+    for (const auto& s : r->samples) {
+      if (s.wall_time <= 0) {
+        continue;
+      }
+      auto [it, fresh] = range.emplace(s.index, std::make_pair(s.wall_time, s.wall_time));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, s.wall_time);
+        it->second.second = std::max(it->second.second, s.wall_time);
+      }
+    }
+  }
+  std::vector<std::pair<std::uint32_t, double>> out;
+  for (const auto& [k, r] : range) {
+    out.emplace_back(k, r.second - r.first);
+  }
+  return out;
+}
+
+// RANK (torchrun, vLLM), then LOCAL_RANK, ..., from the target's environment.
+std::optional<int> rank_of(std::int64_t pid) {
+  const auto env = process::read_environ(pid);
+  if (!env) {
+    return std::nullopt;
+  }
+  for (const char* key : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+    auto it = env->find(key);
+    if (it != env->end()) {
+      try {
+        return std::stoi(it->second);
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// One target end to end, on a pool thread: never throws.
+void examine_one(TargetRun& t, const Playbook& playbook, const TargetsOptions& options,
+                 Lockstep* step) {
+  const auto t0 = std::chrono::steady_clock::now();
+  LockstepSeat seat(step);
+  try {
+    session::Options so = options.session;
+    so.record_path = t.target.record_path;
+    so.rank = t.target.rank;
+    RunOptions ro = options.run;
+    ro.pid = t.target.pid;
+    ro.context.worker_pids = other_workers_of(t.target.pid); // as a single-target run names them
+    so.worker_pids = ro.context.worker_pids;
+    if (step != nullptr) {
+      ro.before_resume = [step](std::uint32_t k) { return step->arrive(k); };
+      ro.sampling_done = [&seat] { seat.leave(); };
+    }
+    RunResult result = options.examine ? options.examine(options.debugger, so, playbook, ro)
+                                       : examine_target(options.debugger, so, playbook, ro);
+    if (result.fatal && !result.attached) {
+      t.error = *result.fatal; // never examined: its report would be empty
+    }
+    t.result = std::move(result);
+  } catch (const Error& e) {
+    t.error = e;
+  } catch (const std::exception& e) {
+    t.error = Error(ExitCode::Internal, e.what(), "this is a bug in rocplay; please report it");
+  }
+  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+} // namespace
+
+std::vector<Target> ranked_targets(const std::vector<std::int64_t>& pids) {
+  std::vector<Target> targets;
+  bool all_ranked = true;
+  for (const auto pid : pids) {
+    targets.push_back({pid, rank_of(pid), {}});
+    all_ranked = all_ranked && targets.back().rank.has_value();
+  }
+  // Without RANK in every environment, the order given is the rank order.
+  if (!all_ranked) {
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      targets[i].rank = static_cast<int>(i);
+    }
+  }
+  return targets;
+}
+
+std::vector<std::int64_t> other_workers_of(std::int64_t pid) {
+  std::vector<std::int64_t> out;
+  try {
+    process::ScanOptions scan;
+    scan.sample = std::chrono::milliseconds(0);
+    for (const auto& w : process::workers_of(pid, scan)) {
+      if (w.pid != pid) {
+        out.push_back(w.pid);
+      }
+    }
+  } catch (const std::exception&) {
+    // attach() reports a missing process with its own message and hint
+  }
+  return out;
+}
+
+RunResult examine_target(const session::Debugger& debugger, const session::Options& session_options,
+                         const Playbook& playbook, const RunOptions& run_options) {
+  session::Session session(debugger, session_options);
+  auto driver = make_driver(session);
+  RunResult result = run(playbook, *driver, run_options);
+  session.detach(); // before anything is reported; idempotent
+  result.times = session.times();
+  if (result.times.state_after == '?') {
+    // Never attached, so the session never looked: the report still says how the target is.
+    const auto st = process::read_stat(run_options.pid);
+    result.times.state_after = st ? st->state : 'X';
+  }
+  if (result.stopped_seconds) {
+    result.times.stop_seconds = result.stopped_seconds; // the samples' stops, added up
+  }
+  for (const auto& w : session.warnings()) {
+    if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
+      result.warnings.push_back(w);
+    }
+  }
+  if (session_options.rank) {
+    result.snapshot.rank = session_options.rank;
+    for (auto& f : result.findings) {
+      f.rank = session_options.rank;
+    }
+  }
+  return result;
+}
+
+ExitCode TargetRun::exit_code() const {
+  if (error) {
+    return error->code();
+  }
+  return result ? result->exit_code() : ExitCode::Internal;
+}
+
+ExitCode TargetsResult::exit_code() const {
+  if (targets.empty()) {
+    return ExitCode::Ok;
+  }
+  if (examined == 0) {
+    return targets.front().exit_code(); // nothing was examined: the first one's reason
+  }
+  if (examined < targets.size()) {
+    return ExitCode::PartialInput;
+  }
+  bool findings = !cross_rank.empty();
+  for (const auto& t : targets) {
+    findings = findings || (t.result && t.result->exit_code() == ExitCode::Findings);
+  }
+  return findings ? ExitCode::Findings : ExitCode::Ok;
+}
+
+TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& targets,
+                          const TargetsOptions& options) {
+  TargetsResult out;
+  out.targets.resize(targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    out.targets[i].target = targets[i];
+  }
+  const std::size_t at_once = std::min<std::size_t>(
+      targets.size(), options.jobs ? options.jobs : std::min<std::size_t>(targets.size(), 8));
+  // Samples in lockstep need every target under a debugger at once: the pool then has one
+  // thread per target, and a thread takes a second target only after its first has left.
+  out.lockstep = at_once == targets.size();
+  if (!out.lockstep && options.run.samples.value_or(playbook.samples.value_or(1)) > 1) {
+    out.notes.push_back(fmt::format("samples not in lockstep: {} targets, {} at a time (--jobs {} "
+                                    "keeps them in step)",
+                                    targets.size(), at_once, targets.size()));
+  }
+  Lockstep step(targets.size());
+  std::mutex done_mutex;
+  {
+    WorkerPool pool(targets.size(), static_cast<unsigned>(at_once), [&](std::size_t i) {
+      // One target alone has no one to wait for.
+      examine_one(out.targets[i], playbook, options,
+                  out.lockstep && targets.size() > 1 ? &step : nullptr);
+      if (options.target_done) {
+        std::lock_guard lock(done_mutex);
+        options.target_done(out.targets[i]);
+      }
+    });
+    pool.join();
+  }
+
+  std::vector<Snapshot> ranked;
+  for (const auto& t : out.targets) {
+    if (t.examined()) {
+      // The last sample: with several, those were taken in lockstep (one moment on every rank).
+      ranked.push_back(t.result->samples.size() > 1 ? t.result->samples.back().snapshot
+                                                    : t.result->snapshot);
+      ranked.back().rank = t.target.rank;
+    }
+  }
+  out.examined = ranked.size();
+  if (ranked.size() >= 2) {
+    out.cross_rank = heuristics::run_ranks(ranked);
+  }
+  out.sample_skew = sample_skew(out.targets);
+  return out;
+}
+
+report::RunReport run_report_of(const RunResult& result) {
+  report::RunReport r;
+  r.snapshot = &result.snapshot;
+  r.findings = &result.findings;
+  r.run = run_to_json(result);
+  if (result.samples_wanted > 1) {
+    r.progress = &result.progress;
+    r.samples = &result.samples;
+  }
+  std::ostringstream steps;
+  write_steps_text(steps, result);
+  r.steps_text = steps.str();
+  return r;
+}
+
+report::MultiTargetReport multi_target_report(const std::string& playbook,
+                                              const TargetsResult& result) {
+  report::MultiTargetReport m;
+  m.playbook = playbook;
+  m.examined = result.examined;
+  for (const auto& t : result.targets) {
+    report::TargetReport r;
+    r.pid = t.target.pid;
+    r.rank = t.target.rank;
+    r.exit_code = static_cast<int>(t.exit_code());
+    r.seconds = t.seconds;
+    if (t.error) {
+      r.error = t.error->what();
+      r.error_hint = t.error->hint();
+    }
+    if (const RunResult* run = t.reported()) {
+      r.report = run_report_of(*run);
+      r.attached = run->attached;
+    }
+    m.targets.push_back(std::move(r));
+  }
+  m.cross_rank = result.cross_rank;
+  m.sample_skew = result.sample_skew;
+  m.lockstep = result.lockstep;
+  m.notes = result.notes;
+  return m;
+}
+
+} // namespace rocplay::playbook

@@ -1,0 +1,216 @@
+// playbook::run_targets, the one driver of `run --pid`, `--pids` and `watch`: the playbook over
+// each target on the worker pool, every target at once when the jobs allow (samples in lockstep,
+// a target that ends early not waited for), errors kept per target, and the cross-rank findings
+// over the examined ones. The examination is replaced by replays of recorded sessions
+// (fixtures/rocgdb/tp8-missing-rank) or by stand-ins that only hold a seat in the lockstep. The
+// stand-ins run on the pool's threads, where Catch's macros may not: they note what they saw and
+// the test checks it after.
+#include "replay_driver.hpp"
+#include "rocplay/run_targets.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace rocplay;
+using namespace rocplay::playbook;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<Target> targets_of(std::size_t n) {
+  std::vector<Target> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back({static_cast<std::int64_t>(4301 + i), static_cast<int>(i), {}});
+  }
+  return out;
+}
+
+// A run that attached and saw nothing.
+RunResult attached_run(const RunOptions& ro) {
+  RunResult r;
+  r.pid = ro.pid;
+  r.attached = true;
+  return r;
+}
+
+bool has(const std::vector<Finding>& fs, std::string_view id) {
+  return std::any_of(fs.begin(), fs.end(), [&](const Finding& f) { return f.id == id; });
+}
+
+} // namespace
+
+TEST_CASE("run_targets: eight replayed ranks, each one's findings, missing-rank across them") {
+  TargetsOptions o;
+  o.jobs = 8;
+  o.examine = [](const session::Debugger&, const session::Options& so, const Playbook& pb,
+                 const RunOptions& ro) {
+    test::ReplayDriver driver(test::read_fixture("fixtures/rocgdb/tp8-missing-rank/rank" +
+                                                 std::to_string(*so.rank) + ".mi"));
+    return run(pb, driver, ro);
+  };
+  std::mutex mutex;
+  std::vector<std::int64_t> done;
+  o.target_done = [&](const TargetRun& t) {
+    std::lock_guard lock(mutex);
+    done.push_back(t.target.pid);
+  };
+  const TargetsResult r = run_targets(find_playbook("hang-triage"), targets_of(8), o);
+
+  REQUIRE(r.targets.size() == 8);
+  CHECK(r.examined == 8);
+  CHECK(r.lockstep);
+  CHECK(done.size() == 8);
+  CHECK(std::set<std::int64_t>(done.begin(), done.end()).size() == 8); // each target once
+  for (std::size_t i = 0; i < 8; ++i) {
+    const TargetRun& t = r.targets[i];
+    INFO("rank " << i);
+    CHECK(t.target.pid == static_cast<std::int64_t>(4301 + i)); // the order given
+    REQUIRE(t.reported() != nullptr);
+    CHECK(t.examined());
+    // The spin shows on every rank but the one that never entered the collective.
+    CHECK(has(t.result->findings, "sync-lane-barrier-spin") == (i != 5));
+  }
+  REQUIRE(has(r.cross_rank, "missing-rank"));
+  const auto missing = std::find_if(r.cross_rank.begin(), r.cross_rank.end(),
+                                    [](const Finding& f) { return f.id == "missing-rank"; });
+  CHECK(missing->rank == 5);
+  CHECK(r.exit_code() == ExitCode::Findings);
+
+  // The report writers' view keeps all of it.
+  const report::MultiTargetReport m = multi_target_report("hang-triage", r);
+  CHECK(m.examined == 8);
+  REQUIRE(m.targets.size() == 8);
+  CHECK(m.targets[5].rank == 5);
+  REQUIRE(m.targets[5].report.has_value());
+  CHECK(m.targets[5].report->findings == &r.targets[5].result->findings);
+  CHECK(m.cross_rank.size() == r.cross_rank.size());
+}
+
+TEST_CASE("run_targets: with jobs = targets every target is under a debugger at once") {
+  constexpr std::size_t kTargets = 5;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::size_t inside = 0;
+  std::size_t most_inside = 0;
+  TargetsOptions o;
+  o.jobs = kTargets;
+  o.examine = [&](const session::Debugger&, const session::Options&, const Playbook&,
+                  const RunOptions& ro) {
+    std::unique_lock lock(mutex);
+    ++inside;
+    most_inside = std::max(most_inside, inside);
+    cv.notify_all();
+    // Holds its target until all are held (or 20 s pass: then the check below fails).
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return most_inside == kTargets; });
+    --inside;
+    return attached_run(ro);
+  };
+  const TargetsResult r = run_targets(find_playbook("host-stacks"), targets_of(kTargets), o);
+  CHECK(most_inside == kTargets);
+  CHECK(r.lockstep);
+  CHECK(r.examined == kTargets);
+  CHECK(r.exit_code() == ExitCode::Ok);
+}
+
+TEST_CASE("run_targets: a target that fails before its first sample is not waited for") {
+  // Targets 0 and 2 ask for sample 2; target 1 throws at once (no such process). Were target 1
+  // still counted, the others would wait out the lockstep's 60 s deadline.
+  TargetsOptions o;
+  o.run.samples = 2;
+  std::atomic<int> resumed{0};
+  std::atomic<int> without_hooks{0};
+  o.examine = [&](const session::Debugger&, const session::Options&, const Playbook&,
+                  const RunOptions& ro) {
+    if (ro.pid == 4302) {
+      throw Error(ExitCode::NoSuchProcess, "no process 4302", "check the pid");
+    }
+    if (!ro.before_resume || !ro.sampling_done) {
+      ++without_hooks;
+      return attached_run(ro);
+    }
+    if (ro.before_resume(2)) {
+      ++resumed;
+    }
+    ro.sampling_done();
+    ro.sampling_done(); // twice is once
+    return attached_run(ro);
+  };
+  const auto t0 = Clock::now();
+  const TargetsResult r = run_targets(find_playbook("host-stacks"), targets_of(3), o);
+  CHECK(Clock::now() - t0 < std::chrono::seconds(20));
+  CHECK(without_hooks == 0);
+  CHECK(resumed == 2);
+  CHECK(r.lockstep);
+  CHECK(r.examined == 2);
+  const TargetRun& failed = r.targets[1];
+  CHECK_FALSE(failed.examined());
+  CHECK_FALSE(failed.result.has_value());
+  REQUIRE(failed.error.has_value());
+  CHECK(failed.exit_code() == ExitCode::NoSuchProcess);
+  CHECK(failed.reported() == nullptr);
+  CHECK(r.exit_code() == ExitCode::PartialInput);
+
+  const report::MultiTargetReport m = multi_target_report("host-stacks", r);
+  CHECK(m.targets[1].error == "no process 4302");
+  CHECK(m.targets[1].error_hint == "check the pid");
+  CHECK(m.targets[1].exit_code == 67);
+  CHECK_FALSE(m.targets[1].report.has_value());
+}
+
+TEST_CASE("run_targets: a run that never attached is kept, its fatal error is the reason") {
+  TargetsOptions o;
+  o.examine = [](const session::Debugger&, const session::Options&, const Playbook&,
+                 const RunOptions& ro) {
+    RunResult r;
+    r.pid = ro.pid;
+    r.fatal = Error(ExitCode::PtraceDenied, "ptrace not permitted", "check Yama");
+    return r;
+  };
+  const TargetsResult r = run_targets(find_playbook("host-stacks"), targets_of(1), o);
+  REQUIRE(r.targets.size() == 1);
+  const TargetRun& t = r.targets.front();
+  // A lone `run --pid` still reports the steps of a run that never attached.
+  REQUIRE(t.result.has_value());
+  REQUIRE(t.error.has_value());
+  CHECK(t.reported() == nullptr);
+  CHECK(t.exit_code() == ExitCode::PtraceDenied);
+  CHECK(r.examined == 0);
+  CHECK(r.exit_code() == ExitCode::PtraceDenied); // nothing examined: the first one's code
+}
+
+TEST_CASE("run_targets: fewer jobs than targets takes turns, and says the samples are not in step") {
+  std::atomic<int> inside{0};
+  std::atomic<int> most_inside{0};
+  std::atomic<int> with_hooks{0};
+  std::atomic<int> wrong_rank{0};
+  TargetsOptions o;
+  o.jobs = 1;
+  o.run.samples = 2;
+  o.examine = [&](const session::Debugger&, const session::Options& so, const Playbook&,
+                  const RunOptions& ro) {
+    const int now = ++inside;
+    most_inside = std::max(most_inside.load(), now);
+    with_hooks += ro.before_resume ? 1 : 0; // no lockstep: nobody to wait for
+    wrong_rank += so.rank == static_cast<int>(ro.pid - 4301) ? 0 : 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    --inside;
+    return attached_run(ro);
+  };
+  const TargetsResult r = run_targets(find_playbook("host-stacks"), targets_of(3), o);
+  CHECK(most_inside == 1);
+  CHECK(with_hooks == 0);
+  CHECK(wrong_rank == 0);
+  CHECK_FALSE(r.lockstep);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] == "samples not in lockstep: 3 targets, 1 at a time (--jobs 3 keeps them in "
+                      "step)");
+  CHECK(r.examined == 3);
+}
