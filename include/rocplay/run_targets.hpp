@@ -44,8 +44,9 @@ std::vector<std::int64_t> other_workers_of(std::int64_t pid);
 
 // One target, end to end: a debugger session, the playbook, detach (on every path), then the
 // session's account folded into the result: its times (the samples' stops added up), the target's
-// state when the session never looked, its warnings, and `session_options.rank` on the snapshot
-// and findings. Throws what the session throws before the playbook runs (no debugger, ...).
+// state when the session never looked, its warnings, and `session_options.rank` on the snapshots
+// (each sample's too) and findings. Throws what the session throws before the playbook runs (no
+// debugger, ...).
 RunResult examine_target(const session::Debugger& debugger, const session::Options& session_options,
                          const Playbook& playbook, const RunOptions& run_options);
 

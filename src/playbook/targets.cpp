@@ -206,7 +206,11 @@ RunResult examine_target(const session::Debugger& debugger, const session::Optio
     }
   }
   if (session_options.rank) {
+    // On every sample too, as a post-mortem of the recording (whose meta holds the rank) has it.
     result.snapshot.rank = session_options.rank;
+    for (auto& sample : result.samples) {
+      sample.snapshot.rank = session_options.rank;
+    }
     for (auto& f : result.findings) {
       f.rank = session_options.rank;
     }

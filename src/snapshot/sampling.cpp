@@ -1,6 +1,8 @@
 // Splitting one session's exchanges into samples, by the notes `rocplay run` writes.
 #include "rocplay/sampling.hpp"
 
+#include "rocplay/clock.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -141,6 +143,10 @@ std::vector<Sample> SampleBuilder::finish() {
     }
     known = sample.snapshot.source_lines;
     sample.wall_time = w.unix_time;
+    if (w.unix_time > 0) {
+      // When this sample's stop began, as a live run stamps it (the meta's start is the session's).
+      sample.snapshot.taken_at = iso_time(w.unix_time);
+    }
     if (w.stop_began > 0 && w.stop_ended > w.stop_began) {
       sample.stop_seconds = w.stop_ended - w.stop_began;
       sample.snapshot.stop_seconds = sample.stop_seconds;

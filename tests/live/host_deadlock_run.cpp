@@ -21,27 +21,6 @@ int deadlock_source_line(const std::string& marker) {
   return marker_line("deadlock_target.cpp", marker);
 }
 
-// Starts deadlock_target and waits for `ready` (both lockers blocked on their second mutex).
-class DeadlockTarget {
-public:
-  DeadlockTarget() : pid_(start_until_ready({find_built("deadlock_target")})) {}
-  ~DeadlockTarget() { stop(); }
-  DeadlockTarget(const DeadlockTarget&) = delete;
-  DeadlockTarget& operator=(const DeadlockTarget&) = delete;
-  std::int64_t pid() const { return pid_; }
-
-private:
-  void stop() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
-  pid_t pid_ = -1;
-};
-
 const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
   for (const auto& f : fs) {
     if (f.id == id) {

@@ -298,6 +298,31 @@ private:
   TargetProgress* progress_ = nullptr;
 };
 
+// Starts tests/targets/deadlock_target and waits for `ready` (both lockers blocked on their
+// second mutex: a host deadlock, and a waiter on a condition variable); killed and reaped on
+// destruction.
+class DeadlockTarget {
+public:
+  DeadlockTarget() : pid_(start_until_ready({find_built("deadlock_target")})) {}
+  ~DeadlockTarget() { stop(); }
+  DeadlockTarget(const DeadlockTarget&) = delete;
+  DeadlockTarget& operator=(const DeadlockTarget&) = delete;
+  std::int64_t pid() const { return pid_; }
+  // main, the two lockers and the waiter.
+  static constexpr std::size_t kThreads = 4;
+
+private:
+  void stop() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      ::waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+  pid_t pid_ = -1;
+};
+
 inline session::Debugger test_gdb() {
   static const session::Debugger dbg = session::find_debugger("gdb");
   return dbg;

@@ -186,7 +186,8 @@ TEST_CASE("run_targets: a run that never attached is kept, its fatal error is th
   CHECK(r.exit_code() == ExitCode::PtraceDenied); // nothing examined: the first one's code
 }
 
-TEST_CASE("run_targets: fewer jobs than targets takes turns, and says the samples are not in step") {
+TEST_CASE(
+    "run_targets: fewer jobs than targets takes turns, and says the samples are not in step") {
   std::atomic<int> inside{0};
   std::atomic<int> most_inside{0};
   std::atomic<int> with_hooks{0};
