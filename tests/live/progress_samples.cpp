@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -84,13 +85,19 @@ bool in_interval(const std::string& record) {
          text.find("^running") != std::string::npos;
 }
 
-// The debugger rocplay started (its only child).
+// The debugger rocplay started (its only child), whichever of its threads started it: targets
+// are examined on the worker pool's threads.
 pid_t child_of(pid_t parent) {
-  std::ifstream in("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
-                   "/children");
-  pid_t child = 0;
-  in >> child;
-  return child;
+  const std::string tasks = "/proc/" + std::to_string(parent) + "/task";
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, ec)) {
+    std::ifstream in(task.path() / "children");
+    pid_t child = 0;
+    if (in >> child) {
+      return child;
+    }
+  }
+  return 0;
 }
 
 } // namespace

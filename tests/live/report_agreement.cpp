@@ -24,8 +24,8 @@ namespace {
 
 // `rocplay postmortem FILE --format json --snapshots`: the one input's document.
 json postmortem_of(const std::string& recording) {
-  const CliRun pm = run_rocplay({"postmortem", recording, "--format", "json", "--snapshots",
-                                 "--no-progress"});
+  const CliRun pm =
+      run_rocplay({"postmortem", recording, "--format", "json", "--snapshots", "--no-progress"});
   INFO(pm.err);
   REQUIRE(pm.exit_code == 1); // findings
   const json doc = json::parse(pm.out);
@@ -91,10 +91,10 @@ TEST_CASE("run and postmortem over the same recording report the same findings a
   DeadlockTarget target;
   TempDir dir;
   const std::string recording = dir.path() + "/run.rocplay";
-  const CliRun r = run_rocplay({"run", "hang-triage", "--pid", std::to_string(target.pid()),
-                                "--debugger", "gdb", "--record", recording, "--format", "json",
-                                "-q"},
-                               std::chrono::seconds(120));
+  const CliRun r =
+      run_rocplay({"run", "hang-triage", "--pid", std::to_string(target.pid()), "--debugger", "gdb",
+                   "--record", recording, "--format", "json", "-q"},
+                  std::chrono::seconds(120));
   INFO(r.err);
   REQUIRE_FALSE(r.timed_out);
   REQUIRE(r.exit_code == 1);
@@ -115,11 +115,10 @@ TEST_CASE("a fan-out's targets each report what the post-mortem of their recordi
   DeadlockTarget b;
   TempDir dir;
   // One --record for every target: each one's file gets its pid before the extension.
-  const CliRun r = run_rocplay({"run", "hang-triage", "--pids",
-                                std::to_string(a.pid()) + "," + std::to_string(b.pid()),
-                                "--debugger", "gdb", "--record", dir.path() + "/fan.rocplay",
-                                "--format", "json", "-q"},
-                               std::chrono::seconds(120));
+  const CliRun r = run_rocplay(
+      {"run", "hang-triage", "--pids", std::to_string(a.pid()) + "," + std::to_string(b.pid()),
+       "--debugger", "gdb", "--record", dir.path() + "/fan.rocplay", "--format", "json", "-q"},
+      std::chrono::seconds(120));
   INFO(r.err);
   REQUIRE_FALSE(r.timed_out);
   REQUIRE(r.exit_code == 1);
@@ -132,9 +131,8 @@ TEST_CASE("a fan-out's targets each report what the post-mortem of their recordi
     const json& target = multi["targets"][i];
     INFO("target " << i << ": pid " << target["pid"]);
     CHECK(target["rank"] == i); // no RANK in their environment: the order given
-    const json replayed =
-        postmortem_of(dir.path() + "/fan." + std::to_string(target["pid"].get<long long>()) +
-                      ".rocplay");
+    const json replayed = postmortem_of(
+        dir.path() + "/fan." + std::to_string(target["pid"].get<long long>()) + ".rocplay");
     // The recording carries the rank, so the post-mortem's findings carry it as the live ones do.
     CHECK(replayed["rank"] == i);
     CHECK(target["report"]["findings"][0]["rank"] == i);
