@@ -8,8 +8,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace rocplay::session {
@@ -283,6 +288,92 @@ bool write_light_copy(const std::string& source, const std::string& dest) {
     ::unlink(dest.c_str());
   }
   return ok;
+}
+
+namespace {
+
+// The library as it is on disk now: a copy made from another version of it is not reused.
+struct LibraryKey {
+  std::string path;
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::int64_t mtime_ns = 0;
+  auto tie() const { return std::tie(path, device, inode, size, mtime_ns); }
+  bool operator<(const LibraryKey& other) const { return tie() < other.tie(); }
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::string dir; // empty until the first copy
+  std::size_t files_written = 0;
+  std::map<LibraryKey, std::weak_ptr<const std::string>> copies;
+};
+
+Registry& registry() {
+  static Registry r; // never destroyed before a session that uses it: sessions end first
+  return r;
+}
+
+// Called with the registry unlocked: removes the file, and the directory once nothing is left.
+void release_copy(const std::string* path) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  ::unlink(path->c_str());
+  for (auto it = r.copies.begin(); it != r.copies.end();) {
+    it = it->second.expired() ? r.copies.erase(it) : std::next(it);
+  }
+  if (r.copies.empty() && !r.dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(r.dir, ec);
+    r.dir.clear();
+  }
+  delete path;
+}
+
+} // namespace
+
+std::shared_ptr<const std::string> shared_light_copy(const std::string& library, std::string* why) {
+  struct stat st {};
+  if (::stat(library.c_str(), &st) != 0) {
+    return nullptr;
+  }
+  const LibraryKey key{library, st.st_dev, st.st_ino, st.st_size,
+                       static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+                           st.st_mtim.tv_nsec};
+  auto& r = registry();
+  std::unique_lock lock(r.mutex);
+  if (auto existing = r.copies[key].lock()) {
+    return existing;
+  }
+  if (r.dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/rocplay-symbols-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      if (why != nullptr) {
+        *why = "no temporary directory for them (" + std::string(std::strerror(errno)) + ")";
+      }
+      r.copies.erase(key);
+      return nullptr;
+    }
+    r.dir = pattern;
+  }
+  // A number first: two libraries of one name from different directories.
+  const std::string dest = r.dir + "/" + std::to_string(r.files_written++) + "-" +
+                           std::filesystem::path(library).filename().string();
+  if (!write_light_copy(library, dest)) {
+    r.copies.erase(key);
+    if (r.copies.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(r.dir, ec);
+      r.dir.clear();
+    }
+    return nullptr;
+  }
+  std::shared_ptr<const std::string> copy(new std::string(dest), release_copy);
+  r.copies[key] = copy;
+  return copy;
 }
 
 } // namespace rocplay::session

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -24,5 +25,13 @@ std::optional<std::uint64_t> symtab_entries(const std::string& path);
 // the rest (.symtab, .strtab, .debug_*) SHT_NULL. Returns false, and writes nothing that stays,
 // when `source` is not an ELF64 little-endian file whose headers lie inside it.
 bool write_light_copy(const std::string& source, const std::string& dest);
+
+// A light copy of `library` shared by every session of this process that preloads it while it is
+// unchanged on disk (a fan-out over 8 ranks writes one copy, not 8), in one private directory
+// under $TMPDIR (or /tmp). The file is removed when the last holder lets go, and the directory
+// with the last file. nullptr when no copy can be made; `why` then says so when the directory
+// could not be created.
+std::shared_ptr<const std::string> shared_light_copy(const std::string& library,
+                                                     std::string* why = nullptr);
 
 } // namespace rocplay::session

@@ -381,7 +381,7 @@ Session::Session(const Debugger& debugger, const Options& options)
 Session::~Session() {
   impl_->shutdown(false);
   impl_->quit();
-  impl_->remove_light_copies(); // the debugger that read them has quit
+  impl_->light_files.clear(); // the debugger that read them has quit
   if (impl_->fault && !impl_->fault->fired) {
     // The sweep learns here that it has passed the last exchange.
     std::fprintf(stderr, "rocplay: fault injection: exchange %llu never came (%llu in all)\n",
@@ -436,7 +436,7 @@ void Session::attach(std::int64_t pid) {
       // every library mapped at their load addresses, so the attach need not read them again.
       // Not for rocgdb, whose GPU code objects arrive as shared libraries. Plain gdb reuses a
       // preloaded objfile of the library's own name, but not a symbol-light copy.
-      if (preloaded > 0 && (s.debugger.kind == DebuggerKind::CudaGdb || s.light_copies > 0)) {
+      if (preloaded > 0 && (s.debugger.kind == DebuggerKind::CudaGdb || !s.light_files.empty())) {
         s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
       }
     } catch (const Error& e) {

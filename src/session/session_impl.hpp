@@ -210,11 +210,9 @@ struct Session::Impl {
   std::vector<std::string> features;
   std::set<std::string> mi_commands;
   bool output_buffered = false; // buffer_output() succeeded
-  // The preload's symbol-light copies (session/light_symbols.hpp): a private temporary
-  // directory, removed when the session ends.
-  std::string light_dir;
-  std::size_t light_copies = 0;        // libraries preloaded from such a copy
-  std::size_t light_names_written = 0; // files written into light_dir
+  // The preload's symbol-light copies (session/light_symbols.hpp), held until the debugger that
+  // read them has quit.
+  std::vector<std::shared_ptr<const std::string>> light_files;
 
   detail::Recorder recorder;
   bool registered = false;
@@ -304,9 +302,6 @@ struct Session::Impl {
   // them read: the work moves out of the stop. Best effort: a file GDB cannot read is skipped.
   // Returns how many files were read.
   std::size_t preload_symbols(std::int64_t target_pid, Clock::time_point deadline);
-  // A symbol-light copy of `library` in light_dir (made on first use); nullopt: use the library.
-  std::optional<std::string> light_copy(const std::string& library);
-  void remove_light_copies();
 
   // A start-up command: an ^error is a warning, not a failure.
   mi::Exchange start_command(const std::string& cmd, milliseconds timeout);

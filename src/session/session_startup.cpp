@@ -267,6 +267,7 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
       options.light_symbols_above > 0 &&
       (debugger.kind == DebuggerKind::Gdb || debugger.kind == DebuggerKind::CudaGdb);
   std::vector<std::string> light_names;
+  bool light_failure_noted = false;
   for (const auto& obj : *objects) {
     const bool shared = obj.path.find(".so") != std::string::npos;
     if (!shared || obj.path == exe || obj.base == 0 || !plain(obj.path) || loaded >= kMaxObjects) {
@@ -276,9 +277,14 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
     if (light_allowed) {
       if (const auto entries = symtab_entries(obj.path);
           entries && *entries > options.light_symbols_above) {
-        if (auto light = light_copy(obj.path); light && plain(*light)) {
+        std::string why;
+        if (auto light = shared_light_copy(obj.path, &why); light && plain(*light)) {
           symbols = *light;
+          light_files.push_back(std::move(light));
           light_names.push_back(fmt::format("{} ({} symbols)", base_name(obj.path), *entries));
+        } else if (!why.empty() && !light_failure_noted) {
+          on_note("symbol-light copies: " + why + "; every library is read whole");
+          light_failure_noted = true;
         }
       }
     }
@@ -291,45 +297,11 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
   on_note("read the symbols of " + std::to_string(loaded) +
           " mapped files before attaching (the target kept running)");
   if (!light_names.empty()) {
-    light_copies = light_names.size();
     on_note(fmt::format("{}{}: a PC in a function they do not "
                         "export reads ?? (--full-symbols reads them whole, in more time)",
                         kLightSymbolsNote, fmt::join(light_names, ", ")));
   }
   return loaded;
-}
-
-std::optional<std::string> Session::Impl::light_copy(const std::string& library) {
-  if (light_dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/rocplay-symbols-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      on_note("symbol-light copies: no temporary directory (" + std::string(std::strerror(errno)) +
-              "); every library is read whole");
-      light_dir = "-"; // tried once
-      return std::nullopt;
-    }
-    light_dir = pattern;
-  }
-  if (light_dir == "-") {
-    return std::nullopt;
-  }
-  // A number first: two libraries of one name from different directories.
-  const std::string dest =
-      fmt::format("{}/{}-{}", light_dir, light_names_written++, base_name(library));
-  if (!write_light_copy(library, dest)) {
-    return std::nullopt;
-  }
-  return dest;
-}
-
-void Session::Impl::remove_light_copies() {
-  if (!light_dir.empty() && light_dir != "-") {
-    std::error_code ec;
-    std::filesystem::remove_all(light_dir, ec);
-  }
-  light_dir.clear();
 }
 
 mi::Exchange Session::Impl::start_command(const std::string& cmd, milliseconds timeout) {

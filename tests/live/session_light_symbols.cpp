@@ -117,6 +117,38 @@ TEST_CASE("a symbol-light copy keeps the section headers and drops .symtab", "[l
   }
 }
 
+TEST_CASE("sessions of one process share a light copy until the last lets go", "[live][symbols]") {
+  testing::TempDir tmp;
+  const TmpdirOverride tmpdir(tmp.path());
+  const std::string lib = tmp.path() + "/liblight_lib.so";
+  std::filesystem::copy_file(testing::find_built("liblight_lib.so"), lib);
+
+  auto first = session::shared_light_copy(lib);
+  auto second = session::shared_light_copy(lib);
+  REQUIRE(first != nullptr);
+  CHECK(first == second); // one file for both
+  CHECK(fs::exists(*first));
+  const fs::path dir = fs::path(*first).parent_path();
+  CHECK(dir.parent_path() == fs::path(tmp.path()));
+
+  // The library changes on disk: a new copy, the old one still held.
+  fs::last_write_time(lib, fs::last_write_time(lib) + std::chrono::seconds(5));
+  auto changed = session::shared_light_copy(lib);
+  REQUIRE(changed != nullptr);
+  CHECK(*changed != *first);
+
+  const std::string first_path = *first;
+  first.reset();
+  CHECK(fs::exists(first_path)); // `second` still holds it
+  second.reset();
+  CHECK_FALSE(fs::exists(first_path));
+  CHECK(fs::exists(dir)); // `changed` lives there
+  changed.reset();
+  CHECK_FALSE(fs::exists(dir));
+
+  CHECK(session::shared_light_copy(tmp.path() + "/missing.so") == nullptr);
+}
+
 TEST_CASE("gdb preloads a light copy: exported frames named, the hidden one ??, the copy removed",
           "[live][symbols]") {
   testing::TempDir tmp;
