@@ -92,20 +92,9 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
                FanoutOutcome* outcome) {
   session::install_signal_guard();
   // Everything that can be checked is checked once, before any target stops.
-  playbook::LoadOptions lo;
-  lo.allow_unsafe_commands = o.allow_unsafe;
-  const playbook::Playbook pb = playbook::find_playbook(o.playbook, lo);
-  playbook::TargetsOptions examination;
-  for (const auto& v : o.vars) {
-    examination.run.vars.push_back(playbook::parse_var_assignment(v));
-  }
+  const playbook::Playbook pb = run_playbook_of(o);
+  playbook::TargetsOptions examination = targets_options_of(o);
   const report::Format format = report::parse_format(o.format);
-  apply_sampling_options(o, examination.run);
-  examination.session.command_timeout = duration_option(o.timeout, "--timeout");
-  examination.session.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
-  examination.session.fast_attach = o.fast;
-  examination.session.light_symbols_above =
-      o.full_symbols ? 0 : examination.session.light_symbols_above;
   examination.debugger = session::find_debugger(o.debugger);
   examination.jobs = jobs;
   OutputFile out(expand_path_pattern(o.output, std::nullopt, std::nullopt));

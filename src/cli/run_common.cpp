@@ -132,6 +132,33 @@ void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro
   ro.stop_timeout = duration_option(o.timeout, "--timeout");
 }
 
+session::Options session_options_of(const RunCommandOptions& o) {
+  session::Options so;
+  so.command_timeout = duration_option(o.timeout, "--timeout");
+  so.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
+  so.fast_attach = o.fast;
+  if (o.full_symbols) {
+    so.light_symbols_above = 0;
+  }
+  return so;
+}
+
+playbook::Playbook run_playbook_of(const RunCommandOptions& o) {
+  playbook::LoadOptions lo;
+  lo.allow_unsafe_commands = o.allow_unsafe;
+  return playbook::find_playbook(o.playbook, lo);
+}
+
+playbook::TargetsOptions targets_options_of(const RunCommandOptions& o) {
+  playbook::TargetsOptions examination;
+  for (const auto& v : o.vars) {
+    examination.run.vars.push_back(playbook::parse_var_assignment(v));
+  }
+  apply_sampling_options(o, examination.run);
+  examination.session = session_options_of(o);
+  return examination;
+}
+
 report::TextOptions report_text_options(const RunCommandOptions& o) {
   const bool to_file = !o.output.empty() && o.output != "-";
   report::TextOptions to;

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/report_run.hpp"
+#include "rocplay/run_targets.hpp"
 #include "rocplay/session.hpp"
 
 #include <chrono>
@@ -59,6 +60,12 @@ struct RunCommandOptions {
 int run_wait_for_fault(const RunCommandOptions& o);
 // Applies --samples/--interval to the runner's options. Throws Error(Usage).
 void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro);
+// The session options of the flags: --timeout, --attach-timeout, --fast, --full-symbols.
+session::Options session_options_of(const RunCommandOptions& o);
+// The playbook a run names (--allow-unsafe-commands applied), loaded and checked.
+playbook::Playbook run_playbook_of(const RunCommandOptions& o);
+// The examination's options of the flags: --var, the sampling and the session options.
+playbook::TargetsOptions targets_options_of(const RunCommandOptions& o);
 // Text report options from --color and --wide, the width of the terminal the report goes to.
 report::TextOptions report_text_options(const RunCommandOptions& o);
 

@@ -124,20 +124,9 @@ int run_playbook_command(const RunCommandOptions& o) {
   session::install_signal_guard();
 
   // Everything that can be checked is checked before a debugger starts or the target stops.
-  playbook::LoadOptions lo;
-  lo.allow_unsafe_commands = o.allow_unsafe;
-  const playbook::Playbook pb = playbook::find_playbook(o.playbook, lo);
-  playbook::TargetsOptions examination;
-  for (const auto& v : o.vars) {
-    examination.run.vars.push_back(playbook::parse_var_assignment(v));
-  }
-  apply_sampling_options(o, examination.run);
+  const playbook::Playbook pb = run_playbook_of(o);
+  playbook::TargetsOptions examination = targets_options_of(o);
   const report::Format format = report::parse_format(o.format);
-  examination.session.command_timeout = duration_option(o.timeout, "--timeout");
-  examination.session.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
-  examination.session.fast_attach = o.fast;
-  examination.session.light_symbols_above =
-      o.full_symbols ? 0 : examination.session.light_symbols_above;
   if (o.pid <= 0) {
     throw Error(ExitCode::Usage, fmt::format("--pid {}: not a process id", o.pid),
                 "`rocplay ps` lists the processes that hold a GPU");

@@ -36,11 +36,7 @@ int run_wait_for_fault(const RunCommandOptions& o) {
     wait = duration_option(o.fault_timeout, "--timeout");
     ro.timeout_seconds = static_cast<double>(wait.count()) / 1000.0;
   }
-  session::Options so;
-  so.command_timeout = duration_option(o.timeout, "--timeout");
-  so.attach_timeout = duration_option(o.attach_timeout, "--attach-timeout");
-  so.fast_attach = o.fast;
-  so.light_symbols_above = o.full_symbols ? 0 : so.light_symbols_above;
+  session::Options so = session_options_of(o);
   so.record_path = expand_path_pattern(o.record, o.pid, std::nullopt);
 
   const session::Debugger debugger = session::find_debugger(o.debugger);

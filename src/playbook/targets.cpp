@@ -189,21 +189,12 @@ RunResult examine_target(const session::Debugger& debugger, const session::Optio
                          const Playbook& playbook, const RunOptions& run_options) {
   session::Session session(debugger, session_options);
   auto driver = make_driver(session);
+  // run() has detached (on every path) and taken the session's times and warnings.
   RunResult result = run(playbook, *driver, run_options);
-  session.detach(); // before anything is reported; idempotent
-  result.times = session.times();
   if (result.times.state_after == '?') {
     // Never attached, so the session never looked: the report still says how the target is.
     const auto st = process::read_stat(run_options.pid);
     result.times.state_after = st ? st->state : 'X';
-  }
-  if (result.stopped_seconds) {
-    result.times.stop_seconds = result.stopped_seconds; // the samples' stops, added up
-  }
-  for (const auto& w : session.warnings()) {
-    if (std::find(result.warnings.begin(), result.warnings.end(), w) == result.warnings.end()) {
-      result.warnings.push_back(w);
-    }
   }
   if (session_options.rank) {
     // On every sample too, as a post-mortem of the recording (whose meta holds the rank) has it.
