@@ -31,6 +31,8 @@ struct RunReport {
 };
 // report_to_json's document plus `run`, and with samples `progress` and `samples`.
 nlohmann::json run_report_to_json(const RunReport& report);
+// The last line of `run --format jsonl`, after the findings: `{"type": "run", "partial", "run"}`.
+nlohmann::json run_jsonl_line(const RunReport& report);
 // As `rocplay run` prints it: the report (write_text; `options` carries a failure), the Progress
 // section with samples, then the steps.
 void write_run_text(std::ostream& out, const RunReport& report, const TextOptions& options);

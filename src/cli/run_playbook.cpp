@@ -178,13 +178,13 @@ int run_playbook_command(const RunCommandOptions& o) {
     out << json_text(report::run_report_to_json(rr), 2) << '\n';
     break;
   }
-  case report::Format::Jsonl:
+  case report::Format::Jsonl: {
     report::write_jsonl(out, result.findings);
-    out << json_text(nlohmann::json{{"type", "run"},
-                                    {"partial", !failure.empty()},
-                                    {"run", playbook::run_to_json(result)}})
-        << '\n';
+    report::RunReport rr = playbook::run_report_of(result);
+    rr.partial = !failure.empty();
+    out << json_text(report::run_jsonl_line(rr)) << '\n';
     break;
+  }
   case report::Format::Sarif:
     out << json_text(report::to_sarif(result.findings, ROCPLAY_VERSION), 2) << '\n';
     break;

@@ -27,6 +27,10 @@ nlohmann::json target_to_json(const TargetReport& t) {
 
 } // namespace
 
+nlohmann::json run_jsonl_line(const RunReport& report) {
+  return {{"type", "run"}, {"partial", report.partial.value_or(false)}, {"run", report.run}};
+}
+
 nlohmann::json run_report_to_json(const RunReport& r) {
   nlohmann::json j = report_to_json(r.snapshot ? *r.snapshot : kNoSnapshot,
                                     r.findings ? *r.findings : kNoFindings);
