@@ -204,8 +204,11 @@ void Session::Impl::kill_debugger(const std::string& why) {
     // Its whole process group when it attached: a wrapper script that runs the real debugger as
     // its child (rather than exec'ing it) would otherwise leave that child tracing the target.
     // Not for a launched program, which may share the debugger's group.
+    // Its own pid when the group is not there (yet: setpgid runs in the child after the fork).
     const auto group = static_cast<pid_t>(times.launched ? gdb_pid : -gdb_pid);
-    ::kill(group, SIGKILL);
+    if (::kill(group, SIGKILL) != 0) {
+      ::kill(static_cast<pid_t>(gdb_pid), SIGKILL);
+    }
     reap(milliseconds(5000));
   }
 }
