@@ -41,16 +41,9 @@ exit \$rc
 EOF
   chmod +x "$work/bin/nvdisasm"
 fi
-cp "$here"/syncspin.cu "$here"/common.cuh "$src"/
-(cd "$src" && nvcc -O2 -g -lineinfo -arch=native -std=c++17 -o syncspin syncspin.cu -lpthread) \
-  >"$work/build.log" 2>&1 || { tail -20 "$work/build.log"; exit 1; }
+hw_nvcc syncspin
 "$src/syncspin" >"$work/syncspin.out" 2>&1 &
-pid=
-for _ in $(seq 1 300); do
-  pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$work/syncspin.out" | head -1)
-  [ -n "$pid" ] && break
-  sleep 0.1
-done
+pid=$(hw_ready_pid "$work/syncspin.out")
 [ -n "$pid" ] || { say "syncspin did not get ready"; exit 1; }
 sleep 1
 gdbq -ex "help set cuda" >"$work/help-set-cuda.txt"

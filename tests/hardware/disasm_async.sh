@@ -6,16 +6,9 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 hw_start /tmp/hw-dasync
-cp "$here"/syncspin.cu "$here"/common.cuh "$src"/
-(cd "$src" && nvcc -O2 -g -lineinfo -arch=native -std=c++17 -o syncspin syncspin.cu -lpthread) \
-  >"$work/build.log" 2>&1 || { tail "$work/build.log"; exit 1; }
+hw_nvcc syncspin
 "$src/syncspin" >"$work/syncspin.out" 2>&1 &
-pid=
-for _ in $(seq 1 300); do
-  pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$work/syncspin.out" | head -1)
-  [ -n "$pid" ] && break
-  sleep 0.1
-done
+pid=$(hw_ready_pid "$work/syncspin.out")
 [ -n "$pid" ] || { say "syncspin did not get ready"; exit 1; }
 sleep 1
 stamp='python import time; print("T", time.monotonic())'

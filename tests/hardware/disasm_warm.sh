@@ -6,19 +6,14 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 hw_start /tmp/hw-dwarm
-cp "$here"/syncspin.cu "$here"/common.cuh "$src"/
+hw_nvcc syncspin
 cat >"$src/tiny.cu" <<'EOF'
 __global__ void tiny_kernel(int* p) { if (p[threadIdx.x] == 0) p[threadIdx.x] = 1; }
 EOF
-(cd "$src" && nvcc -O2 -g -lineinfo -arch=native -std=c++17 -o syncspin syncspin.cu -lpthread &&
-  nvcc -arch=native -cubin -o tiny.cubin tiny.cu) >"$work/build.log" 2>&1 || { tail "$work/build.log"; exit 1; }
+(cd "$src" && nvcc -arch=native -cubin -o tiny.cubin tiny.cu) >"$work/build.log" 2>&1 ||
+  { tail "$work/build.log"; exit 1; }
 "$src/syncspin" >"$work/syncspin.out" 2>&1 &
-pid=
-for _ in $(seq 1 300); do
-  pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$work/syncspin.out" | head -1)
-  [ -n "$pid" ] && break
-  sleep 0.1
-done
+pid=$(hw_ready_pid "$work/syncspin.out")
 [ -n "$pid" ] || { say "syncspin did not get ready"; exit 1; }
 sleep 1
 focus="cuda kernel 0 block 0,0,0 thread 0,0,0"

@@ -37,3 +37,24 @@ hw_rocplay() {
   fi
   echo "$rocplay"
 }
+
+# Builds NAME.cu of this directory (with common.cuh) into $src/NAME the way run.sh builds the
+# scenarios; the script ends, showing the build log's tail, when it does not build.
+hw_nvcc() {
+  local name=$1
+  cp "$here/$name.cu" "$here/common.cuh" "$src/"
+  (cd "$src" && nvcc -O2 -g -lineinfo -arch=native -std=c++17 -o "$name" "$name.cu" -lpthread) \
+    >"$work/$name.build.log" 2>&1 || { tail -20 "$work/$name.build.log"; exit 1; }
+}
+
+# The pid that a program writing to FILE announces (`ready pid=N`), waiting up to SECONDS
+# (default 30); nothing when it never does.
+hw_ready_pid() {
+  local file=$1 tenths=$((${2:-30} * 10)) pid=
+  for _ in $(seq 1 "$tenths"); do
+    pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$file" 2>/dev/null | head -1)
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  echo "$pid"
+}

@@ -13,12 +13,7 @@ export NCCL_NVLS_ENABLE=0
 rocplay=${ROCPLAY:?set ROCPLAY}
 cp "$here/torch_item_hang.py" "$src/"
 CUDA_MODULE_LOADING=LAZY python3 "$src/torch_item_hang.py" >"$work/torch.out" 2>&1 &
-pid=
-for _ in $(seq 1 600); do
-  pid=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$work/torch.out" | head -1)
-  [ -n "$pid" ] && break
-  sleep 0.1
-done
+pid=$(hw_ready_pid "$work/torch.out" 60)
 [ -n "$pid" ] || { say "torch did not get ready"; tail -5 "$work/torch.out"; exit 1; }
 sleep 1
 "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb --samples 1 --record "$work/warm.rec" \
