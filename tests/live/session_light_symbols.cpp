@@ -39,15 +39,6 @@ struct TmpdirOverride {
   std::optional<std::string> saved;
 };
 
-struct LightTarget {
-  LightTarget() : pid(testing::start_until_ready({testing::find_built("light_target")})) {}
-  ~LightTarget() {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-  }
-  pid_t pid;
-};
-
 struct Frame {
   std::string func;
   std::string from;
@@ -55,11 +46,11 @@ struct Frame {
 
 // The main thread's frames, as gdb names them after the attach.
 std::vector<Frame> main_thread_frames(const session::Options& options, std::string* recording) {
-  LightTarget target;
+  testing::ReadyProcess target({testing::find_built("light_target")});
   std::vector<Frame> frames;
   {
     session::Session s(testing::test_gdb(), options);
-    s.attach(target.pid);
+    s.attach(target.pid());
     const auto ex = s.execute("-stack-list-frames");
     REQUIRE(ex.result() != nullptr);
     for (const auto f : ex.result()->results()["stack"]) {
@@ -67,7 +58,7 @@ std::vector<Frame> main_thread_frames(const session::Options& options, std::stri
     }
     s.detach();
   }
-  testing::require_no_thread_stopped(target.pid, 1);
+  testing::require_no_thread_stopped(target.pid(), 1);
   if (recording != nullptr) {
     *recording = testing::read_file(options.record_path);
   }

@@ -180,6 +180,16 @@ inline void require_no_thread_stopped(std::int64_t pid, std::size_t threads) {
   }
 }
 
+// SIGKILL and reap `pid` if it is still ours; -1 afterwards.
+inline void kill_and_reap(pid_t& pid) {
+  if (pid > 0) {
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    pid = -1;
+  }
+}
+
 class SpinTarget {
 public:
   struct Config {
@@ -284,43 +294,33 @@ public:
   }
 
 private:
-  void kill_now() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
+  void kill_now() { kill_and_reap(pid_); }
 
   pid_t pid_ = -1;
   std::string progress_path_;
   TargetProgress* progress_ = nullptr;
 };
 
-// Starts tests/targets/deadlock_target and waits for `ready` (both lockers blocked on their
-// second mutex: a host deadlock, and a waiter on a condition variable); killed and reaped on
-// destruction.
-class DeadlockTarget {
+// A program started with start_until_ready; killed (SIGKILL) and reaped on destruction.
+class ReadyProcess {
 public:
-  DeadlockTarget() : pid_(start_until_ready({find_built("deadlock_target")})) {}
-  ~DeadlockTarget() { stop(); }
-  DeadlockTarget(const DeadlockTarget&) = delete;
-  DeadlockTarget& operator=(const DeadlockTarget&) = delete;
+  explicit ReadyProcess(std::vector<std::string> args) : pid_(start_until_ready(std::move(args))) {}
+  ~ReadyProcess() { kill_and_reap(pid_); }
+  ReadyProcess(const ReadyProcess&) = delete;
+  ReadyProcess& operator=(const ReadyProcess&) = delete;
   std::int64_t pid() const { return pid_; }
-  // main, the two lockers and the waiter.
-  static constexpr std::size_t kThreads = 4;
 
 private:
-  void stop() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-  }
   pid_t pid_ = -1;
+};
+
+// tests/targets/deadlock_target once `ready`: both lockers blocked on their second mutex (a host
+// deadlock), and a waiter on a condition variable.
+class DeadlockTarget : public ReadyProcess {
+public:
+  DeadlockTarget() : ReadyProcess({find_built("deadlock_target")}) {}
+  // main, the two lockers and the waiter.
+  static constexpr std::size_t kThreads = 4;
 };
 
 inline session::Debugger test_gdb() {
