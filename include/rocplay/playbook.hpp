@@ -16,6 +16,7 @@
 #include "rocplay/heuristics.hpp"
 #include "rocplay/mi/transcript.hpp"
 #include "rocplay/progress.hpp"
+#include "rocplay/run_result.hpp"
 #include "rocplay/session.hpp"
 #include "rocplay/snapshot.hpp"
 
@@ -24,7 +25,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,13 +37,6 @@ namespace rocplay::playbook {
 
 // Generated from playbooks/*.yaml (scripts/embed_playbooks.cmake): (name, YAML text), by name.
 const std::vector<std::pair<std::string_view, std::string_view>>& builtin_playbook_sources();
-
-struct Position {
-  std::string file;       // a path, or `builtin:NAME`
-  std::uint32_t line = 0; // 1-based; 0 when unknown
-  std::uint32_t column = 0;
-  std::string str() const; // FILE:LINE:COLUMN
-};
 
 // What variables, registered results and loop items hold. Integers and addresses are kept apart
 // from strings so that substitution can insert them bare and quote everything else.
@@ -111,20 +104,6 @@ struct Template {
   Position position;
   std::vector<Piece> pieces;
 };
-
-enum class StepKind : std::uint8_t {
-  Mi,          // mi: any MI command
-  Cli,         // cli: a console command, via -interpreter-exec console
-  Attach,      // attach to ${pid} (implicit before the first step when absent)
-  Detach,      // detach (implicit at the end of `always`)
-  Snapshot,    // build the typed snapshot over the exchanges so far
-  Threads,     // -thread-info: every thread's PC, function, file:line
-  InfoLine,    // `info line *PC` once per unique PC of threads and waves
-  Backtrace,   // -stack-list-frames for each host thread, with a frame limit
-  Disassemble, // -data-disassemble around each wave class's PC and each host thread's top PC
-  Foreach,     // run nested steps once per thread, wave or dispatch that matches `where:`
-};
-std::string_view to_string(StepKind kind);
 
 enum class OnError : std::uint8_t { Abort, Continue };
 enum class ForeachOver : std::uint8_t { Threads, Waves, Dispatches };
@@ -244,33 +223,6 @@ public:
 };
 std::unique_ptr<Driver> make_driver(session::Session& session);
 
-enum class StepStatus : std::uint8_t {
-  Ok,
-  Failed,   // failed; on_error: abort stopped the playbook
-  Ignored,  // failed; on_error: continue went on
-  TimedOut, // past its deadline
-  Skipped,  // `when:` false, `requires:` another debugger, or nothing to do
-  NotRun,   // an earlier step aborted the playbook
-};
-std::string_view to_string(StepStatus status);
-
-struct StepRecord {
-  std::string name;
-  StepKind kind = StepKind::Mi;
-  Position position;
-  bool in_always = false;
-  std::uint32_t depth = 0; // nesting inside foreach
-  std::string item;        // foreach: the item this ran for (`thread 3`)
-  StepStatus status = StepStatus::NotRun;
-  std::string message;               // why it failed or was skipped
-  std::vector<std::string> commands; // what was sent (first few)
-  std::size_t command_count = 0;
-  // cli: the console text the command printed; mi: that, then the result record as received.
-  std::string output;
-  double seconds = 0;
-  std::uint32_t sample = 1; // which sample it ran for
-};
-
 struct RunOptions {
   std::int64_t pid = 0;
   std::vector<std::pair<std::string, std::string>> vars; // --var k=v
@@ -290,48 +242,12 @@ struct RunOptions {
   std::function<void()> sampling_done;
 };
 
-struct RunResult {
-  std::string playbook;
-  std::int64_t pid = 0;
-  session::Debugger debugger;
-  std::vector<StepRecord> steps;
-  session::TargetTimes times;
-  std::vector<std::string> warnings;
-  Snapshot snapshot;
-  std::vector<Finding> findings;
-  bool attached = false;
-  bool aborted = false;       // a step failed with on_error: abort
-  std::optional<Error> fatal; // what ended the run early: attach refused, debugger died
-  double total_seconds = 0;
-  // --allow-unsafe-commands was given, and the commands it let through (those that would have
-  // been refused without it), in the order they ran.
-  bool unsafe_commands_allowed = false;
-  std::vector<std::string> unsafe_commands_run;
-  // Every sample taken, in order (the first is `snapshot`); the progress analysis over them.
-  std::vector<Sample> samples;
-  SampleProgress progress;
-  std::uint32_t samples_wanted = 1;
-  std::string sampling_stopped; // why fewer samples than wanted were taken
-  // Several samples: the target's stops added up (times.stop_seconds then says the same).
-  std::optional<double> stopped_seconds;
-
-  // Fatal error code; else StepFailed when a step failed without on_error: continue; else
-  // Findings when a finding is warning or above; else Ok.
-  ExitCode exit_code() const;
-};
-
 // Checks requirements and --var names (Error(DebuggerNotFound|Usage)) before attaching, then runs
 // the steps and `always`, detaches, builds the snapshot over every exchange and runs the
 // heuristics. Errors during the run are recorded in the result, never thrown; the target is
-// detached before run() returns on every path.
+// detached before run() returns on every path. The result's types are in rocplay/run_result.hpp;
+// report::run_section_to_json and write_run_section_text (rocplay/report_run.hpp) render it.
 RunResult run(const Playbook& playbook, Driver& driver, const RunOptions& options);
-
-// The run's own part of a report: per-step status and the target's times.
-nlohmann::json run_to_json(const RunResult& result);
-void write_steps_text(std::ostream& out, const RunResult& result);
-// One line on what happened to the target, exactly: whether rocplay attached (or the attach did
-// not complete), how long it was stopped, detached, SIGCONT, and its state afterwards.
-std::string target_account(const RunResult& result);
 
 // A command name the debugger does not know (`rocplay playbooks check`).
 struct CommandProblem {

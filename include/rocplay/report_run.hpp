@@ -6,6 +6,7 @@
 
 #include "rocplay/progress.hpp"
 #include "rocplay/report.hpp"
+#include "rocplay/run_result.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -18,17 +19,29 @@
 
 namespace rocplay::report {
 
+// The `run` section: what the playbook did, step by step, and what happened to the target.
+nlohmann::json run_section_to_json(const playbook::RunResult& result);
+// As text: `Playbook NAME on pid N with KIND (VERSION)`, the `Target:` line, the steps, the
+// unsafe commands let through, warnings, and what stopped the run early.
+void write_run_section_text(std::ostream& out, const playbook::RunResult& result);
+// One line on what happened to the target, exactly: whether rocplay attached (or the attach did
+// not complete), how long it was stopped, detached, SIGCONT, and its state afterwards.
+std::string target_account(const playbook::RunResult& result);
+
 // What one target's run saw. The pointers borrow the run's result: it outlives the report.
 struct RunReport {
   const Snapshot* snapshot = nullptr;
   const std::vector<Finding>* findings = nullptr;
-  nlohmann::json run; // what the playbook did (playbook::run_to_json)
+  nlohmann::json run; // what the playbook did (run_section_to_json)
   // Set when several samples were asked for: the Progress section and each sample.
   const SampleProgress* progress = nullptr;
   const std::vector<Sample>* samples = nullptr;
   std::optional<bool> partial; // written as `partial` when set: the run ended early
-  std::string steps_text;      // the playbook's steps as text (playbook::write_steps_text)
+  std::string steps_text;      // the playbook's steps as text (write_run_section_text)
 };
+// The report of one run (borrowing: `result` outlives it): its snapshot, findings, `run` section,
+// steps as text, and with several samples its progress.
+RunReport run_report_of(const playbook::RunResult& result);
 // report_to_json's document plus `run`, and with samples `progress` and `samples`.
 nlohmann::json run_report_to_json(const RunReport& report);
 // The last line of `run --format jsonl`, after the findings: `{"type": "run", "partial", "run"}`.

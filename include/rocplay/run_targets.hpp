@@ -106,8 +106,8 @@ struct TargetsResult {
 TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& targets,
                           const TargetsOptions& options);
 
-// The report writers' view of one run and of several (borrowing: `result` outlives them).
-report::RunReport run_report_of(const RunResult& result);
+// The report writers' view of several runs (borrowing: `result` outlives it); of one run:
+// report::run_report_of.
 report::MultiTargetReport multi_target_report(const std::string& playbook,
                                               const TargetsResult& result);
 

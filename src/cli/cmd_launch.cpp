@@ -9,6 +9,7 @@
 #include "rocplay/playbook.hpp"
 #include "rocplay/report.hpp"
 #include "rocplay/report_launch.hpp"
+#include "rocplay/report_run.hpp"
 
 #include <fmt/format.h>
 
@@ -164,7 +165,7 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
       }
       report::write_text(out, result.snapshot, result.findings, to);
       out << '\n';
-      playbook::write_steps_text(out, result);
+      report::write_run_section_text(out, result);
     }
     break;
   }
@@ -174,7 +175,7 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
       run.snapshot = &result.snapshot;
       run.findings = &result.findings;
       run.partial = result.fatal.has_value();
-      run.run = playbook::run_to_json(result);
+      run.run = report::run_section_to_json(result);
     }
     out << json_text(report::launch_report_to_json(summary, ran_playbook ? &run : nullptr), 2)
         << '\n';

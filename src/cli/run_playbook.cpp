@@ -161,26 +161,26 @@ int run_playbook_command(const RunCommandOptions& o) {
       if (!failure.empty()) {
         to.failure = failure;
         to.failure_label = failure_label(result);
-        to.target = playbook::target_account(result);
+        to.target = report::target_account(result);
       }
-      report::write_run_text(out, playbook::run_report_of(result), to);
+      report::write_run_text(out, report::run_report_of(result), to);
     } else if (!attach_refused(result)) {
       // Nothing was seen; a report would only say "nothing found". The steps say why (when it
       // was the attach itself, the error below says it all).
       std::ostringstream steps;
-      playbook::write_steps_text(steps, result);
+      report::write_run_section_text(steps, result);
       std::fputs(steps.str().c_str(), stderr);
     }
     break;
   case report::Format::Json: {
-    report::RunReport rr = playbook::run_report_of(result);
+    report::RunReport rr = report::run_report_of(result);
     rr.partial = !failure.empty();
     out << json_text(report::run_report_to_json(rr), 2) << '\n';
     break;
   }
   case report::Format::Jsonl: {
     report::write_jsonl(out, result.findings);
-    report::RunReport rr = playbook::run_report_of(result);
+    report::RunReport rr = report::run_report_of(result);
     rr.partial = !failure.empty();
     out << json_text(report::run_jsonl_line(rr)) << '\n';
     break;
@@ -192,7 +192,7 @@ int run_playbook_command(const RunCommandOptions& o) {
   file.commit();
   if (result.times.left_stopped) {
     print_error(fmt::format("pid {} was still stopped after detach; rocplay sent it SIGCONT ({})",
-                            o.pid, playbook::target_account(result)),
+                            o.pid, report::target_account(result)),
                 "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
   }
   if (!failure.empty()) {

@@ -37,33 +37,18 @@ const std::vector<std::string_view> kTopKeys = {"name",    "description", "requi
                                                 "timeout", "on_error",    "steps",        "tasks",
                                                 "always",  "samples",     "interval"};
 const std::vector<std::string_view> kRequirementKeys = {"debuggers", "min_version"};
-// Each action's key and the kind of step it makes: the one map between the two, in the order
-// messages list them.
-struct Action {
-  std::string_view key;
-  StepKind kind;
-};
-constexpr std::array<Action, 10> kActions = {{{"mi", StepKind::Mi},
-                                              {"cli", StepKind::Cli},
-                                              {"attach", StepKind::Attach},
-                                              {"detach", StepKind::Detach},
-                                              {"snapshot", StepKind::Snapshot},
-                                              {"threads", StepKind::Threads},
-                                              {"info-line", StepKind::InfoLine},
-                                              {"backtrace", StepKind::Backtrace},
-                                              {"disassemble", StepKind::Disassemble},
-                                              {"foreach", StepKind::Foreach}}};
+// The action keys, in the order messages list them (to_string(StepKind) maps kinds to keys).
 const std::vector<std::string_view> kActionKeys = [] {
   std::vector<std::string_view> keys;
-  for (const Action& a : kActions) {
-    keys.push_back(a.key);
+  for (const StepKind kind : kStepKinds) {
+    keys.push_back(to_string(kind));
   }
   return keys;
 }();
 std::optional<StepKind> action_kind(std::string_view key) {
-  for (const Action& a : kActions) {
-    if (a.key == key) {
-      return a.kind;
+  for (const StepKind kind : kStepKinds) {
+    if (to_string(kind) == key) {
+      return kind;
     }
   }
   return std::nullopt;
@@ -1070,15 +1055,6 @@ private:
 };
 
 } // namespace
-
-std::string_view to_string(StepKind kind) {
-  for (const Action& a : kActions) {
-    if (a.kind == kind) {
-      return a.key;
-    }
-  }
-  return "?";
-}
 
 std::string_view to_string(ForeachOver over) {
   switch (over) {

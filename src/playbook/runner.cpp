@@ -998,42 +998,6 @@ private:
 
 } // namespace
 
-std::string_view to_string(StepStatus status) {
-  switch (status) {
-  case StepStatus::Ok:
-    return "ok";
-  case StepStatus::Failed:
-    return "failed";
-  case StepStatus::Ignored:
-    return "ignored";
-  case StepStatus::TimedOut:
-    return "timed-out";
-  case StepStatus::Skipped:
-    return "skipped";
-  case StepStatus::NotRun:
-    return "not-run";
-  }
-  return "?";
-}
-
-ExitCode RunResult::exit_code() const {
-  if (fatal) {
-    return fatal->code();
-  }
-  if (times.left_stopped) {
-    return ExitCode::TargetLeftStopped;
-  }
-  if (aborted) {
-    return ExitCode::StepFailed;
-  }
-  for (const auto& f : findings) {
-    if (f.severity >= Severity::Warning) {
-      return ExitCode::Findings;
-    }
-  }
-  return ExitCode::Ok;
-}
-
 RunResult run(const Playbook& playbook, Driver& driver, const RunOptions& options) {
   Runner runner(playbook, driver, options);
   try {

@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <sstream>
 
 namespace rocplay::playbook {
 
@@ -282,21 +281,6 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
   return out;
 }
 
-report::RunReport run_report_of(const RunResult& result) {
-  report::RunReport r;
-  r.snapshot = &result.snapshot;
-  r.findings = &result.findings;
-  r.run = run_to_json(result);
-  if (result.samples_wanted > 1) {
-    r.progress = &result.progress;
-    r.samples = &result.samples;
-  }
-  std::ostringstream steps;
-  write_steps_text(steps, result);
-  r.steps_text = steps.str();
-  return r;
-}
-
 report::MultiTargetReport multi_target_report(const std::string& playbook,
                                               const TargetsResult& result) {
   report::MultiTargetReport m;
@@ -313,7 +297,7 @@ report::MultiTargetReport multi_target_report(const std::string& playbook,
       r.error_hint = t.error->hint();
     }
     if (const RunResult* run = t.reported()) {
-      r.report = run_report_of(*run);
+      r.report = report::run_report_of(*run);
       r.attached = run->attached;
     }
     m.targets.push_back(std::move(r));

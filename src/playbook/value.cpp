@@ -1,16 +1,9 @@
-// playbook::Value and Position: small value types shared by the loader and the runner.
+// playbook::Value: what variables, registered results and loop items hold.
 #include "rocplay/playbook.hpp"
 
 #include <fmt/format.h>
 
 namespace rocplay::playbook {
-
-std::string Position::str() const {
-  if (line == 0) {
-    return file;
-  }
-  return fmt::format("{}:{}:{}", file, line, column);
-}
 
 Value Value::boolean(bool b) {
   Value v;

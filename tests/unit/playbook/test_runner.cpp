@@ -2,6 +2,7 @@
 // skip rules, foreach, register/expect/fail_when, on_error, faults, and detach on every path.
 #include "replay_driver.hpp"
 #include "rocplay/frames.hpp"
+#include "rocplay/report_run.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -466,11 +467,11 @@ TEST_CASE("with --allow-unsafe-commands the run lists the unsafe commands that r
   const auto r = replay(pb, driver);
   CHECK(r.unsafe_commands_allowed);
   CHECK(r.unsafe_commands_run.empty()); // `info threads` needed no flag
-  const auto j = run_to_json(r);
+  const auto j = report::run_section_to_json(r);
   CHECK(j.at("unsafe_commands") ==
         nlohmann::json({{"allowed", true}, {"ran", nlohmann::json::array()}}));
   std::ostringstream text;
-  write_steps_text(text, r);
+  report::write_run_section_text(text, r);
   CHECK(text.str().find("Unsafe commands: allowed by --allow-unsafe-commands; none ran") !=
         std::string::npos);
 }
@@ -480,7 +481,7 @@ TEST_CASE("the run's report: JSON and text") {
   const auto r = replay(user("steps:\n  - threads\n  - mi: -no-such-command\n    name: bad\n"
                              "    on_error: continue\n"),
                         driver);
-  const auto j = run_to_json(r);
+  const auto j = report::run_section_to_json(r);
   CHECK(j.at("playbook") == "unit");
   CHECK(j.at("pid") == 24224);
   CHECK(j.at("debugger").at("kind") == "gdb");
@@ -495,7 +496,7 @@ TEST_CASE("the run's report: JSON and text") {
   CHECK(steps[3].at("always") == true);
   CHECK(j.at("exit_code") == static_cast<int>(r.exit_code()));
   std::ostringstream text;
-  write_steps_text(text, r);
+  report::write_run_section_text(text, r);
   const std::string t = text.str();
   CHECK(t.find("Playbook unit on pid 24224 with gdb") != std::string::npos);
   CHECK(t.find("ignored") != std::string::npos);

@@ -1,14 +1,23 @@
-// The run's part of a report: what each step did, and what happened to the target.
-#include "playbook/internal.hpp"
+// The `run` section of a playbook run's report: what each step did, and what happened to the
+// target (JSON, and the text after the findings).
+#include "rocplay/report_run.hpp"
+
+#include "rocplay/mi/value.hpp"
 #include "rocplay/step_output.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <ostream>
+#include <sstream>
 #include <vector>
 
-namespace rocplay::playbook {
+namespace rocplay::report {
+
+using playbook::RunResult;
+using playbook::StepKind;
+using playbook::StepStatus;
 
 namespace {
 
@@ -73,7 +82,7 @@ std::string target_account(const RunResult& r) {
   return text;
 }
 
-nlohmann::json run_to_json(const RunResult& r) {
+nlohmann::json run_section_to_json(const RunResult& r) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : r.steps) {
     nlohmann::json j = {
@@ -165,7 +174,7 @@ nlohmann::json run_to_json(const RunResult& r) {
   return out;
 }
 
-void write_steps_text(std::ostream& out, const RunResult& r) {
+void write_run_section_text(std::ostream& out, const RunResult& r) {
   out << fmt::format("Playbook {} on pid {} with {} ({})\n", r.playbook, r.pid,
                      to_string(r.debugger.kind), r.debugger.version);
   out << "Target: " << target_account(r) << '\n';
@@ -250,7 +259,7 @@ void write_steps_text(std::ostream& out, const RunResult& r) {
     if (s.status == StepStatus::Failed && s.position.line != 0) {
       out << indent << "          at " << s.position.str() << '\n';
     }
-    report::write_step_output_text(out, s.output, indent + "          ");
+    write_step_output_text(out, s.output, indent + "          ");
   }
   if (r.unsafe_commands_allowed) {
     out << fmt::format("Unsafe commands: allowed by --allow-unsafe-commands; {}\n",
@@ -272,4 +281,19 @@ void write_steps_text(std::ostream& out, const RunResult& r) {
   }
 }
 
-} // namespace rocplay::playbook
+RunReport run_report_of(const RunResult& result) {
+  RunReport r;
+  r.snapshot = &result.snapshot;
+  r.findings = &result.findings;
+  r.run = run_section_to_json(result);
+  if (result.samples_wanted > 1) {
+    r.progress = &result.progress;
+    r.samples = &result.samples;
+  }
+  std::ostringstream steps;
+  write_run_section_text(steps, result);
+  r.steps_text = steps.str();
+  return r;
+}
+
+} // namespace rocplay::report
