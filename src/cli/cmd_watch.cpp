@@ -9,6 +9,7 @@
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
 #include "rocplay/report_watch.hpp"
+#include "rocplay/run_targets.hpp"
 #include "rocplay/session.hpp"
 #include "rocplay/watch.hpp"
 
@@ -231,7 +232,7 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
   }
   say(fmt::format("HANG ({}): capturing {} target(s) at once: pids {}, playbook {}, {} samples",
                   check.reason, pids.size(), list, ro.playbook, ro.samples));
-  FanoutOutcome outcome;
+  playbook::TargetsResult outcome;
   CaptureResult result;
   try {
     result.code = run_fanout(ro, pids, static_cast<unsigned>(pids.size()), &outcome);
@@ -255,8 +256,16 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
   c.report_path = ro.output;
   c.interrupted = result.interrupted;
   c.cross_rank = outcome.cross_rank;
-  for (auto& t : outcome.targets) {
-    c.targets.push_back({t.pid, t.rank, t.examined, t.error, t.findings, t.progress});
+  for (const auto& t : outcome.targets) {
+    report::CaptureTarget& ct = c.targets.emplace_back();
+    ct.pid = t.target.pid;
+    ct.rank = t.target.rank;
+    ct.examined = t.examined();
+    ct.error = t.error ? t.error->what() : std::string();
+    if (const playbook::RunResult* run = t.reported()) {
+      ct.findings = run->findings;
+      ct.progress = run->progress;
+    }
   }
   const std::string line = report::capture_summary_line(c);
   const std::string summary = base + ".summary.txt";
@@ -269,13 +278,9 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
   }
   std::fprintf(stdout, "%s\n", line.c_str());
   std::fflush(stdout);
-  std::size_t examined = 0;
-  for (const auto& t : outcome.targets) {
-    examined += t.examined ? 1 : 0;
-  }
-  if (examined > 0) {
-    result.code = static_cast<int>(examined == outcome.targets.size() ? ExitCode::Findings
-                                                                      : ExitCode::PartialInput);
+  if (outcome.examined > 0) {
+    result.code = static_cast<int>(
+        outcome.examined == outcome.targets.size() ? ExitCode::Findings : ExitCode::PartialInput);
   }
   if (result.interrupted) {
     say("interrupted during the capture: every target was detached; --on-capture not run");

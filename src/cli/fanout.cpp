@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <utility>
 
 namespace rocplay::cli {
 
@@ -89,7 +90,7 @@ std::vector<std::int64_t> resolve_workers(std::int64_t server_pid) {
 }
 
 int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids, unsigned jobs,
-               FanoutOutcome* outcome) {
+               playbook::TargetsResult* outcome) {
   session::install_signal_guard();
   // Everything that can be checked is checked once, before any target stops.
   const playbook::Playbook pb = run_playbook_of(o);
@@ -109,7 +110,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
                    t.examined() ? "done" : "failed", t.seconds);
     };
   }
-  const playbook::TargetsResult result = playbook::run_targets(pb, targets, examination);
+  playbook::TargetsResult result = playbook::run_targets(pb, targets, examination);
 
   const report::MultiTargetReport m = playbook::multi_target_report(pb.name, result);
   std::ostream& os = out.stream();
@@ -130,23 +131,6 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     break;
   }
   out.commit();
-  if (outcome != nullptr) {
-    outcome->cross_rank = result.cross_rank;
-    for (const auto& t : result.targets) {
-      FanoutTarget ft{t.target.pid,
-                      t.target.rank,
-                      t.examined(),
-                      static_cast<int>(t.exit_code()),
-                      t.error ? t.error->what() : std::string(),
-                      {},
-                      {}};
-      if (const playbook::RunResult* run = t.reported()) {
-        ft.findings = run->findings;
-        ft.progress = run->progress;
-      }
-      outcome->targets.push_back(std::move(ft));
-    }
-  }
   for (const auto& t : result.targets) {
     if (t.result && t.result->times.left_stopped) {
       print_error(fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT",
@@ -155,20 +139,24 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     }
   }
   const std::size_t failed = result.targets.size() - result.examined;
-  if (result.targets.empty()) {
-    return static_cast<int>(ExitCode::Ok);
+  int code = static_cast<int>(ExitCode::Ok);
+  if (!result.targets.empty()) {
+    const playbook::TargetRun& first = result.targets.front();
+    if (failed == result.targets.size()) {
+      // Nothing was examined: the first target's reason is the reason.
+      print_error(first.error ? first.error->what() : "no target was examined",
+                  first.error ? first.error->hint() : "");
+    } else if (failed > 0) {
+      print_error(
+          fmt::format("{} of {} targets could not be examined", failed, result.targets.size()),
+          "their reasons are in the report; the others were examined and detached");
+    }
+    code = static_cast<int>(result.exit_code());
   }
-  const playbook::TargetRun& first = result.targets.front();
-  if (failed == result.targets.size()) {
-    // Nothing was examined: the first target's reason is the reason.
-    print_error(first.error ? first.error->what() : "no target was examined",
-                first.error ? first.error->hint() : "");
-  } else if (failed > 0) {
-    print_error(
-        fmt::format("{} of {} targets could not be examined", failed, result.targets.size()),
-        "their reasons are in the report; the others were examined and detached");
+  if (outcome != nullptr) {
+    *outcome = std::move(result);
   }
-  return static_cast<int>(result.exit_code());
+  return code;
 }
 
 } // namespace rocplay::cli

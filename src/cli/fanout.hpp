@@ -2,11 +2,9 @@
 #pragma once
 
 #include "cli/run_common.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/progress.hpp"
+#include "rocplay/run_targets.hpp"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,26 +14,11 @@ namespace rocplay::cli {
 std::vector<std::int64_t> parse_pid_list(const std::string& text);
 // The GPU workers of a server process (see process::workers_of). Throws Error(NoSuchProcess).
 std::vector<std::int64_t> resolve_workers(std::int64_t server_pid);
-// What a fan-out saw, for a caller that acts on it (`rocplay watch` writes a summary line).
-struct FanoutTarget {
-  std::int64_t pid = 0;
-  std::optional<int> rank;
-  bool examined = false;
-  int exit_code = 0;
-  std::string error; // why it was not examined
-  std::vector<Finding> findings;
-  SampleProgress progress;
-};
-struct FanoutOutcome {
-  std::vector<FanoutTarget> targets;
-  std::vector<Finding> cross_rank;
-};
-
 // Runs the playbook against every pid, at most `jobs` at a time (0: up to 8), and prints one
 // combined report with the cross-rank findings. Every target is detached on every path. Returns
 // 0/1 (findings) when all were examined, 2 when some could not be, else the first one's code.
-// `outcome`, when given, receives each target's findings and progress.
+// `outcome`, when given, receives run_targets' result (`rocplay watch` sums it up).
 int run_fanout(const RunCommandOptions& options, const std::vector<std::int64_t>& pids,
-               unsigned jobs, FanoutOutcome* outcome = nullptr);
+               unsigned jobs, playbook::TargetsResult* outcome = nullptr);
 
 } // namespace rocplay::cli
