@@ -33,9 +33,9 @@ struct Target {
   std::string record_path; // where its debugger transcript goes; empty: not recorded
 };
 
-// Targets for several pids, in the order given: each one's rank from its environment (RANK,
-// LOCAL_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID); when any of them has none, the order given is
-// the rank order. No record paths.
+// Targets for several pids, in the order given: each one's rank from its environment, the first of
+// RANK, LOCAL_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID that is a number from end to end (`3x` is
+// none); when any target has none, the order given is the rank order. No record paths.
 std::vector<Target> ranked_targets(const std::vector<std::int64_t>& pids);
 
 // The GPU workers under `pid` other than itself, for the "nothing visible" finding and the

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -109,11 +110,15 @@ std::optional<int> rank_of(std::int64_t pid) {
   }
   for (const char* key : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
     auto it = env->find(key);
-    if (it != env->end()) {
-      try {
-        return std::stoi(it->second);
-      } catch (const std::exception&) {
-      }
+    if (it == env->end()) {
+      continue;
+    }
+    // All of the value, or it is no rank: `RANK=3x` names no rank 3.
+    const std::string& value = it->second;
+    int rank = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), rank);
+    if (ec == std::errc() && end == value.data() + value.size()) {
+      return rank;
     }
   }
   return std::nullopt;

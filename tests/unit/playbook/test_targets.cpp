@@ -6,16 +6,23 @@
 // stand-ins run on the pool's threads, where Catch's macros may not: they note what they saw and
 // the test checks it after.
 #include "replay_driver.hpp"
+#include "rocplay/process.hpp"
 #include "rocplay/run_targets.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 
 using namespace rocplay;
@@ -40,6 +47,41 @@ RunResult attached_run(const RunOptions& ro) {
   r.attached = true;
   return r;
 }
+
+// A real process whose environment is exactly `env` (`sleep`, killed and reaped at scope exit), for
+// what ranked_targets reads from /proc/PID/environ.
+class ProcessWithEnv {
+public:
+  explicit ProcessWithEnv(std::vector<std::string> env) {
+    std::vector<char*> envp;
+    for (auto& e : env) {
+      envp.push_back(e.data());
+    }
+    envp.push_back(nullptr);
+    std::string name = "sleep";
+    std::string seconds = "60";
+    char* argv[] = {name.data(), seconds.data(), nullptr};
+    REQUIRE(::posix_spawnp(&pid_, "sleep", nullptr, nullptr, argv, envp.data()) == 0);
+    // posix_spawnp may return while the exec is still laying out the new stack, when
+    // /proc/PID/environ reads empty: wait until the environment is there.
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (process::read_environ(pid_).value_or(std::map<std::string, std::string>{}).size() <
+               env.size() &&
+           Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~ProcessWithEnv() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  ProcessWithEnv(const ProcessWithEnv&) = delete;
+  ProcessWithEnv& operator=(const ProcessWithEnv&) = delete;
+  std::int64_t pid() const { return pid_; }
+
+private:
+  pid_t pid_ = -1;
+};
 
 bool has(const std::vector<Finding>& fs, std::string_view id) {
   return std::any_of(fs.begin(), fs.end(), [&](const Finding& f) { return f.id == id; });
@@ -214,4 +256,23 @@ TEST_CASE(
   CHECK(r.notes[0] == "samples not in lockstep: 3 targets, 1 at a time (--jobs 3 keeps them in "
                       "step)");
   CHECK(r.examined == 3);
+}
+
+TEST_CASE("ranked_targets: a rank variable is a whole number or no rank, `RANK=3x` is not rank 3") {
+  ProcessWithEnv trailing({"RANK=3x", "LOCAL_RANK=5"});
+  ProcessWithEnv plain({"RANK=7"});
+  ProcessWithEnv slurm({"RANK=", "SLURM_PROCID=2"});
+  const auto ranked = ranked_targets({trailing.pid(), plain.pid(), slurm.pid()});
+  REQUIRE(ranked.size() == 3);
+  CHECK(ranked[0].pid == trailing.pid());
+  CHECK(ranked[0].rank == 5); // RANK refused, LOCAL_RANK next
+  CHECK(ranked[1].rank == 7);
+  CHECK(ranked[2].rank == 2);
+
+  // One target with no rank: the order given is the rank order, for every target.
+  ProcessWithEnv only_trailing({"RANK=3x"});
+  const auto ordered = ranked_targets({plain.pid(), only_trailing.pid()});
+  REQUIRE(ordered.size() == 2);
+  CHECK(ordered[0].rank == 0);
+  CHECK(ordered[1].rank == 1);
 }
