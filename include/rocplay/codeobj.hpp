@@ -166,4 +166,9 @@ ReadResult read_input(const std::string& path_or_uri, const std::string& saved_d
 // The architecture named by e_flags' machine byte (`gfx90a` for 0x3f); empty when unknown.
 std::string arch_from_e_flags(std::uint32_t e_flags);
 
+// The .symtab index of the symbol `name` in an ELF of any machine (a CUDA device ELF that
+// cuda-gdb kept: `nvdisasm -fun` takes this index); nullopt when the bytes are no ELF or hold no
+// such symbol.
+std::optional<std::size_t> symbol_index(std::span<const std::uint8_t> elf, std::string_view name);
+
 } // namespace rocplay::codeobj

@@ -199,11 +199,15 @@ struct SourceLine {
   bool operator==(const SourceLine&) const = default;
 };
 
-// Instructions a debugger disassembled while the target was stopped (`-data-disassemble`), as
-// it printed them; the loop holding a PC is found from them (snapshot::code_loops).
+// Instructions around a stuck PC, as a disassembler printed them: the debugger's, in the stop
+// (`-data-disassemble`), or nvdisasm's after the detach; the loop holding a PC is found from them
+// (snapshot::code_loops).
 struct CodeWindow {
   std::string thread; // the thread it was asked for (`--thread`, else the selected one)
   std::vector<isa::Instruction> instructions;
+  // Empty: the debugger disassembled it in the stop. Else what decoded it after the detach from
+  // the code the debugger named in the stop (`nvdisasm`; rocplay/deferred_code.hpp).
+  std::string decoded_by;
   bool operator==(const CodeWindow&) const = default;
 };
 

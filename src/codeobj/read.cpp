@@ -545,4 +545,34 @@ ReadResult read_bytes(std::span<const std::uint8_t> bytes, const std::string& la
   return result;
 }
 
+std::optional<std::size_t> symbol_index(std::span<const std::uint8_t> elf, std::string_view name) {
+  init_libelf();
+  // libelf reads, never writes, an image opened with elf_memory.
+  std::unique_ptr<Elf, ElfCloser> e(
+      elf_memory(const_cast<char*>(reinterpret_cast<const char*>(elf.data())), elf.size()));
+  if (!e || elf_kind(e.get()) != ELF_K_ELF) {
+    return std::nullopt;
+  }
+  for (Elf_Scn* scn = elf_nextscn(e.get(), nullptr); scn != nullptr;
+       scn = elf_nextscn(e.get(), scn)) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) {
+      continue;
+    }
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr) {
+      continue;
+    }
+    const std::size_t count = data->d_size / sh.sh_entsize;
+    for (std::size_t i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) != nullptr &&
+          bounded_name(elf_strptr(e.get(), sh.sh_link, sym.st_name), 4096) == name) {
+        return i;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace rocplay::codeobj

@@ -4,6 +4,7 @@
 // last command, every step gets its own status here, a failing step stops the playbook only when
 // it says so (on_error: abort, the default), and the `always` section and the detach run whatever
 // happened before them.
+#include "playbook/deferred_code.hpp"
 #include "playbook/internal.hpp"
 #include "rocplay/clock.hpp"
 #include "rocplay/frames.hpp"
@@ -137,6 +138,7 @@ public:
                             "this is a bug in rocplay; please report it with the playbook");
     }
     final_detach();
+    decode_deferred_code();
     finish_snapshot();
     result_.times = driver_.times();
     if (result_.stopped_seconds) {
@@ -712,13 +714,20 @@ private:
   // Host code is variable-length, so the whole function holding the PC is asked for (`-a`);
   // GPU code from the function's start when `info line` gave it, else 256 bytes before the PC.
   // cuda-gdb reads device code only with a CUDA focus, and its warps are no GDB threads: the
-  // focus moves to the class's kernel and first block (thread 0 always exists) first.
+  // focus moves to the class's kernel and first block (thread 0 always exists) first. With
+  // nvdisasm at hand, cuda-gdb is asked only `info symbol`, and the window is decoded after the
+  // detach (detail::DeferredCode): its own first disassembly costs 0.5 s inside the stop.
   Value disassemble(const Step& s) {
     ensure_threads(s);
     constexpr std::size_t kMaxGpu = 16;
     constexpr std::size_t kMaxHost = 16;
     const bool cuda = driver_.debugger().kind == DebuggerKind::CudaGdb;
-    std::vector<std::pair<std::string, std::string>> commands; // {CUDA focus or "", command}
+    struct Ask {
+      std::string focus; // the CUDA focus first, or ""
+      std::string command;
+      std::uint64_t pc = 0, start = 0, end = 0;
+    };
+    std::vector<Ask> commands;
     {
       const Snapshot& snap = current_snapshot();
       std::unordered_set<std::uint64_t> seen;
@@ -749,14 +758,16 @@ private:
           const auto block = [&](std::size_t i) {
             return c.workgroup[i] ? c.workgroup[i]->first : 0;
           };
-          commands.emplace_back(
-              fmt::format("cuda kernel {} block {},{},{} thread 0,0,0", *c.dispatch, block(0),
-                          block(1), block(2)),
-              fmt::format("-data-disassemble -s {:#x} -e {:#x} -- 0", start, *c.pc + 128));
+          commands.push_back(
+              {fmt::format("cuda kernel {} block {},{},{} thread 0,0,0", *c.dispatch, block(0),
+                           block(1), block(2)),
+               fmt::format("-data-disassemble -s {:#x} -e {:#x} -- 0", start, pc + 128), pc, start,
+               pc + 128});
         } else {
-          commands.emplace_back(std::string(),
-                                fmt::format("-data-disassemble --thread {} -s {:#x} -e {:#x} -- 0",
-                                            c.first_thread, start, *c.pc + 128));
+          commands.push_back({std::string(),
+                              fmt::format("-data-disassemble --thread {} -s {:#x} -e {:#x} -- 0",
+                                          c.first_thread, start, pc + 128),
+                              pc, start, pc + 128});
         }
         ++gpu;
       }
@@ -766,23 +777,50 @@ private:
             !seen.insert(*t.frames.front().pc).second) {
           continue;
         }
-        commands.emplace_back(
-            std::string(),
-            fmt::format("-data-disassemble --thread {} -a {:#x} -- 0", t.id, *t.frames.front().pc));
+        const std::uint64_t pc = *t.frames.front().pc;
+        commands.push_back({std::string(),
+                            fmt::format("-data-disassemble --thread {} -a {:#x} -- 0", t.id, pc),
+                            pc, 0, 0});
         ++host;
       }
     }
+    if (cuda && !deferred_checked_) {
+      deferred_checked_ = true;
+      deferred_ = detail::DeferredCode::for_debugger(driver_.debugger());
+    }
     std::size_t failed = 0;
-    for (const auto& [focus, command] : commands) {
+    for (const auto& [focus, command, pc, start, end] : commands) {
       if (!focus.empty() && driver_.console(focus, timeout_of(s)).error_message()) {
         ++failed; // no focus, no device code: the window is not asked for
         continue;
+      }
+      if (!focus.empty() && deferred_) {
+        auto ex = driver_.console(fmt::format("info symbol {:#x}", pc), timeout_of(s));
+        std::string why;
+        if (!ex.error_message() && deferred_->keep(focus, pc, start, end, ex.console(), why)) {
+          continue;
+        }
+        if (!why.empty()) {
+          result_.warnings.push_back(fmt::format("disassemble: {}; disassembled in the stop", why));
+        }
       }
       if (driver_.execute(command, timeout_of(s)).error_message()) {
         ++failed;
       }
     }
     return count_value(commands.size(), failed);
+  }
+
+  // After the detach: the windows kept in the stops, decoded, into the recording (so a replay
+  // builds the same snapshot).
+  void decode_deferred_code() {
+    if (!deferred_ || deferred_->empty()) {
+      return;
+    }
+    for (auto& problem : deferred_->decode([this](std::string_view note) { driver_.note(note); })) {
+      result_.warnings.push_back("disassemble: " + problem);
+    }
+    deferred_.reset();
   }
 
   Value backtrace(const Step& s) {
@@ -988,6 +1026,8 @@ private:
   bool stopped_ = false;
   bool debugger_gone_ = false;
   std::string stop_reason_;
+  std::unique_ptr<detail::DeferredCode> deferred_; // cuda-gdb's windows, decoded after the detach
+  bool deferred_checked_ = false;
   std::size_t snapshot_exchanges_ = static_cast<std::size_t>(-1);
   std::unordered_set<std::uint64_t> looked_up_; // PCs `info-line` asked about
   Snapshot snapshot_;

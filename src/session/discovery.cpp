@@ -1,22 +1,7 @@
 // Which debugger to run: --debugger, $ROCPLAY_DEBUGGER, or the first of rocgdb, cuda-gdb, gdb.
-// Boost.Process v2 on std::filesystem (no Boost.Filesystem library to link). Boost 1.81 forgets
-// a few includes in that mode; they come first.
-#define BOOST_PROCESS_USE_STD_FS 1
-#include <boost/optional.hpp>
-#include <boost/type_traits/decay.hpp>
-#include <boost/type_traits/is_convertible.hpp>
-
+#include "rocplay/helper_program.hpp"
 #include "rocplay/session.hpp"
 #include "session/internal.hpp"
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/read.hpp>
-#include <boost/asio/readable_pipe.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/stdio.hpp>
-
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -24,78 +9,17 @@
 
 namespace rocplay::session {
 
-namespace asio = boost::asio;
-namespace bp2 = boost::process::v2;
-
 namespace {
-
-bool is_executable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
-}
-
-std::vector<std::string> split_path(std::string_view path_var) {
-  std::vector<std::string> dirs;
-  std::size_t pos = 0;
-  while (pos <= path_var.size()) {
-    std::size_t end = path_var.find(':', pos);
-    if (end == std::string_view::npos) {
-      end = path_var.size();
-    }
-    std::string dir(path_var.substr(pos, end - pos));
-    dirs.push_back(dir.empty() ? "." : dir); // an empty entry means the current directory
-    pos = end + 1;
-  }
-  return dirs;
-}
 
 // The first line `PROGRAM --version` prints, or nullopt when it cannot be run in time.
 std::optional<std::string> version_banner(const std::string& path,
                                           std::chrono::milliseconds timeout) {
-  try {
-    asio::io_context ctx;
-    asio::readable_pipe out(ctx);
-    bp2::process proc(ctx, path, {"--version"}, bp2::process_stdio{nullptr, out, nullptr});
-    std::string text;
-    std::array<char, 4096> buf{};
-    bool eof = false;
-    std::function<void()> read_more = [&] {
-      out.async_read_some(asio::buffer(buf), [&](boost::system::error_code ec, std::size_t n) {
-        if (ec) {
-          eof = true;
-          return;
-        }
-        if (text.size() < 65536) {
-          text.append(buf.data(), n);
-        }
-        read_more();
-      });
-    };
-    read_more();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!eof && std::chrono::steady_clock::now() < deadline) {
-      ctx.run_one_until(deadline);
-      if (ctx.stopped()) {
-        ctx.restart();
-      }
-    }
-    if (!eof) {
-      boost::system::error_code ec;
-      proc.terminate(ec);
-      return std::nullopt;
-    }
-    boost::system::error_code ec;
-    proc.wait(ec);
-    // Reaped: the pid is free for reuse, so Boost's destructor must not waitpid()/kill it.
-    [[maybe_unused]] auto handle = proc.detach();
-    std::string first = banner_line(text);
-    if (first.empty()) {
-      return std::nullopt;
-    }
-    return first;
-  } catch (const std::exception&) {
+  const ProgramRun run = run_program(path, {"--version"}, timeout, 65536, Stderr::Discard);
+  std::string first = run.exit_code ? banner_line(run.output) : std::string();
+  if (first.empty()) {
     return std::nullopt;
   }
+  return first;
 }
 
 } // namespace
@@ -178,7 +102,7 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env, Debug
   } else if (const char* p = std::getenv("PATH")) {
     path_var = p;
   }
-  const auto path_dirs = split_path(path_var);
+  const auto path_dirs = split_path_var(path_var);
 
   // Candidate files in order, with the name each came from.
   std::vector<std::string> candidates;

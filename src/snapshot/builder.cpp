@@ -1,4 +1,5 @@
 // snapshot::Builder: exchanges in, one Snapshot out (see dialect.hpp for the protocol).
+#include "rocplay/deferred_code.hpp"
 #include "rocplay/snapshot.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/fault.hpp"
@@ -172,6 +173,7 @@ struct Builder::Impl {
   std::unique_ptr<Dialect> rocgdb = make_rocgdb_dialect();
   std::unique_ptr<Dialect> cuda = make_cuda_gdb_dialect();
   FaultReader faults;
+  CodeNoteReader code_notes; // windows decoded after the detach
   DebuggerKind kind = DebuggerKind::Unknown;
   bool rocgdb_used = false;
   bool cuda_used = false;
@@ -247,6 +249,9 @@ struct Builder::Impl {
     }
     for (const auto& note : ex.notes) {
       auto& notes = state.snapshot.notes;
+      if (code_notes.take(note, state.snapshot.code_windows)) {
+        continue;
+      }
       if (note.starts_with(kLightSymbolsNote)) {
         auto text = mi::lossy_utf8(note);
         if (std::find(notes.begin(), notes.end(), text) == notes.end()) {

@@ -385,6 +385,7 @@ template <class Io, Like<isa::Instruction> I> void fields(Io& io, I& i) {
 template <class Io, Like<CodeWindow> C> void fields(Io& io, C& c) {
   io.text("thread", c.thread);
   io.list("instructions", c.instructions, Presence::Always);
+  io.text("decoded_by", c.decoded_by);
 }
 
 template <class Io, Like<Lane> L> void fields(Io& io, L& l) {

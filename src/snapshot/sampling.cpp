@@ -122,6 +122,35 @@ void SampleBuilder::add(const mi::Exchange& ex) {
   s.builder->add(ex);
 }
 
+// Windows decoded after the detach are recorded after the last sample, whichever sample asked
+// for them; code does not change between samples, so every sample gets each of them.
+static void share_code_windows(std::vector<Sample>& samples) {
+  std::vector<CodeWindow> all;
+  std::set<std::pair<std::uint64_t, std::string>> have;
+  for (const auto& sample : samples) {
+    for (const auto& w : sample.snapshot.code_windows) {
+      if (!w.decoded_by.empty() && !w.instructions.empty() &&
+          have.emplace(w.instructions.front().address, w.thread).second) {
+        all.push_back(w);
+      }
+    }
+  }
+  for (auto& sample : samples) {
+    auto& windows = sample.snapshot.code_windows;
+    std::set<std::pair<std::uint64_t, std::string>> own;
+    for (const auto& w : windows) {
+      if (!w.instructions.empty()) {
+        own.emplace(w.instructions.front().address, w.thread);
+      }
+    }
+    for (const auto& w : all) {
+      if (!own.contains({w.instructions.front().address, w.thread})) {
+        windows.push_back(w);
+      }
+    }
+  }
+}
+
 std::vector<Sample> SampleBuilder::finish() {
   Impl& s = *impl_;
   s.close();
@@ -155,6 +184,7 @@ std::vector<Sample> SampleBuilder::finish() {
     out.push_back(std::move(sample));
   }
   s.done.clear();
+  share_code_windows(out);
   return out;
 }
 

@@ -1,0 +1,34 @@
+// Running a helper program (a debugger's --version, nvdisasm) with a bound on its time and its
+// output: no shell, arguments passed as they are.
+// Layer: src/session/ (library rocplay_session; docs/architecture.md).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rocplay::session {
+
+struct ProgramRun {
+  std::optional<int> exit_code; // nullopt: it could not be started, or was killed at the deadline
+  bool timed_out = false;
+  bool truncated = false; // wrote more than max_output; the rest was read and dropped
+  std::string output;     // stdout, and stderr as they interleaved when asked for
+  std::string error;      // why it could not be started
+};
+enum class Stderr : bool { Discard, Merge };
+ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
+                       std::chrono::milliseconds timeout, std::size_t max_output,
+                       Stderr stderr_output = Stderr::Merge);
+
+bool is_executable_file(const std::string& path);
+// `$PATH`'s directories in order; an empty entry is the current directory, as for a shell.
+std::vector<std::string> split_path_var(std::string_view path_var);
+// The first executable file called `name` in `dirs_first`, then in $PATH; nullopt when none.
+std::optional<std::string> find_program(std::string_view name,
+                                        const std::vector<std::string>& dirs_first);
+
+} // namespace rocplay::session

@@ -1,0 +1,118 @@
+// Helper programs with a bound on time and output (see rocplay/helper_program.hpp).
+// Boost.Process v2 on std::filesystem (no Boost.Filesystem library to link). Boost 1.81 forgets
+// a few includes in that mode; they come first.
+#define BOOST_PROCESS_USE_STD_FS 1
+#include <boost/optional.hpp>
+#include <boost/type_traits/decay.hpp>
+#include <boost/type_traits/is_convertible.hpp>
+
+#include "rocplay/helper_program.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/readable_pipe.hpp>
+#include <boost/process/v2/process.hpp>
+#include <boost/process/v2/stdio.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <functional>
+
+namespace rocplay::session {
+
+namespace asio = boost::asio;
+namespace bp2 = boost::process::v2;
+
+ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
+                       std::chrono::milliseconds timeout, std::size_t max_output,
+                       Stderr stderr_output) {
+  ProgramRun run;
+  try {
+    asio::io_context ctx;
+    asio::readable_pipe out(ctx);
+    auto launch = [&] {
+      if (stderr_output == Stderr::Merge) {
+        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, out, out});
+      }
+      return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, out, nullptr});
+    };
+    bp2::process proc = launch();
+    std::array<char, 65536> buf{};
+    bool eof = false;
+    std::function<void()> read_more = [&] {
+      out.async_read_some(asio::buffer(buf), [&](boost::system::error_code ec, std::size_t n) {
+        if (ec) {
+          eof = true;
+          return;
+        }
+        const std::size_t room = max_output - std::min(max_output, run.output.size());
+        run.output.append(buf.data(), std::min(n, room));
+        run.truncated |= n > room;
+        read_more();
+      });
+    };
+    read_more();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!eof && std::chrono::steady_clock::now() < deadline) {
+      ctx.run_one_until(deadline);
+      if (ctx.stopped()) {
+        ctx.restart();
+      }
+    }
+    boost::system::error_code ec;
+    if (!eof) {
+      run.timed_out = true;
+      proc.terminate(ec);
+      return run;
+    }
+    const int code = proc.wait(ec);
+    if (!ec) {
+      run.exit_code = code;
+    }
+    // Reaped: the pid is free for reuse, so Boost's destructor must not waitpid()/kill it.
+    [[maybe_unused]] auto handle = proc.detach();
+  } catch (const std::exception& e) {
+    run.error = e.what();
+  }
+  return run;
+}
+
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::vector<std::string> split_path_var(std::string_view path_var) {
+  std::vector<std::string> dirs;
+  std::size_t pos = 0;
+  while (pos <= path_var.size()) {
+    std::size_t end = path_var.find(':', pos);
+    if (end == std::string_view::npos) {
+      end = path_var.size();
+    }
+    std::string dir(path_var.substr(pos, end - pos));
+    dirs.push_back(dir.empty() ? "." : dir);
+    pos = end + 1;
+  }
+  return dirs;
+}
+
+std::optional<std::string> find_program(std::string_view name,
+                                        const std::vector<std::string>& dirs_first) {
+  std::vector<std::string> dirs = dirs_first;
+  if (const char* path = std::getenv("PATH")) {
+    auto more = split_path_var(path);
+    dirs.insert(dirs.end(), more.begin(), more.end());
+  }
+  for (const auto& dir : dirs) {
+    std::string candidate = dir + "/" + std::string(name);
+    if (is_executable_file(candidate)) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace rocplay::session
