@@ -21,7 +21,7 @@ namespace rocplay::snapshot {
 // GDB's `info symbol ADDR`: `NAME + 192 in section .text._Z4spinv of /tmp/cuda-dbg/..../elf.o`
 // (no `+ N` at the symbol's start, no `of FILE` in the main executable).
 struct SymbolAnswer {
-  std::string name;    // as printed (demangled)
+  std::string name; // as printed (demangled)
   std::uint64_t offset = 0;
   std::string section; // `.text._Z4spinv`
   std::string object;  // the file holding it; empty for the main executable

@@ -107,8 +107,8 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
       current_section = std::string(section);
       continue;
     }
-    const bool in_code = current_section.starts_with(".text.") &&
-                         (wanted.empty() || current_section == wanted);
+    const bool in_code =
+        current_section.starts_with(".text.") && (wanted.empty() || current_section == wanted);
     if (!in_code) {
       continue;
     }
@@ -120,8 +120,8 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
       continue; // directives (.align, .type ...) and the function's own label
     }
     const auto close = line.find("*/");
-    const auto address = close == std::string_view::npos ? std::nullopt
-                                                          : parse_hex(line.substr(2, close - 2));
+    const auto address =
+        close == std::string_view::npos ? std::nullopt : parse_hex(line.substr(2, close - 2));
     std::string_view text = close == std::string_view::npos ? line : trim(line.substr(close + 2));
     // `-hex` appends the encoding as a second comment: `/* 0x000fe20000000f00 */`.
     if (auto comment = text.find("/*"); comment != std::string_view::npos) {
@@ -132,8 +132,8 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
     }
     if (!address || text.empty()) {
       if (out.problems.size() < 16) {
-        out.problems.push_back(fmt::format("line {}: no address and instruction in `{}`",
-                                           line_no, line.substr(0, 120)));
+        out.problems.push_back(fmt::format("line {}: no address and instruction in `{}`", line_no,
+                                           line.substr(0, 120)));
       }
       continue;
     }
@@ -156,8 +156,8 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
     }
     if (!out.instructions.empty() && out.instructions.back().function == in.function &&
         in.address > out.instructions.back().address) {
-      out.instructions.back().size =
-          static_cast<std::uint32_t>(std::min<std::uint64_t>(in.address - out.instructions.back().address, 64));
+      out.instructions.back().size = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(in.address - out.instructions.back().address, 64));
     }
     out.instructions.push_back(std::move(in));
   }

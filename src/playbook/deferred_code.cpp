@@ -91,8 +91,8 @@ bool DeferredCode::keep(const std::string& subject, std::uint64_t pc, std::uint6
       std::string pattern =
           std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/rocplay-code-XXXXXX";
       if (::mkdtemp(pattern.data()) == nullptr) {
-        why = fmt::format("no temporary directory to keep device code in ({})",
-                          std::strerror(errno));
+        why =
+            fmt::format("no temporary directory to keep device code in ({})", std::strerror(errno));
         return false;
       }
       dir_ = pattern;
@@ -135,12 +135,11 @@ std::vector<std::string> DeferredCode::decode(const std::function<void(std::stri
       args.push_back(ours);
       const auto run = session::run_program(nvdisasm_, args, kNvdisasmTimeout, kMaxListingBytes);
       if (run.exit_code != 0) {
-        problems.push_back(fmt::format(
-            "code at {:#x}: {} {}", w.pc, nvdisasm_,
-            run.timed_out ? "did not finish in 30 s"
-            : !run.error.empty()
-                ? "could not be run: " + run.error
-                : fmt::format("failed: {}", first_line(run.output))));
+        problems.push_back(fmt::format("code at {:#x}: {} {}", w.pc, nvdisasm_,
+                                       run.timed_out ? "did not finish in 30 s"
+                                       : !run.error.empty()
+                                           ? "could not be run: " + run.error
+                                           : fmt::format("failed: {}", first_line(run.output))));
         continue;
       }
       it->second = isa::read_nvdisasm_listing(run.output, w.function);

@@ -46,8 +46,8 @@ private:
     std::string object;   // the file cuda-gdb named
   };
   std::string nvdisasm_;
-  std::string dir_;                          // private, created on first keep
-  std::map<std::string, std::string> kept_;  // cuda-gdb's file -> ours
+  std::string dir_;                         // private, created on first keep
+  std::map<std::string, std::string> kept_; // cuda-gdb's file -> ours
   std::vector<Window> windows_;
 };
 

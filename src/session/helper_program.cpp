@@ -8,8 +8,10 @@
 
 #include "rocplay/helper_program.hpp"
 
+#include <boost/asio/connect_pipe.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/readable_pipe.hpp>
+#include <boost/asio/writable_pipe.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
@@ -32,13 +34,17 @@ ProgramRun run_program(const std::string& path, const std::vector<std::string>& 
   try {
     asio::io_context ctx;
     asio::readable_pipe out(ctx);
+    asio::writable_pipe child_end(ctx);
+    asio::connect_pipe(out, child_end);
+    // One pipe for both streams, so their lines stay in the order they were written.
     auto launch = [&] {
       if (stderr_output == Stderr::Merge) {
-        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, out, out});
+        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, child_end});
       }
-      return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, out, nullptr});
+      return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, nullptr});
     };
     bp2::process proc = launch();
+    child_end.close(); // the child holds its copies; EOF comes when it exits
     std::array<char, 65536> buf{};
     bool eof = false;
     std::function<void()> read_more = [&] {

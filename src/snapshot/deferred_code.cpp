@@ -89,8 +89,9 @@ bool CodeNoteReader::take(std::string_view note, std::vector<CodeWindow>& window
   std::string_view rest = note.substr(5);
   const auto space = rest.find(' ');
   const auto colon = rest.find(": ");
-  if (!open_ || windows.empty() || space == std::string_view::npos || colon == std::string_view::npos ||
-      colon < space || windows.back().instructions.size() >= kMaxInstructions) {
+  if (!open_ || windows.empty() || space == std::string_view::npos ||
+      colon == std::string_view::npos || colon < space ||
+      windows.back().instructions.size() >= kMaxInstructions) {
     return true; // ours, but without a window to join or beyond the bound
   }
   auto address = text::parse_hex(rest.substr(0, space));

@@ -24,6 +24,9 @@ for arch in "${archs[@]}"; do
   llvm-objdump-14 -d --mcpu="$arch" --disassemble-symbols="$kernels" "kernels-$arch.elf" \
     >"kernels-$arch.objdump.txt"
 done
+# The .symtab with its indexes, for codeobj::symbol_index (what `nvdisasm -fun` takes).
+llvm-readelf-14 --symbols kernels-gfx90a.elf | sed -n "/Symbol table '.symtab'/,\$p" \
+  >kernels-gfx90a.symbols.txt
 # 1,000 kernels for the benchmark, one target.
 hipcc --offload-arch=gfx90a --genco -O2 -std=c++17 -o many_kernels.hsaco many_kernels.hip
 "$bundler" --type=o --unbundle --inputs=many_kernels.hsaco \

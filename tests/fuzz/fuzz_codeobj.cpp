@@ -1,9 +1,11 @@
 // libFuzzer target: any bytes as a code object (ELF, offload bundle, or a host ELF embedding
 // bundles) through the reader, the metadata note, the kernel descriptors, the ISA fit on every
-// known architecture and kernel-info's JSON. Disassembly is left out: it is LLVM's decoder.
+// known architecture and kernel-info's JSON; the same bytes as an ELF's .symtab lookup (nvdisasm
+// -fun) and as an nvdisasm listing. Disassembly is left out: it is LLVM's decoder.
 #include "rocplay/codeobj.hpp"
 #include "rocplay/fit.hpp"
 #include "rocplay/kernel_report.hpp"
+#include "rocplay/sass_listing.hpp"
 
 #include <cstdint>
 
@@ -32,5 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   sink += report::kernel_info_to_json(info)
               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               .size();
+  sink += codeobj::symbol_index({data, size}, "spin_kernel").value_or(0);
+  const auto listing = isa::read_nvdisasm_listing({reinterpret_cast<const char*>(data), size},
+                                                  size % 2 == 0 ? "_Z1fv" : "", 4096);
+  sink += listing.instructions.size() + listing.problems.size();
   return sink == 0xdeadbeef ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 // no finding; through the same path `rocplay postmortem` takes.
 #include "replay.hpp"
 
+#include "rocplay/code_loops.hpp"
 #include "rocplay/progress.hpp"
 
 #include <catch2/catch.hpp>
@@ -82,4 +83,50 @@ TEST_CASE("cuda samples: PyTorch with libtorch read by its exported symbols stil
   REQUIRE(f != nullptr);
   CHECK(f->title.find("_local_scalar_dense") != std::string::npos);
   CHECK(f->details.at("progress").at("confirmed") == true);
+}
+
+TEST_CASE("cuda samples: device code decoded after the detach serves both samples") {
+  // Real: the 2-sample run on the H100 with nvdisasm at hand. The window was asked (`info
+  // symbol`) in each stop and decoded once per stop after the detach, so its notes follow the
+  // last sample; the first sample reads the same spin loop.
+  const auto r = test::replay_samples("cuda-gdb/h100-samples/syncspin-nvdisasm.rec");
+  REQUIRE(r.samples.size() == 2);
+  CHECK(r.samples[0].stop_seconds < 0.5); // no cuda-gdb disassembly in the first stop
+  for (const auto& sample : r.samples) {
+    INFO("sample " << sample.index);
+    bool spin = false;
+    for (const auto& l : snapshot::code_loops(sample.snapshot)) {
+      if (l.gpu && l.loop && l.loop->spin) {
+        spin = true;
+        CHECK(l.loop->describe() ==
+              "spin loop of 4 instructions: LDG.E.STRONG.SYS, YIELD, ISETP.GE.AND, BRA");
+      }
+    }
+    CHECK(spin);
+    for (const auto& w : sample.snapshot.code_windows) {
+      if (!w.decoded_by.empty()) {
+        CHECK(w.decoded_by == "nvdisasm");
+        CHECK(w.thread == "cuda kernel 0 block 0,0,0 thread 0,0,0");
+      }
+    }
+  }
+  const auto sampled = heuristics::run_samples(r.samples, r.context);
+  CHECK(sampled.progress.verdict == Motion::Stuck);
+  CHECK(find_in(sampled.findings, heuristics::kSyncLaneBarrierSpin) != nullptr);
+}
+
+TEST_CASE("cuda: PyTorch's spin_kernel loop from nvdisasm, one sample") {
+  const Snapshot s = test::load("cuda-gdb/h100-rocplay/torch-nvdisasm.rec");
+  const auto loops = snapshot::code_loops(s);
+  const snapshot::CodeLoop* spin_kernel = nullptr;
+  for (const auto& l : loops) {
+    if (l.gpu && l.function.find("spin_kernel") != std::string::npos) {
+      spin_kernel = &l;
+    }
+  }
+  REQUIRE(spin_kernel != nullptr);
+  REQUIRE(spin_kernel->loop);
+  CHECK(spin_kernel->loop->describe() ==
+        "loop of 6 instructions: CS2R, IADD3, IMAD.X, ISETP.GE.U32.AND, ISETP.GE.AND.EX, BRA");
+  CHECK_FALSE(spin_kernel->loop->spin); // it reads the clock, polls no memory
 }

@@ -1,0 +1,44 @@
+// Helper programs run with a bound on time and output (nvdisasm after a cuda-gdb detach, a
+// debugger's --version), against /bin/sh.
+#include "rocplay/helper_program.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace rocplay::session;
+using namespace std::chrono_literals;
+
+TEST_CASE("run_program: exit code, stdout and stderr together, arguments passed as they are") {
+  const auto run = run_program("/bin/sh", {"-c", "echo out; echo err >&2; echo \"$0\"; exit 3", "a b;c"},
+                               5s, 4096);
+  REQUIRE(run.exit_code);
+  CHECK(*run.exit_code == 3);
+  CHECK(run.output == "out\nerr\na b;c\n");
+  CHECK_FALSE(run.timed_out);
+  CHECK_FALSE(run.truncated);
+  const auto quiet = run_program("/bin/sh", {"-c", "echo out; echo err >&2"}, 5s, 4096,
+                                 Stderr::Discard);
+  CHECK(quiet.output == "out\n");
+}
+
+TEST_CASE("run_program: the deadline kills it, the output bound cuts it") {
+  const auto start = std::chrono::steady_clock::now();
+  const auto slow = run_program("/bin/sh", {"-c", "echo started; exec sleep 30"}, 300ms, 4096);
+  CHECK(slow.timed_out);
+  CHECK_FALSE(slow.exit_code);
+  CHECK(std::chrono::steady_clock::now() - start < 10s);
+  const auto loud = run_program("/bin/sh", {"-c", "head -c 200000 /dev/zero"}, 5s, 1000);
+  CHECK(loud.truncated);
+  CHECK(loud.output.size() == 1000);
+  REQUIRE(loud.exit_code);
+  CHECK(*loud.exit_code == 0); // read to the end, so it was not blocked on a full pipe
+}
+
+TEST_CASE("run_program and find_program: what is not there") {
+  const auto missing = run_program("/nonexistent/nvdisasm", {}, 1s, 100);
+  CHECK_FALSE(missing.exit_code);
+  CHECK_FALSE(missing.error.empty());
+  CHECK(find_program("sh", {"/nonexistent"}).value_or("").ends_with("/sh"));
+  CHECK(find_program("sh", {"/bin"}) == "/bin/sh");
+  CHECK_FALSE(find_program("rocplay-no-such-program", {"/bin"}));
+  CHECK(split_path_var("/a::/b") == std::vector<std::string>{"/a", ".", "/b"});
+}
