@@ -242,6 +242,27 @@ EOF
   fi
 }
 
+# The code at the sync lanes' PC: the spin loop, and what decoded it (nvdisasm after the detach
+# when it is at hand, else cuda-gdb in the stop).
+check_code() { # name tag
+  local name=$1 tag=$2 got
+  got=$(python3 - "$work/$name$tag.json" <<'EOF' 2>/dev/null
+import json, sys
+j = json.load(open(sys.argv[1]))
+snap = j.get("snapshot", {})
+by = sorted({w.get("decoded_by", "cuda-gdb") for w in snap.get("code_windows", [])
+             if any("BRA" in i.get("text", "") for i in w.get("instructions", []))})
+loops = [c["loop"]["summary"] for c in snap.get("code", []) if c.get("gpu") and c.get("loop")]
+print("decoded_by=" + (",".join(by) or "-"), "|", "; ".join(loops) or "(no loop)")
+EOF
+)
+  if [[ "$got" == *"spin loop of 4 instructions: LDG.E.STRONG.SYS, YIELD, ISETP.GE.AND, BRA"* ]]; then
+    say "$name$tag: code $got -> PASS"
+  else
+    say "$name$tag: code $got -> FAIL"
+  fi
+}
+
 alive() { # name pid status-file [--expect-progress]
   local name=$1 p=$2 status=$3; shift 3
   if $drive alive --pid "$p" --scenario "$name" --status "$status" --times "$times" "$@" >/dev/null; then
@@ -275,7 +296,8 @@ for s in "${scenarios[@]}"; do
     triage "$s" "$pid" ""
     [ -n "$rocplay" ] && check "$s" "$first" "$(expect_of "$s")"
     case $s in
-    syncspin | splitk) [ -n "$rocplay" ] && check_progress "$s" "$first" stuck "$(expect_of "$s")" ;;
+    syncspin | splitk) [ -n "$rocplay" ] && check_progress "$s" "$first" stuck "$(expect_of "$s")" ;;&
+    syncspin) [ -n "$rocplay" ] && check_code "$s" "$first" ;;
     healthy) [ -n "$rocplay" ] && check_progress "$s" "$first" moving none ;;
     esac
     alive "$s" "$pid" "$work/$s.status" $([ "$s" = healthy ] && echo --expect-progress)
