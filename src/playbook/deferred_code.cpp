@@ -5,14 +5,12 @@
 #include "rocplay/deferred_code.hpp"
 #include "rocplay/helper_program.hpp"
 #include "rocplay/sass_listing.hpp"
+#include "rocplay/temp_dir.hpp"
 
 #include <fmt/format.h>
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -87,15 +85,13 @@ bool DeferredCode::keep(const std::string& subject, std::uint64_t pc, std::uint6
   }
   if (!kept_.contains(answer->object)) {
     if (dir_.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      std::string pattern =
-          std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/rocplay-code-XXXXXX";
-      if (::mkdtemp(pattern.data()) == nullptr) {
-        why =
-            fmt::format("no temporary directory to keep device code in ({})", std::strerror(errno));
+      std::string problem;
+      auto dir = make_private_temp_dir("rocplay-code", problem);
+      if (!dir) {
+        why = "no temporary directory to keep device code in: " + problem;
         return false;
       }
-      dir_ = pattern;
+      dir_ = std::move(*dir);
     }
     const std::string ours = fmt::format("{}/{}.elf", dir_, kept_.size());
     // A hard link costs nothing in the stop; across file systems, a copy of a small file.

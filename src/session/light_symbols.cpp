@@ -1,6 +1,8 @@
 // See session/light_symbols.hpp.
 #include "session/light_symbols.hpp"
 
+#include "rocplay/temp_dir.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -347,17 +349,16 @@ std::shared_ptr<const std::string> shared_light_copy(const std::string& library,
     return existing;
   }
   if (r.dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp == '/' ? tmp : "/tmp") + "/rocplay-symbols-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
+    std::string problem;
+    auto dir = make_private_temp_dir("rocplay-symbols", problem);
+    if (!dir) {
       if (why != nullptr) {
-        *why = "no temporary directory for them (" + std::string(std::strerror(errno)) + ")";
+        *why = "no temporary directory for them (" + problem + ")";
       }
       r.copies.erase(key);
       return nullptr;
     }
-    r.dir = pattern;
+    r.dir = std::move(*dir);
   }
   // A number first: two libraries of one name from different directories.
   const std::string dest = r.dir + "/" + std::to_string(r.files_written++) + "-" +

@@ -26,7 +26,8 @@ std::string read_source_text(const std::string& rel) {
 } // namespace
 
 TEST_CASE("nvdisasm listing: live addresses, labels resolved, the spin loop found") {
-  const auto listing = read_source_text("fixtures/cuda-gdb/h100-nvdisasm/syncspin-allgather_vec.sass");
+  const auto listing =
+      read_source_text("fixtures/cuda-gdb/h100-nvdisasm/syncspin-allgather_vec.sass");
   const auto read = isa::read_nvdisasm_listing(listing, "_Z13allgather_vecPViiPKfPf");
   CHECK(read.problems.empty());
   auto code = read.instructions;
@@ -45,7 +46,8 @@ TEST_CASE("nvdisasm listing: live addresses, labels resolved, the spin loop foun
   const auto loop = isa::find_loop(code, 0x7f51bb7ac2c0u);
   REQUIRE(loop);
   CHECK(loop->spin);
-  CHECK(loop->describe() == "spin loop of 4 instructions: LDG.E.STRONG.SYS, YIELD, ISETP.GE.AND, BRA");
+  CHECK(loop->describe() ==
+        "spin loop of 4 instructions: LDG.E.STRONG.SYS, YIELD, ISETP.GE.AND, BRA");
 }
 
 TEST_CASE("nvdisasm listing: PyTorch's spin_kernel, and a function filter that matches nothing") {

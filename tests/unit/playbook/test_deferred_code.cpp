@@ -61,8 +61,8 @@ std::string answer_for(const fs::path& elf) {
 
 TEST_CASE("deferred code: the ELF kept in the stop outlives cuda-gdb's, decoded into notes") {
   Scratch s;
-  const fs::path listing = fs::path(ROCPLAY_SOURCE_DIR) /
-                           "fixtures/cuda-gdb/h100-nvdisasm/syncspin-allgather_vec.sass";
+  const fs::path listing =
+      fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-gdb/h100-nvdisasm/syncspin-allgather_vec.sass";
   const fs::path args = s.dir / "args";
   const fs::path nvdisasm = s.write(
       "nvdisasm", "#!/bin/sh\necho \"$@\" >" + args.string() + "\ncat " + listing.string() + "\n",
@@ -72,8 +72,8 @@ TEST_CASE("deferred code: the ELF kept in the stop outlives cuda-gdb's, decoded 
   {
     DeferredCode code(nvdisasm.string());
     std::string why;
-    REQUIRE(code.keep(kSubject, 0x7f51bb7ac2c0, 0x7f51bb7ac200, 0x7f51bb7ac340, answer_for(elf),
-                      why));
+    REQUIRE(
+        code.keep(kSubject, 0x7f51bb7ac2c0, 0x7f51bb7ac200, 0x7f51bb7ac340, answer_for(elf), why));
     CHECK(code.keep(kSubject, 0x7f51bb7ac2c0, 0x7f51bb7ac200, 0x7f51bb7ac340, answer_for(elf),
                     why)); // a later sample: kept once
     CHECK_FALSE(code.keep(kSubject, 0x10, 0, 0x90, "No symbol matches 0x10.\n", why));
@@ -120,7 +120,8 @@ TEST_CASE("deferred code: nvdisasm failing is said once per function, and nothin
   const fs::path elf = s.write("elf.o", "x");
   DeferredCode code(nvdisasm.string());
   std::string why;
-  REQUIRE(code.keep(kSubject, 0x7f51bb7ac2c0, 0x7f51bb7ac200, 0x7f51bb7ac340, answer_for(elf), why));
+  REQUIRE(
+      code.keep(kSubject, 0x7f51bb7ac2c0, 0x7f51bb7ac200, 0x7f51bb7ac340, answer_for(elf), why));
   REQUIRE(code.keep("cuda kernel 0 block 3,0,0 thread 0,0,0", 0x7f51bb7ac2e0, 0x7f51bb7ac200,
                     0x7f51bb7ac360, answer_for(elf), why));
   std::vector<std::string> notes;

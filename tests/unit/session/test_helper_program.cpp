@@ -8,15 +8,15 @@ using namespace rocplay::session;
 using namespace std::chrono_literals;
 
 TEST_CASE("run_program: exit code, stdout and stderr together, arguments passed as they are") {
-  const auto run = run_program("/bin/sh", {"-c", "echo out; echo err >&2; echo \"$0\"; exit 3", "a b;c"},
-                               5s, 4096);
+  const auto run = run_program(
+      "/bin/sh", {"-c", "echo out; echo err >&2; echo \"$0\"; exit 3", "a b;c"}, 5s, 4096);
   REQUIRE(run.exit_code);
   CHECK(*run.exit_code == 3);
   CHECK(run.output == "out\nerr\na b;c\n");
   CHECK_FALSE(run.timed_out);
   CHECK_FALSE(run.truncated);
-  const auto quiet = run_program("/bin/sh", {"-c", "echo out; echo err >&2"}, 5s, 4096,
-                                 Stderr::Discard);
+  const auto quiet =
+      run_program("/bin/sh", {"-c", "echo out; echo err >&2"}, 5s, 4096, Stderr::Discard);
   CHECK(quiet.output == "out\n");
 }
 
