@@ -7,16 +7,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 hw_start /tmp/hw-dasync
 hw_nvcc syncspin
-"$src/syncspin" >"$work/syncspin.out" 2>&1 &
-pid=$(hw_ready_pid "$work/syncspin.out")
-[ -n "$pid" ] || { say "syncspin did not get ready"; exit 1; }
-sleep 1
-stamp='python import time; print("T", time.monotonic())'
+hw_start_syncspin
 state='python print("STATE", open("/proc/'"$pid"'/stat").read().rsplit(")", 1)[1].split()[0])'
 cuda-gdb -batch -nx -q -iex "set pagination off" -iex "set confirm off" -ex "attach $pid" \
   -ex "cuda kernel 0 block 0,0,0 thread 0,0,0" -ex 'set $dpc = $pc' -ex 'p/x $dpc' \
-  -ex "continue &" -ex "$stamp" -ex "$state" -ex 'x/4i $dpc' -ex "$stamp" -ex "$state" \
-  -ex interrupt -ex "$stamp" -ex "$state" -ex 'x/4i $dpc' -ex "$stamp" -ex detach \
+  -ex "continue &" -ex "$hw_stamp" -ex "$state" -ex 'x/4i $dpc' -ex "$hw_stamp" -ex "$state" \
+  -ex interrupt -ex "$hw_stamp" -ex "$state" -ex 'x/4i $dpc' -ex "$hw_stamp" -ex detach \
   >"$work/async.log" 2>&1
 grep -vE '^\[(New|Thread)' "$work/async.log" | tail -30 | tee -a "$summary"
 say "after: $(awk '{print $3}' /proc/$pid/stat)"

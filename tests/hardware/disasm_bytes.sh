@@ -7,28 +7,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 hw_start /tmp/hw-dbytes
 hw_nvcc syncspin
-"$src/syncspin" >"$work/syncspin.out" 2>&1 &
-pid=$(hw_ready_pid "$work/syncspin.out")
-[ -n "$pid" ] || { say "syncspin did not get ready"; exit 1; }
-sleep 1
+hw_start_syncspin
 focus="cuda kernel 0 block 0,0,0 thread 0,0,0"
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-stamp='python import time; print("T", time.monotonic())'
-way() { # label cuda-gdb-args... ; prints the times between the T stamps
-  local label=$1; shift
-  local t0; t0=$(date +%s%N)
-  cuda-gdb -batch -nx -q -iex "set pagination off" -iex "set confirm off" "$@" >"$work/$label.log" 2>&1
-  say "== $label: $(ms "$t0") ms; stamps: $(grep '^T ' "$work/$label.log" | awk 'NR>1{printf "%.0f ", ($2-p)*1000} {p=$2}')"
-}
 for r in 1 2; do
-  way "code-$r" -ex "$stamp" -ex "attach $pid" -ex "$stamp" -ex "$focus" -ex "$stamp" \
-    -ex 'info symbol $pc' -ex 'print $pc' -ex "$stamp" \
-    -ex 'x/64xb (@code char *)($pc-32)' -ex "$stamp" \
-    -ex 'dump binary memory '"$work"'/code.bin (@code char *)($pc-256) (@code char *)($pc+128)' -ex "$stamp" \
-    -ex 'output/x *(@code unsigned char (*)[32])($pc)' -ex 'echo \n' -ex "$stamp" \
-    -ex 'x/64xb $pc-32' -ex "$stamp" \
+  hw_stamped_cuda_gdb "code-$r" -ex "$hw_stamp" -ex "attach $pid" -ex "$hw_stamp" -ex "$focus" -ex "$hw_stamp" \
+    -ex 'info symbol $pc' -ex 'print $pc' -ex "$hw_stamp" \
+    -ex 'x/64xb (@code char *)($pc-32)' -ex "$hw_stamp" \
+    -ex 'dump binary memory '"$work"'/code.bin (@code char *)($pc-256) (@code char *)($pc+128)' -ex "$hw_stamp" \
+    -ex 'output/x *(@code unsigned char (*)[32])($pc)' -ex 'echo \n' -ex "$hw_stamp" \
+    -ex 'x/64xb $pc-32' -ex "$hw_stamp" \
     -ex 'shell find /tmp /var/tmp ${TMPDIR:-/tmp} -maxdepth 4 \( -name "*cubin*" -o -name "*elf*" -o -path "*cuda-dbg*" \) 2>/dev/null | head -30' \
-    -ex "$stamp" -ex 'x/4i $pc' -ex "$stamp" -ex detach
+    -ex "$hw_stamp" -ex 'x/4i $pc' -ex "$hw_stamp" -ex detach
 done
 sed -n '/info symbol/,$p' "$work/code-1.log" | head -80 | tee -a "$summary"
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
@@ -36,7 +25,7 @@ if [ -s "$work/code.bin" ]; then
   say "code.bin: $(wc -c <"$work/code.bin") bytes, $(tr -d '\0' <"$work/code.bin" | wc -c) not zero"
   t0=$(date +%s%N)
   nvdisasm --binary "SM$cc" -hex "$work/code.bin" >"$work/code.sass" 2>&1
-  say "nvdisasm --binary SM$cc: $(ms "$t0") ms, $(wc -l <"$work/code.sass") lines"
+  say "nvdisasm --binary SM$cc: $(hw_ms "$t0") ms, $(wc -l <"$work/code.sass") lines"
   head -40 "$work/code.sass" | tee -a "$summary"
 fi
 kill -9 "$pid" 2>/dev/null

@@ -10,7 +10,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 hw_start /tmp/hw-delf
 hw_nvcc syncspin
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 cat >"$work/keep.py" <<'PY'
 import os, re, time, gdb
 t0 = time.monotonic()
@@ -33,7 +32,7 @@ probe() { # label pid
     -ex "attach $pid" -ex 'print $pc' -ex "source $work/keep.py" -ex detach \
     -ex 'python import os,glob; print("AFTER-DETACH", len(glob.glob("/tmp/cuda-dbg/*/session*/elf.*")))' \
     >"$work/$label.log" 2>&1
-  say "== $label: $(ms "$t0") ms"
+  say "== $label: $(hw_ms "$t0") ms"
   grep -E "INFO-SYMBOL|LINKED|AFTER-DETACH|^\\\$1" "$work/$label.log" | cut -c1-400 | tee -a "$summary"
   local sec; sec=$(sed -n 's/^LINKED \(\S*\) .*/\1/p' "$work/$label.log")
   local fun=${sec#.text.}
@@ -42,13 +41,11 @@ probe() { # label pid
   for opts in "-c -fun $fun" "-c -print-raw -fun $fun" "-c -hex -fun $fun" "-c -g -fun $fun" "-c"; do
     t0=$(date +%s%N)
     nvdisasm $opts "$work/$label.elf" >"$work/$label.sass" 2>&1
-    say "nvdisasm $opts: rc $? $(ms "$t0") ms, $(wc -l <"$work/$label.sass") lines"
+    say "nvdisasm $opts: rc $? $(hw_ms "$t0") ms, $(wc -l <"$work/$label.sass") lines"
     [ "$opts" = "-c" ] || head -40 "$work/$label.sass" | cut -c1-160 | tee -a "$summary"
   done
 }
-"$src/syncspin" >"$work/syncspin.out" 2>&1 &
-pid=$(hw_ready_pid "$work/syncspin.out")
-sleep 1
+hw_start_syncspin
 probe syncspin "$pid"
 probe syncspin2 "$pid"
 kill -9 "$pid" 2>/dev/null

@@ -58,3 +58,30 @@ hw_ready_pid() {
   done
   echo "$pid"
 }
+
+# Starts the syncspin scenario (built by hw_nvcc syncspin) and sets pid once its spin is under
+# way; the script ends when it never gets ready.
+hw_start_syncspin() {
+  "$src/syncspin" >"$work/syncspin.out" 2>&1 &
+  pid=$(hw_ready_pid "$work/syncspin.out")
+  [ -n "$pid" ] || { say "syncspin did not get ready"; exit 1; }
+  sleep 1
+}
+
+# Milliseconds since START, a `date +%s%N` reading.
+hw_ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+# A cuda-gdb command that prints `T <monotonic seconds>`: the commands between two are timed.
+hw_stamp='python import time; print("T", time.monotonic())'
+
+# Runs `cuda-gdb -batch` with ARGS into $work/LABEL.log, then says its wall time, the times
+# between its hw_stamp lines and its first error lines.
+hw_stamped_cuda_gdb() { # label cuda-gdb-args...
+  local label=$1 t0
+  shift
+  t0=$(date +%s%N)
+  cuda-gdb -batch -nx -q -iex "set pagination off" -iex "set confirm off" "$@" >"$work/$label.log" 2>&1
+  say "== $label: $(hw_ms "$t0") ms; stamps: $(grep '^T ' "$work/$label.log" |
+    awk 'NR>1{printf "%.0f ", ($2-p)*1000} {p=$2}')"
+  grep -iE "error|cannot|no symbol|unable" "$work/$label.log" | head -3 | sed 's/^/   /' | tee -a "$summary"
+}
