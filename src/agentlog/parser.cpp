@@ -6,6 +6,7 @@
 
 #include "agentlog/lines.hpp"
 #include "agentlog/util.hpp"
+#include "core/read_chunks.hpp"
 
 #include <algorithm>
 #include <istream>
@@ -909,13 +910,7 @@ AgentLog parse(std::istream& in, const ParseOptions& options) {
   std::string line;
   std::string chunk(64 * 1024, '\0');
   bool overlong = false; // the current line already went past the cap; skip to its end
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    const auto got = static_cast<std::size_t>(in.gcount());
-    if (got == 0) {
-      break;
-    }
-    std::string_view data(chunk.data(), got);
+  read_chunks(in, chunk, [&](std::string_view data) {
     while (!data.empty()) {
       const auto nl = data.find('\n');
       const auto piece = data.substr(0, nl);
@@ -932,7 +927,7 @@ AgentLog parse(std::istream& in, const ParseOptions& options) {
       overlong = false;
       data.remove_prefix(nl + 1);
     }
-  }
+  });
   if (!line.empty()) {
     parser.feed_line(line);
   }

@@ -2,6 +2,7 @@
 // crash seed's crash_diagnostics.json.
 #include "rocplay/crash.hpp"
 
+#include "core/read_chunks.hpp"
 #include "crash/util.hpp"
 #include "rocplay/mi/value.hpp"
 
@@ -112,14 +113,7 @@ Evidence read_stream(std::istream& in, Format format, const ReadOptions& options
     TextReader reader(options);
     // Not zeroed: a batch of small logs would clear a megabyte per file for nothing.
     std::vector<char, mi::UninitAllocator<char>> buf(kChunkBytes);
-    while (in) {
-      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-      const auto n = static_cast<std::size_t>(in.gcount());
-      if (n == 0) {
-        break;
-      }
-      reader.feed(std::string_view(buf.data(), n));
-    }
+    read_chunks(in, buf, [&](std::string_view chunk) { reader.feed(chunk); });
     Evidence ev = reader.finish();
     if (in.bad()) {
       ev.warnings.push_back("read error part-way through; what was read is used");

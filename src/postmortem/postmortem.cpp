@@ -1,5 +1,6 @@
 #include "rocplay/postmortem.hpp"
 
+#include "core/read_chunks.hpp"
 #include "rocplay/agentlog.hpp"
 #include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
@@ -263,17 +264,12 @@ void analyse_transcript(std::istream& in, InputResult& r, const Options& options
     }
     builder->add(ex);
   };
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
-    if (n == 0) {
-      break;
-    }
-    reader.feed(std::string_view(buf.data(), n));
+  read_chunks(in, buf, [&](std::string_view chunk) {
+    reader.feed(chunk);
     while (auto ex = reader.next()) {
       take(std::move(*ex));
     }
-  }
+  });
   if (in.bad()) {
     r.warnings.push_back("read error part-way through; what was read is used");
     r.status = InputStatus::Partial;
