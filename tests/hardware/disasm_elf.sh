@@ -4,7 +4,7 @@
 # rocplay keep the file (a hard link) in the stop and decode the window with nvdisasm after the
 # detach, leaving cuda-gdb's first disassembly (0.5-0.6 s of CPU) out of the stop? Probes
 # syncspin and the PyTorch hang: the costs, whether the file outlives the detach, nvdisasm's
-# output forms and time.
+# output forms (whole module, and one function by its .symtab index) and time.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
@@ -38,7 +38,11 @@ probe() { # label pid
   local fun=${sec#.text.}
   [ -s "$work/$label.elf" ] || return
   say "after cuda-gdb exit: $(ls /tmp/cuda-dbg/*/session*/ 2>/dev/null | wc -l) files under /tmp/cuda-dbg"
-  for opts in "-c -fun $fun" "-c -print-raw -fun $fun" "-c -hex -fun $fun" "-c -g -fun $fun" "-c"; do
+  # -fun takes the function's .symtab index, not its name (13.0: "expected a number").
+  local index
+  index=$(readelf -sW "$work/$label.elf" | awk -v f="$fun" '$NF == f && / FUNC / {sub(":", "", $1); print $1; exit}')
+  say "$fun: .symtab index ${index:-none}"
+  for opts in "-c -fun $index" "-c -hex -fun $index" "-c -g -fun $index" "-c"; do
     t0=$(date +%s%N)
     nvdisasm $opts "$work/$label.elf" >"$work/$label.sass" 2>&1
     say "nvdisasm $opts: rc $? $(hw_ms "$t0") ms, $(wc -l <"$work/$label.sass") lines"
