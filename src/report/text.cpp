@@ -446,6 +446,14 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
   }
   if (auto loops = snapshot::code_loops(s); !loops.empty()) {
     out << '\n' << st.bold(fmt::format("Code at the PCs ({})", loops.size())) << '\n';
+    const auto deferred = std::find_if(s.code_windows.begin(), s.code_windows.end(),
+                                       [](const CodeWindow& w) { return !w.decoded_by.empty(); });
+    if (deferred != s.code_windows.end()) {
+      wrapped(out, st.width, "  ",
+              fmt::format("device code decoded after the detach by {}, from the code the debugger "
+                          "named in the stop",
+                          deferred->decoded_by));
+    }
     for (const auto& l : loops) {
       wrapped(out, st.width, "  " + l.subject + ": ",
               l.loop ? l.loop->describe() : std::string("no loop holds the PC in the window"));

@@ -300,3 +300,16 @@ TEST_CASE("the waves' spin loop in the report: JSON code windows and the text li
   CHECK(text.str().find("4 waves at 0x7fffe2005240 (spin_kernel): spin loop of 7 instructions") !=
         std::string::npos);
 }
+
+TEST_CASE("text: code decoded after the detach says by what, the debugger's own says nothing",
+          "[report][text]") {
+  const std::string note = "device code decoded after the detach by nvdisasm";
+  std::ostringstream deferred;
+  report::write_text(deferred, test::load("cuda-gdb/h100-rocplay/syncspin-nvdisasm.rec"), {});
+  CHECK(deferred.str().find(note) != std::string::npos);
+  CHECK(deferred.str().find("spin loop of 4 instructions") != std::string::npos);
+  std::ostringstream in_stop;
+  report::write_text(in_stop, test::load("cuda-gdb/h100-rocplay/syncspin-disasm.rec"), {});
+  CHECK(in_stop.str().find("spin loop of 4 instructions") != std::string::npos);
+  CHECK(in_stop.str().find(note) == std::string::npos);
+}
