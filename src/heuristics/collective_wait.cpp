@@ -7,7 +7,7 @@
 // every wave of such a dispatch sits in a few such loops, this rank is waiting for the others:
 // the cause is on another rank. The sync-lane finding covers the `start_sync`/`end_sync` shape
 // of custom all-reduce; this one covers the rest, with or without line information.
-#include "heuristics/common.hpp"
+#include "heuristics/analysis.hpp"
 
 #include <fmt/format.h>
 
@@ -73,6 +73,12 @@ std::size_t loops_of(const std::vector<snapshot::WaveClass>& cs) {
 } // namespace
 
 std::vector<Finding> collective_wait(const Snapshot& s) {
+  detail::Analysis analysis(s);
+  return collective_wait(analysis);
+}
+
+std::vector<Finding> collective_wait(detail::Analysis& analysis) {
+  const Snapshot& s = analysis.snapshot();
   std::vector<Finding> out;
   std::vector<const Dispatch*> collectives;
   for (const auto& d : s.dispatches) {
@@ -83,7 +89,8 @@ std::vector<Finding> collective_wait(const Snapshot& s) {
   if (collectives.empty() || s.waves.empty()) {
     return out;
   }
-  const auto classes = snapshot::group_waves(s);
+  const auto& classes = analysis.classes();
+  detail::Kernels& kernels = analysis.kernels();
   for (const Dispatch* d : collectives) {
     auto cs = detail::classes_of(classes, *d);
     if (cs.empty() || std::any_of(cs.begin(), cs.end(), [](const auto& c) { return !c.pc; })) {
@@ -122,7 +129,7 @@ std::vector<Finding> collective_wait(const Snapshot& s) {
         threads == cs.front().waves ? "waves" : "threads", loops, loops == 1 ? "" : "s",
         line_info ? "" : " (no line information: the kernel's name says it is a collective)");
     f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(*d), d->kernel_name));
-    if (auto k = detail::kernel_line(*d, &s); !k.empty()) {
+    if (auto k = detail::kernel_line(*d, kernels); !k.empty()) {
       f.evidence.push_back(k);
     }
     nlohmann::json cj = nlohmann::json::array();
@@ -137,7 +144,7 @@ std::vector<Finding> collective_wait(const Snapshot& s) {
       f.evidence.push_back(fmt::format("rank {} (from {})", *s.rank,
                                        s.label.empty() ? std::string("the snapshot") : s.label));
     }
-    nlohmann::json dj = detail::dispatch_json(*d, &s);
+    nlohmann::json dj = detail::dispatch_json(*d, kernels);
     dj["wave_classes"] = std::move(cj);
     f.details = {{"dispatch", std::move(dj)},
                  {"loops", loops},

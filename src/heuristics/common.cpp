@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 namespace rocplay::heuristics::detail {
 
@@ -58,41 +59,97 @@ const Frame* fault_source_frame(const Fault& fault) {
   return nullptr;
 }
 
-bool faulted_in(const Dispatch& d, const Snapshot& s) {
-  if (!s.fault || !s.fault->on_gpu) {
-    return false;
+const Dispatch* WaveDispatches::operator()(const Wave& wave) {
+  // dispatch_of reads nothing else of the wave.
+  if (!last_wave_ || wave.agent != last_wave_->agent || wave.queue != last_wave_->queue ||
+      wave.dispatch != last_wave_->dispatch) {
+    last_dispatch_ = snapshot_.dispatch_of(wave);
   }
-  if (s.fault->kernel) {
-    return d.dispatch_no == s.fault->kernel;
-  }
-  for (const auto& w : s.waves) {
-    if (w.thread_id == s.fault->thread_id) {
-      return s.dispatch_of(w) == &d;
-    }
-  }
-  return false;
+  last_wave_ = &wave;
+  return last_dispatch_;
 }
 
-std::string source_file_of(const Dispatch& d, const Snapshot& s) {
-  if (const Frame* f = s.fault ? fault_source_frame(*s.fault) : nullptr; f && faulted_in(d, s)) {
-    return f->file;
+std::size_t Kernels::index_of(const Dispatch& dispatch) const {
+  const auto& all = snapshot_.dispatches;
+  if (all.empty() || &dispatch < all.data() || &dispatch >= all.data() + all.size()) {
+    throw std::logic_error("heuristics: a dispatch classified against another snapshot");
   }
-  for (const auto& w : s.waves) {
-    if (s.dispatch_of(w) != &d) {
+  return static_cast<std::size_t>(&dispatch - all.data());
+}
+
+void Kernels::find_source_files() {
+  files_found_ = true;
+  const auto& dispatches = snapshot_.dispatches;
+  files_.assign(dispatches.size(), {});
+  std::vector<bool> found(dispatches.size(), false);
+  std::size_t missing = dispatches.size();
+  auto settle = [&](const Dispatch* d, std::string_view file) {
+    const std::size_t i = index_of(*d);
+    if (!found[i]) {
+      files_[i] = file;
+      found[i] = true;
+      --missing;
+    }
+  };
+  // A GPU fault's own frame names the file of the dispatch it happened in: the CUDA focus's
+  // kernel, else the faulting wave's dispatch.
+  const Fault* fault = snapshot_.fault && snapshot_.fault->on_gpu ? &*snapshot_.fault : nullptr;
+  if (const Frame* frame = fault ? fault_source_frame(*fault) : nullptr) {
+    if (fault->kernel) {
+      for (const auto& d : dispatches) {
+        if (d.dispatch_no == fault->kernel) {
+          settle(&d, frame->file);
+        }
+      }
+    } else {
+      auto wave = std::find_if(snapshot_.waves.begin(), snapshot_.waves.end(),
+                               [&](const Wave& w) { return w.thread_id == fault->thread_id; });
+      if (const Dispatch* d =
+              wave != snapshot_.waves.end() ? snapshot_.dispatch_of(*wave) : nullptr) {
+        settle(d, frame->file);
+      }
+    }
+  }
+  WaveDispatches dispatch_of(snapshot_);
+  std::optional<std::uint64_t> last_pc;
+  const SourceLine* last_line = nullptr;
+  for (auto w = snapshot_.waves.begin(); missing > 0 && w != snapshot_.waves.end(); ++w) {
+    const Dispatch* d = dispatch_of(*w);
+    if (!d || found[index_of(*d)]) {
       continue;
     }
-    if (!w.file.empty()) {
-      return w.file.str();
+    if (!w->file.empty()) {
+      settle(d, w->file.view());
+      continue;
     }
-    if (const SourceLine* sl = w.pc ? s.source_line(*w.pc) : nullptr; sl && !sl->file.empty()) {
-      return sl->file;
+    if (!w->pc) {
+      continue;
+    }
+    if (w->pc != last_pc) {
+      last_pc = w->pc;
+      last_line = snapshot_.source_line(*w->pc);
+    }
+    if (last_line && !last_line->file.empty()) {
+      settle(d, last_line->file);
     }
   }
-  return {};
 }
 
-KernelInfo classify(const Dispatch& d, const Snapshot* s) {
-  return s ? classify_kernel(d.kernel_name, source_file_of(d, *s)) : classify_kernel(d.kernel_name);
+const std::string& Kernels::source_file(const Dispatch& dispatch) {
+  const std::size_t i = index_of(dispatch);
+  if (!files_found_) {
+    find_source_files();
+  }
+  return files_[i];
+}
+
+const KernelInfo& Kernels::of(const Dispatch& dispatch) {
+  const std::size_t i = index_of(dispatch);
+  infos_.resize(snapshot_.dispatches.size());
+  if (!infos_[i]) {
+    infos_[i] = classify_kernel(dispatch.kernel_name, source_file(dispatch));
+  }
+  return *infos_[i];
 }
 
 std::string dispatch_label(const Dispatch& d) {
@@ -199,7 +256,7 @@ std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClas
   return out;
 }
 
-nlohmann::json dispatch_json(const Dispatch& d, const Snapshot* s) {
+nlohmann::json dispatch_json(const Dispatch& d, Kernels& kernels) {
   nlohmann::json j = {{"id", d.id}, {"kernel", kernel_label(d)}};
   if (!d.linkage_name.empty()) {
     j["linkage_name"] = d.linkage_name;
@@ -226,7 +283,7 @@ nlohmann::json dispatch_json(const Dispatch& d, const Snapshot* s) {
     j["kernel_address"] = fmt::format("{:#x}", *d.kernel_address);
   }
   if (!d.kernel_name.empty()) {
-    KernelInfo k = classify(d, s);
+    const KernelInfo& k = kernels.of(d);
     nlohmann::json info = {{"short_name", k.short_name},
                            {"family", to_string(k.family)},
                            {"category", to_string(k.category)}};
@@ -334,11 +391,11 @@ std::optional<LeaderSpin> leader_spin(const std::vector<snapshot::WaveClass>& cl
   return out;
 }
 
-std::string kernel_line(const Dispatch& d, const Snapshot* s) {
+std::string kernel_line(const Dispatch& d, Kernels& kernels) {
   if (d.kernel_name.empty()) {
     return {};
   }
-  KernelInfo k = classify(d, s);
+  const KernelInfo& k = kernels.of(d);
   std::string out =
       fmt::format("kernel {}: {} ({})", k.short_name.empty() ? d.kernel_name : k.short_name,
                   to_string(k.family), to_string(k.category));

@@ -22,15 +22,41 @@ bool is_collective(const Dispatch& dispatch);
 // runtime's (`__`-prefixed: a device assert stops in `__assert_fail`, AMD's device libraries are
 // `__ockl_*`; its caller holds the assert). nullptr when no listed frame has one.
 const Frame* fault_source_frame(const Fault& fault);
-// The dispatch the snapshot's GPU fault happened in: the CUDA focus's kernel, else the faulting
-// wave's dispatch.
-bool faulted_in(const Dispatch& dispatch, const Snapshot& snapshot);
-// The source file the line information names for the dispatch's code: the faulting frame's
-// (fault_source_frame) when the program faulted in it, else its waves' (their frame's file, else
-// the `info line` of their PC); empty without line information.
-std::string source_file_of(const Dispatch& dispatch, const Snapshot& snapshot);
-// classify_kernel() of the dispatch's kernel, preferring its waves' source file to the name.
-KernelInfo classify(const Dispatch& dispatch, const Snapshot* snapshot);
+// Snapshot::dispatch_of for waves taken in order, reusing the last answer while the wave's
+// (agent, queue, dispatch) stays the same: a dispatch's waves come together, and a walk over a
+// full node's 78,000 waves then asks the dispatch list a few times instead of once per wave.
+class WaveDispatches {
+public:
+  explicit WaveDispatches(const Snapshot& snapshot) : snapshot_(snapshot) {}
+  const Dispatch* operator()(const Wave& wave);
+
+private:
+  const Snapshot& snapshot_;
+  const Wave* last_wave_ = nullptr;
+  const Dispatch* last_dispatch_ = nullptr;
+};
+
+// classify_kernel() of a snapshot's dispatches, preferring the source file their waves name to
+// the kernel name. The file of a dispatch's code is the faulting frame's (fault_source_frame)
+// when the program faulted in it, else its first wave's with one (the wave's frame file, else
+// the `info line` of its PC), else none. The files of every dispatch are found together, in one
+// walk over the waves on the first question: one walk per dispatch and per question made the
+// heuristics quadratic on a full node. Built for one heuristic's look at one snapshot.
+class Kernels {
+public:
+  explicit Kernels(const Snapshot& snapshot) : snapshot_(snapshot) {}
+  // `dispatch` is one of the snapshot's dispatches (std::logic_error otherwise).
+  const KernelInfo& of(const Dispatch& dispatch);
+  const std::string& source_file(const Dispatch& dispatch);
+
+private:
+  std::size_t index_of(const Dispatch& dispatch) const;
+  void find_source_files();
+  const Snapshot& snapshot_;
+  std::vector<std::string> files_; // per dispatch, once found
+  std::vector<std::optional<KernelInfo>> infos_;
+  bool files_found_ = false;
+};
 // `dispatch 1.1 (AMDGPU Dispatch 1:2:1 (PKID 0))`.
 std::string dispatch_label(const Dispatch& dispatch);
 
@@ -46,10 +72,10 @@ Location location_of(const snapshot::WaveClass& c, const Snapshot& snapshot);
 std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClass>& classes,
                                             const Dispatch& dispatch);
 // `kind`, `category`, `op`, `dtype` and `source` of the dispatch's kernel (classify_kernel).
-nlohmann::json dispatch_json(const Dispatch& dispatch, const Snapshot* snapshot = nullptr);
+nlohmann::json dispatch_json(const Dispatch& dispatch, Kernels& kernels);
 // `kernel allgather_vec: collective (collective), bfloat16; source: aiter/csrc/ ...`; empty when
 // the kernel has no name.
-std::string kernel_line(const Dispatch& dispatch, const Snapshot* snapshot = nullptr);
+std::string kernel_line(const Dispatch& dispatch, Kernels& kernels);
 
 // The "leader spin" shape of one dispatch's wave classes: the waves (AMD) or thread ranges
 // (cuda-gdb) holding the first work-items of each work-group sit in one polling loop, holding

@@ -3,7 +3,7 @@
 // Not a guess: the debugger reported the stop. The finding names the faulting wave (or host
 // thread), its kernel with the usual naming and classification, the PC, the source line and the
 // address where the debugger gave one, and ranks first.
-#include "heuristics/common.hpp"
+#include "heuristics/analysis.hpp"
 #include "rocplay/frames.hpp"
 
 #include <fmt/format.h>
@@ -168,6 +168,12 @@ std::string next_step(const Fault& f, const std::string& at) {
 } // namespace
 
 std::vector<Finding> program_fault(const Snapshot& s) {
+  detail::Analysis analysis(s);
+  return program_fault(analysis);
+}
+
+std::vector<Finding> program_fault(detail::Analysis& analysis) {
+  const Snapshot& s = analysis.snapshot();
   if (!s.fault) {
     return {};
   }
@@ -252,8 +258,8 @@ std::vector<Finding> program_fault(const Snapshot& s) {
       details["fault"]["kernel"] = *f.kernel;
     }
     if (d) {
-      details["dispatch"] = detail::dispatch_json(*d, &s);
-      if (auto line = detail::kernel_line(*d, &s); !line.empty()) {
+      details["dispatch"] = detail::dispatch_json(*d, analysis.kernels());
+      if (auto line = detail::kernel_line(*d, analysis.kernels()); !line.empty()) {
         out.evidence.push_back(line);
       }
       out.evidence.push_back(fmt::format("in {}", detail::dispatch_label(*d)));

@@ -3,7 +3,7 @@
 // A host thread inside hipMemcpy*/hip*Synchronize (or the CUDA equivalents), or inside PyTorch's
 // `_local_scalar_dense` (what `.item()` calls), while a dispatch is in flight: the host waits for
 // the GPU. The host is the victim; the in-flight kernel is where to look.
-#include "heuristics/common.hpp"
+#include "heuristics/analysis.hpp"
 
 #include <fmt/format.h>
 
@@ -37,6 +37,12 @@ std::string_view blocking_call(const Frame& f) {
 } // namespace
 
 std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
+  detail::Analysis analysis(s);
+  return host_blocked_on_gpu(analysis);
+}
+
+std::vector<Finding> host_blocked_on_gpu(detail::Analysis& analysis) {
+  const Snapshot& s = analysis.snapshot();
   std::vector<Finding> out;
   if (s.dispatches.empty()) {
     return out;
@@ -70,9 +76,10 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
   f.confidence = 0.7;
   std::vector<std::string> kernels;
   nlohmann::json dj = nlohmann::json::array();
+  detail::Kernels& kernel_info = analysis.kernels();
   for (const auto& d : s.dispatches) {
     kernels.push_back(short_function_name(detail::kernel_label(d)));
-    dj.push_back(detail::dispatch_json(d, &s));
+    dj.push_back(detail::dispatch_json(d, kernel_info));
   }
   const auto& first = blocked.front();
   const bool item = first.call == "_local_scalar_dense";
@@ -107,7 +114,7 @@ std::vector<Finding> host_blocked_on_gpu(const Snapshot& s) {
   for (const auto& d : s.dispatches) {
     f.evidence.push_back(
         fmt::format("in flight: {}: {}", detail::dispatch_label(d), detail::kernel_label(d)));
-    if (auto k = detail::kernel_line(d, &s); !k.empty()) {
+    if (auto k = detail::kernel_line(d, kernel_info); !k.empty()) {
       f.evidence.push_back("  " + k);
     }
   }

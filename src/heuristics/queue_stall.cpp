@@ -54,8 +54,9 @@ bool same_dispatch(const Dispatch& a, const Dispatch& b) {
 
 std::set<std::uint64_t> pcs_of(const Snapshot& s, const Dispatch& d) {
   std::set<std::uint64_t> out;
+  detail::WaveDispatches dispatch_of(s);
   for (const auto& w : s.waves) {
-    if (w.pc && s.dispatch_of(w) == &d) {
+    if (w.pc && dispatch_of(w) == &d) {
       out.insert(*w.pc);
     }
   }
@@ -71,6 +72,7 @@ bool near_any(std::uint64_t pc, const std::set<std::uint64_t>& pcs) {
 
 std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later) {
   std::vector<Finding> out;
+  detail::Kernels kernels(later);
   for (const auto& q : later.queues) {
     if (!q.read || !q.write || *q.write <= *q.read) {
       continue;
@@ -120,7 +122,7 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
         fmt::format("later:   queue {} read {} write {}", q.id, *q.read, *q.write));
     f.evidence.push_back(
         fmt::format("head dispatch: {}: {}", detail::dispatch_label(*head), kernel));
-    if (auto k = detail::kernel_line(*head, &later); !k.empty()) {
+    if (auto k = detail::kernel_line(*head, kernels); !k.empty()) {
       f.evidence.push_back(k);
     }
     const auto classes = snapshot::group_waves(later);
@@ -139,7 +141,7 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
                    {"write", *q.write},
                    {"earlier_read", *p->read},
                    {"earlier_write", *p->write}}},
-                 {"head_dispatch", detail::dispatch_json(*head, &later)},
+                 {"head_dispatch", detail::dispatch_json(*head, kernels)},
                  {"wave_classes", std::move(cj)},
                  {"pcs_compared", pcs_compared}};
     f.next_step = fmt::format(

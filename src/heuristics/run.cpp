@@ -1,4 +1,5 @@
 // The heuristic registry: which heuristics run on one snapshot, a pair, or a set of ranks.
+#include "heuristics/analysis.hpp"
 #include "rocplay/heuristics.hpp"
 
 #include <algorithm>
@@ -26,8 +27,10 @@ void append(std::vector<Finding>& out, std::vector<Finding> more) {
 } // namespace
 
 std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
-  std::vector<Finding> out = program_fault(snapshot);
-  append(out, sync_lane_barrier_spin(snapshot, context));
+  // Shared by the heuristics below: each would group the waves and classify the kernels again.
+  detail::Analysis analysis(snapshot);
+  std::vector<Finding> out = program_fault(analysis);
+  append(out, sync_lane_barrier_spin(analysis, context));
   // The sync-lane finding already says "waiting for peers" for its dispatches, more precisely.
   std::set<std::string> spinning;
   for (const auto& f : out) {
@@ -35,14 +38,14 @@ std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
       spinning.insert((*d)["id"].get<std::string>());
     }
   }
-  for (auto& f : collective_wait(snapshot)) {
+  for (auto& f : collective_wait(analysis)) {
     if (!spinning.count(f.details["dispatch"]["id"].get<std::string>())) {
       out.push_back(std::move(f));
     }
   }
-  append(out, splitk_clean_race(snapshot));
+  append(out, splitk_clean_race(analysis));
   append(out, nothing_visible(snapshot, context));
-  append(out, host_blocked_on_gpu(snapshot));
+  append(out, host_blocked_on_gpu(analysis));
   append(out, host_deadlock(snapshot));
   for (auto& f : out) {
     if (!f.rank && snapshot.rank) {

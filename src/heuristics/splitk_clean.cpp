@@ -4,7 +4,7 @@
 // When that workspace is a per-process singleton (cached per device only) and two `_clean`
 // kernels run at once on different queues of one device, their counters interleave and neither
 // reaches its expected count.
-#include "heuristics/common.hpp"
+#include "heuristics/analysis.hpp"
 
 #include <fmt/format.h>
 
@@ -20,7 +20,8 @@ namespace {
 // fixtures/cuda-gdb/splitk-clean-h200.mi), so this is the race's aftermath, said with less
 // confidence.
 std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
-                                    const std::vector<snapshot::WaveClass>& classes) {
+                                    const std::vector<snapshot::WaveClass>& classes,
+                                    detail::Kernels& kernels) {
   auto cs = detail::classes_of(classes, d);
   auto pattern = detail::leader_spin(cs, s);
   if (!pattern || pattern->rest.empty()) {
@@ -41,7 +42,7 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
       "per-process workspace counter and it finished, leaving this one to spin.",
       d.kernel_name, detail::dispatch_label(d), pattern->spin_workgroups, detail::where(spin, s));
   f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), d.kernel_name));
-  if (auto k = detail::kernel_line(d, &s); !k.empty()) {
+  if (auto k = detail::kernel_line(d, kernels); !k.empty()) {
     f.evidence.push_back(k);
   }
   for (const auto* c : pattern->spin) {
@@ -51,7 +52,7 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
     f.evidence.push_back(fmt::format("rest: {}", detail::describe(*c, s)));
   }
   f.evidence.push_back("only one `_clean` kernel in flight on this device");
-  nlohmann::json dj = detail::dispatch_json(d, &s);
+  nlohmann::json dj = detail::dispatch_json(d, kernels);
   nlohmann::json cj = nlohmann::json::array();
   for (const auto& c : cs) {
     cj.push_back(detail::class_json(c, s));
@@ -77,6 +78,12 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
 } // namespace
 
 std::vector<Finding> splitk_clean_race(const Snapshot& s) {
+  detail::Analysis analysis(s);
+  return splitk_clean_race(analysis);
+}
+
+std::vector<Finding> splitk_clean_race(detail::Analysis& analysis) {
+  const Snapshot& s = analysis.snapshot();
   std::vector<Finding> out;
   // In-flight `_clean` dispatches, by agent (unknown agent: one bucket).
   std::map<std::optional<std::uint32_t>, std::vector<const Dispatch*>> by_agent;
@@ -90,10 +97,11 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
   if (by_agent.empty()) {
     return out;
   }
-  const auto classes = snapshot::group_waves(s);
+  const auto& classes = analysis.classes();
+  detail::Kernels& kernels = analysis.kernels();
   for (const auto& [agent, ds] : by_agent) {
     if (ds.size() == 1) {
-      if (auto f = single_clean(s, *ds.front(), classes)) {
+      if (auto f = single_clean(s, *ds.front(), classes, kernels)) {
         out.push_back(std::move(*f));
       }
       continue;
@@ -125,7 +133,7 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
     nlohmann::json dj = nlohmann::json::array();
     for (const auto* d : ds) {
       names.push_back(short_function_name(d->kernel_name));
-      nlohmann::json j = detail::dispatch_json(*d, &s);
+      nlohmann::json j = detail::dispatch_json(*d, kernels);
       nlohmann::json cj = nlohmann::json::array();
       for (const auto& c : detail::classes_of(classes, *d)) {
         cj.push_back(detail::class_json(c, s));
@@ -137,7 +145,7 @@ std::vector<Finding> splitk_clean_race(const Snapshot& s) {
                                        d->queue ? fmt::format("{}", *d->queue) : "?",
                                        d->fence_text.empty() ? "?" : d->fence_text,
                                        fmt::join(d->grid, ","), fmt::join(d->workgroup, ",")));
-      if (auto k = detail::kernel_line(*d, &s); !k.empty()) {
+      if (auto k = detail::kernel_line(*d, kernels); !k.empty()) {
         f.evidence.push_back("  " + k);
       }
       for (const auto& c : detail::classes_of(classes, *d)) {

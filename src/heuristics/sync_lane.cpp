@@ -6,7 +6,7 @@
 // all sit in the poll loop (one PC, or a few PCs of that loop when it was caught mid-iteration),
 // and every other wave of the dispatch sits elsewhere.
 // Works on Wave fields only: wave_in_group 0 for AMD waves, first_work_item 0 for cuda ranges.
-#include "heuristics/common.hpp"
+#include "heuristics/analysis.hpp"
 
 #include <fmt/format.h>
 
@@ -39,11 +39,18 @@ std::string sync_routine(const std::vector<const WaveClass*>& spin, const Snapsh
 } // namespace
 
 std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ctx) {
+  detail::Analysis analysis(s);
+  return sync_lane_barrier_spin(analysis, ctx);
+}
+
+std::vector<Finding> sync_lane_barrier_spin(detail::Analysis& analysis, const Context& ctx) {
+  const Snapshot& s = analysis.snapshot();
   std::vector<Finding> out;
   if (s.waves.empty()) {
     return out;
   }
-  const auto classes = snapshot::group_waves(s);
+  const auto& classes = analysis.classes();
+  detail::Kernels& kernels = analysis.kernels();
   for (const auto& d : s.dispatches) {
     auto cs = detail::classes_of(classes, d);
     if (cs.empty()) {
@@ -116,7 +123,7 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
             : std::string(),
         rest, after);
     f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), kernel));
-    if (auto k = detail::kernel_line(d, &s); !k.empty()) {
+    if (auto k = detail::kernel_line(d, kernels); !k.empty()) {
       f.evidence.push_back(k);
     }
     for (const auto* c : pattern->spin) {
@@ -132,7 +139,7 @@ std::vector<Finding> sync_lane_barrier_spin(const Snapshot& s, const Context& ct
       f.evidence.push_back(
           fmt::format("{} wave(s) of the dispatch have unknown (`?`) coordinates", unknown));
     }
-    f.details = {{"dispatch", detail::dispatch_json(d, &s)},
+    f.details = {{"dispatch", detail::dispatch_json(d, kernels)},
                  {"routine", routine},
                  {"collective", collective},
                  {"spin", detail::class_json(spin, s)}};

@@ -50,6 +50,44 @@ void widen(std::optional<Range>& r, std::int64_t v) {
   }
 }
 
+// One more wave of the class.
+void accumulate(Acc& a, const Wave& w) {
+  a.c.waves += 1;
+  a.c.threads += w.count;
+  // A cuda-gdb range has no wave slot but a work-item range: not unknown for that.
+  bool unknown = !w.workgroup[0] || (!w.wave_in_group && !w.first_work_item);
+  if (w.workgroup[0]) {
+    std::int64_t x = *w.workgroup[0];
+    std::int64_t y = w.workgroup[1].value_or(0);
+    std::int64_t z = w.workgroup[2].value_or(0);
+    if (a.groups.empty() || a.groups.back() != std::tuple{x, y, z}) {
+      a.groups.emplace_back(x, y, z);
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+      if (w.workgroup[i]) {
+        widen(a.c.workgroup[i], *w.workgroup[i]);
+      }
+      if (w.workgroup_last[i]) {
+        widen(a.c.workgroup[i], *w.workgroup_last[i]);
+      }
+    }
+  }
+  if (w.wave_in_group &&
+      std::find(a.slots.begin(), a.slots.end(), *w.wave_in_group) == a.slots.end()) {
+    a.slots.push_back(*w.wave_in_group);
+  }
+  if (w.first_work_item) {
+    widen(a.c.work_items, *w.first_work_item);
+    widen(a.c.work_items, w.last_work_item.value_or(*w.first_work_item));
+  }
+  if (unknown) {
+    a.c.unknown_coordinates += 1;
+  }
+  if (w.unattributed) {
+    a.c.unattributed += 1;
+  }
+}
+
 template <class T> bool less_opt(const std::optional<T>& a, const std::optional<T>& b) {
   // Unknown sorts last.
   if (a.has_value() != b.has_value()) {
@@ -64,8 +102,16 @@ std::vector<WaveClass> group_waves(const Snapshot& snapshot) {
   std::unordered_map<Key, std::size_t, KeyHash> index;
   std::vector<Acc> accs;
   index.reserve(64);
+  // Neighbouring waves mostly share a class (one work-group's waves, one PC): the last class
+  // is checked before the hash table.
+  std::optional<Key> last_key;
+  std::size_t last_class = 0;
   for (const auto& w : snapshot.waves) {
     Key k{w.agent, w.queue, w.dispatch, w.pc};
+    if (last_key == k) {
+      accumulate(accs[last_class], w);
+      continue;
+    }
     auto [it, inserted] = index.try_emplace(k, accs.size());
     if (inserted) {
       Acc a;
@@ -83,41 +129,9 @@ std::vector<WaveClass> group_waves(const Snapshot& snapshot) {
       }
       accs.push_back(std::move(a));
     }
-    Acc& a = accs[it->second];
-    a.c.waves += 1;
-    a.c.threads += w.count;
-    // A cuda-gdb range has no wave slot but a work-item range: not unknown for that.
-    bool unknown = !w.workgroup[0] || (!w.wave_in_group && !w.first_work_item);
-    if (w.workgroup[0]) {
-      std::int64_t x = *w.workgroup[0];
-      std::int64_t y = w.workgroup[1].value_or(0);
-      std::int64_t z = w.workgroup[2].value_or(0);
-      if (a.groups.empty() || a.groups.back() != std::tuple{x, y, z}) {
-        a.groups.emplace_back(x, y, z);
-      }
-      for (std::size_t i = 0; i < 3; ++i) {
-        if (w.workgroup[i]) {
-          widen(a.c.workgroup[i], *w.workgroup[i]);
-        }
-        if (w.workgroup_last[i]) {
-          widen(a.c.workgroup[i], *w.workgroup_last[i]);
-        }
-      }
-    }
-    if (w.wave_in_group &&
-        std::find(a.slots.begin(), a.slots.end(), *w.wave_in_group) == a.slots.end()) {
-      a.slots.push_back(*w.wave_in_group);
-    }
-    if (w.first_work_item) {
-      widen(a.c.work_items, *w.first_work_item);
-      widen(a.c.work_items, w.last_work_item.value_or(*w.first_work_item));
-    }
-    if (unknown) {
-      a.c.unknown_coordinates += 1;
-    }
-    if (w.unattributed) {
-      a.c.unattributed += 1;
-    }
+    last_key = k;
+    last_class = it->second;
+    accumulate(accs[last_class], w);
   }
 
   std::vector<WaveClass> out;

@@ -551,3 +551,94 @@ TEST_CASE("run() orders findings by severity then confidence", "[heuristics]") {
   CHECK(severity_from_string("critical") == Severity::Critical);
   CHECK_FALSE(severity_from_string("fatal"));
 }
+
+TEST_CASE("a kernel's source file is its first attributed wave's, found for all dispatches at once",
+          "[heuristics]") {
+  // Two agents run dispatch 5 each; waves of both come interleaved, the first of each without a
+  // file of its own. A third dispatch has no waves; a fourth (agent 1, queue unknown) is shadowed
+  // by the first, which the waves name first.
+  Snapshot s;
+  s.debugger = DebuggerKind::RocGdb;
+  s.coverage = {true, true, true, true};
+  auto dispatch = [&](std::string id, std::optional<std::uint32_t> agent,
+                      std::optional<std::uint32_t> queue, std::uint64_t no, std::string kernel) {
+    Dispatch d;
+    d.id = std::move(id);
+    d.agent = agent;
+    d.queue = queue;
+    d.dispatch_no = no;
+    d.kernel_name = std::move(kernel);
+    s.dispatches.push_back(d);
+  };
+  dispatch("1.1", 1, 1, 5, "kern_a(float*)");
+  dispatch("1.2", 2, 1, 5, "kern_b(float*)");
+  dispatch("1.3", std::nullopt, std::nullopt, 7, "kern_c(float*)");
+  dispatch("1.4", 1, std::nullopt, 5, "kern_d(float*)");
+  int tid = 10;
+  auto wave = [&](std::uint32_t agent, std::uint64_t pc, const char* file) {
+    Wave w;
+    w.thread_id = std::to_string(tid++);
+    w.agent = agent;
+    w.queue = 1;
+    w.dispatch = 5;
+    w.pc = pc;
+    w.file = file;
+    s.waves.push_back(w);
+  };
+  wave(2, 0x2000, "");           // no file, no line information: dispatch 1.2 still open
+  wave(1, 0x1000, "");           // `info line` names 1.1's file
+  wave(1, 0x1000, "");           // the same PC again
+  wave(2, 0x2040, "b_wave.cu");  // 1.2's file
+  wave(1, 0x1040, "a_later.cu"); // 1.1 already has one
+  wave(2, 0x2080, "b_later.cu");
+  SourceLine line;
+  line.pc = 0x1000;
+  line.file = "a_line.hip";
+  s.source_lines.push_back(line);
+  HostThread t;
+  t.id = "1";
+  Frame f;
+  f.function = "hipMemcpyAsync";
+  t.frames.push_back(f);
+  s.host_threads.push_back(t);
+
+  auto sources = [](const std::vector<Finding>& fs) {
+    REQUIRE(fs.size() == 1);
+    std::vector<std::string> out;
+    for (const auto& d : fs[0].details["dispatches"]) {
+      // `-`: no file, the hint from the kernel's name alone.
+      std::string source = d["kernel_info"].value("source", std::string());
+      const bool by_name = source == classify_kernel(d["kernel"].get<std::string>()).source_hint;
+      out.push_back(by_name ? "-" : source);
+    }
+    return out;
+  };
+  CHECK(sources(heuristics::host_blocked_on_gpu(s)) ==
+        std::vector<std::string>{"a_line.hip", "b_wave.cu", "-", "-"});
+  // A GPU fault on one of agent 2's waves: its frame names dispatch 1.2's file first.
+  Fault fault;
+  fault.kind = FaultKind::MemoryViolation;
+  fault.signal = "SIGSEGV";
+  fault.on_gpu = true;
+  fault.thread_id = "13";
+  Frame ff;
+  ff.function = "kern_b(float*)";
+  ff.file = "b_fault.hip";
+  ff.line = 12;
+  fault.frames.push_back(ff);
+  s.fault = fault;
+  CHECK(sources(heuristics::host_blocked_on_gpu(s)) ==
+        std::vector<std::string>{"a_line.hip", "b_fault.hip", "-", "-"});
+  // cuda-gdb's focus names the kernel by number: every dispatch numbered so takes the file.
+  s.fault->kernel = 7;
+  CHECK(sources(heuristics::host_blocked_on_gpu(s)) ==
+        std::vector<std::string>{"a_line.hip", "b_wave.cu", "b_fault.hip", "-"});
+  // The same answers through run(), where the heuristics share one analysis of the snapshot.
+  s.fault.reset();
+  const auto all = heuristics::run(s);
+  auto blocked = std::find_if(all.begin(), all.end(), [](const Finding& f) {
+    return f.id == heuristics::kHostBlockedOnGpu;
+  });
+  REQUIRE(blocked != all.end());
+  CHECK(sources({*blocked}) == std::vector<std::string>{"a_line.hip", "b_wave.cu", "-", "-"});
+}

@@ -1,0 +1,42 @@
+// What several heuristics derive from one snapshot, derived once and shared when
+// heuristics::run runs them over it: on a full node (78,000 waves) grouping the waves and finding
+// the kernels' source files each walk every wave, and each heuristic did both on its own.
+#pragma once
+
+#include "heuristics/common.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace rocplay::heuristics {
+namespace detail {
+
+class Analysis {
+public:
+  explicit Analysis(const Snapshot& snapshot) : snapshot_(snapshot), kernels_(snapshot) {}
+  const Snapshot& snapshot() const { return snapshot_; }
+  // snapshot::group_waves of the snapshot, grouped on first use.
+  const std::vector<snapshot::WaveClass>& classes() {
+    if (!classes_) {
+      classes_ = snapshot::group_waves(snapshot_);
+    }
+    return *classes_;
+  }
+  Kernels& kernels() { return kernels_; }
+
+private:
+  const Snapshot& snapshot_;
+  std::optional<std::vector<snapshot::WaveClass>> classes_;
+  Kernels kernels_;
+};
+
+} // namespace detail
+
+// The heuristics of rocplay/heuristics.hpp that read those, over an analysis of the snapshot.
+std::vector<Finding> program_fault(detail::Analysis& analysis);
+std::vector<Finding> sync_lane_barrier_spin(detail::Analysis& analysis, const Context& context);
+std::vector<Finding> splitk_clean_race(detail::Analysis& analysis);
+std::vector<Finding> collective_wait(detail::Analysis& analysis);
+std::vector<Finding> host_blocked_on_gpu(detail::Analysis& analysis);
+
+} // namespace rocplay::heuristics
