@@ -8,6 +8,8 @@
 #   bench/ab_builds.sh OLD_BUILD_DIR NEW_BUILD_DIR [ROUNDS]   (default 5; both built with
 #                                                             bench_mi_parse bench_snapshot
 #                                                             bench_postmortem rocplay spin_target)
+#   BENCHES="stop" bench/ab_builds.sh ...   only those figures (default: parse snapshot
+#                                           postmortem stop), e.g. more rounds of a noisy one
 set -euo pipefail
 old=${1:?old build directory}
 new=${2:?new build directory}
@@ -44,7 +46,7 @@ target=$!
 until grep -q ready "$work/target.out" 2>/dev/null; do sleep 0.1; done
 figure "$new" stop >/dev/null # the symbols into the page cache
 
-for what in parse snapshot postmortem stop; do
+for what in ${BENCHES:-parse snapshot postmortem stop}; do
   : >"$work/old.$what"
   : >"$work/new.$what"
   for ((r = 0; r < rounds; r++)); do
