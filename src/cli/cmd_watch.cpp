@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/fanout.hpp"
 #include "cli/run_common.hpp"
+#include "rocplay/clock.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
@@ -25,7 +26,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -66,15 +66,6 @@ struct WatchOptions {
 std::string host_name() {
   char host[256] = {};
   return ::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0' ? host : "unknown-host";
-}
-
-std::string iso_utc(std::chrono::system_clock::time_point t) {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  ::gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 void say(const std::string& line) {
@@ -251,7 +242,7 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
 
   report::Capture c;
   c.host = host;
-  c.time = iso_utc(wall);
+  c.time = iso_time(std::chrono::duration<double>(wall.time_since_epoch()).count());
   c.why = check.reason;
   c.report_path = ro.output;
   c.interrupted = result.interrupted;

@@ -2,6 +2,7 @@
 #include "rocplay/error.hpp"
 #include "rocplay/watch.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <ctime>
@@ -49,12 +50,7 @@ void Backoff::captured(Clock::time_point now) {
 }
 
 std::string utc_stamp(std::chrono::system_clock::time_point t) {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  ::gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
+  return fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(t)));
 }
 
 Watcher::Watcher(Config config, Targets targets, Clock::time_point now)

@@ -310,6 +310,12 @@ TEST_CASE("back-off: doubles up to the cap, reset by a cleared hang", "[watch][b
   CHECK(b.allows(t));
 }
 
+TEST_CASE("capture names: a UTC stamp for file names, whole seconds", "[watch]") {
+  // 2026-11-24 03:15:00 UTC, plus a fraction that must not show.
+  const std::chrono::system_clock::time_point t{std::chrono::seconds(1795490100) + 700ms};
+  CHECK(utc_stamp(t) == "20261124T031500Z");
+}
+
 TEST_CASE("watcher: quiet log and busy GPUs for --quiet-for is a hang, each sign said",
           "[watch][decide]") {
   Dir d;
