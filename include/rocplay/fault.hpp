@@ -53,6 +53,12 @@ struct Fault {
   std::optional<std::uint32_t> line;
   // The faulting data address, where the debugger gives one ($_siginfo on a host fault).
   std::optional<std::uint64_t> address;
+  // Who raised a host signal ($_siginfo, gdb): si_code above 0 is the kernel's, for an
+  // instruction that faulted; 0 and below a process's kill(), tgkill() or sigqueue(), and then
+  // sender_pid is that process (the program itself for abort() and raise()).
+  std::optional<std::int32_t> signal_code;
+  std::optional<std::int64_t> sender_pid;
+  bool sent_by_process() const { return signal_code && *signal_code <= 0; }
   // cuda-gdb's focus at the stop: kernel id, block and thread (`(0,0,0)`).
   std::optional<std::uint64_t> kernel;
   std::string block;

@@ -48,6 +48,42 @@ std::string what_of(const Fault& f) {
   return what;
 }
 
+// The call a process raised the signal with, by si_code (0 and below: not the kernel's).
+std::string sender_call(std::int32_t code) {
+  switch (code) {
+  case 0:
+    return "kill()";
+  case -1:
+    return "sigqueue()";
+  case -6:
+    return "tgkill() (raise(), abort(), pthread_kill())";
+  default:
+    return fmt::format("si_code {}", code);
+  }
+}
+
+// A host signal that a process sent, and that is not the program's own abort(): no instruction
+// of the program faulted, whatever the signal's name says.
+bool sent_not_faulted(const Fault& f, const Snapshot& s) {
+  if (f.on_gpu || !f.sent_by_process()) {
+    return false;
+  }
+  const bool by_itself = f.sender_pid && s.pid && *f.sender_pid == *s.pid;
+  return !(by_itself && f.kind == FaultKind::Assert);
+}
+
+std::string sender_words(const Fault& f, const Snapshot& s) {
+  if (f.sender_pid && s.pid && *f.sender_pid == *s.pid) {
+    return fmt::format("the program itself (pid {})", *f.sender_pid);
+  }
+  return f.sender_pid ? fmt::format("process {}", *f.sender_pid) : std::string("a process");
+}
+
+// `SIGSEGV (Segmentation fault)`: the signal alone, for one that no instruction raised.
+std::string signal_words(const Fault& f) {
+  return f.meaning.empty() ? f.signal : fmt::format("{} ({})", f.signal, f.meaning);
+}
+
 std::string file_line(const std::string& file, std::optional<std::uint32_t> line) {
   if (file.empty()) {
     return {};
@@ -165,6 +201,20 @@ std::string next_step(const Fault& f, const std::string& at) {
   return fmt::format("Read the code at {} and the backtrace below.", where);
 }
 
+std::string next_step_sent(const Fault& f, const Snapshot& s, const std::string& at) {
+  if (f.sender_pid && s.pid && *f.sender_pid == *s.pid) {
+    return fmt::format("The program sent {} to itself, from {}: read that call. A crash handler "
+                       "that re-raises a signal hides the first one: look for an earlier error "
+                       "in its output.",
+                       f.signal, at.empty() ? std::string("the thread below") : at);
+  }
+  return fmt::format("Find out why {} sent {}: `ps -o pid,ppid,user,args -p {}` while it runs (a "
+                     "supervisor, a watchdog, a cluster agent, or a person's `kill -{}`).",
+                     sender_words(f, s), f.signal,
+                     f.sender_pid ? std::to_string(*f.sender_pid) : std::string("PID"),
+                     f.signal.rfind("SIG", 0) == 0 ? f.signal.substr(3) : f.signal);
+}
+
 } // namespace
 
 std::vector<Finding> program_fault(const Snapshot& s) {
@@ -189,6 +239,13 @@ std::vector<Finding> program_fault(detail::Analysis& analysis) {
                       {"on_gpu", f.on_gpu}};
   if (f.address) {
     details["fault"]["address"] = detail::hex(f.address);
+  }
+  if (f.signal_code) {
+    details["fault"]["signal_code"] = *f.signal_code;
+    details["fault"]["sent_by"] = f.sent_by_process() ? "process" : "kernel";
+  }
+  if (f.sent_by_process() && f.sender_pid) {
+    details["fault"]["sender_pid"] = *f.sender_pid;
   }
   Location loc;
   loc.function = f.function;
@@ -297,10 +354,20 @@ std::vector<Finding> program_fault(detail::Analysis& analysis) {
            (loc.file.empty() ? "" : " at " + file_line(loc.file, loc.line));
     }
     const std::string name = t && !t->name.empty() ? fmt::format(" \"{}\"", t->name) : "";
-    out.title = fmt::format("Host fault: {} in {}", what_of(f), at);
-    out.summary = fmt::format("The debugger stopped the program on {} {} in host thread {}{}; "
-                              "the other threads below were stopped at the same moment.",
-                              article(kind_words(f.kind)), kind_words(f.kind), f.thread_id, name);
+    if (sent_not_faulted(f, s)) {
+      out.title =
+          fmt::format("Host signal: {} sent by {}, in {}", signal_words(f), sender_words(f, s), at);
+      out.summary = fmt::format(
+          "The debugger stopped the program on {}, which {} sent with {}: no instruction of the "
+          "program faulted, so there is no faulting address. It arrived in host thread {}{}; the "
+          "other threads below were stopped at the same moment.",
+          f.signal, sender_words(f, s), sender_call(*f.signal_code), f.thread_id, name);
+    } else {
+      out.title = fmt::format("Host fault: {} in {}", what_of(f), at);
+      out.summary = fmt::format("The debugger stopped the program on {} {} in host thread {}{}; "
+                                "the other threads below were stopped at the same moment.",
+                                article(kind_words(f.kind)), kind_words(f.kind), f.thread_id, name);
+    }
     out.evidence.push_back(fmt::format("faulting thread {}{}{}", f.thread_id, name,
                                        t && t->lwp ? fmt::format(" (LWP {})", *t->lwp) : ""));
     if (t) {
@@ -314,10 +381,16 @@ std::vector<Finding> program_fault(detail::Analysis& analysis) {
     }
   }
   out.evidence.insert(out.evidence.begin(),
-                      fmt::format("stopped on {}{}", what_of(f),
+                      fmt::format("stopped on {}{}",
+                                  sent_not_faulted(f, s) ? signal_words(f) : what_of(f),
                                   loc.pc ? fmt::format(" at pc {:#x}", *loc.pc) : ""));
   if (f.address) {
     out.evidence.push_back(fmt::format("faulting address {:#x}", *f.address));
+  }
+  if (f.sent_by_process()) {
+    out.evidence.push_back(fmt::format("{} sent by {} with {}, not raised by a faulting "
+                                       "instruction",
+                                       f.signal, sender_words(f, s), sender_call(*f.signal_code)));
   }
   if (!loc.function.empty() || loc.pc) {
     out.evidence.push_back(
@@ -348,7 +421,7 @@ std::vector<Finding> program_fault(detail::Analysis& analysis) {
   } else {
     out.locations.push_back(loc);
   }
-  out.next_step = next_step(f, at);
+  out.next_step = sent_not_faulted(f, s) ? next_step_sent(f, s, at) : next_step(f, at);
   out.details = std::move(details);
   return {std::move(out)};
 }

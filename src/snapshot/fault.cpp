@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace rocplay {
 
@@ -51,7 +52,8 @@ void FaultReader::add(const mi::Exchange& ex) {
       // `-data-evaluate-expression $_siginfo._sifields._sigfault.si_addr`: `(void *) 0x10`.
       // si_addr is the faulting data address for SIGSEGV and SIGBUS only (another signal's
       // siginfo holds the sender's pid there).
-      if (fault_ && !fault_->address && fault_text_has(ex.command, "_sigfault.si_addr") &&
+      if (fault_ && !fault_->address && !fault_->sent_by_process() &&
+          fault_text_has(ex.command, "_sigfault.si_addr") &&
           (fault_->kind == FaultKind::MemoryViolation || fault_->kind == FaultKind::BusError)) {
         const std::string value = rec.results()["value"].text();
         const auto at = value.rfind("0x");
@@ -59,6 +61,23 @@ void FaultReader::add(const mi::Exchange& ex) {
           auto end = value.find_first_not_of("0123456789abcdefABCDEFx", at);
           fault_->address = text::parse_u64(
               value.substr(at, end == std::string::npos ? std::string::npos : end - at));
+        }
+      }
+      // `$_siginfo.si_code` and `$_siginfo._sifields._kill.si_pid`: who raised the signal.
+      if (fault_ && !fault_->signal.empty()) {
+        const std::string value = rec.results()["value"].text();
+        if (fault_text_has(ex.command, "$_siginfo.si_code")) {
+          if (auto code = text::parse_i64(value);
+              code && *code >= INT32_MIN && *code <= INT32_MAX) {
+            fault_->signal_code = static_cast<std::int32_t>(*code);
+            if (fault_->sent_by_process()) { // si_addr shares its bytes with the sender's pid
+              fault_->address.reset();
+            }
+          }
+        } else if (fault_text_has(ex.command, "_kill.si_pid")) {
+          if (auto pid = text::parse_i64(value); pid && *pid > 0) {
+            fault_->sender_pid = *pid;
+          }
         }
       }
       continue;

@@ -419,6 +419,8 @@ template <class Io, Like<Fault> F> void fields(Io& io, F& f) {
   io.text("file", f.file);
   io.opt("line", f.line);
   io.addr("address", f.address);
+  io.opt("signal_code", f.signal_code);
+  io.opt("sender_pid", f.sender_pid);
   io.opt("kernel", f.kernel);
   io.text("block", f.block);
   io.text("thread", f.thread);

@@ -111,6 +111,9 @@ TEST_CASE("launch: a segfault is reported at the faulting line and the program k
   CHECK(fault["function"].get<std::string>().find("write_through_null") != std::string::npos);
   CHECK(fault["line"] == fault_line("segv"));
   CHECK(fault["address"] == "0x0");
+  CHECK(fault["signal_code"] == 1); // SEGV_MAPERR: the kernel's, for the store
+  CHECK(f["details"]["fault"]["sent_by"] == "kernel");
+  CHECK(f["title"].get<std::string>().rfind("Host fault: memory violation", 0) == 0);
   CHECK(j["launch"]["after"] == "killed after the report");
   require_gone(j["launch"]["pid"].get<std::int64_t>());
   require_no_stray(find_built("fault_target"));
@@ -130,7 +133,40 @@ TEST_CASE("launch: abort names the user's frame, not the C library's (assert kin
                   l.value("line", 0) == fault_line("abort");
   }
   CHECK(user_frame);
+  // abort() sends SIGABRT to its own thread: a process's signal, and still the program's assert.
+  CHECK(j["snapshot"]["fault"]["signal_code"] == -6); // SI_TKILL
+  CHECK(j["snapshot"]["fault"]["sender_pid"] == j["launch"]["pid"]);
+  CHECK(f["title"].get<std::string>().rfind("Host fault: assert", 0) == 0);
   require_gone(j["launch"]["pid"].get<std::int64_t>());
+}
+
+TEST_CASE("launch: a SIGSEGV the program raises itself is named as sent, not as a faulting "
+          "access") {
+  const auto [r, j] = launch_json({}, {"raise-segv"});
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 81);
+  const auto pid = j["launch"]["pid"].get<std::int64_t>();
+  const auto& fault = j["snapshot"]["fault"];
+  CHECK(fault["signal"] == "SIGSEGV");
+  CHECK(fault["signal_code"] == -6); // SI_TKILL: raise()
+  CHECK(fault["sender_pid"] == pid);
+  CHECK_FALSE(fault.contains("address")); // si_addr holds the sender there, not an address
+  const auto& f = first_finding(j);
+  CHECK(f["id"] == "host-fault");
+  const std::string title = f["title"];
+  CHECK(title.find("Host signal: SIGSEGV") == 0);
+  CHECK(title.find("sent by the program itself (pid " + std::to_string(pid) + ")") !=
+        std::string::npos);
+  CHECK(f["details"]["fault"]["sent_by"] == "process");
+  CHECK(f["next_step"].get<std::string>().find("sent SIGSEGV to itself") != std::string::npos);
+  bool user_frame = false;
+  for (const auto& l : f["locations"]) {
+    user_frame |= l.value("function", "").find("raise_segv") != std::string::npos &&
+                  l.value("line", 0) == fault_line("raise-segv");
+  }
+  CHECK(user_frame);
+  require_gone(pid);
 }
 
 TEST_CASE("launch: divide by zero is an arithmetic fault at its line") {

@@ -97,6 +97,49 @@ TEST_CASE("run --wait-for-fault: the fault is reported at its line, then the pro
   spawned.require_none_left();
 }
 
+TEST_CASE("run --wait-for-fault: a SIGSEGV another process sends is named with its sender, not "
+          "as a faulting access") {
+  SpinTarget target;
+  TempDir dir;
+  const std::string path = dir.path() + "/report.json";
+  Descendants spawned;
+  bool sent = false;
+  const auto r = run_rocplay(wait_args(target.pid(), {"--format", "json", "-o", path}), 120s, {},
+                             [&](pid_t rocplay, const std::string&) {
+                               spawned.scan(rocplay);
+                               if (!sent && waiting(target)) {
+                                 ::kill(static_cast<pid_t>(target.pid()), SIGSEGV);
+                                 sent = true;
+                               }
+                             });
+  INFO("stderr: " << r.err);
+  REQUIRE(sent);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 81);
+  const auto j = parse_json(read_file(path));
+  const auto& fault = j["snapshot"]["fault"];
+  CHECK(fault["signal"] == "SIGSEGV");
+  CHECK(fault["signal_code"] == 0); // SI_USER: kill()
+  CHECK(fault["sender_pid"] == ::getpid());
+  CHECK_FALSE(fault.contains("address"));
+  REQUIRE_FALSE(j["findings"].empty());
+  const auto& f = j["findings"][0];
+  CHECK(f["id"] == "host-fault");
+  CHECK(f["title"].get<std::string>().find("Host signal: SIGSEGV (Segmentation fault) sent by "
+                                           "process " +
+                                           std::to_string(::getpid())) == 0);
+  CHECK(f["next_step"].get<std::string>().find("ps -o pid,ppid,user,args -p " +
+                                               std::to_string(::getpid())) != std::string::npos);
+  // Detached, it died of the signal, as it would have without rocplay.
+  std::string fate = target.fate();
+  for (int i = 0; i < 250 && fate == "running"; ++i) {
+    std::this_thread::sleep_for(20ms);
+    fate = target.fate();
+  }
+  CHECK(fate == "killed by signal " + std::to_string(SIGSEGV));
+  spawned.require_none_left();
+}
+
 TEST_CASE("run --wait-for-fault: at --timeout the process is detached with every thread running "
           "(83)") {
   SpinTarget target;

@@ -1,6 +1,7 @@
 // A program for `rocplay launch` tests: it faults, exits or runs on, as its first argument says.
 //
-//   fault_target segv | abort | fpe | throw | exit N | sleep S | signal-then-exit | args FILE
+//   fault_target segv | raise-segv | abort | fpe | throw | exit N | sleep S | signal-then-exit |
+//                args FILE
 //
 // `args FILE` writes its arguments to FILE, one per record (length, then the bytes), and copies
 // stdin to stdout, so a test can check that every byte arrived as given. Each fault sits on a line
@@ -22,6 +23,12 @@ int* volatile g_null = nullptr;
   *g_null = value; // FAULT: segv
 }
 
+// A SIGSEGV the program sends itself, as a crash handler re-raising one does: no access faulted.
+[[gnu::noinline]] void raise_segv() {
+  std::raise(SIGSEGV); // FAULT: raise-segv
+  g_zero = 0;          // not a tail call: this frame stays on the stack
+}
+
 [[gnu::noinline]] int divide(int a) {
   return a / g_zero; // FAULT: fpe
 }
@@ -41,7 +48,8 @@ int* volatile g_null = nullptr;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: fault_target segv|abort|fpe|throw|exit N|sleep S|...\n");
+    std::fprintf(stderr,
+                 "usage: fault_target segv|raise-segv|abort|fpe|throw|exit N|sleep S|...\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -49,6 +57,8 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   if (mode == "segv") {
     write_through_null(42);
+  } else if (mode == "raise-segv") {
+    raise_segv();
   } else if (mode == "abort") {
     check_config("abort");
   } else if (mode == "fpe") {

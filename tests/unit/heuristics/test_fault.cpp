@@ -171,6 +171,87 @@ TEST_CASE("host signal and catchpoint stops: host-fault, address from $_siginfo,
   CHECK_FALSE(build_of({created, other}, DebuggerKind::Gdb).fault);
 }
 
+TEST_CASE("a host signal a process sent (si_code 0 and below) is named with its sender, not as a "
+          "fault") {
+  auto stop_on = [](std::string_view signal, std::string_view meaning) {
+    return exchange_of(
+        "",
+        {fmt::format(
+            R"MI(*stopped,reason="signal-received",signal-name="{}",signal-meaning="{}",frame={{addr="0x0000555555555169",func="main",args=[],file="app.cpp",fullname="/src/app.cpp",line="12",arch="i386:x86-64"}},thread-id="1",stopped-threads="all",core="0")MI",
+            signal, meaning)});
+  };
+  auto evaluated = [](std::string_view expression, std::string_view value) {
+    return exchange_of(fmt::format("-data-evaluate-expression \"{}\"", expression),
+                       {fmt::format(R"MI(1^done,value="{}")MI", value)});
+  };
+  const auto addr = evaluated("$_siginfo._sifields._sigfault.si_addr", "(void *) 0x3e8000010a2");
+  const auto sender = evaluated("$_siginfo._sifields._kill.si_pid", "4258");
+
+  // kill -SEGV from process 4258: the pid bytes that si_addr read are no address.
+  Snapshot s = build_of(
+      {stop_on("SIGSEGV", "Segmentation fault"), addr, evaluated("$_siginfo.si_code", "0"), sender},
+      DebuggerKind::Gdb);
+  s.pid = 4242;
+  REQUIRE(s.fault);
+  CHECK(s.fault->signal_code == 0);
+  CHECK(s.fault->sender_pid == 4258);
+  CHECK(s.fault->sent_by_process());
+  CHECK_FALSE(s.fault->address);
+  CHECK(snapshot_from_json(to_json(s)) == s);
+  auto f = heuristics::program_fault(s);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].id == "host-fault");
+  CHECK(f[0].title == "Host signal: SIGSEGV (Segmentation fault) sent by process 4258, in main "
+                      "at /src/app.cpp:12");
+  CHECK(f[0].next_step.find("ps -o pid,ppid,user,args -p 4258") != std::string::npos);
+  CHECK(f[0].next_step.find("kill -SEGV") != std::string::npos);
+  CHECK(f[0].details["fault"]["sent_by"] == "process");
+  CHECK(f[0].details["fault"]["sender_pid"] == 4258);
+  REQUIRE_FALSE(f[0].evidence.empty());
+  CHECK(f[0].evidence[0] == "stopped on SIGSEGV (Segmentation fault) at pc 0x555555555169");
+
+  // The kernel's SIGSEGV (SEGV_MAPERR) keeps its address and its wording.
+  s = build_of(
+      {stop_on("SIGSEGV", "Segmentation fault"), addr, evaluated("$_siginfo.si_code", "1")},
+      DebuggerKind::Gdb);
+  REQUIRE(s.fault);
+  CHECK(s.fault->address == 0x3e8000010a2u);
+  CHECK_FALSE(s.fault->sent_by_process());
+  f = heuristics::program_fault(s);
+  CHECK(f[0].title.rfind("Host fault: memory violation (SIGSEGV", 0) == 0);
+  CHECK(f[0].details["fault"]["sent_by"] == "kernel");
+
+  // The program's own abort() sends SIGABRT with tgkill: still its assert. Another process's
+  // SIGABRT is not.
+  s = build_of({stop_on("SIGABRT", "Aborted"), evaluated("$_siginfo.si_code", "-6"),
+                evaluated("$_siginfo._sifields._kill.si_pid", "4242")},
+               DebuggerKind::Gdb);
+  s.pid = 4242;
+  f = heuristics::program_fault(s);
+  CHECK(f[0].title.rfind("Host fault: assert (SIGABRT, Aborted)", 0) == 0);
+  bool said = false;
+  for (const auto& e : f[0].evidence) {
+    said |= e == "SIGABRT sent by the program itself (pid 4242) with tgkill() (raise(), abort(), "
+                 "pthread_kill()), not raised by a faulting instruction";
+  }
+  CHECK(said);
+  s.pid = 7;
+  f = heuristics::program_fault(s);
+  CHECK(f[0].title.rfind("Host signal: SIGABRT (Aborted) sent by process 4242", 0) == 0);
+
+  // Bad values are not read: a pid of 0, a code past 32 bits, text.
+  s = build_of({stop_on("SIGSEGV", "Segmentation fault"),
+                evaluated("$_siginfo.si_code", "9999999999"),
+                evaluated("$_siginfo._sifields._kill.si_pid", "0")},
+               DebuggerKind::Gdb);
+  CHECK_FALSE(s.fault->signal_code);
+  CHECK_FALSE(s.fault->sender_pid);
+  s = build_of({stop_on("SIGSEGV", "Segmentation fault"),
+                evaluated("$_siginfo.si_code", "<error: no siginfo>")},
+               DebuggerKind::Gdb);
+  CHECK_FALSE(s.fault->signal_code);
+}
+
 TEST_CASE("cuda-gdb on an H100 (real recording): a device assert launched with rocplay launch") {
   const Snapshot s = test::load("cuda-gdb/h100-launch/device_assert.rec");
   REQUIRE(s.fault);
