@@ -229,7 +229,8 @@ public:
   RunEnd wait_while_running(std::chrono::steady_clock::time_point deadline);
   // SIGINT to the debugger, which stops the running target; waits up to `timeout` for the
   // `*stopped`. False when it did not come (the session is then ended, target detached or
-  // killed). Throws Error(DebuggerCrashed) if the debugger dies.
+  // killed). Throws Error(DebuggerCrashed) if the debugger dies, and the interrupted error
+  // (128 + the signal) when rocplay is signalled meanwhile: the session is then ended too.
   bool interrupt_target(std::chrono::milliseconds timeout);
   // Forgets a caught signal, so the session goes on (a launched program's first SIGINT is
   // reported, not fatal); the next signal is caught afresh.

@@ -350,7 +350,9 @@ Error Session::Impl::stall_error() const {
   const int s = detail::pending_signal();
   fail(Error(exit_code_for_signal(s),
              "interrupted by " + signal_name(s) +
-                 (attach_sent ? "; the target was detached before exiting" : ""),
+                 (!attach_sent                    ? ""
+                  : target_end == TargetEnd::Kill ? "; the program was killed before exiting"
+                                                  : "; the target was detached before exiting"),
              {}),
        true);
   throw Error(ExitCode::Internal, "unreachable");
@@ -743,10 +745,15 @@ bool Session::interrupt_target(std::chrono::milliseconds timeout) {
   }
   s.on_note("SIGINT to the debugger (pid " + std::to_string(s.gdb_pid) + ") to stop the program");
   ::kill(static_cast<pid_t>(s.gdb_pid), SIGINT);
+  // A signal to rocplay while the program is being stopped (a second Ctrl-C) ends the session
+  // now, not after the stop timeout.
   const auto w =
-      s.pump([&] { return !s.target_running || s.target_gone; }, Clock::now() + timeout, false);
+      s.pump([&] { return !s.target_running || s.target_gone; }, Clock::now() + timeout, true);
   if (w == Impl::Wait::Dead) {
     s.debugger_died("while stopping the program");
+  }
+  if (w == Impl::Wait::Signal) {
+    s.interrupted();
   }
   if (w == Impl::Wait::Deadline) {
     s.fail(Error(ExitCode::Timeout,

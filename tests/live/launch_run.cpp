@@ -270,6 +270,52 @@ TEST_CASE("launch: the first SIGINT or SIGTERM stops the program and reports, no
   require_no_stray(find_built("fault_target"));
 }
 
+TEST_CASE("launch: a second SIGINT while the program is being stopped ends at once, nothing is "
+          "left (130)") {
+  // A gdb whose wrapper takes rocplay's SIGINT and never passes it on: the program does not stop
+  // for the first signal, and without the second rocplay would wait out --stop-timeout.
+  TempDir dir;
+  const std::string gdb = test_gdb().path;
+  const std::string wrapper =
+      dir.file("gdb-ignoring-sigint", "#!/bin/bash\n"
+                                      "if [ \"$1\" = --version ]; then exec " +
+                                          gdb +
+                                          " \"$@\"; fi\n"
+                                          "trap ':' INT\n" +
+                                          gdb + " \"$@\"\n");
+  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
+  std::vector<std::string> args = launch_args({}, {"sleep", "60"});
+  args[2] = wrapper; // --debugger
+  args.insert(args.begin() + 3, {"--stop-timeout", "60s"});
+  Descendants spawned;
+  int sent = 0;
+  std::chrono::steady_clock::time_point second;
+  const auto r = run_rocplay(args, 120s, {}, [&](pid_t pid, const std::string& err) {
+    spawned.scan(pid);
+    if (sent == 0 && err.find("fault_target sleeping") != std::string::npos) {
+      std::this_thread::sleep_for(300ms);
+      ::kill(pid, SIGINT);
+      sent = 1;
+    } else if (sent == 1) {
+      std::this_thread::sleep_for(1s); // the first one is being acted on: the stop is awaited
+      ::kill(pid, SIGINT);
+      second = std::chrono::steady_clock::now();
+      sent = 2;
+    }
+  });
+  INFO("stderr: " << r.err);
+  REQUIRE(sent == 2);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 130);
+  // The interrupt grace (5 s, twice) at most, not the 60 s stop timeout.
+  CHECK(std::chrono::steady_clock::now() - second < 20s);
+  CHECK(r.err.find("interrupted by SIGINT; the program was killed before exiting") !=
+        std::string::npos);
+  CHECK(spawned.count() >= 2); // the debugger and the program
+  spawned.require_none_left();
+  require_no_stray(find_built("fault_target"));
+}
+
 TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given, stdin and stdout "
           "are the program's") {
   TempDir dir;
