@@ -39,6 +39,8 @@ inline constexpr std::string_view kHostWaits = "host-waits";
 // thread (gpu-fault), or a host thread (host-fault).
 inline constexpr std::string_view kGpuFault = "gpu-fault";
 inline constexpr std::string_view kHostFault = "host-fault";
+// CUDA calls of the program failed, as cuda-gdb warned (Snapshot::api_errors).
+inline constexpr std::string_view kCudaApiError = "cuda-api-error";
 
 // Each heuristic on its own (pure functions; run() and friends call them in this order).
 // The fault the snapshot was stopped on (Snapshot::fault): gpu-fault or host-fault, ranked first.
@@ -49,6 +51,8 @@ std::vector<Finding> splitk_clean_race(const Snapshot& snapshot);
 std::vector<Finding> collective_wait(const Snapshot& snapshot);
 std::vector<Finding> nothing_visible(const Snapshot& snapshot, const Context& context);
 std::vector<Finding> host_blocked_on_gpu(const Snapshot& snapshot);
+// The CUDA calls cuda-gdb reported failed (Snapshot::api_errors): critical without a fault stop.
+std::vector<Finding> cuda_api_error(const Snapshot& snapshot);
 // Lock-order loops between host threads (host-deadlock) and every other host wait (host-waits):
 // mutexes, condition variables, semaphores, polls on the GPU driver.
 std::vector<Finding> host_deadlock(const Snapshot& snapshot);

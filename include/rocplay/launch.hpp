@@ -60,9 +60,6 @@ struct LaunchResult {
   std::optional<int> user_signal; // Interrupted: which signal rocplay got
   std::size_t passed_signals = 0;
   double ran_seconds = 0; // from the run to the stop or exit
-  // CUDA calls that failed, as the debugger printed them (`cudaDeviceSynchronize returned
-  // cudaErrorIllegalInstruction(...)`): a kernel's fault the debugger did not stop on.
-  std::vector<std::string> api_errors;
   // The program is stopped under the debugger (at a fault, or by the interrupt at the timeout or
   // a signal): a playbook can run now.
   bool stopped_now = false;
@@ -72,11 +69,6 @@ struct LaunchResult {
 // The last `*stopped` in these exchanges is a bare one after the debugger found no thread of the
 // program left ("No unwaited-for children left"): nothing to resume, no exit status (Lost).
 bool program_lost(const std::vector<mi::Exchange>& exchanges);
-
-// The CUDA API errors cuda-gdb printed in these exchanges (its `Cuda Runtime API error detected:`
-// and `Cuda Driver error detected:` warnings), the text after the colon, at most `max`.
-std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,
-                                         std::size_t max = 8);
 
 // COMMAND as execvp would find it: a path with a `/` as it is, else the first executable in
 // $PATH. Throws Error(NoInput) naming where it looked.

@@ -233,6 +233,9 @@ struct Snapshot {
   std::vector<std::string> warnings;      // things that went wrong building it
   std::vector<std::string> notes;         // what this debugger cannot show (cuda-gdb: queues)
   std::map<std::string, std::string> env; // selected target environment (HSA_TOOLS_LIB ...)
+  // CUDA calls of the program that failed, as cuda-gdb warned of them (`cudaDeviceSynchronize
+  // returned cudaErrorIllegalInstruction(...)`): a kernel's fault it did not stop on.
+  std::vector<std::string> api_errors;
   // The fault the program was stopped on (`rocplay launch`, `run --wait-for-fault`), when the
   // exchanges hold a fault stop.
   std::optional<Fault> fault;
@@ -293,6 +296,14 @@ Snapshot build_from_transcript(std::string_view text, BuildOptions options = {},
 // source lines), keeping the linkage name beside it where the model has room for one. The
 // builder and snapshot_from_json apply it; heuristics and reports only ever see demangled names.
 void demangle_names(Snapshot& snapshot);
+
+// The text after cuda-gdb's `Cuda Runtime API error detected: ` and `Cuda Driver error detected: `
+// warnings, each once, into `errors` until it holds `max`.
+inline constexpr std::size_t kMaxApiErrors = 8;
+void take_cuda_api_errors(const mi::Exchange& exchange, std::vector<std::string>& errors,
+                          std::size_t max = kMaxApiErrors);
+std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,
+                                         std::size_t max = kMaxApiErrors);
 
 // Applies a recording's `# meta` JSON to a snapshot. Unknown keys are ignored; a value of the
 // wrong type becomes a warning.

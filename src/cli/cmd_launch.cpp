@@ -10,6 +10,7 @@
 #include "rocplay/report.hpp"
 #include "rocplay/report_launch.hpp"
 #include "rocplay/report_run.hpp"
+#include "rocplay/snapshot.hpp"
 
 #include <fmt/format.h>
 
@@ -110,7 +111,7 @@ int report_stopped_program(session::Session& session, const session::LaunchResul
   summary.ran_seconds = lr.ran_seconds;
   summary.timeout_seconds = o.timeout_seconds;
   summary.passed_signals = lr.passed_signals;
-  summary.api_errors = lr.api_errors;
+  summary.api_errors = snapshot::cuda_api_errors(session.exchanges());
 
   playbook::RunResult result;
   bool ran_playbook = false;

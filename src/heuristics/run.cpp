@@ -47,6 +47,7 @@ std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
   append(out, nothing_visible(snapshot, context));
   append(out, host_blocked_on_gpu(analysis));
   append(out, host_deadlock(snapshot));
+  append(out, cuda_api_error(snapshot));
   for (auto& f : out) {
     if (!f.rank && snapshot.rank) {
       f.rank = snapshot.rank;
@@ -128,6 +129,8 @@ const std::vector<HeuristicInfo>& catalogue() {
        "the program stopped on a host fault (SIGSEGV, SIGABRT, SIGFPE, SIGILL, "
        "SIGBUS, a C++ exception under --catch throw)",
        "the fault stop on a host thread; its backtrace names the user's frame"},
+      {kCudaApiError, "CUDA calls of the program failed (a kernel faulted before them)",
+       "cuda-gdb's `Cuda Runtime API error detected` / `Cuda Driver error detected` warnings"},
   };
   return kAll;
 }

@@ -357,18 +357,14 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
   // No --timeout: a year stands for "no limit" (a deadline of time_point::max() overflows in
   // the event loop's arithmetic).
   const auto deadline = Clock::now() + spec.timeout.value_or(std::chrono::hours(24 * 365));
-  auto r = run_until_fault(session, deadline, spec.stop_timeout, spec.max_passed_signals, true);
-  r.api_errors = cuda_api_errors(session.exchanges());
-  return r;
+  return run_until_fault(session, deadline, spec.stop_timeout, spec.max_passed_signals, true);
 }
 
 LaunchResult wait_for_fault(Session& session, std::chrono::milliseconds timeout,
                             std::size_t max_passed_signals) {
   resume(session);
-  auto r = run_until_fault(session, Clock::now() + timeout, milliseconds(30'000),
-                           max_passed_signals, false);
-  r.api_errors = cuda_api_errors(session.exchanges());
-  return r;
+  return run_until_fault(session, Clock::now() + timeout, milliseconds(30'000), max_passed_signals,
+                         false);
 }
 
 bool program_lost(const std::vector<mi::Exchange>& exchanges) {
@@ -383,39 +379,6 @@ bool program_lost(const std::vector<mi::Exchange>& exchanges) {
     }
   }
   return false;
-}
-
-std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,
-                                         std::size_t max) {
-  static constexpr std::string_view kMarkers[] = {"Cuda Runtime API error detected: ",
-                                                  "Cuda Driver error detected: "};
-  std::vector<std::string> errors;
-  for (const auto& ex : exchanges) {
-    for (const auto& rec : ex.records) {
-      if (rec.kind() != mi::RecordKind::Console && rec.kind() != mi::RecordKind::Log) {
-        continue;
-      }
-      const std::string text = rec.stream_text();
-      for (const auto marker : kMarkers) {
-        const auto at = text.find(marker);
-        if (at == std::string::npos) {
-          continue;
-        }
-        std::string what = text.substr(at + marker.size());
-        while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) {
-          what.pop_back();
-        }
-        what = mi::lossy_utf8(mi::utf8_prefix(what, 300));
-        if (!what.empty() && std::find(errors.begin(), errors.end(), what) == errors.end()) {
-          errors.push_back(std::move(what));
-          if (errors.size() >= max) {
-            return errors;
-          }
-        }
-      }
-    }
-  }
-  return errors;
 }
 
 [[noreturn]] void exec_helper_main(int argc, char** argv) {

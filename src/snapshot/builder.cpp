@@ -238,6 +238,7 @@ struct Builder::Impl {
     }
     gdb->consume(ex, state);
     faults.add(ex);
+    take_cuda_api_errors(ex, state.snapshot.api_errors);
     if (!state.snapshot.pid) {
       // A launched program's pid is known only once it runs: no meta, no attach names it.
       for (const auto& rec : ex.records) {

@@ -451,6 +451,7 @@ template <class Io, Like<Snapshot> S> void fields(Io& io, S& s) {
   io.strings("warnings", s.warnings);
   io.strings("notes", s.notes);
   io.env("env", s.env);
+  io.strings("api_errors", s.api_errors, Presence::WhenNonEmpty);
 }
 
 // Walks a field list to fill a JSON object.
@@ -524,7 +525,12 @@ public:
     }
     j_[key] = std::move(a);
   }
-  void strings(const char* key, const std::vector<std::string>& v) { j_[key] = v; }
+  void strings(const char* key, const std::vector<std::string>& v,
+               Presence presence = Presence::Always) {
+    if (presence == Presence::Always || !v.empty()) {
+      j_[key] = v;
+    }
+  }
   void env(const char* key, const std::map<std::string, std::string>& v) { j_[key] = v; }
 
   template <class S> static json make(const S& s) {
@@ -601,7 +607,8 @@ public:
       items.push_back(std::move(item));
     });
   }
-  void strings(const char* key, std::vector<std::string>& out) {
+  void strings(const char* key, std::vector<std::string>& out,
+               Presence /*presence*/ = Presence::Always) {
     const json* v = r_.find(key);
     if (!v) {
       return;

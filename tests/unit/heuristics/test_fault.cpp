@@ -252,6 +252,47 @@ TEST_CASE("a host signal a process sent (si_code 0 and below) is named with its 
   CHECK_FALSE(s.fault->signal_code);
 }
 
+TEST_CASE(
+    "cuda-gdb on an H100 (real recording): the failed CUDA calls of a kernel fault it did not "
+    "stop on are the verdict, live or replayed") {
+  const Snapshot s = test::load("cuda-gdb/h100-launch/oob_store.rec");
+  CHECK_FALSE(s.fault);
+  REQUIRE(s.api_errors.size() == 2);
+  CHECK(s.api_errors[0] ==
+        "Returning 715 (CUDA_ERROR_ILLEGAL_INSTRUCTION) from cuCtxSynchronize_v2");
+  CHECK(s.api_errors[1] == "cudaDeviceSynchronize returned cudaErrorIllegalInstruction(CUresult="
+                           "715): an illegal instruction was encountered");
+  CHECK(snapshot_from_json(to_json(s)) == s);
+  const auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  const Finding& v = findings.front();
+  CHECK(v.id == "cuda-api-error");
+  CHECK(v.severity == Severity::Critical);
+  CHECK(v.title == "CUDA call failed: cudaDeviceSynchronize returned "
+                   "cudaErrorIllegalInstruction(CUresult=715)");
+  CHECK(v.evidence.size() == 2);
+  CHECK(v.next_step.find("api_failures stop") != std::string::npos);
+  CHECK(v.details["api_errors"].size() == 2);
+
+  // At most kMaxApiErrors, each once; the fault stop of the same program under `api_failures
+  // stop` leads, the calls (if any) follow as an error.
+  const auto transcript = test::read_file(test::fixture_path("cuda-gdb/h100-launch/oob_store.rec"));
+  const auto exchanges = mi::read_transcript(transcript);
+  CHECK(snapshot::cuda_api_errors(exchanges, 1).size() == 1);
+  CHECK(snapshot::cuda_api_errors(exchanges).size() == 2);
+  Snapshot faulted = test::load("cuda-gdb/h100-launch/device_assert.rec");
+  CHECK(faulted.api_errors.empty());
+  faulted.api_errors = s.api_errors;
+  const auto both = heuristics::run(faulted);
+  REQUIRE(both.size() >= 2);
+  CHECK(both[0].id == "gpu-fault");
+  bool echoed = false;
+  for (const auto& f : both) {
+    echoed |= f.id == "cuda-api-error" && f.severity == Severity::Error;
+  }
+  CHECK(echoed);
+}
+
 TEST_CASE("cuda-gdb on an H100 (real recording): a device assert launched with rocplay launch") {
   const Snapshot s = test::load("cuda-gdb/h100-launch/device_assert.rec");
   REQUIRE(s.fault);

@@ -1,5 +1,6 @@
-// What `rocplay launch` reads from cuda-gdb's own output when a kernel's fault ends the program
-// without an exception stop: the real H100 recordings of fixtures/cuda-gdb/h100-launch/.
+// How `rocplay launch` tells that cuda-gdb lost the program (a kernel's fault ended it without an
+// exception stop): the real H100 recordings of fixtures/cuda-gdb/h100-launch/. The CUDA API errors
+// of the same recordings are read by the snapshot (tests/unit/heuristics/test_fault.cpp).
 #include "rocplay/launch.hpp"
 #include "rocplay/mi/transcript.hpp"
 
@@ -29,12 +30,6 @@ TEST_CASE("launch evidence: the out-of-bounds store cuda-gdb did not stop on") {
   const auto exchanges = exchanges_of("oob_store.rec");
   // The main thread ended, cuda-gdb said "No unwaited-for children left" and stopped bare.
   CHECK(session::program_lost(exchanges));
-  const auto errors = session::cuda_api_errors(exchanges);
-  REQUIRE(errors.size() == 2);
-  CHECK(errors[0] == "Returning 715 (CUDA_ERROR_ILLEGAL_INSTRUCTION) from cuCtxSynchronize_v2");
-  CHECK(errors[1] == "cudaDeviceSynchronize returned cudaErrorIllegalInstruction(CUresult=715): an "
-                     "illegal instruction was encountered");
-  CHECK(session::cuda_api_errors(exchanges, 1).size() == 1);
 }
 
 TEST_CASE("launch evidence: a fault stop is not a lost program") {
@@ -42,7 +37,6 @@ TEST_CASE("launch evidence: a fault stop is not a lost program") {
   // out-of-bounds store stopped on CUDA_EXCEPTION_4 after the failing call was reported.
   const auto assert_stop = exchanges_of("device_assert.rec");
   CHECK_FALSE(session::program_lost(assert_stop));
-  CHECK(session::cuda_api_errors(assert_stop).empty());
   const auto api_stop = exchanges_of("oob_store_api_failures.rec");
   CHECK_FALSE(session::program_lost(api_stop));
 }
