@@ -62,18 +62,21 @@ std::string sender_call(std::int32_t code) {
   }
 }
 
+bool sent_by_itself(const Fault& f, const Snapshot& s) {
+  return f.sent_by_process() && f.sender_pid && s.pid && *f.sender_pid == *s.pid;
+}
+
 // A host signal that a process sent, and that is not the program's own abort(): no instruction
 // of the program faulted, whatever the signal's name says.
 bool sent_not_faulted(const Fault& f, const Snapshot& s) {
   if (f.on_gpu || !f.sent_by_process()) {
     return false;
   }
-  const bool by_itself = f.sender_pid && s.pid && *f.sender_pid == *s.pid;
-  return !(by_itself && f.kind == FaultKind::Assert);
+  return !(sent_by_itself(f, s) && f.kind == FaultKind::Assert);
 }
 
 std::string sender_words(const Fault& f, const Snapshot& s) {
-  if (f.sender_pid && s.pid && *f.sender_pid == *s.pid) {
+  if (sent_by_itself(f, s)) {
     return fmt::format("the program itself (pid {})", *f.sender_pid);
   }
   return f.sender_pid ? fmt::format("process {}", *f.sender_pid) : std::string("a process");
@@ -202,7 +205,7 @@ std::string next_step(const Fault& f, const std::string& at) {
 }
 
 std::string next_step_sent(const Fault& f, const Snapshot& s, const std::string& at) {
-  if (f.sender_pid && s.pid && *f.sender_pid == *s.pid) {
+  if (sent_by_itself(f, s)) {
     return fmt::format("The program sent {} to itself, from {}: read that call. A crash handler "
                        "that re-raises a signal hides the first one: look for an earlier error "
                        "in its output.",
