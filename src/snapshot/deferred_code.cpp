@@ -16,6 +16,12 @@ constexpr std::string_view kDecodedBy = ", decoded after the detach by ";
 constexpr std::size_t kMaxWindows = 256;
 constexpr std::size_t kMaxInstructions = 4096;
 
+// A recording's notes are its bytes, and what they give ends up in JSON reports: valid UTF-8,
+// at most `max` bytes.
+std::string note_field(std::string_view s, std::size_t max) {
+  return mi::lossy_utf8(mi::utf8_prefix(s, max));
+}
+
 std::string_view trim_end(std::string_view s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) {
     s.remove_suffix(1);
@@ -75,9 +81,9 @@ bool CodeNoteReader::take(std::string_view note, std::vector<CodeWindow>& window
             windows.size() < kMaxWindows;
     if (open_) {
       CodeWindow w;
-      w.thread = text::cut_utf8(std::string(rest.substr(0, at)), 1024);
+      w.thread = note_field(rest.substr(0, at), 1024);
       const std::string_view decoder = rest.substr(by + kDecodedBy.size());
-      w.decoded_by = text::cut_utf8(std::string(decoder.substr(0, decoder.find(' '))), 64);
+      w.decoded_by = note_field(decoder.substr(0, decoder.find(' ')), 64);
       windows.push_back(std::move(w));
     }
     return true;
@@ -102,9 +108,9 @@ bool CodeNoteReader::take(std::string_view note, std::vector<CodeWindow>& window
   }
   isa::Instruction in;
   in.address = *address;
-  in.function = text::cut_utf8(std::string(where.substr(0, plus)), 1024);
+  in.function = note_field(where.substr(0, plus), 1024);
   in.offset = text::parse_u64(where.substr(plus + 1));
-  in.text = text::cut_utf8(std::string(rest.substr(colon + 2)), 512);
+  in.text = note_field(rest.substr(colon + 2), 512);
   windows.back().instructions.push_back(std::move(in));
   return true;
 }

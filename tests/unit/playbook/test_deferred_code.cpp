@@ -4,8 +4,10 @@
 // docs/code-objects.md).
 #include "playbook/deferred_code.hpp"
 #include "rocplay/deferred_code.hpp"
+#include "rocplay/snapshot.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -158,6 +160,21 @@ TEST_CASE("code notes: foreign, malformed and orphan notes are not windows") {
   }
   CHECK(windows.size() == 256);
   CHECK(windows.back().instructions.size() == 1); // past the bound nothing joins the last one
+}
+
+TEST_CASE("code notes: a recording's bytes that are not UTF-8 reach the model as valid UTF-8") {
+  // Found by fuzz_snapshot: a mutated note's function name broke the snapshot's JSON dump.
+  std::vector<CodeWindow> windows;
+  snapshot::CodeNoteReader reader;
+  CHECK(reader.take("code window for t\x99 at 0x10, decoded after the detach by nv\xff from e",
+                    windows));
+  CHECK(reader.take("code 0x20 f\x99\xfe+16: EXIT \xc3", windows));
+  REQUIRE(windows.size() == 1);
+  REQUIRE(windows[0].instructions.size() == 1);
+  Snapshot s;
+  s.code_windows = windows;
+  CHECK_NOTHROW(to_json(s).dump());
+  CHECK(windows[0].instructions[0].function.find("f") == 0);
 }
 
 TEST_CASE("info symbol answers: device, host library, main executable, none") {
