@@ -48,6 +48,41 @@ nlohmann::json parse_json(const std::string& text) {
   return j;
 }
 
+// rocplay waits on the target; once it does, `signo` goes to the target from this process. The
+// JSON report, read from its file.
+struct Waited {
+  CliRun run;
+  bool sent = false;
+  nlohmann::json report;
+};
+Waited wait_then_send(SpinTarget& target, int signo, Descendants& spawned) {
+  TempDir dir;
+  const std::string path = dir.path() + "/report.json";
+  Waited w;
+  w.run = testing::run_rocplay(wait_args(target.pid(), {"--format", "json", "-o", path}), 120s, {},
+                               [&](pid_t rocplay, const std::string&) {
+                                 spawned.scan(rocplay);
+                                 if (!w.sent && waiting(target)) {
+                                   ::kill(static_cast<pid_t>(target.pid()), signo);
+                                   w.sent = true;
+                                 }
+                               });
+  if (std::filesystem::exists(path)) {
+    w.report = parse_json(read_file(path));
+  }
+  return w;
+}
+
+// What became of the detached target, once it is no longer running (5 s at most).
+std::string fate_after_detach(SpinTarget& target) {
+  std::string fate = target.fate();
+  for (int i = 0; i < 250 && fate == "running"; ++i) {
+    std::this_thread::sleep_for(20ms);
+    fate = target.fate();
+  }
+  return fate;
+}
+
 } // namespace
 
 TEST_CASE("run --wait-for-fault: the fault is reported at its line, then the process is detached "
@@ -55,24 +90,13 @@ TEST_CASE("run --wait-for-fault: the fault is reported at its line, then the pro
   SpinTarget::Config config;
   config.segv_on_usr2 = true;
   SpinTarget target(config);
-  TempDir dir;
-  const std::string path = dir.path() + "/report.json";
   Descendants spawned;
-  bool asked = false;
-  const auto r = run_rocplay(wait_args(target.pid(), {"--format", "json", "-o", path}), 120s, {},
-                             [&](pid_t rocplay, const std::string&) {
-                               spawned.scan(rocplay);
-                               if (!asked && waiting(target)) {
-                                 // The target's SIGUSR2 handler asks its main thread to fault.
-                                 ::kill(static_cast<pid_t>(target.pid()), SIGUSR2);
-                                 asked = true;
-                               }
-                             });
+  // The target's SIGUSR2 handler asks its main thread to fault.
+  const auto [r, sent, j] = wait_then_send(target, SIGUSR2, spawned);
   INFO("stderr: " << r.err);
-  REQUIRE(asked);
+  REQUIRE(sent);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 81);
-  const auto j = parse_json(read_file(path));
   CHECK(j["launch"]["outcome"] == "faulted");
   CHECK(j["launch"]["stop_signal"] == "SIGSEGV");
   CHECK(j["launch"]["passed_signals"] >= 1); // the SIGUSR2, passed on to the process
@@ -87,12 +111,7 @@ TEST_CASE("run --wait-for-fault: the fault is reported at its line, then the pro
   // Every thread was there to read at the stop.
   CHECK(j["snapshot"]["host_threads"].size() == kTargetThreads);
   // Detached, it went on with its SIGSEGV, as it would have without rocplay.
-  std::string fate = target.fate();
-  for (int i = 0; i < 250 && fate == "running"; ++i) {
-    std::this_thread::sleep_for(20ms);
-    fate = target.fate();
-  }
-  CHECK(fate == "killed by signal " + std::to_string(SIGSEGV));
+  CHECK(fate_after_detach(target) == "killed by signal " + std::to_string(SIGSEGV));
   CHECK(spawned.count() > 0);
   spawned.require_none_left();
 }
@@ -100,23 +119,12 @@ TEST_CASE("run --wait-for-fault: the fault is reported at its line, then the pro
 TEST_CASE("run --wait-for-fault: a SIGSEGV another process sends is named with its sender, not "
           "as a faulting access") {
   SpinTarget target;
-  TempDir dir;
-  const std::string path = dir.path() + "/report.json";
   Descendants spawned;
-  bool sent = false;
-  const auto r = run_rocplay(wait_args(target.pid(), {"--format", "json", "-o", path}), 120s, {},
-                             [&](pid_t rocplay, const std::string&) {
-                               spawned.scan(rocplay);
-                               if (!sent && waiting(target)) {
-                                 ::kill(static_cast<pid_t>(target.pid()), SIGSEGV);
-                                 sent = true;
-                               }
-                             });
+  const auto [r, sent, j] = wait_then_send(target, SIGSEGV, spawned);
   INFO("stderr: " << r.err);
   REQUIRE(sent);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 81);
-  const auto j = parse_json(read_file(path));
   const auto& fault = j["snapshot"]["fault"];
   CHECK(fault["signal"] == "SIGSEGV");
   CHECK(fault["signal_code"] == 0); // SI_USER: kill()
@@ -131,12 +139,7 @@ TEST_CASE("run --wait-for-fault: a SIGSEGV another process sends is named with i
   CHECK(f["next_step"].get<std::string>().find("ps -o pid,ppid,user,args -p " +
                                                std::to_string(::getpid())) != std::string::npos);
   // Detached, it died of the signal, as it would have without rocplay.
-  std::string fate = target.fate();
-  for (int i = 0; i < 250 && fate == "running"; ++i) {
-    std::this_thread::sleep_for(20ms);
-    fate = target.fate();
-  }
-  CHECK(fate == "killed by signal " + std::to_string(SIGSEGV));
+  CHECK(fate_after_detach(target) == "killed by signal " + std::to_string(SIGSEGV));
   spawned.require_none_left();
 }
 
