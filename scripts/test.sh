@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: unit and live tests (real gdb), the same under ASan+UBSan, the fuzzers (MI
 # parser, transcript reader, snapshot path, crash-evidence readers) for ROCPLAY_FUZZ_SECONDS
-# (default 60), the benchmarks in short mode, and the format check.
+# (default 40: CI runs this within 20 minutes on 2 cores; `scripts/fuzz.sh 600` fuzzes longer),
+# the benchmarks in short mode, and the format check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -27,7 +28,7 @@ CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo 
   -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >/dev/null
 cmake --build build-fuzz --parallel "$jobs" --target fuzz_mi_parser fuzz_transcript fuzz_snapshot \
   fuzz_codeobj fuzz_crash
-scripts/fuzz.sh "${ROCPLAY_FUZZ_SECONDS:-60}"
+scripts/fuzz.sh "${ROCPLAY_FUZZ_SECONDS:-40}"
 
 step "benchmarks (short mode)"
 scripts/bench.sh --short
