@@ -16,6 +16,7 @@
 #include "rocplay/report_run.hpp"
 #include "rocplay/session.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -76,6 +77,9 @@ struct TargetsOptions {
   // Targets examined at once; 0: all of them, at most 8. Samples are in lockstep only when every
   // target is under a debugger at once (jobs >= targets).
   unsigned jobs = 0;
+  // How long a target waits at a sample for the others to reach it before it goes on alone (the
+  // report then notes the sample; sample_skew says by how much the stops were apart).
+  std::chrono::milliseconds lockstep_wait{60'000};
   // Called as each target ends, one call at a time, from the thread that examined it.
   std::function<void(const TargetRun&)> target_done;
   // How one target is examined; examine_target when unset (tests put a recording in its place).

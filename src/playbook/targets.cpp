@@ -23,21 +23,34 @@ namespace {
 // so all resume together and, after the same interval, are stopped together.
 class Lockstep {
 public:
-  explicit Lockstep(std::size_t participants) : active_(participants) {}
+  Lockstep(std::size_t participants, std::chrono::milliseconds wait)
+      : active_(participants), wait_(wait) {}
 
   bool arrive(std::uint32_t sample) {
     std::unique_lock lock(mutex_);
     auto& n = arrived_[sample];
     ++n;
     cv_.notify_all();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto deadline = std::chrono::steady_clock::now() + wait_;
     while (arrived_[sample] < active_) {
-      if (session::caught_signal() || std::chrono::steady_clock::now() >= deadline) {
-        break; // late targets are waited for no longer; the skew says so
+      if (session::caught_signal()) {
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        // Late targets are waited for no longer; the report says which sample went on without
+        // how many.
+        late_.try_emplace(sample, active_ - arrived_[sample]);
+        break;
       }
       cv_.wait_for(lock, std::chrono::milliseconds(50));
     }
     return !session::caught_signal();
+  }
+
+  // Per sample that some target gave up waiting for: how many had not reached it then.
+  std::map<std::uint32_t, std::size_t> late() const {
+    std::lock_guard lock(mutex_);
+    return late_;
   }
 
   // A target takes no more samples (it ended, or failed before its first).
@@ -50,10 +63,12 @@ public:
   }
 
 private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::size_t active_;
+  std::chrono::milliseconds wait_;
   std::map<std::uint32_t, std::size_t> arrived_;
+  std::map<std::uint32_t, std::size_t> late_;
 };
 
 // Leaves the lockstep once, whichever comes first: the runner saying sampling is done, or the
@@ -254,7 +269,7 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
                                     "keeps them in step)",
                                     targets.size(), at_once, targets.size()));
   }
-  Lockstep step(targets.size());
+  Lockstep step(targets.size(), options.lockstep_wait);
   std::mutex done_mutex;
   {
     WorkerPool pool(targets.size(), static_cast<unsigned>(at_once), [&](std::size_t i) {
@@ -267,6 +282,12 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
       }
     });
     pool.join();
+  }
+  for (const auto& [sample, missing] : step.late()) {
+    out.notes.push_back(fmt::format(
+        "sample {}: {} target(s) had not reached it after {:.3g} s; the others were sampled "
+        "without waiting longer (sample_skew says how far apart)",
+        sample, missing, std::chrono::duration<double>(options.lockstep_wait).count()));
   }
 
   std::vector<Snapshot> ranked;

@@ -162,6 +162,36 @@ TEST_CASE("run_targets: with jobs = targets every target is under a debugger at 
   CHECK(r.exit_code() == ExitCode::Ok);
 }
 
+TEST_CASE("run_targets: a target late for a sample is waited for up to lockstep_wait, and the "
+          "report says so") {
+  // Target 1 reaches sample 2 half a second after the others, which wait 100 ms for it.
+  TargetsOptions o;
+  o.run.samples = 2;
+  o.lockstep_wait = std::chrono::milliseconds(100);
+  std::atomic<int> resumed{0};
+  o.examine = [&](const session::Debugger&, const session::Options&, const Playbook&,
+                  const RunOptions& ro) {
+    if (ro.pid == 4302) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    if (ro.before_resume && ro.before_resume(2)) {
+      ++resumed;
+    }
+    if (ro.sampling_done) {
+      ro.sampling_done();
+    }
+    return attached_run(ro);
+  };
+  const auto t0 = Clock::now();
+  const TargetsResult r = run_targets(find_playbook("host-stacks"), targets_of(3), o);
+  CHECK(Clock::now() - t0 < std::chrono::seconds(10));
+  CHECK(resumed == 3);
+  CHECK(r.examined == 3);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] == "sample 2: 1 target(s) had not reached it after 0.1 s; the others were "
+                      "sampled without waiting longer (sample_skew says how far apart)");
+}
+
 TEST_CASE("run_targets: a target that fails before its first sample is not waited for") {
   // Targets 0 and 2 ask for sample 2; target 1 throws at once (no such process). Were target 1
   // still counted, the others would wait out the lockstep's 60 s deadline.
