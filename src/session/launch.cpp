@@ -10,6 +10,7 @@
 #include "rocplay/launch.hpp"
 
 #include "rocplay/fault.hpp"
+#include "rocplay/helper_program.hpp"
 #include "rocplay/process.hpp"
 
 #include <fcntl.h>
@@ -90,11 +91,6 @@ std::string mi_quote(std::string_view text) {
     }
   }
   return out + "\"";
-}
-
-bool executable_file(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
 std::string self_exe() {
@@ -240,7 +236,7 @@ std::string resolve_program(const std::string& command) {
                 "name it after `--`: rocplay launch -- ./app ARGS");
   }
   if (command.find('/') != std::string::npos) {
-    if (!executable_file(command)) {
+    if (!is_executable_file(command)) {
       throw Error(
           ExitCode::NoInput,
           "cannot launch " + command + ": " +
@@ -249,20 +245,12 @@ std::string resolve_program(const std::string& command) {
     }
     return command;
   }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t pos = 0;
-  while (pos <= dirs.size()) {
-    auto colon = dirs.find(':', pos);
-    if (colon == std::string::npos) {
-      colon = dirs.size();
-    }
-    std::string dir = dirs.substr(pos, colon - pos);
-    pos = colon + 1;
-    const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + command;
-    if (executable_file(candidate)) {
-      return candidate;
-    }
+  // execvp's default search path when $PATH is unset.
+  const auto fallback = std::getenv("PATH") != nullptr
+                            ? std::vector<std::string>{}
+                            : split_path_var("/usr/local/bin:/usr/bin:/bin");
+  if (auto found = find_program(command, fallback)) {
+    return *found;
   }
   throw Error(ExitCode::NoInput, "cannot launch " + command + ": not found in $PATH",
               "give its path (./" + command + ") or add its directory to PATH");
