@@ -1,27 +1,22 @@
 // How busy the workers' GPUs are: AMD's sysfs `gpu_busy_percent`, NVIDIA's nvidia-smi query mode.
 // Everything here is a read; nvidia-smi is run without a shell, with a deadline and a bounded
 // output, and its absence or failure makes the reading "unknown", never an error.
+#include "rocplay/helper_program.hpp"
 #include "rocplay/watch.hpp"
 
 #include <fmt/format.h>
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-extern char** environ;
 
 namespace rocplay::watch {
 
@@ -70,87 +65,25 @@ std::vector<std::string> dir_entries(const std::string& dir, std::string_view pr
   return out;
 }
 
-std::string find_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::stringstream ss(path != nullptr ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(ss, dir, ':')) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
-  return {};
-}
-
-// Runs `argv` (no shell) and returns its stdout, at most 64 KiB; nullopt when it could not run,
-// failed, or ran past `timeout` (then it is killed).
+// nvidia-smi's CSV, bounded like every helper rocplay runs (rocplay/helper_program.hpp); nullopt
+// when it could not run, failed, or ran past `timeout` (then it is killed).
 std::optional<std::string> run_bounded(const std::vector<std::string>& argv,
                                        std::chrono::milliseconds timeout, std::string& why) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    why = "pipe failed";
-    return std::nullopt;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) {
-    args.push_back(const_cast<char*>(a.c_str()));
-  }
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(out[1]);
-  if (rc != 0) {
-    ::close(out[0]);
-    why = fmt::format("{} could not be run", argv[0]);
-    return std::nullopt;
-  }
-  std::string text;
-  const auto deadline = Clock::now() + timeout;
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{out[0], POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) {
-      continue;
-    }
-    char buf[4096];
-    const ssize_t n = ::read(out[0], buf, sizeof buf);
-    if (n <= 0) {
-      break;
-    }
-    if (text.size() < 65536) {
-      text.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  ::close(out[0]);
-  if (timed_out) {
-    ::kill(pid, SIGKILL);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
+  const std::vector<std::string> args(argv.begin() + 1, argv.end());
+  const auto run = session::run_program(argv[0], args, timeout, 65536, session::Stderr::Discard);
+  if (run.timed_out) {
     why = fmt::format("{} ran past {} ms and was killed", argv[0], timeout.count());
     return std::nullopt;
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    why = fmt::format("{} failed (status {})", argv[0],
-                      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  if (!run.exit_code) {
+    why = fmt::format("{} could not be run", argv[0]);
     return std::nullopt;
   }
-  return text;
+  if (*run.exit_code != 0) {
+    why = fmt::format("{} failed (status {})", argv[0], *run.exit_code);
+    return std::nullopt;
+  }
+  return run.output;
 }
 
 void read_amd(const GpuSet& gpus, const GpuProbeOptions& o, GpuBusy& busy, std::string& why) {
@@ -188,7 +121,13 @@ void read_nvidia(const GpuSet& gpus, const GpuProbeOptions& o, GpuBusy& busy, st
     why = "NVIDIA counters off (--nvidia-smi none)";
     return;
   }
-  const std::string smi = o.nvidia_smi.empty() ? find_in_path("nvidia-smi") : o.nvidia_smi;
+  const std::string smi =
+      o.nvidia_smi.empty()
+          ? session::find_program("nvidia-smi", std::getenv("PATH") != nullptr
+                                                    ? std::vector<std::string>{}
+                                                    : session::split_path_var("/usr/bin:/bin"))
+                .value_or("")
+          : o.nvidia_smi;
   if (smi.empty()) {
     why = "nvidia-smi not found in PATH";
     return;
