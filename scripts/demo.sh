@@ -9,10 +9,25 @@ cd "$(dirname "$0")/.."
 # ROCPLAY_BUILD_DIR: use an existing build there instead of building into build/.
 # Only what the demo runs is built (rocplay and the target): the tests and benchmarks are the
 # test command's business (scripts/test.sh builds everything).
+# The first build takes about 5 minutes on 2 idle cores (docs/install.md); a later demo on an
+# unchanged tree reuses it without even configuring (build/.demo-tree records the tree it built).
 build_dir=${ROCPLAY_BUILD_DIR:-}
 if [ -z "$build_dir" ]; then
-  scripts/build.sh rocplay spin_target
   build_dir=build
+  # The tree's state: commit, changes and untracked files (their contents too); none outside git.
+  tree=$( { git rev-parse HEAD && git diff HEAD && git ls-files -o --exclude-standard -z |
+    xargs -0 -r sha256sum; } 2>/dev/null | sha256sum | cut -d' ' -f1) || tree=""
+  git rev-parse HEAD >/dev/null 2>&1 || tree=""
+  # ... and the binaries' times, so that a build of another tree since then is not reused.
+  built() { stat -c %Y.%s build/rocplay build/tests/spin_target 2>/dev/null | tr '\n' ' '; }
+  if [ -n "$tree" ] && [ -x build/rocplay ] && [ -x build/tests/spin_target ] &&
+    [ "$(cat build/.demo-tree 2>/dev/null)" = "$tree $(built)" ]; then
+    echo "demo: the tree has not changed since build/ was built for the demo; reusing it" >&2
+  else
+    rm -f build/.demo-tree
+    scripts/build.sh rocplay spin_target
+    [ -z "$tree" ] || echo "$tree $(built)" >build/.demo-tree
+  fi
 fi
 rocplay=$build_dir/rocplay
 target=$build_dir/tests/spin_target

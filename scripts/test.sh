@@ -2,7 +2,8 @@
 # The whole test suite: unit and live tests (real gdb), the same under ASan+UBSan, the fuzzers (MI
 # parser, transcript reader, snapshot path, crash-evidence readers) for ROCPLAY_FUZZ_SECONDS
 # (default 40: CI runs this within 20 minutes on 2 cores; `scripts/fuzz.sh 600` fuzzes longer),
-# the benchmarks in short mode, and the format check.
+# the benchmarks in short mode, the format check, and the Debian package and release binary built
+# and checked (scripts/package.sh --check, scripts/release.sh: docs/install.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -15,6 +16,16 @@ scripts/build.sh
 
 step "unit and live tests"
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 300
+
+# --- packaging (issue 30): the Debian package and the self-contained release binary ---
+# The package is made from build/ (nothing compiled again); the release binary is its own build
+# (build-release: rocplay only, static libstdc++/libgcc/yaml-cpp/libelf/zlib, header-only fmt).
+step "Debian package: build, install with dpkg into a fresh root, run, remove"
+scripts/package.sh --check
+step "release binary: build, only glibc <= 2.34 needed, post-mortem fixtures as build/ reports them"
+scripts/release.sh
+tests/install/compare_postmortem.sh "$PWD/build-release/rocplay" "$PWD/build/rocplay"
+# --- end packaging ---
 
 step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DROCPLAY_WERROR=ON \
