@@ -22,10 +22,11 @@ install(TARGETS rocplay RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${_man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES scripts/completion/rocplay.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME rocplay)
-# zsh: the directory depends on the prefix chosen at install time (CPack installs under /usr).
+# zsh: the directory depends on the prefix chosen at install time (/usr, as in the package, whose
+# staging prefix CPack makes .../usr: vendor-completions; /usr/local and others: site-functions).
 set(_zsh_src ${CMAKE_CURRENT_SOURCE_DIR}/scripts/completion/_rocplay)
 install(CODE "
-  if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+  if(CMAKE_INSTALL_PREFIX MATCHES \"(^|/)usr/*$\")
     set(_rocplay_zsh_dir share/zsh/vendor-completions)
   else()
     set(_rocplay_zsh_dir share/zsh/site-functions)

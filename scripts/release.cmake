@@ -23,11 +23,11 @@ list(APPEND ROCPLAY_LIBELF ${ROCPLAY_ZLIB_STATIC})
 
 
 # libstdc++ and libgcc into the executable; nothing but glibc stays dynamic.
-# GCC 12's libgcc_eh needs _dl_find_object (glibc 2.35); the binary brings its own, built on
-# dl_iterate_phdr, so that it starts on glibc 2.34 (scripts/release/dl_find_object.cpp).
+# GCC 12's libgcc_eh needs _dl_find_object (glibc 2.35) and its libstdc++ arc4random (2.36); the
+# binary brings its own of both, so that it starts on glibc 2.34 (scripts/release/glibc_compat.cpp).
 function(rocplay_static_link target)
   target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
-  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/scripts/release/dl_find_object.cpp)
-  set_source_files_properties(${PROJECT_SOURCE_DIR}/scripts/release/dl_find_object.cpp
+  target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/scripts/release/glibc_compat.cpp)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/scripts/release/glibc_compat.cpp
                               PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()

@@ -2,7 +2,7 @@
 # Builds the self-contained release: one rocplay binary with libstdc++, libgcc, yaml-cpp, libelf and
 # zlib linked in and fmt header-only, needing nothing but glibc 2.34 or newer (Ubuntu 22.04+,
 # Debian 12+, RHEL 9+), packed with its man page, shell completions, playbooks and docs as
-#   out/rocplay-VERSION-x86_64-linux.tar.gz    (rocplay-VERSION/bin/rocplay, share/...)
+#   out/rocplay-VERSION-x86_64-linux.tar.gz    (rocplay-VERSION/bin/rocplay, rocplay-VERSION/share/...)
 # in its own build directory (build-release: no tests, no benchmarks), then checks it:
 #   - ldd: only glibc's libraries (libc, libm, ld-linux, and the 2.34+ stubs libdl/libpthread);
 #   - objdump -T: no GLIBC_ symbol version newer than 2.34, no GLIBCXX_/CXXABI_/GCC_ at all;
@@ -20,7 +20,7 @@ if [ "${1:-}" != "--check-only" ]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
     -DROCPLAY_WERROR=ON -DROCPLAY_STATIC_RELEASE=ON -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF \
     -DROCPLAY_FUZZ=OFF -DCMAKE_INSTALL_PREFIX=/usr/local >/dev/null
-  cmake --build "$build_dir" --parallel "$(nproc)" --target rocplay
+  cmake --build "$build_dir" --parallel "$(nproc)" --target rocplay rocplay_man
 fi
 bin=$build_dir/rocplay
 [ -x "$bin" ] || { echo "release: no $bin; run scripts/release.sh without --check-only" >&2; exit 1; }
@@ -59,7 +59,7 @@ done
 newest=$(printf '%s\n' $versions | grep '^GLIBC_' | sed 's/GLIBC_//' | sort -V | tail -1)
 version=$("$bin" version | awk '{print $2}')
 [ -n "$version" ] || { echo "release: $bin version printed nothing" >&2; fail=1; }
-# Exceptions unwind through the statically linked unwinder (scripts/release/dl_find_object.cpp):
+# Exceptions unwind through the statically linked unwinder (scripts/release/glibc_compat.cpp):
 # a bad option (CLI11 throws) must end in exit 64, a missing playbook file (rocplay's own error)
 # in 66, a malformed playbook (yaml-cpp throws) in 78; a broken unwinder aborts instead.
 probe=$(mktemp -d)
@@ -88,6 +88,6 @@ name=rocplay-$version-x86_64-linux
 mkdir -p out
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-DESTDIR= cmake --install "$build_dir" --prefix "$stage/$name" --strip >/dev/null
-tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "out/$name.tar.gz" "$name"
+DESTDIR= cmake --install "$build_dir" --prefix "$stage/rocplay-$version" --strip >/dev/null
+tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "out/$name.tar.gz" "rocplay-$version"
 echo "release: out/$name.tar.gz ($(du -k "out/$name.tar.gz" | cut -f1) KiB)"
