@@ -88,6 +88,6 @@ name=rocplay-$version-x86_64-linux
 mkdir -p out
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-DESTDIR= cmake --install "$build_dir" --prefix "$stage/rocplay-$version" --strip >/dev/null
+DESTDIR='' cmake --install "$build_dir" --prefix "$stage/rocplay-$version" --strip >/dev/null
 tar -C "$stage" --owner=0 --group=0 --numeric-owner --sort=name -czf "out/$name.tar.gz" "rocplay-$version"
 echo "release: out/$name.tar.gz ($(du -k "out/$name.tar.gz" | cut -f1) KiB)"

@@ -34,7 +34,7 @@ done
 "$src/tests/install/completion_check.sh" "$prefix/bin" "$prefix/share/bash-completion/completions/rocplay" \
   "$prefix/share/zsh/site-functions/_rocplay" >/dev/null || fail "the installed completions fail (above)"
 set +e
-run rocplay postmortem --format json --color=never "$src/fixtures/rocgdb/splitk-clean-two-queues" >"$work/pm.json"
+run rocplay postmortem --format json --color=never "$src/fixtures/rocgdb/splitk-clean-two-queues/snapshot.mi" >"$work/pm.json"
 rc=$?
 set -e
 [ "$rc" = 1 ] || fail "the installed rocplay's postmortem of splitk-clean-two-queues exited $rc, 1 expected"
