@@ -329,9 +329,12 @@ std::string escalation(int level, const std::optional<ApiCall>& suspect, bool al
            "the vendor's diagnostics (nvidia-smi -q, dcgmi diag -r 3) before blaming the code.";
   }
   if (hang && !fault && !oom) {
-    return "The GPU hung (ring timeout, then a reset): a kernel that never finished. On the next "
-           "occurrence run `rocplay run hang-triage --pid PID` before the driver resets the GPU, "
-           "and keep the API-call log on to name the last call.";
+    return "The GPU hung (the runtime's GPU Hang line, KFD preemption time-outs, MES failures, or "
+           "a ring timeout and reset): a kernel that never finished. On the next occurrence run "
+           "`rocplay run hang-triage --pid PID` on each process before the driver resets the GPU "
+           "(start them with HSA_ENABLE_DEBUG=1 so the waves' positions are readable after the "
+           "attach), keep `dmesg -T` of the same minutes for the node, and keep the API-call log "
+           "on to name the last call.";
   }
   if (arch) {
     return fmt::format(

@@ -153,10 +153,11 @@ std::vector<Finding> sync_lane_spin_unknown_positions(detail::Analysis& analysis
         "ids: attached to a process not started with HSA_ENABLE_DEBUG=1), so they are tied to "
         "the dispatch by {}, and which of them hold the sync lanes (the first work-items of each "
         "work-group) is unknown.{}",
-        kernel, detail::dispatch_label(d), spin_waves, routine, at, tied_by,
+        kernel, detail::dispatch_label(d), spin_waves, routine, at,
         rest.empty() ? std::string()
                      : fmt::format("; {} other wave(s) of the kernel sit at {} other PC(s)",
                                    rest_waves, rest.size()),
+        tied_by,
         routine == "start_sync" ? " start_sync runs first: end_sync and everything after it are "
                                   "off the deadlock path."
                                 : std::string());

@@ -211,3 +211,14 @@ TEST_CASE(
   CHECK(r.snapshot.fault->on_gpu);
   CHECK(console_log_test::console_ids(r).count("gpu-fault") == 1);
 }
+
+TEST_CASE("the unknown-positions verdict says how its waves were tied") {
+  const auto r = console_log_test::console_one(
+      console_log_test::kConsoleFixtures / "rocgdb-console/server-log-with-session/server.log");
+  REQUIRE(!r.findings.empty());
+  const auto& f = r.findings.front();
+  REQUIRE(f.id == "sync-lane-barrier-spin");
+  CHECK(f.summary.find("tied to the dispatch by queue (the only dispatch of it in flight)") !=
+        std::string::npos);
+  CHECK(f.details["tied_by"] == "queue (the only dispatch of it in flight)");
+}
