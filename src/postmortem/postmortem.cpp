@@ -909,8 +909,9 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
   in.clear();
   in.seekg(0);
   try {
+    // Console text: not a rocm-debug-agent log (its own reader), not MI with console records.
     if ((r.kind == InputKind::AgentLog || r.kind == InputKind::RawMi) &&
-        console_log::looks_like_console_log(head) &&
+        !agentlog::looks_like_agent_log(head) && console_log::looks_like_console_log(head) &&
         (r.kind == InputKind::AgentLog || !sniff_has_mi_results(head))) {
       analyse_console_log(in, r);
       finish_result(r);
