@@ -51,7 +51,7 @@ if [ "$codeobj_seconds" -gt 20 ]; then codeobj_seconds=20; fi
 run tests/fuzz fuzz_codeobj "$codeobj_seconds" "$work/codeobj-corpus" 131072
 crash_seconds=$(( (seconds + 1) / 2 ))
 run tests/fuzz fuzz_crash $(( crash_seconds > 20 ? 20 : crash_seconds )) "$work/crash-corpus"
-# Debugger console text: the console fixtures and the console lines of the MI fixtures.
+# Debugger console text: the console fixtures (their README too, as plain text).
 mkdir -p "$work/console-corpus"
 while IFS= read -r f; do
   cp "$f" "$work/console-corpus/$(echo "$f" | tr / _)"
