@@ -619,8 +619,11 @@ bool looks_like_console_log(std::string_view head) {
         (starts_with(t, "[Inferior ") && t.find(" detached]") != std::string_view::npos)) {
       ++strong;
     }
+    // `#1  0x... in f (...) from lib` / `#3  f (...) at file:line`: a frame, not a list item.
     if (starts_with(t, "#") && t.size() > 3 && t[1] >= '0' && t[1] <= '9' &&
-        (t.find(" in ") != std::string_view::npos || t.find(" at ") != std::string_view::npos)) {
+        t.find(" (") != std::string_view::npos &&
+        (t.find(" 0x") != std::string_view::npos || t.find(") at ") != std::string_view::npos ||
+         t.find(") from ") != std::string_view::npos)) {
       ++frames;
     }
     if (strong > 0 || frames >= 2) {

@@ -110,6 +110,9 @@ TEST_CASE("console text: emoji and pager prompts are removed, headers and prompt
   CHECK(console_log::looks_like_console_log("(gdb) info dispatches\n"));
   CHECK(console_log::looks_like_console_log("=== info agents ===\n"));
   CHECK(!console_log::looks_like_console_log("hello world\nINFO 12:00:01 started\n"));
+  CHECK(!console_log::looks_like_console_log("#1 in the list\n#2 at the top\n"));
+  CHECK(console_log::looks_like_console_log(
+      "#0  0x00007f3c1e3a8c5b in ioctl () from /lib/libc.so.6\n#1  main () at a.c:3\n"));
 }
 
 TEST_CASE("a pasted session: queues pending with no dispatch beside hipDeviceSynchronize") {
@@ -213,8 +216,8 @@ TEST_CASE(
 }
 
 TEST_CASE("the unknown-positions verdict says how its waves were tied") {
-  const auto r = console_log_test::console_one(
-      console_log_test::kConsoleFixtures / "rocgdb-console/server-log-with-session/server.log");
+  const auto r = console_log_test::console_one(console_log_test::kConsoleFixtures /
+                                               "rocgdb-console/server-log-with-session/server.log");
   REQUIRE(!r.findings.empty());
   const auto& f = r.findings.front();
   REQUIRE(f.id == "sync-lane-barrier-spin");
