@@ -51,3 +51,11 @@ if [ "$codeobj_seconds" -gt 20 ]; then codeobj_seconds=20; fi
 run tests/fuzz fuzz_codeobj "$codeobj_seconds" "$work/codeobj-corpus" 131072
 crash_seconds=$(( (seconds + 1) / 2 ))
 run tests/fuzz fuzz_crash $(( crash_seconds > 20 ? 20 : crash_seconds )) "$work/crash-corpus"
+# Debugger console text: the console fixtures (their README too, as plain text).
+mkdir -p "$work/console-corpus"
+while IFS= read -r f; do
+  cp "$f" "$work/console-corpus/$(echo "$f" | tr / _)"
+done < <(find fixtures/rocgdb-console -type f ! -name '*.py' | sort)
+console_seconds=$(( (seconds + 2) / 3 ))
+run tests/fuzz fuzz_console_log $(( console_seconds > 10 ? 10 : console_seconds )) \
+  "$work/console-corpus" 65536

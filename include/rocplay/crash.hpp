@@ -116,6 +116,13 @@ enum class EventKind : std::uint8_t {
   OutOfMemory,       // torch.OutOfMemoryError / hipErrorOutOfMemory
   CollectiveTimeout, // NCCL/RCCL watchdog
   ExitStatus,        // exit code / signal of the process
+  // Hangs and what the runtime, KFD and the debugger library say about them
+  // (docs/crash-evidence.md, "GPU hangs, queue aborts and debugger diagnostics"):
+  GpuHang,            // HSA runtime: `HW Exception by GPU node-N (...) reason :GPU Hang`
+  QueueAbort,         // CLR: `... callbackQueue aborting with error : ...` (both generations)
+  QueueEvictFailure,  // KFD: `Queue preemption time out`, `Failed to evict process queues`
+  MesFailure,         // MES: `MES failed to respond to msg=REMOVE_QUEUE`, `failed to remove ...`
+  DebuggerDiagnostic, // amd-dbgapi / ROCgdb: agent busy, per-queue memory missing, attach refused
 };
 std::string_view to_string(EventKind kind);
 
@@ -243,6 +250,12 @@ inline constexpr std::string_view kOutOfMemory = "crash-out-of-memory";
 inline constexpr std::string_view kCollectiveTimeout = "crash-collective-timeout";
 inline constexpr std::string_view kProcessExit = "crash-process-exit";
 inline constexpr std::string_view kArchMismatch = "crash-gfx-arch-mismatch";
+inline constexpr std::string_view kGpuHang = "crash-gpu-hang";
+inline constexpr std::string_view kQueueAbort = "crash-queue-abort";
+inline constexpr std::string_view kDebuggerDiagnostic = "crash-debugger-diagnostic";
+// A hang of the GPU itself (runtime hang line, KFD preemption time-outs, MES failures, ring
+// time-outs, resets), not of one kernel.
+bool is_hang(EventKind kind);
 
 // What one input says on its own (per-input findings, most severe first).
 std::vector<Finding> findings(const Evidence& evidence);

@@ -35,6 +35,8 @@ inline constexpr std::string_view kMissingRank = "missing-rank";
 inline constexpr std::string_view kHostDeadlock = "host-deadlock";
 inline constexpr std::string_view kCollectiveWait = "collective-wait";
 inline constexpr std::string_view kHostWaits = "host-waits";
+inline constexpr std::string_view kQueuePacketsPending = "queue-packets-pending";
+inline constexpr std::string_view kWedgedRank = "wedged-rank";
 // The program was stopped on a fault (`rocplay launch`, `run --wait-for-fault`): a wave or CUDA
 // thread (gpu-fault), or a host thread (host-fault).
 inline constexpr std::string_view kGpuFault = "gpu-fault";

@@ -35,6 +35,7 @@ enum class InputKind : std::uint8_t {
   CrashLog,         // API-call log, kernel log or runtime messages
   CrashDump,        // a level-10 dump's metadata.json or tensor file
   CrashDiagnostics, // the crash seed's crash_diagnostics.json
+  ConsoleLog, // debugger console text: a `set logging` file, `-batch` output, a pasted session
 };
 std::string_view to_string(InputKind kind);
 

@@ -42,7 +42,9 @@ enum Marker : unsigned {
   kKilled = 1u << 9,
   kWave = 1u << 10,
   kLoggerError = 1u << 11,
-  kOom = 1u << 12, // `out of memory`
+  kOom = 1u << 12,    // `out of memory`
+  kDbgapi = 1u << 13, // amd-dbgapi / ROCgdb diagnostics
+  kAbort = 1u << 14,  // `aborting with error` (CLR)
 };
 
 // A literal's length is known here, so the compare is a few loads, not a libc call: this runs
@@ -66,7 +68,7 @@ constexpr std::array<bool, 256> kTrigger = [] {
   for (int c = 0; c < 0x20; ++c) {
     t[static_cast<std::size_t>(c)] = true;
   }
-  for (const char c : std::string_view("AgGNrxWwSKLo")) {
+  for (const char c : std::string_view("AgGNrxWwSKLoPCqb")) {
     t[static_cast<unsigned char>(c)] = true;
   }
   for (int c = 0x80; c < 0x100; ++c) {
@@ -104,6 +106,28 @@ Scan scan_line(std::string_view s) {
         m |= kApiCall;
       } else if (at(s, i, "API Logging - System")) {
         m |= kApiSystem;
+      } else if (at(s, i, "At least one agent is busy")) {
+        m |= kDbgapi;
+      }
+      break;
+    case 'P':
+      if (at(s, i, "Per-queue memory")) {
+        m |= kDbgapi;
+      }
+      break;
+    case 'C':
+      if (at(s, i, "Could not attach to process")) {
+        m |= kDbgapi;
+      }
+      break;
+    case 'q':
+      if (at(s, i, "queue_snapshot failed")) {
+        m |= kDbgapi;
+      }
+      break;
+    case 'b':
+      if (at(s, i, "borting with error") || at(s, i, "borting with status")) {
+        m |= kAbort;
       }
       break;
     case 'g':
@@ -273,8 +297,24 @@ std::string_view to_string(EventKind kind) {
     return "collective-timeout";
   case EventKind::ExitStatus:
     return "exit-status";
+  case EventKind::GpuHang:
+    return "gpu-hang";
+  case EventKind::QueueAbort:
+    return "queue-abort";
+  case EventKind::QueueEvictFailure:
+    return "queue-evict-failure";
+  case EventKind::MesFailure:
+    return "mes-failure";
+  case EventKind::DebuggerDiagnostic:
+    return "debugger-diagnostic";
   }
   return "gpu-error";
+}
+
+bool is_hang(EventKind kind) {
+  return kind == EventKind::GpuHang || kind == EventKind::QueueEvictFailure ||
+         kind == EventKind::MesFailure || kind == EventKind::RingTimeout ||
+         kind == EventKind::GpuReset;
 }
 
 bool Evidence::empty() const {
@@ -307,6 +347,7 @@ struct TextReader::Impl {
   std::map<std::string, std::size_t, std::less<>> stream_index;
   std::map<std::string, std::size_t, std::less<>> open_fault; // device -> event index
   std::optional<std::size_t> last_ring_timeout;
+  std::optional<std::size_t> abort_continues; // a CLR abort line cut after its `error :`
   std::size_t line_no = 0;
   int max_level = 0;
 
@@ -460,6 +501,9 @@ struct TextReader::Impl {
     if (st.state != BlockState::None && block_line(st, s)) {
       return;
     }
+    if (abort_continues && abort_continuation(s)) {
+      return;
+    }
     const unsigned m = scan.markers;
     if (m == 0) {
       return;
@@ -481,6 +525,15 @@ struct TextReader::Impl {
       const auto t = trim(s);
       if (starts(t, "wave_") && t.find("pc=0x") != std::string_view::npos) {
         ev.has_agent_dumps = true;
+      }
+    }
+    if (m & kDbgapi) {
+      debugger_line(s, st.rank);
+      return;
+    }
+    if (m & kAbort) {
+      if (queue_abort_line(s, st.rank)) {
+        return;
       }
     }
     if (m & (kGpuLower | kNvrm)) {
@@ -760,6 +813,9 @@ struct TextReader::Impl {
       e.process = sanitize(word_after(msg, "process "), 64);
       return true;
     }
+    if (kfd_mes_line(msg, device, time, rank)) {
+      return true;
+    }
     const bool reset = msg.find("GPU reset") != std::string_view::npos ||
                        msg.find("GPU recovery") != std::string_view::npos ||
                        msg.find(" is hung") != std::string_view::npos;
@@ -913,10 +969,244 @@ struct TextReader::Impl {
     }
   }
 
+  // ---- GPU hangs, queue aborts, KFD/MES, debugger diagnostics --------------------------------
+
+  // A loop of the same kernel message (KFD retries every few seconds): one event, counted.
+  Event* repeat_or_add(EventKind kind, std::string_view text, std::string_view name,
+                       const std::string& device, std::optional<int> rank) {
+    for (auto it = ev.events.rbegin(); it != ev.events.rend() && it - ev.events.rbegin() < 8;
+         ++it) {
+      if (it->kind == kind && it->name == name && it->device == device) {
+        it->number = it->number.value_or(1) + 1;
+        return nullptr;
+      }
+    }
+    Event* e = add_event(kind, text, rank);
+    if (e != nullptr) {
+      e->name = std::string(name);
+      e->device = device;
+      e->number = 1;
+    }
+    return e;
+  }
+
+  // KFD's preemption time-outs and MES queue-removal failures: the GPU no longer takes queues
+  // off; no process is named (amdgpu/amdkfd, shared/reference/rocgdb-real-formats.md).
+  bool kfd_mes_line(std::string_view msg, const std::string& device, const std::string& time,
+                    std::optional<int> rank) {
+    struct Pattern {
+      std::string_view text;
+      EventKind kind;
+      std::string_view name;
+    };
+    static constexpr Pattern kPatterns[] = {
+        {"Queue preemption time out", EventKind::QueueEvictFailure, "queue preemption time out"},
+        {"Failed to evict process queues", EventKind::QueueEvictFailure,
+         "failed to evict process queues"},
+        {"Failed to evict queue", EventKind::QueueEvictFailure, "failed to evict queue"},
+        {"Failed to quiesce KFD", EventKind::QueueEvictFailure, "failed to quiesce KFD"},
+        {"Failed to restore process queues", EventKind::QueueEvictFailure,
+         "failed to restore process queues"},
+        {"MES failed to respond to msg=", EventKind::MesFailure, "MES did not respond"},
+        {"failed to remove hardware queue from MES", EventKind::MesFailure,
+         "MES failed to remove a hardware queue"},
+        {"MES might be in unrecoverable state", EventKind::MesFailure,
+         "MES in an unrecoverable state"},
+    };
+    for (const auto& p : kPatterns) {
+      const auto found = msg.find(p.text);
+      if (found == std::string_view::npos) {
+        continue;
+      }
+      std::string name(p.name);
+      if (p.kind == EventKind::MesFailure) {
+        if (msg.find("msg=") != std::string_view::npos) {
+          name = "MES did not respond to " + sanitize(word_after(msg, "msg="), 32);
+        }
+      }
+      if (Event* e = repeat_or_add(p.kind, msg, name, device, rank)) {
+        e->time = time;
+        e->reason = sanitize(trim(msg.substr(found)), 200);
+        e->meaning =
+            p.kind == EventKind::MesFailure
+                ? "the GPU's scheduler firmware (MES) stopped answering the driver: the GPU is "
+                  "hung and the driver will reset it; every process on it loses its work"
+                : "the driver could not take a process's queues off the GPU (a kernel that never "
+                  "yields, or a hung GPU): the GPU is stuck and a reset usually follows";
+      }
+      return true;
+    }
+    return false;
+  }
+
+  // `:0:rocdevice.cpp :2984: 1234567 us: 4411: [tid:0x7f...] Device::callbackQueue aborting with
+  // error : HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation ... code: 0x1016` (older) and
+  // `... [pid:4411 tid:0x7f...] Callback: Queue 0x7f... aborting with error : ... code: 0x29`.
+  bool queue_abort_line(std::string_view s, std::optional<int> rank) {
+    auto ab = s.find("aborting with error");
+    std::size_t skip = 19;
+    if (ab == std::string_view::npos) {
+      ab = s.find("aborting with status"); // ROCm 4: `... aborting with status: 0x100f`
+      skip = 20;
+    }
+    if (ab == std::string_view::npos) {
+      return false;
+    }
+    Event* e = add_event(EventKind::QueueAbort, s, rank);
+    if (e == nullptr) {
+      return true;
+    }
+    if (auto pid = number_after(s, "[pid:")) {
+      e->pid = static_cast<std::int64_t>(*pid);
+    } else if (auto us = s.find(" us: "); us != std::string_view::npos && us < ab) {
+      if (auto p = parse_dec(digit_token(s.substr(us + 5)))) {
+        e->pid = static_cast<std::int64_t>(*p);
+      }
+    }
+    if (auto q = s.find("Queue 0x"); q != std::string_view::npos && q < ab) {
+      e->device = "queue " + sanitize(word_after(s.substr(q), "Queue "), 24);
+    }
+    std::string_view rest = s.substr(ab + skip);
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) {
+      rest.remove_prefix(1);
+    }
+    const auto code = rest.rfind(" code: ");
+    std::string_view text = code == std::string_view::npos ? rest : rest.substr(0, code);
+    const auto colon = text.find(':');
+    e->name = sanitize(trim(text.substr(0, colon)), 64);
+    e->reason = sanitize(trim(text), 200);
+    if (code != std::string_view::npos) {
+      if (auto c = parse_hex(hex_token(rest.substr(code + 7)))) {
+        e->number = static_cast<std::int64_t>(*c);
+      }
+    }
+    if (skip == 20 && !text.empty() && text.front() == '0') { // `with status: 0x100f`
+      if (auto v = parse_hex(hex_token(text))) {
+        e->number = static_cast<std::int64_t>(*v);
+      }
+      e->name = "status " + e->name;
+    }
+    e->meaning = "the HIP runtime aborted the process because a GPU queue reported an error (a "
+                 "fault or a hardware exception in a kernel on that queue)";
+    // A terminal overlay can cut the line after `aborting with error :`: the next line has it.
+    if (text.empty()) {
+      abort_continues = ev.events.size() - 1;
+    }
+    return true;
+  }
+
+  // The second half of a cut CLR abort line: `HSA_STATUS_ERROR_EXCEPTION: ... code: 0x1016`.
+  bool abort_continuation(std::string_view s) {
+    const std::size_t index = *abort_continues;
+    abort_continues.reset();
+    const auto t = trim(s);
+    if (!starts(t, "HSA_STATUS_") || index >= ev.events.size()) {
+      return false;
+    }
+    Event& e = ev.events[index];
+    const auto code = t.rfind(" code: ");
+    const std::string_view text = code == std::string_view::npos ? t : t.substr(0, code);
+    e.name = sanitize(trim(text.substr(0, text.find(':'))), 64);
+    e.reason = sanitize(trim(text), 200);
+    if (code != std::string_view::npos) {
+      if (auto c = parse_hex(hex_token(t.substr(code + 7)))) {
+        e.number = static_cast<std::int64_t>(*c);
+      }
+    }
+    return true;
+  }
+
+  // amd-dbgapi and ROCgdb, whatever prefix printed them (`amd-dbgapi: warning:`, `rocm-dbgapi:`,
+  // `warning:`, `fatal error:`).
+  void debugger_line(std::string_view s, std::optional<int> rank) {
+    struct Pattern {
+      std::string_view text;
+      std::string_view name;
+      std::string_view meaning;
+    };
+    static constexpr Pattern kPatterns[] = {
+        {"At least one agent is busy", "agent busy",
+         "another tool holds the GPU debugger hook (rocm-debug-agent via HSA_TOOLS_LIB, another "
+         "debugger or profiler): run rocgdb without it"},
+        {"Per-queue memory", "per-queue memory missing",
+         "the amdgpu driver or its firmware was loaded without debugger support: update the "
+         "driver (or enable it) before debugging GPU waves"},
+        {"Could not attach to process", "could not attach",
+         "the debugger library could not attach to the process's GPU state (its ROCr runtime not "
+         "loaded yet, another tool attached, or too old a driver)"},
+        {"queue_snapshot failed", "queue snapshot failed",
+         "the debugger could not list the GPU queues: the GPU or the driver may be hung"},
+    };
+    for (const auto& p : kPatterns) {
+      if (s.find(p.text) == std::string_view::npos) {
+        continue;
+      }
+      for (auto it = ev.events.rbegin(); it != ev.events.rend(); ++it) {
+        if (it->kind == EventKind::DebuggerDiagnostic && it->name == p.name) {
+          it->number = it->number.value_or(1) + 1;
+          return;
+        }
+      }
+      if (Event* e = add_event(EventKind::DebuggerDiagnostic, s, rank)) {
+        e->name = std::string(p.name);
+        e->meaning = std::string(p.meaning);
+        e->number = 1;
+        if (auto pid = number_after(s, "attach to process ")) {
+          e->pid = static_cast<std::int64_t>(*pid);
+        }
+        if (auto rc = s.find("(rc="); rc != std::string_view::npos) {
+          e->reason = sanitize(s.substr(rc, std::min<std::size_t>(16, s.size() - rc)), 32);
+        }
+      }
+      return;
+    }
+  }
+
   // ---- runtime messages -------------------------------------------------------------------
 
   void runtime_line(std::string_view s, unsigned m, std::optional<int> rank) {
     if (m & kGpuUpper) {
+      // Repeated once per process, sometimes glued to other output (progress bars).
+      if (auto p = s.find("HW Exception by GPU"); p != std::string_view::npos) {
+        auto rest = s.substr(p);
+        if (Event* e = add_event(EventKind::GpuHang, rest, rank)) {
+          e->device = sanitize(word_after(rest, "by GPU "), 32);
+          if (auto r = rest.find("reason :"); r != std::string_view::npos) {
+            e->reason = sanitize(trim(rest.substr(r + 8)), 120);
+          } else if (auto r2 = rest.find("reason:"); r2 != std::string_view::npos) {
+            e->reason = sanitize(trim(rest.substr(r2 + 7)), 120);
+          }
+          e->name = e->reason.find("Hang") != std::string::npos ? "GPU hang" : "HW exception";
+          e->meaning = "the HSA runtime saw the GPU stop responding (a hardware exception or a "
+                       "kernel that never finished) and aborted the process; the driver resets "
+                       "the GPU";
+          if (ev.gpu.empty() && !e->device.empty()) {
+            ev.gpu = e->device;
+          }
+        }
+        return;
+      }
+      // libomptarget: `OFFLOAD ERROR: memory access fault by GPU 4 (agent 0x...) at virtual
+      // address 0x...`
+      if (auto p = s.find("memory access fault by GPU"); p != std::string_view::npos) {
+        auto rest = s.substr(p);
+        if (Event* e = add_event(EventKind::MemoryAccessFault,
+                                 s.substr(s.find("OFFLOAD") < p ? s.find("OFFLOAD") : p), rank)) {
+          e->device = "GPU " + sanitize(word_after(rest, "by GPU "), 16);
+          if (auto a = rest.find("virtual address "); a != std::string_view::npos) {
+            e->address = parse_hex(hex_token(rest.substr(a + 16)));
+          }
+          if (auto r = rest.find("Reasons: "); r != std::string_view::npos) {
+            e->reason = sanitize(trim(rest.substr(r + 9)), 200);
+          }
+          e->name = "memory access fault";
+          e->meaning = "a kernel made an access the GPU's memory manager refused (libomptarget)";
+          if (ev.gpu.empty()) {
+            ev.gpu = e->device;
+          }
+        }
+        return;
+      }
       if (auto p = s.find("Memory access fault by GPU"); p != std::string_view::npos) {
         auto rest = s.substr(p);
         Event* e = add_event(EventKind::MemoryAccessFault, rest, rank);

@@ -277,6 +277,12 @@ std::string event_line(const Event& e) {
   return s;
 }
 
+constexpr std::string_view kHangNextStep =
+    "The GPU itself hung: on the next occurrence, before the driver resets it, run `rocplay run "
+    "hang-triage --pid PID` on each process named here (the kernels in flight and their waves), "
+    "and keep `dmesg -T` (or `journalctl -k`) from the same minutes: the KFD and MES lines name "
+    "the node; `HSA_ENABLE_DEBUG=1` at start makes the waves' positions readable after an attach.";
+
 bool is_fault(EventKind k) {
   return k == EventKind::MemoryAccessFault || k == EventKind::PageFault || k == EventKind::Xid;
 }
@@ -316,16 +322,19 @@ std::string escalation(int level, const std::optional<ApiCall>& suspect, bool al
     hardware = hardware || (e->kind == EventKind::Xid &&
                             (n == 48 || n == 63 || n == 64 || n == 74 || n == 79 || n == 92 ||
                              n == 94 || n == 95 || n == 119 || n == 120));
-    hang = hang || e->kind == EventKind::RingTimeout;
+    hang = hang || is_hang(e->kind);
   }
   if (hardware && !fault) {
     return "A hardware-class error (ECC, NVLink, fallen off the bus, GSP): drain the node and run "
            "the vendor's diagnostics (nvidia-smi -q, dcgmi diag -r 3) before blaming the code.";
   }
   if (hang && !fault && !oom) {
-    return "The GPU hung (ring timeout, then a reset): a kernel that never finished. On the next "
-           "occurrence run `rocplay run hang-triage --pid PID` before the driver resets the GPU, "
-           "and keep the API-call log on to name the last call.";
+    return "The GPU hung (the runtime's GPU Hang line, KFD preemption time-outs, MES failures, or "
+           "a ring timeout and reset): a kernel that never finished. On the next occurrence run "
+           "`rocplay run hang-triage --pid PID` on each process before the driver resets the GPU "
+           "(start them with HSA_ENABLE_DEBUG=1 so the waves' positions are readable after the "
+           "attach), keep `dmesg -T` of the same minutes for the node, and keep the API-call log "
+           "on to name the last call.";
   }
   if (arch) {
     return fmt::format(
@@ -537,6 +546,22 @@ std::vector<Finding> findings(const Evidence& ev) {
       f.id = std::string(kProcessExit);
       f.severity = Severity::Error;
       break;
+    case EventKind::GpuHang:
+    case EventKind::QueueEvictFailure:
+    case EventKind::MesFailure:
+      f.id = std::string(kGpuHang);
+      f.severity = Severity::Critical;
+      f.next_step = std::string(kHangNextStep);
+      break;
+    case EventKind::QueueAbort:
+      f.id = std::string(kQueueAbort);
+      f.severity = Severity::Error;
+      break;
+    case EventKind::DebuggerDiagnostic:
+      f.id = std::string(kDebuggerDiagnostic);
+      f.severity = Severity::Warning;
+      f.next_step = first.meaning;
+      break;
     }
     f.confidence = 0.8;
     f.title = fmt::format("{}{}", mi::utf8_prefix(event_line(first), 160),
@@ -696,7 +721,8 @@ struct Joiner::Impl {
     std::vector<const Event*> own;
     for (const auto& e : ev.events) {
       const bool node = e.kind == EventKind::PageFault || e.kind == EventKind::RingTimeout ||
-                        e.kind == EventKind::GpuReset || e.kind == EventKind::Xid;
+                        e.kind == EventKind::GpuReset || e.kind == EventKind::Xid ||
+                        e.kind == EventKind::QueueEvictFailure || e.kind == EventKind::MesFailure;
       if (node) {
         if (machine.size() < kMachineEvents) {
           machine.push_back(e);
@@ -890,8 +916,19 @@ struct Joiner::Impl {
     if (fault == nullptr) {
       for (const Event* e : events) {
         if (is_fault(e->kind) || e->kind == EventKind::GpuError ||
-            e->kind == EventKind::OutOfMemory) {
+            e->kind == EventKind::OutOfMemory || e->kind == EventKind::QueueAbort) {
           fault = e;
+          break;
+        }
+      }
+    }
+    // No fault: a hang of the GPU itself is the verdict (which node, which processes).
+    bool gpu_hang = false;
+    if (fault == nullptr) {
+      for (const Event* e : events) {
+        if (is_hang(e->kind)) {
+          fault = e;
+          gpu_hang = true;
           break;
         }
       }
@@ -925,6 +962,8 @@ struct Joiner::Impl {
     } else if (dump != nullptr) {
       v.title = fmt::format("{} died in {} (level-10 dump, never returned): {}", who,
                             dump->function, what);
+    } else if (gpu_hang) {
+      v.title = fmt::format("{}: the GPU hung: {}", who, what);
     } else {
       v.title = fmt::format("{} crashed: {}", who, what);
     }

@@ -6,6 +6,8 @@
 #include "heuristics/common.hpp"
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace rocplay::heuristics {
@@ -38,5 +40,12 @@ std::vector<Finding> sync_lane_barrier_spin(detail::Analysis& analysis, const Co
 std::vector<Finding> splitk_clean_race(detail::Analysis& analysis);
 std::vector<Finding> collective_wait(detail::Analysis& analysis);
 std::vector<Finding> host_blocked_on_gpu(detail::Analysis& analysis);
+// Queues with packets pending and no dispatch in flight beside a host GPU wait; many such queues
+// (queue_pending.cpp).
+std::vector<Finding> queue_packets_pending(const Snapshot& snapshot);
+// Sync-lane spin of waves whose dispatch and position are unknown (`?`), tied to their dispatch
+// by code address (unknown_positions.cpp); dispatches in `already` have a finding.
+std::vector<Finding> sync_lane_spin_unknown_positions(detail::Analysis& analysis,
+                                                      const std::set<std::string>& already);
 
 } // namespace rocplay::heuristics

@@ -38,6 +38,10 @@ std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
       spinning.insert((*d)["id"].get<std::string>());
     }
   }
+  for (auto& f : sync_lane_spin_unknown_positions(analysis, spinning)) {
+    spinning.insert(f.details["dispatch"]["id"].get<std::string>());
+    out.push_back(std::move(f));
+  }
   for (auto& f : collective_wait(analysis)) {
     if (!spinning.count(f.details["dispatch"]["id"].get<std::string>())) {
       out.push_back(std::move(f));
@@ -46,6 +50,7 @@ std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
   append(out, splitk_clean_race(analysis));
   append(out, nothing_visible(snapshot, context));
   append(out, host_blocked_on_gpu(analysis));
+  append(out, queue_packets_pending(snapshot));
   append(out, host_deadlock(snapshot));
   append(out, cuda_api_error(snapshot));
   for (auto& f : out) {

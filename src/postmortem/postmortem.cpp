@@ -2,6 +2,7 @@
 
 #include "core/read_chunks.hpp"
 #include "rocplay/agentlog.hpp"
+#include "rocplay/console_log.hpp"
 #include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/report_agent_log.hpp"
@@ -114,6 +115,28 @@ InputKind sniff(std::string_view head, bool* text_fallback = nullptr) {
     return InputKind::AgentLog;
   }
   return InputKind::Unknown;
+}
+
+// MI output records in the head (not just prompts): a raw MI log, not console text.
+bool sniff_has_mi_results(std::string_view head) {
+  std::size_t pos = 0;
+  for (int lines = 0; pos < head.size() && lines < 400; ++lines) {
+    std::size_t end = head.find('\n', pos);
+    if (end == std::string_view::npos) {
+      end = head.size();
+    }
+    std::string_view line = head.substr(pos, end - pos);
+    pos = end + 1;
+    while (!line.empty() && line.front() >= '0' && line.front() <= '9') {
+      line.remove_prefix(1); // a token
+    }
+    if (line.starts_with("~\"") || line.starts_with("&\"") || line.starts_with("^done") ||
+        line.starts_with("^error") || line.starts_with("*stopped") ||
+        line.starts_with("=thread-")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool is_word_char(char c) {
@@ -424,6 +447,81 @@ void analyse_agent_log(std::istream& in, InputResult& r, bool text_fallback) {
     r.error = "plain text: no MI records, no rocplay JSON and no rocm-debug-agent wave dumps in "
               "it";
     r.warnings.clear();
+  }
+}
+
+// Debugger console text (rocplay/console_log.hpp): the same dialects, snapshot and heuristics as
+// a transcript; runtime and kernel lines and rocm-debug-agent dumps in the same file are read too.
+constexpr std::size_t kMaxConsoleBytes = std::size_t{256} << 20;
+
+void take_crash(InputResult& r, std::shared_ptr<crash::Evidence> ev);
+crash::ReadOptions crash_options(const InputResult& r);
+
+void analyse_console_log(std::istream& in, InputResult& r) {
+  std::string text;
+  {
+    std::vector<char> buf(kChunkBytes);
+    while (in && text.size() < kMaxConsoleBytes) {
+      in.read(buf.data(),
+              static_cast<std::streamsize>(std::min(buf.size(), kMaxConsoleBytes - text.size())));
+      text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    }
+    if (text.size() >= kMaxConsoleBytes && in.peek() != EOF) {
+      r.warnings.push_back("console log larger than 256 MiB: the rest is not read");
+      r.status = InputStatus::Partial;
+    }
+  }
+  r.kind = InputKind::ConsoleLog;
+  console_log::Info info;
+  const std::vector<mi::Exchange> exchanges = console_log::to_exchanges(text, &info);
+  snapshot::BuildOptions bo;
+  bo.label = r.path;
+  bo.debugger = info.debugger;
+  if (info.pid) {
+    bo.meta_json = nlohmann::json{{"pid", *info.pid}}.dump();
+  }
+  snapshot::Builder builder(bo);
+  for (const auto& ex : exchanges) {
+    builder.add(ex);
+  }
+  r.snapshot = builder.finish();
+  if (r.snapshot.debugger_version.empty() && !info.banner.empty()) {
+    r.snapshot.debugger_version = info.banner;
+  }
+  r.snapshot.notes = console_log::unknowns(r.snapshot, info);
+  r.findings = heuristics::run(r.snapshot);
+  if (info.long_lines > 0) {
+    r.warnings.push_back(std::to_string(info.long_lines) + " line(s) longer than 64 KiB were cut");
+  }
+  // The same file may hold the server's own log: crash lines and wave dumps are read from it too.
+  // A debugger's stop line (`Thread 7 "x" received signal SIGSEGV, Segmentation fault.`) is the
+  // snapshot's fault, not a process that exited: it is blanked for the crash reader.
+  if (info.stops > 0) {
+    std::size_t pos = 0;
+    while ((pos = text.find(" received signal SIG", pos)) != std::string::npos) {
+      const std::size_t begin = text.rfind('\n', pos);
+      const std::size_t end = text.find('\n', pos);
+      const std::size_t from = begin == std::string::npos ? 0 : begin + 1;
+      const std::size_t to = end == std::string::npos ? text.size() : end;
+      std::fill(text.begin() + static_cast<std::ptrdiff_t>(from),
+                text.begin() + static_cast<std::ptrdiff_t>(to), ' ');
+      pos = to;
+    }
+  }
+  std::istringstream again(text);
+  auto ev = std::make_shared<crash::Evidence>(
+      crash::read_stream(again, crash::Format::Text, crash_options(r)));
+  if (ev->has_agent_dumps) {
+    again.clear();
+    again.seekg(0);
+    std::vector<Finding> mine = std::move(r.findings);
+    analyse_agent_log(again, r, false);
+    mine.insert(mine.end(), std::make_move_iterator(r.findings.begin()),
+                std::make_move_iterator(r.findings.end()));
+    r.findings = std::move(mine);
+  }
+  if (!ev->empty()) {
+    take_crash(r, std::move(ev));
   }
 }
 
@@ -811,6 +909,14 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
   in.clear();
   in.seekg(0);
   try {
+    // Console text: not a rocm-debug-agent log (its own reader), not MI with console records.
+    if ((r.kind == InputKind::AgentLog || r.kind == InputKind::RawMi) &&
+        !agentlog::looks_like_agent_log(head) && console_log::looks_like_console_log(head) &&
+        (r.kind == InputKind::AgentLog || !sniff_has_mi_results(head))) {
+      analyse_console_log(in, r);
+      finish_result(r);
+      return just(std::move(r));
+    }
     bool text_read = false;
     if (analyse_crash(in, head, r, text_read)) {
       finish_result(r);
@@ -837,7 +943,8 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
     case InputKind::CrashLog:
     case InputKind::CrashDump:
     case InputKind::CrashDiagnostics:
-      break; // analyse_crash read it
+    case InputKind::ConsoleLog:
+      break; // analyse_crash or analyse_console_log read it
     case InputKind::Unknown:
       r.status = InputStatus::Unreadable;
       r.error = "binary data: not a transcript, rocplay JSON or server log";

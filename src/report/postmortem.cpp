@@ -31,6 +31,8 @@ std::string_view to_string(InputKind kind) {
     return "crash-dump";
   case InputKind::CrashDiagnostics:
     return "crash-diagnostics";
+  case InputKind::ConsoleLog:
+    return "console-log";
   }
   return "unknown";
 }
@@ -206,7 +208,7 @@ nlohmann::json postmortem_to_json(nlohmann::json inputs, const Summary& summary)
 
 bool has_snapshot_report(const InputResult& r) {
   return (r.kind == InputKind::Recording || r.kind == InputKind::RawMi ||
-          r.kind == InputKind::ReportJson) &&
+          r.kind == InputKind::ReportJson || r.kind == InputKind::ConsoleLog) &&
          is_readable(r);
 }
 

@@ -5,6 +5,7 @@
 // readable. Nothing blocks without a deadline, and every way out of a failed wait goes through
 // shutdown(), which detaches (or, failing that, kills the debugger so the kernel detaches) and
 // then checks that the target is not left stopped.
+#include "session/dbgapi_diagnostics.hpp"
 #include "session/session_impl.hpp"
 
 #include <unistd.h>
@@ -139,9 +140,18 @@ void Session::Impl::classify_stream_text(const std::string& text, bool console) 
     if (console) {
       continue; // the console stream is output, not diagnostics
     }
-    if (line.rfind("warning:", 0) == 0 || line.find("amd-dbgapi") != std::string_view::npos ||
-        line.rfind("fatal error:", 0) == 0) {
-      warn(std::string(line));
+    const std::string_view bare = detail::without_emoji(line); // GDB 17+ under UTF-8
+    if (auto d = detail::dbgapi_diagnostic(bare)) {
+      // A known dbgapi message: what it means and what to do, once per kind.
+      const std::string text = detail::explain(*d, bare);
+      if (known_diagnostics.insert(std::string(d->what)).second) {
+        warn(text);
+      }
+      continue;
+    }
+    if (bare.rfind("warning:", 0) == 0 || bare.find("amd-dbgapi") != std::string_view::npos ||
+        bare.rfind("fatal error:", 0) == 0) {
+      warn(std::string(bare));
     }
   }
 }

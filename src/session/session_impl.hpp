@@ -205,7 +205,8 @@ struct Session::Impl {
   // Reporting.
   std::vector<std::string> warnings;
   std::set<std::string> warning_set;
-  std::optional<std::size_t> noise_line; // index in warnings of the noise summary
+  std::set<std::string> known_diagnostics; // dbgapi diagnostics already explained
+  std::optional<std::size_t> noise_line;   // index in warnings of the noise summary
   detail::NoiseFilter noise;
   std::vector<std::string> features;
   std::set<std::string> mi_commands;

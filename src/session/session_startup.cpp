@@ -179,6 +179,9 @@ void Session::Impl::startup() {
   // With DEBUGINFOD_URLS set, GDB 12+ asks whether to download debug info, and `confirm off`
   // answers yes: a stop could then wait on the network. Older GDBs lack the setting.
   command("-gdb-set debuginfod enabled off", remaining());
+  // GDB 17+ prefixes error and warning stream lines with emoji under a UTF-8 locale (`❌️`,
+  // `⚠️`); rocplay's readers strip them either way. Older GDBs refuse the setting.
+  command("-gdb-set style emoji off", remaining());
   if (debugger.version.empty()) {
     const auto ex = start_command("-gdb-version", remaining());
     const std::string text = ex.console();

@@ -1,5 +1,6 @@
 // The fault stop: which `*stopped` records are faults, and what the model keeps of them.
 #include "snapshot/fault.hpp"
+#include "rocplay/console_log.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/text.hpp"
 
@@ -22,6 +23,7 @@ namespace {
 // What the debugger prints beside a fault stop that a person needs: cuda-gdb's exception lines,
 // rocgdb's "the reported location may not be accurate".
 bool fault_detail_line(std::string_view line) {
+  line = console_log::strip_emoji_prefix(line); // GDB 17+ under a UTF-8 locale
   return text::starts_with(line, "CUDA Exception") ||
          text::starts_with(line, "The exception was triggered") ||
          (text::starts_with(line, "Warning: precise ") && fault_text_has(line, "not enabled")) ||
@@ -90,6 +92,7 @@ void FaultReader::add(const mi::Exchange& ex) {
         auto line = text::trim(std::string_view(stream).substr(
             pos, nl == std::string::npos ? std::string::npos : nl - pos));
         pos = nl == std::string::npos ? stream.size() : nl + 1;
+        line = console_log::strip_emoji_prefix(line);
         if (fault_detail_line(line)) {
           if (!fault_->detail.empty()) {
             fault_->detail += '\n';

@@ -678,7 +678,14 @@ private:
     static const H kThreads = {"Id", "Target Id", "Frame"};
     static const H kLanes = {"Id", "State", "Target Id", "Frame"};
 
-    if (auto t = text::parse_cli_table(lines, i, kAgents, next)) {
+    // 2019-2021 ROCgdb had no Architecture column (show-info.exp @ 5049e94).
+    static const H kAgentsOld = {"Id",    "State",   "Target Id", "Device Name",
+                                 "Cores", "Threads", "Location"};
+    std::optional<text::CliTable> agents = text::parse_cli_table(lines, i, kAgents, next);
+    if (!agents) {
+      agents = text::parse_cli_table(lines, i, kAgentsOld, next);
+    }
+    if (auto& t = agents) {
       st.snapshot.coverage.agents = true;
       for (const auto& row : t->rows) {
         Agent& a = upsert(st.snapshot.agents, std::string(t->cell(row, "Id")));
