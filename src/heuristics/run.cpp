@@ -48,6 +48,7 @@ std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
   append(out, host_blocked_on_gpu(analysis));
   append(out, host_deadlock(snapshot));
   append(out, cuda_api_error(snapshot));
+  append(out, python_gil_held(snapshot));
   for (auto& f : out) {
     if (!f.rank && snapshot.rank) {
       f.rank = snapshot.rank;
@@ -131,6 +132,9 @@ const std::vector<HeuristicInfo>& catalogue() {
        "the fault stop on a host thread; its backtrace names the user's frame"},
       {kCudaApiError, "CUDA calls of the program failed (a kernel faulted before them)",
        "cuda-gdb's `Cuda Runtime API error detected` / `Cuda Driver error detected` warnings"},
+      {kPythonGilHeld, "a CPython thread holds the GIL while it blocks",
+       "host stacks with Python frames and the GIL's holder, read from the interpreter's "
+       "memory in the stop"},
   };
   return kAll;
 }

@@ -558,7 +558,11 @@ Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits) {
   bool ok = true;
   std::uint64_t interp = w.ptr(runtime.address + l.interpreters_head, ok);
   if (!ok) {
-    out.notes.push_back("CPython " + out.version + ": _PyRuntime cannot be read");
+    out.notes.push_back(fmt::format(
+        "CPython {}: _PyRuntime at {:#x} cannot be read: rocplay may not read this process's "
+        "memory (run it as root, or as the target's user with "
+        "/proc/sys/kernel/yama/ptrace_scope 0)",
+        out.version, runtime.address));
     return out;
   }
   std::unordered_set<std::uint64_t> seen_interps;

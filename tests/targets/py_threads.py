@@ -5,10 +5,10 @@
 #   deep     40 nested calls down, in Lock.acquire on a lock the main thread holds
 #   sleeper  in time.sleep (a C extension call)
 #   main     in os.read on a pipe nobody writes
-# Once all are there, a reporter thread takes sys._current_frames() and writes every thread's
-# stack (native id, then frames innermost first: qualified name, file, line) as JSON to the file
-# named by argv[1], then ends. Mode `gil` (argv[2]): a thread calls libc's sleep through
-# ctypes.PyDLL, which keeps the GIL, so every other Python thread stops behind it.
+# Once all are there, a reporter thread takes sys._current_frames() and prints every thread's
+# stack (native id, then frames innermost first: qualified name, file, line) as one JSON line,
+# then `ready`, and ends. Mode `gil` (argv[1]): a thread calls libc's sleep through ctypes.PyDLL,
+# which keeps the GIL, so every other Python thread stops behind it.
 import ctypes
 import json
 import os
@@ -16,12 +16,12 @@ import sys
 import threading
 import time
 
-out_path = sys.argv[1]
-mode = sys.argv[2] if len(sys.argv) > 2 else "threads"
+mode = sys.argv[1] if len(sys.argv) > 1 else "threads"
 ready = threading.Barrier(5 if mode == "threads" else 3)
 held = threading.Lock()
 held.acquire()
 never = threading.Event()
+printed = threading.Event()
 
 
 def waiter():
@@ -53,15 +53,15 @@ def sleeper():
 
 def gil_holder():
     ready.wait()
-    time.sleep(0.5)  # the reporter writes the file first
-    ctypes.PyDLL(None).sleep(100000)
+    printed.wait()  # the reporter has written its line
+    ctypes.PyDLL(None).sleep(100000)  # rocplay-test: GIL sleep line
 
 
 def qualname(code):
     return getattr(code, "co_qualname", code.co_name)
 
 
-def report(expected_threads):
+def report():
     time.sleep(0.3)  # every worker is past the barrier and in its blocking call
     frames = sys._current_frames()
     natives = {t.ident: t.native_id for t in threading.enumerate()}
@@ -76,15 +76,16 @@ def report(expected_threads):
             stack.append([qualname(f.f_code), f.f_code.co_filename, f.f_lineno])
             f = f.f_back
         stacks.append({"lwp": natives.get(ident), "frames": stack})
-    with open(out_path + ".tmp", "w") as fh:
-        json.dump({"pid": os.getpid(), "version": sys.version.split()[0], "threads": stacks}, fh)
-    os.rename(out_path + ".tmp", out_path)
+    line = json.dumps({"pid": os.getpid(), "version": sys.version.split()[0], "threads": stacks})
+    sys.stdout.write(line + "\nready\n")
+    sys.stdout.flush()
+    printed.set()
 
 
 workers = [waiter, spinner, deep, sleeper] if mode == "threads" else [waiter, gil_holder]
 for w in workers:
     threading.Thread(target=w, name=w.__name__, daemon=True).start()
 ready.wait()
-threading.Thread(target=report, args=(len(workers),), name="reporter").start()
+threading.Thread(target=report, name="reporter").start()
 r, _w = os.pipe()
 os.read(r, 1)
