@@ -3,7 +3,8 @@
 # Usage: scripts/fuzz.sh [SECONDS]   (the parser gets SECONDS; the transcript reader and the
 # snapshot path, from transcript to findings and JSON, half each; the code-object reader a third,
 # at most 20 s, from the checked-in objects in tests/codeobj; the crash-evidence readers half, at
-# most 20 s)
+# most 20 s; the Python-frame reader a sixth, at most 10 s, from the location tables of
+# fixtures/pyframes and the notes of fixtures/pyframes' recording)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -59,3 +60,23 @@ done < <(find fixtures/rocgdb-console -type f ! -name '*.py' | sort)
 console_seconds=$(( (seconds + 2) / 3 ))
 run tests/fuzz fuzz_console_log $(( console_seconds > 10 ? 10 : console_seconds )) \
   "$work/console-corpus" 65536
+# Python frames: location tables, memory images and notes (one seed per table, mode byte first).
+mkdir -p "$work/pyframes-corpus"
+python3 - "$work/pyframes-corpus" <<'PY'
+import json, os, sys, glob
+out = sys.argv[1]
+n = 0
+for path in sorted(glob.glob("fixtures/pyframes/linetables-*.json")):
+    mode = 1 if path.endswith("3.10.json") else 0
+    for t in json.load(open(path))["tables"][:20]:
+        with open(os.path.join(out, "t%d" % n), "wb") as fh:
+            fh.write(bytes([mode, 0, 0]) + bytes.fromhex(t["linetable"]))
+        n += 1
+for path in sorted(glob.glob("fixtures/pyframes/*.rocplay")):
+    notes = [l.split(" ", 2)[2] for l in open(path, errors="replace") if l.startswith("! ") and " python " in l]
+    with open(os.path.join(out, "notes%d" % n), "w") as fh:
+        fh.write("\x03\x00\x00" + "".join(notes))
+    n += 1
+PY
+pyframes_seconds=$(( (seconds + 5) / 6 ))
+run tests/fuzz fuzz_pyframes $(( pyframes_seconds > 10 ? 10 : pyframes_seconds )) "$work/pyframes-corpus" 65536

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config gdb strace clang libclang-rt-14-dev
   libboost1.81-dev libyaml-cpp-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
-  libbenchmark-dev procps util-linux
+  libbenchmark-dev procps util-linux python3
   libelf-dev libmsgpuck-dev libllvm14 llvm-14
   zlib1g-dev dpkg-dev file zsh man-db)
 missing=()

@@ -38,7 +38,7 @@ step "fuzzing the MI parser, the snapshot path and the code-object reader (libFu
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROCPLAY_FUZZ=ON \
   -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >/dev/null
 cmake --build build-fuzz --parallel "$jobs" --target fuzz_mi_parser fuzz_transcript fuzz_snapshot \
-  fuzz_codeobj fuzz_crash fuzz_console_log
+  fuzz_codeobj fuzz_crash fuzz_console_log fuzz_pyframes
 scripts/fuzz.sh "${ROCPLAY_FUZZ_SECONDS:-40}"
 
 step "benchmarks (short mode)"

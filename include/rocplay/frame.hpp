@@ -17,6 +17,9 @@ struct Frame {
   std::string file;
   std::optional<std::uint32_t> line;
   std::string from; // shared object when there is no file
+  // A Python frame read from the interpreter's memory (rocplay/python_stacks.hpp): `function` is
+  // the qualified name, `file` and `line` the Python source; no PC.
+  bool python = false;
   bool operator==(const Frame&) const = default;
 };
 

@@ -43,6 +43,9 @@ inline constexpr std::string_view kGpuFault = "gpu-fault";
 inline constexpr std::string_view kHostFault = "host-fault";
 // CUDA calls of the program failed, as cuda-gdb warned (Snapshot::api_errors).
 inline constexpr std::string_view kCudaApiError = "cuda-api-error";
+// A CPython thread holds the GIL while it blocks in a wait or a GPU call
+// (rocplay/python_stacks.hpp).
+inline constexpr std::string_view kPythonGilHeld = "python-gil-held";
 
 // Each heuristic on its own (pure functions; run() and friends call them in this order).
 // The fault the snapshot was stopped on (Snapshot::fault): gpu-fault or host-fault, ranked first.
@@ -58,6 +61,8 @@ std::vector<Finding> cuda_api_error(const Snapshot& snapshot);
 // Lock-order loops between host threads (host-deadlock) and every other host wait (host-waits):
 // mutexes, condition variables, semaphores, polls on the GPU driver.
 std::vector<Finding> host_deadlock(const Snapshot& snapshot);
+// The thread holding the GIL blocks in a wait or a GPU call while other Python threads exist.
+std::vector<Finding> python_gil_held(const Snapshot& snapshot);
 std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later);
 std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks);
 

@@ -180,6 +180,10 @@ struct HostThread {
   std::string state;
   std::vector<Frame> frames; // innermost first
   std::optional<MutexWait> mutex_wait;
+  // CPython threads (rocplay/python_stacks.hpp): this thread held the GIL when the process was
+  // stopped; why its Python stack ends early, when it does.
+  bool holds_gil = false;
+  std::string python_note;
   // The address whose source line frames[i] stands on: its PC for the innermost frame and for
   // frames inlined into it (same PC), PC - 1 for every caller (its PC is a return address).
   std::optional<std::uint64_t> lookup_pc(std::size_t i) const;

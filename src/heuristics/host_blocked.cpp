@@ -4,6 +4,7 @@
 // `_local_scalar_dense` (what `.item()` calls), while a dispatch is in flight: the host waits for
 // the GPU. The host is the victim; the in-flight kernel is where to look.
 #include "heuristics/analysis.hpp"
+#include "rocplay/frames.hpp"
 
 #include <fmt/format.h>
 
@@ -96,10 +97,23 @@ std::vector<Finding> host_blocked_on_gpu(detail::Analysis& analysis) {
         break;
       }
     }
-    f.evidence.push_back(fmt::format("thread {}{} ({}): {}", b.thread->id,
-                                     b.thread->name.empty() ? "" : " \"" + b.thread->name + "\"",
-                                     b.thread->target_id, fmt::join(chain, " <- ")));
+    // The Python line that made the call (rocplay/python_stacks.hpp), when the stack has one.
+    const Frame* python = nullptr;
+    for (const Frame* fr = b.frame; fr != b.thread->frames.data() + b.thread->frames.size(); ++fr) {
+      if (fr->python) {
+        python = fr;
+        break;
+      }
+    }
+    f.evidence.push_back(
+        fmt::format("thread {}{} ({}): {}{}", b.thread->id,
+                    b.thread->name.empty() ? "" : " \"" + b.thread->name + "\"",
+                    b.thread->target_id, fmt::join(chain, " <- "),
+                    python != nullptr ? fmt::format(" <- ... <- {}", frame_where(*python)) : ""));
     nlohmann::json j = {{"id", b.thread->id}, {"call", b.call}, {"frames", chain}};
+    if (python != nullptr) {
+      j["python"] = frame_where(*python);
+    }
     if (b.thread->lwp) {
       j["lwp"] = *b.thread->lwp;
     }

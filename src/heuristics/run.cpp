@@ -53,6 +53,7 @@ std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
   append(out, queue_packets_pending(snapshot));
   append(out, host_deadlock(snapshot));
   append(out, cuda_api_error(snapshot));
+  append(out, python_gil_held(snapshot));
   for (auto& f : out) {
     if (!f.rank && snapshot.rank) {
       f.rank = snapshot.rank;
@@ -136,6 +137,9 @@ const std::vector<HeuristicInfo>& catalogue() {
        "the fault stop on a host thread; its backtrace names the user's frame"},
       {kCudaApiError, "CUDA calls of the program failed (a kernel faulted before them)",
        "cuda-gdb's `Cuda Runtime API error detected` / `Cuda Driver error detected` warnings"},
+      {kPythonGilHeld, "a CPython thread holds the GIL while it blocks",
+       "host stacks with Python frames and the GIL's holder, read from the interpreter's "
+       "memory in the stop"},
   };
   return kAll;
 }

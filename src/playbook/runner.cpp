@@ -9,6 +9,8 @@
 #include "rocplay/clock.hpp"
 #include "rocplay/frames.hpp"
 #include "rocplay/grouping.hpp"
+#include "rocplay/pyframes.hpp"
+#include "rocplay/python_stacks.hpp"
 #include "rocplay/sampling.hpp"
 
 #include <fmt/format.h>
@@ -842,7 +844,52 @@ private:
         ++failed;
       }
     }
+    python_frames();
     return count_value(ids.size(), failed);
+  }
+
+  // A CPython target's Python frames, read from its memory in this stop (rocplay/pyframes.hpp)
+  // and written as notes the snapshot builder puts into the host stacks. Nothing is asked of the
+  // debugger or the target; a process that is not CPython gets nothing (found once per run).
+  void python_frames() {
+    if (options_.pid <= 0 || !attached_ || stopped_) {
+      return;
+    }
+    const auto start = Clock::now();
+    if (!python_located_) {
+      python_located_ = true;
+      python_runtime_ = pyframes::locate(static_cast<int>(options_.pid));
+    }
+    if (!python_runtime_) {
+      return;
+    }
+    pyframes::ProcessMemory memory(static_cast<int>(options_.pid));
+    const pyframes::Stacks read = pyframes::read(memory, *python_runtime_);
+    snapshot::PythonStacks stacks;
+    stacks.version = read.version;
+    stacks.gil_known = read.gil_known;
+    stacks.notes = read.notes;
+    for (const auto& t : read.threads) {
+      snapshot::PythonThread pt;
+      pt.lwp = t.native_id;
+      pt.holds_gil = t.holds_gil;
+      pt.note = t.note;
+      for (const auto& f : t.frames) {
+        snapshot::PythonFrame pf;
+        pf.function = f.function;
+        pf.file = f.file;
+        if (f.line && *f.line >= 0 && *f.line <= UINT32_MAX) {
+          pf.line = static_cast<std::uint32_t>(*f.line);
+        }
+        pf.entry = f.entry;
+        pt.frames.push_back(std::move(pf));
+      }
+      stacks.threads.push_back(std::move(pt));
+    }
+    stacks.seconds = seconds_since(start);
+    for (const auto& n : snapshot::python_notes(stacks)) {
+      driver_.note(n);
+    }
   }
 
   Value foreach (const Step& s, std::uint32_t depth, bool in_always, StepStatus & status,
@@ -1030,6 +1077,8 @@ private:
   bool deferred_checked_ = false;
   std::size_t snapshot_exchanges_ = static_cast<std::size_t>(-1);
   std::unordered_set<std::uint64_t> looked_up_; // PCs `info-line` asked about
+  bool python_located_ = false;                 // _PyRuntime looked for (once per run)
+  std::optional<pyframes::Runtime> python_runtime_;
   Snapshot snapshot_;
   std::uint32_t sample_ = 1;
   std::size_t window_start_ = 0; // the current sample's first exchange

@@ -1,5 +1,6 @@
 // snapshot::Builder: exchanges in, one Snapshot out (see dialect.hpp for the protocol).
 #include "rocplay/deferred_code.hpp"
+#include "rocplay/python_stacks.hpp"
 #include "rocplay/snapshot.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/fault.hpp"
@@ -174,6 +175,7 @@ struct Builder::Impl {
   std::unique_ptr<Dialect> cuda = make_cuda_gdb_dialect();
   FaultReader faults;
   CodeNoteReader code_notes; // windows decoded after the detach
+  PythonNoteReader python;   // Python frames read in the stop (rocplay/python_stacks.hpp)
   DebuggerKind kind = DebuggerKind::Unknown;
   bool rocgdb_used = false;
   bool cuda_used = false;
@@ -250,7 +252,7 @@ struct Builder::Impl {
     }
     for (const auto& note : ex.notes) {
       auto& notes = state.snapshot.notes;
-      if (code_notes.take(note, state.snapshot.code_windows)) {
+      if (code_notes.take(note, state.snapshot.code_windows) || python.take(note)) {
         continue;
       }
       if (note.starts_with(kLightSymbolsNote)) {
@@ -283,6 +285,7 @@ struct Builder::Impl {
     s.debugger = kind;
     faults.finish(s);
     snapshot::demangle_names(s);
+    python.apply(s); // after the demangling: Python names are not C++ names
     check_attribution(s);
     check_unique_ids(s);
     return std::move(s);

@@ -40,8 +40,23 @@ constexpr std::array<std::string_view, 22> kSystemFunctions = {
 
 } // namespace
 
+// The CPython interpreter's own C functions (its API and eval loop): the Python frames they run
+// stand in the stack beside them (rocplay/python_stacks.hpp).
+static bool is_interpreter_function(std::string_view fn) {
+  return fn.starts_with("_Py") || fn.starts_with("Py") || fn.starts_with("cfunction_") ||
+         fn.starts_with("method_vectorcall") || fn.starts_with("slot_tp_") ||
+         fn.starts_with("vectorcall_");
+}
+
 bool is_system_frame(const Frame& f) {
+  if (f.python) {
+    return false; // the user's code, or the standard library's: either says where it is
+  }
   if (f.function.empty() && f.file.empty()) {
+    return true;
+  }
+  if (f.file.empty() &&
+      (is_interpreter_function(f.function) || contains(base_name(f.from), "libpython"))) {
     return true;
   }
   if (!f.from.empty()) {
@@ -81,6 +96,10 @@ const Frame* innermost_user_frame(const HostThread& t) {
 }
 
 std::string frame_where(const Frame& f) {
+  if (f.python) { // `decode_step (model_runner.py:412)`
+    return fmt::format("{} ({}{})", f.function.empty() ? std::string("??") : f.function,
+                       base_name(f.file), f.line ? fmt::format(":{}", *f.line) : "");
+  }
   std::string out = f.function.empty() ? std::string("??") : short_function_name(f.function);
   if (out.empty()) {
     out = f.function;

@@ -343,6 +343,7 @@ template <class Io, Like<Frame> F> void fields(Io& io, F& f) {
   io.text("file", f.file);
   io.opt("line", f.line);
   io.text("from", f.from);
+  io.flag("python", f.python);
 }
 
 template <class Io, Like<MutexWait> M> void fields(Io& io, M& m) {
@@ -359,6 +360,8 @@ template <class Io, Like<HostThread> T> void fields(Io& io, T& t) {
   io.text("state", t.state);
   io.list("frames", t.frames, Presence::Always);
   io.optional_object("mutex_wait", t.mutex_wait);
+  io.flag("holds_gil", t.holds_gil);
+  io.text("python_note", t.python_note);
 }
 
 template <class Io, Like<SourceLine> L> void fields(Io& io, L& l) {

@@ -1,0 +1,234 @@
+// Python frames in host stacks (include/rocplay/python_stacks.hpp).
+#include "rocplay/python_stacks.hpp"
+
+#include "rocplay/mi/value.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace rocplay::snapshot {
+
+namespace {
+
+constexpr std::string_view kStacksPrefix = "python stacks ";
+constexpr std::string_view kThreadPrefix = "python thread ";
+constexpr std::size_t kMaxThreads = 4096;
+constexpr std::size_t kMaxText = 1024;
+constexpr std::size_t kMaxNotes = 16;
+
+// A recording's text is untrusted: valid UTF-8, bounded, on one line.
+std::string clean(const std::string& s) {
+  std::string out = mi::lossy_utf8(mi::utf8_prefix(s, kMaxText));
+  for (auto& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+      c = '?';
+    }
+  }
+  return out;
+}
+
+std::string field(const nlohmann::json& j, const char* key) {
+  if (auto it = j.find(key); it != j.end() && it->is_string()) {
+    return clean(it->get_ref<const std::string&>());
+  }
+  return {};
+}
+
+} // namespace
+
+std::vector<std::string> python_notes(const PythonStacks& s) {
+  std::vector<std::string> out;
+  nlohmann::json head = {
+      {"version", s.version}, {"gil_known", s.gil_known}, {"threads", s.threads.size()}};
+  if (s.seconds > 0) {
+    head["ms"] = std::round(s.seconds * 1e6) / 1e3;
+  }
+  if (!s.notes.empty()) {
+    head["notes"] = s.notes;
+  }
+  // Replace, not throw: what the target's memory gave is made valid UTF-8 before it gets here,
+  // but a note must never take the run down.
+  out.push_back(std::string(kStacksPrefix) +
+                head.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  for (const auto& t : s.threads) {
+    nlohmann::json frames = nlohmann::json::array();
+    for (std::size_t i = 0; i < t.frames.size() && i < kMaxNoteFrames; ++i) {
+      const auto& f = t.frames[i];
+      frames.push_back({f.function, f.file, f.line ? nlohmann::json(*f.line) : nlohmann::json(),
+                        f.entry ? 1 : 0});
+    }
+    nlohmann::json j = {{"lwp", t.lwp}, {"frames", std::move(frames)}};
+    if (t.holds_gil) {
+      j["gil"] = true;
+    }
+    if (!t.note.empty()) {
+      j["note"] = t.note;
+    } else if (t.frames.size() > kMaxNoteFrames) {
+      j["note"] = fmt::format("stack cut at {} Python frames", kMaxNoteFrames);
+    }
+    out.push_back(std::string(kThreadPrefix) +
+                  j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return out;
+}
+
+bool PythonNoteReader::take(std::string_view note) {
+  const bool head = note.starts_with(kStacksPrefix);
+  if (!head && !note.starts_with(kThreadPrefix)) {
+    return false;
+  }
+  const auto j = nlohmann::json::parse(
+      note.substr(head ? kStacksPrefix.size() : kThreadPrefix.size()), nullptr, false);
+  if (!j.is_object()) {
+    return true; // ours, but not readable
+  }
+  if (head) {
+    // A sample holds one read; a second header starts it over.
+    stacks_ = PythonStacks{};
+    seen_ = true;
+    stacks_.version = field(j, "version");
+    if (auto it = j.find("ms"); it != j.end() && it->is_number() && it->get<double>() >= 0) {
+      stacks_.seconds = std::min(it->get<double>(), 1e9) / 1e3;
+    }
+    if (auto it = j.find("gil_known"); it != j.end() && it->is_boolean()) {
+      stacks_.gil_known = it->get<bool>();
+    }
+    if (auto it = j.find("notes"); it != j.end() && it->is_array()) {
+      for (const auto& n : *it) {
+        if (n.is_string() && stacks_.notes.size() < kMaxNotes) {
+          stacks_.notes.push_back(clean(n.get_ref<const std::string&>()));
+        }
+      }
+    }
+    return true;
+  }
+  if (!seen_ || stacks_.threads.size() >= kMaxThreads) {
+    return true;
+  }
+  PythonThread t;
+  if (auto it = j.find("lwp"); it != j.end() && it->is_number_unsigned()) {
+    t.lwp = it->get<std::uint64_t>();
+  }
+  if (auto it = j.find("gil"); it != j.end() && it->is_boolean()) {
+    t.holds_gil = it->get<bool>();
+  }
+  t.note = field(j, "note");
+  if (auto it = j.find("frames"); it != j.end() && it->is_array()) {
+    for (const auto& f : *it) {
+      if (t.frames.size() >= kMaxNoteFrames) {
+        break;
+      }
+      if (!f.is_array() || f.size() < 3 || !f[0].is_string() || !f[1].is_string()) {
+        continue;
+      }
+      PythonFrame pf;
+      pf.function = clean(f[0].get_ref<const std::string&>());
+      pf.file = clean(f[1].get_ref<const std::string&>());
+      if (f[2].is_number_unsigned() && f[2].get<std::uint64_t>() <= UINT32_MAX) {
+        pf.line = static_cast<std::uint32_t>(f[2].get<std::uint64_t>());
+      }
+      pf.entry = f.size() > 3 && f[3].is_number_integer() && f[3].get<std::int64_t>() != 0;
+      t.frames.push_back(std::move(pf));
+    }
+  }
+  stacks_.threads.push_back(std::move(t));
+  return true;
+}
+
+bool is_eval_loop_frame(const Frame& f) {
+  return !f.python && (f.function == "_PyEval_EvalFrameDefault" ||
+                       f.function == "PyEval_EvalFrameEx" || f.function == "_PyEval_EvalFrame");
+}
+
+void merge_python_frames(HostThread& thread, const PythonThread& python) {
+  thread.holds_gil = python.holds_gil;
+  thread.python_note = python.note;
+  if (python.frames.empty()) {
+    return;
+  }
+  // Groups: the Python frames of one eval-loop call each, innermost first.
+  std::vector<std::vector<Frame>> groups(1);
+  for (const auto& pf : python.frames) {
+    Frame f;
+    f.function = pf.function;
+    f.file = pf.file;
+    f.line = pf.line;
+    f.python = true;
+    groups.back().push_back(std::move(f));
+    if (pf.entry) {
+      groups.emplace_back();
+    }
+  }
+  if (groups.back().empty()) {
+    groups.pop_back();
+  }
+  std::vector<Frame> out;
+  out.reserve(thread.frames.size() + python.frames.size());
+  std::size_t next = 0;
+  for (auto& f : thread.frames) {
+    if (is_eval_loop_frame(f) && next < groups.size()) {
+      for (auto& g : groups[next]) {
+        out.push_back(std::move(g));
+      }
+      ++next;
+      continue;
+    }
+    out.push_back(std::move(f));
+  }
+  for (; next < groups.size(); ++next) {
+    for (auto& g : groups[next]) {
+      out.push_back(std::move(g));
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].level = static_cast<std::uint32_t>(i);
+  }
+  thread.frames = std::move(out);
+}
+
+void PythonNoteReader::apply(Snapshot& s) const {
+  if (!seen_) {
+    return;
+  }
+  const PythonStacks& p = stacks_;
+  std::size_t matched = 0;
+  std::vector<std::string> unmatched;
+  const HostThread* gil = nullptr;
+  for (const auto& pt : p.threads) {
+    auto it = std::find_if(s.host_threads.begin(), s.host_threads.end(),
+                           [&](const HostThread& h) { return h.lwp && *h.lwp == pt.lwp; });
+    if (it == s.host_threads.end() || pt.lwp == 0) {
+      if (unmatched.size() < 8) {
+        unmatched.push_back(std::to_string(pt.lwp));
+      }
+      continue;
+    }
+    merge_python_frames(*it, pt);
+    ++matched;
+    if (pt.holds_gil) {
+      gil = &*it;
+    }
+  }
+  std::string line =
+      fmt::format("python: CPython {}, {} thread{} with Python frames",
+                  p.version.empty() ? "?" : p.version, matched, matched == 1 ? "" : "s");
+  if (gil != nullptr) {
+    line += fmt::format("; thread {} (LWP {}) holds the GIL", gil->id, *gil->lwp);
+  } else if (p.gil_known) {
+    line += "; no thread holds the GIL";
+  }
+  if (!unmatched.empty()) {
+    line += fmt::format("; {} Python thread state{} with no host thread (LWP {})",
+                        p.threads.size() - matched, p.threads.size() - matched == 1 ? "" : "s",
+                        fmt::join(unmatched, ", "));
+  }
+  s.notes.push_back(std::move(line));
+  for (const auto& n : p.notes) {
+    s.notes.push_back("python: " + n);
+  }
+}
+
+} // namespace rocplay::snapshot

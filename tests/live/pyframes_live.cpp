@@ -1,0 +1,177 @@
+// Python stacks against real CPython processes under real gdb: tests/targets/py_threads.py stops
+// its threads at known lines (Event.wait, a busy loop, 40 nested calls into Lock.acquire,
+// time.sleep, os.read) and prints each thread's stack as sys._current_frames() gives it. `rocplay
+// run hang-triage --pid` must put exactly those Python frames into each thread's host stack, in
+// place of the eval-loop frames, in two samples, in the recording too (`postmortem` shows the
+// same); the busy thread holds the GIL. Debian's /usr/bin/python3 (3.11); other interpreters
+// named by ROCPLAY_TEST_PYTHONS (colon-separated paths) are run the same way.
+#include "cli_util.hpp"
+#include "session_target.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+using namespace rocplay::testing;
+
+namespace {
+
+const std::string kScript = std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/py_threads.py";
+
+struct PythonTarget {
+  pid_t pid = -1;
+  nlohmann::json expected; // what the program printed of its own threads
+  PythonTarget(const std::string& python, const std::string& mode) {
+    std::string printed;
+    pid = start_until_ready({python, kScript, mode}, {}, &printed);
+    expected = nlohmann::json::parse(printed.substr(0, printed.find('\n')));
+  }
+  ~PythonTarget() { kill_and_reap(pid); }
+  PythonTarget(const PythonTarget&) = delete;
+  PythonTarget& operator=(const PythonTarget&) = delete;
+};
+
+std::vector<std::string> pythons() {
+  std::vector<std::string> out = {"/usr/bin/python3"};
+  if (const char* more = std::getenv("ROCPLAY_TEST_PYTHONS")) {
+    std::stringstream in(more);
+    std::string p;
+    while (std::getline(in, p, ':')) {
+      if (!p.empty()) {
+        out.push_back(p);
+      }
+    }
+  }
+  return out;
+}
+
+// The Python frames of a host thread as [function, file, line] rows, innermost first.
+nlohmann::json python_frames(const nlohmann::json& thread) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& f : thread.at("frames")) {
+    if (f.value("python", false)) {
+      rows.push_back({f.at("function"), f.at("file"), f.at("line")});
+    }
+  }
+  return rows;
+}
+
+const nlohmann::json* thread_of(const nlohmann::json& snapshot, std::uint64_t lwp) {
+  for (const auto& t : snapshot.at("host_threads")) {
+    if (t.contains("lwp") && t.at("lwp").get<std::uint64_t>() == lwp) {
+      return &t;
+    }
+  }
+  return nullptr;
+}
+
+char state_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  std::getline(in, s);
+  const auto close = s.rfind(')');
+  return close == std::string::npos || close + 2 >= s.size() ? '?' : s[close + 2];
+}
+
+// Each thread the program reported has exactly its Python frames, and the native frames stay
+// around them: the C call it blocks in first, the thread's start last.
+void check_snapshot(const nlohmann::json& snap, const nlohmann::json& expected) {
+  std::size_t checked = 0;
+  for (const auto& want : expected.at("threads")) {
+    const auto lwp = want.at("lwp").get<std::uint64_t>();
+    const nlohmann::json* t = thread_of(snap, lwp);
+    INFO("LWP " << lwp);
+    REQUIRE(t != nullptr);
+    CHECK(python_frames(*t) == want.at("frames"));
+    const auto& frames = t->at("frames");
+    REQUIRE_FALSE(frames.empty());
+    const std::string top = want.at("frames").at(0).at(0).get<std::string>();
+    if (top != "spinner") { // the others wait in a C call: a native frame is innermost
+      CHECK_FALSE(frames.front().value("python", false));
+    }
+    CHECK_FALSE(frames.back().value("python", false)); // start_thread / clone / _start
+    CHECK(t->value("holds_gil", false) == (top == "spinner"));
+    ++checked;
+  }
+  CHECK(checked == expected.at("threads").size());
+}
+
+} // namespace
+
+TEST_CASE("Python frames of every thread, exactly as the program's own traceback, under gdb") {
+  for (const auto& python : pythons()) {
+    INFO("python: " << python);
+    if (::access(python.c_str(), X_OK) != 0) {
+      FAIL_CHECK("no interpreter at " << python);
+      continue;
+    }
+    PythonTarget target(python, "threads");
+    REQUIRE(target.expected.at("threads").size() == 5);
+    TempDir dir;
+    const std::string rec = dir.path() + "/py.rocplay";
+    const auto r =
+        run_rocplay({"run", "hang-triage", "--pid", std::to_string(target.pid), "--debugger", "gdb",
+                     "--samples", "2", "--interval", "0.5s", "--attach-timeout", "60", "--timeout",
+                     "30", "--format", "json", "--record", rec},
+                    std::chrono::seconds(180));
+    INFO("stderr: " << r.err);
+    REQUIRE_FALSE(r.timed_out);
+    REQUIRE(r.exit_code <= 1);
+    const auto report = nlohmann::json::parse(r.out);
+    check_snapshot(report.at("snapshot"), target.expected);
+    // Both samples read the Python frames, inside their stops.
+    std::ifstream in(rec);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::size_t reads = 0;
+    for (std::size_t at = 0; (at = text.str().find(" python stacks {", at)) != std::string::npos;
+         ++at) {
+      ++reads;
+    }
+    CHECK(reads == 2);
+    // The recording gives the same frames later, with no debugger and no process.
+    const auto pm = run_rocplay({"postmortem", rec, "--format", "json", "--no-progress"});
+    INFO("postmortem stderr: " << pm.err);
+    REQUIRE(pm.exit_code <= 1);
+    const auto pj = nlohmann::json::parse(pm.out);
+    const nlohmann::json& psnap =
+        pj.contains("snapshot") ? pj.at("snapshot") : pj.at("inputs").at(0).at("snapshot");
+    check_snapshot(psnap, target.expected);
+    // The text report shows the Python lines in the stacks.
+    const auto pt = run_rocplay({"postmortem", rec, "--no-progress"});
+    CHECK(pt.out.find("nest (py_threads.py:") != std::string::npos);
+    CHECK(pt.out.find("sleeper (py_threads.py:") != std::string::npos);
+    // Never left stopped.
+    CHECK(state_of(target.pid) != 'T');
+    CHECK(state_of(target.pid) != 't');
+  }
+}
+
+TEST_CASE("a thread that holds the GIL while it blocks is named, with its Python line") {
+  PythonTarget target("/usr/bin/python3", "gil");
+  // The GIL thread calls sleep once the line is printed; give it the moment it needs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto r =
+      run_rocplay({"run", "host-stacks", "--pid", std::to_string(target.pid), "--debugger", "gdb",
+                   "--attach-timeout", "60", "--timeout", "30", "--format", "json"},
+                  std::chrono::seconds(120));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code <= 1);
+  const auto report = nlohmann::json::parse(r.out);
+  const nlohmann::json* gil = nullptr;
+  for (const auto& f : report.at("findings")) {
+    if (f.at("id") == "python-gil-held") {
+      gil = &f;
+    }
+  }
+  INFO(report.at("findings").dump());
+  REQUIRE(gil != nullptr);
+  const int line = marker_line("py_threads.py", "rocplay-test: GIL sleep line");
+  CHECK(gil->at("details").at("python") ==
+        "gil_holder (py_threads.py:" + std::to_string(line) + ")");
+  CHECK(gil->at("title").get<std::string>().find("holds the GIL while it blocks in") !=
+        std::string::npos);
+  CHECK(gil->at("details").at("other_python_threads") == 2);
+}
