@@ -1,6 +1,7 @@
 // snapshot::Builder: exchanges in, one Snapshot out (see dialect.hpp for the protocol).
 #include "rocplay/deferred_code.hpp"
 #include "rocplay/snapshot.hpp"
+#include "snapshot/cuda_api_errors.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/fault.hpp"
 #include "snapshot/text.hpp"
@@ -239,6 +240,7 @@ struct Builder::Impl {
     gdb->consume(ex, state);
     faults.add(ex);
     take_cuda_api_errors(ex, state.snapshot.api_errors);
+    take_expected_cuda_api_failures(ex, state.snapshot.notes);
     if (!state.snapshot.pid) {
       // A launched program's pid is known only once it runs: no meta, no attach names it.
       for (const auto& rec : ex.records) {

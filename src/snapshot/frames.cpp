@@ -19,11 +19,11 @@ std::string_view base_name(std::string_view path) {
 }
 
 // Shared objects of the system and of the GPU runtimes and drivers (matched on the file name).
-constexpr std::array<std::string_view, 22> kSystemObjects = {
+constexpr std::array<std::string_view, 24> kSystemObjects = {
     "libc.so",      "libc-",        "libpthread", "ld-linux",       "libstdc++",  "libgcc_s",
     "libm.so",      "libdl.so",     "librt.so",   "libhsa-runtime", "libamdhip",  "libhsakmt",
     "libdrm",       "libcuda.so",   "libcudart",  "libnvidia",      "librocprof", "libamd_comgr",
-    "librocm-core", "libroctracer", "vdso",       "libgomp"};
+    "librocm-core", "libroctracer", "vdso",       "libgomp",        "libnccl",    "librccl"};
 
 // Source paths of system code (glibc's own build paths, system headers).
 constexpr std::array<std::string_view, 7> kSystemPaths = {
@@ -38,9 +38,42 @@ constexpr std::array<std::string_view, 22> kSystemFunctions = {
     "nanosleep",  "clock_nanosleep", "sem_",    "do_futex_wait", "start_thread",
     "clone",      "__clone"};
 
+// The Python interpreter: its executable or library, its C sources (`../Python/ceval.c`), or,
+// without a file, its C API and evaluation loop names.
+bool is_interpreter_frame(const Frame& f) {
+  if (!f.from.empty()) {
+    const auto object = base_name(f.from);
+    if (object.starts_with("python") || object.starts_with("libpython")) {
+      return true;
+    }
+  }
+  if (!f.file.empty()) {
+    if (!f.file.ends_with(".c") && !f.file.ends_with(".h")) {
+      return false;
+    }
+    for (std::string_view dir : {"Python/", "Objects/", "Modules/", "Include/"}) {
+      if (f.file.starts_with(dir) || contains(f.file, std::string("/") + std::string(dir))) {
+        return true;
+      }
+    }
+    return false;
+  }
+  for (std::string_view fn : {"_PyEval_", "PyEval_", "_PyObject_", "PyObject_", "_PyFunction_",
+                              "cfunction_", "method_vectorcall", "Py_RunMain", "Py_BytesMain",
+                              "pymain_", "_PyRun_", "PyRun_", "pysleep", "time_sleep"}) {
+    if (f.function.starts_with(fn)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 bool is_system_frame(const Frame& f) {
+  if (is_interpreter_frame(f)) {
+    return true;
+  }
   if (f.function.empty() && f.file.empty()) {
     return true;
   }
