@@ -61,6 +61,13 @@ constexpr double kIdleCpuShare = 0.05;
 constexpr double kBusyCpuShare = 0.5;
 // A dispatch moves when more than this share of its threads (waves) left their loop regions.
 constexpr double kMovingShare = 0.5;
+// ... or when at least this share changed PC over more code than a polling loop holds (a load,
+// a compare and a branch, 16-byte instructions on NVIDIA; PyTorch's one-thread `_sleep` spin
+// changed PC over exactly 48). Real H100/H200 recordings: a
+// memory-bound healthy loop had 8% and 23% of its threads change PC over 96-128 bytes; stuck
+// NCCL kernels under 0.2%; a kernel whose every thread polls a flag 19%, over 32 bytes.
+constexpr double kLoopBodyShare = 0.02;
+constexpr std::uint64_t kPollLoopBytes = 48;
 
 std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
                          std::optional<std::uint64_t> no) {
@@ -148,6 +155,19 @@ std::string frame_text(const Frame& f) {
     s += fmt::format(" ({}:{})", f.file, *f.line);
   }
   return s;
+}
+
+// The frame of a GPU runtime's synchronize call in the stack (`cudaDeviceSynchronize`,
+// `cuCtxSynchronize_v2`, `hipStreamSynchronize` ...); nullptr when none is.
+const Frame* gpu_wait_frame(const HostThread& t) {
+  for (const auto& f : t.frames) {
+    const std::string name = short_function_name(f.function);
+    if ((name.rfind("cu", 0) == 0 || name.rfind("hip", 0) == 0) &&
+        name.find("Synchronize") != std::string::npos) {
+      return &f;
+    }
+  }
+  return nullptr;
 }
 
 std::string thread_key(const HostThread& t) {
@@ -284,6 +304,9 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
     std::uint64_t stayed = 0;   // ... that stayed in their loop region in every sample
     std::uint64_t cycled = 0;   // ... that moved, but only to PCs of the dispatch seen before
     std::uint64_t new_code = 0; // ... that moved to a PC no wave of the dispatch was at before
+    std::uint64_t changed = 0;  // ... whose PC changed at all, inside its loop region or not
+    std::uint64_t changed_lo = UINT64_MAX; // the PCs the changed ones were caught at
+    std::uint64_t changed_hi = 0;
     std::set<std::uint64_t> first_pcs;
     std::set<std::uint64_t> cycle_pcs;
     for (const auto& w : first.waves) {
@@ -311,6 +334,7 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
         const std::uint64_t weight = std::max<std::uint64_t>(w.count, 1);
         bool seen = false;
         bool moved = false;
+        bool changed_pc = false;
         bool only_known = true;
         std::vector<std::uint64_t> visited;
         for (std::size_t k = 1; k < samples.size(); ++k) {
@@ -320,6 +344,11 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
           }
           ++found;
           seen = true;
+          if (*x->pc != *w.pc) {
+            changed_pc = true;
+            changed_lo = std::min({changed_lo, *x->pc, *w.pc});
+            changed_hi = std::max({changed_hi, *x->pc, *w.pc});
+          }
           const std::uint64_t dist = distance(*x->pc, *w.pc);
           if (dist > kLoopRegionBytes) {
             moved = true;
@@ -337,6 +366,9 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
           continue;
         }
         total += weight;
+        if (changed_pc) {
+          changed += weight;
+        }
         if (!moved) {
           stayed += weight;
         } else {
@@ -396,15 +428,11 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
       }
     }
     const std::uint64_t moved_total = cycled + new_code;
-    e.details = {{"waves", waves},
-                 {"waves_left", left},
-                 {"widest_bytes", widest},
-                 {"unit", unit},
-                 {"total", total},
-                 {"stayed", stayed},
-                 {"cycling", cycled},
-                 {"moved_to_new_code", new_code},
-                 {"cycle_pcs", cycle_pcs.size()}};
+    e.details = {{"waves", waves},         {"waves_left", left},
+                 {"widest_bytes", widest}, {"unit", unit},
+                 {"total", total},         {"stayed", stayed},
+                 {"cycling", cycled},      {"moved_to_new_code", new_code},
+                 {"changed_pc", changed},  {"cycle_pcs", cycle_pcs.size()}};
     // `13,032 of 13,056 threads stayed on their PC over 3 samples; 24 cycle among 9 PCs of the
     // polling code`.
     std::string measure = fmt::format("{} of {} {} stayed on their PC over {} samples",
@@ -428,6 +456,15 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
       e.motion = Motion::Moving;
       e.why = fmt::format("most {} moved: {} of {} left their loop region ({})", unit,
                           grouped(moved_total), grouped(total), example);
+    } else if (static_cast<double>(changed) >= kLoopBodyShare * static_cast<double>(total) &&
+               changed_hi - changed_lo > kPollLoopBytes) {
+      // A memory-bound loop keeps most threads at its loads, as a poll does; but its threads
+      // change PC over a loop body wider than a poll's few instructions.
+      e.motion = Motion::Moving;
+      e.why = fmt::format("{} of {} {} changed PC between samples, over {} bytes of code "
+                          "({} to {}): a loop body at work, wider than a polling loop",
+                          grouped(changed), grouped(total), unit, changed_hi - changed_lo,
+                          hex(changed_lo), hex(changed_hi));
     } else {
       e.motion = Motion::Stuck;
       e.why = fmt::format("stuck for {}: {}", seconds_text(e.seconds), measure);
@@ -583,6 +620,12 @@ void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
       e.motion = Motion::Blocked;
       e.why = fmt::format("blocked for {} over {} samples: {}{}", seconds_text(e.seconds),
                           e.samples, used, wait ? " in " + frame_text(*wait) : std::string());
+    } else if (const Frame* gpu = gpu_wait_frame(t); gpu != nullptr) {
+      // Inside a GPU runtime's synchronize: waiting for the GPU, by sleeping or by spinning (the
+      // CUDA default spin-waits, burning the CPU). The GPU work says whether it is stuck.
+      e.motion = Motion::Blocked;
+      e.why = fmt::format("waits for the GPU in {} over {} samples{}", frame_text(*gpu), e.samples,
+                          used.empty() ? std::string() : "; " + used);
     } else if (measured > 0 && share >= kBusyCpuShare) {
       // Burned the runs in the same frames: a spin, even inside a call that can wait.
       e.motion = Motion::Stuck;

@@ -99,18 +99,25 @@ std::optional<PollingLanes> polling_lanes(const Dispatch& d, const Snapshot& s) 
       outside_warp_pcs.insert(*w->pc);
     }
   }
-  if (out.ranges.empty() || out.pcs.size() > 4 ||
-      *out.pcs.rbegin() - *out.pcs.begin() > detail::kLoopWindow) {
+  if (out.ranges.empty()) {
     return std::nullopt;
   }
-  // One loop is one source line, when the lines are known.
-  std::set<std::pair<std::string, std::uint32_t>> lines;
-  for (std::uint64_t pc : out.pcs) {
-    if (const SourceLine* sl = s.source_line(pc); sl != nullptr && sl->line) {
-      lines.emplace(sl->file, *sl->line);
+  // Lanes of the first warp past the loop wait at the barrier's PC for their warp (another PC
+  // than the other warps' barrier): the loop comes first in the code, so the polling lanes are
+  // those on the source line (or, without lines, within a loop's reach) of the lowest such PC.
+  const std::uint64_t lowest = *out.pcs.begin();
+  const SourceLine* lowest_line = s.source_line(lowest);
+  auto in_loop = [&](std::uint64_t pc) {
+    const SourceLine* sl = s.source_line(pc);
+    if (lowest_line != nullptr && lowest_line->line && sl != nullptr && sl->line) {
+      return sl->file == lowest_line->file && sl->line == lowest_line->line;
     }
-  }
-  if (lines.size() > 1) {
+    return pc - lowest <= detail::kLoopWindow;
+  };
+  std::erase_if(out.ranges, [&](const Wave* w) { return !in_loop(*w->pc); });
+  std::erase_if(out.pcs, [&](std::uint64_t pc) { return !in_loop(pc); });
+  if (out.ranges.empty() || out.pcs.size() > 4 ||
+      *out.pcs.rbegin() - *out.pcs.begin() > detail::kLoopWindow) {
     return std::nullopt;
   }
   // The loop holds sync lanes only: no thread beyond the first warp polls there.
@@ -176,12 +183,12 @@ Finding lane_finding(const Dispatch& d, const PollingLanes& pl, const Snapshot& 
                         short_function_name(kernel), lanes, lanes);
   f.summary = fmt::format(
       "{} ({}): in {} block(s) the lanes {} of the first warp still sit in the flag-polling loop "
-      "at {}, while {} of the dispatch's {} threads have passed it and wait at {} (the "
-      "__syncthreads behind it). Lane k polls the flag peer k writes, so the peer(s) in slot(s) "
+      "at {}, while {} of the dispatch's {} threads have passed it and wait behind it (most at "
+      "{}, the __syncthreads). Lane k polls the flag peer k writes, so the peer(s) in slot(s) "
       "{} never wrote theirs for this call: a rank that skipped or has not reached the "
       "collective, or ran one call fewer.",
       kernel, detail::dispatch_label(d), pl.workgroups.size(), lanes, place(sl, loop_pc),
-      pl.barrier_threads, pl.total_threads, place(bl, pl.barrier_pc), lanes);
+      pl.total_threads - pl.threads, pl.total_threads, place(bl, pl.barrier_pc), lanes);
   f.evidence.push_back(fmt::format("{}: {}", detail::dispatch_label(d), kernel));
   if (auto k = detail::kernel_line(d, kernels); !k.empty()) {
     f.evidence.push_back(k);
@@ -190,9 +197,9 @@ Finding lane_finding(const Dispatch& d, const PollingLanes& pl, const Snapshot& 
                                    "PC(s) of the polling loop ({})",
                                    pl.threads, lanes, pl.workgroups.size(), pl.pcs.size(),
                                    place(sl, loop_pc)));
-  f.evidence.push_back(fmt::format("past the loop: {} of {} threads at {} ({})", pl.barrier_threads,
-                                   pl.total_threads, detail::hex(pl.barrier_pc),
-                                   place(bl, pl.barrier_pc)));
+  f.evidence.push_back(fmt::format(
+      "past the loop: {} of {} threads, {} of them at {} ({})", pl.total_threads - pl.threads,
+      pl.total_threads, pl.barrier_threads, detail::hex(pl.barrier_pc), place(bl, pl.barrier_pc)));
   for (std::uint32_t l : pl.lanes) {
     f.evidence.push_back(fmt::format("lane {} polls the flag of peer slot {}: missing", l, l));
   }

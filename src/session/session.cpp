@@ -153,10 +153,21 @@ void Session::Impl::classify_stream_text(const std::string& text, bool console) 
 namespace {
 
 // docs/transcript-format.md, "Runs during the attach".
-std::string attach_run_note(double from, double to) {
+std::string attach_run_note(double from, double to, std::optional<double> cpu) {
   return fmt::format("the target ran during the attach: the debugger resumed every thread at "
-                     "{:.6f} s and stopped them at {:.6f} s",
-                     from, to);
+                     "{:.6f} s and stopped them at {:.6f} s{}",
+                     from, to,
+                     cpu ? fmt::format("; its threads used {:.2f} s of CPU meanwhile", *cpu)
+                         : std::string());
+}
+
+// The CPU time (user + system) all threads of `pid` have used, in seconds.
+std::optional<double> process_cpu_seconds(std::int64_t pid) {
+  if (const auto st = process::read_stat(pid)) {
+    return static_cast<double>(st->utime + st->stime) /
+           static_cast<double>(process::clock_ticks_per_second());
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -177,12 +188,18 @@ void Session::Impl::on_line(const mi::RecordView& rec) {
       target_running = true;
       if (in_attach() && attach_run_began == 0 && rec["thread-id"].str_or() == "all") {
         attach_run_began = at;
+        attach_run_cpu = pid ? process_cpu_seconds(*pid) : std::nullopt;
       }
     } else if (rec.klass() == "stopped") {
       target_running = false;
       if (in_attach() && attach_run_began > 0) {
         times.attach_run_windows.emplace_back(attach_run_began, at);
-        on_note(attach_run_note(attach_run_began, at));
+        std::optional<double> cpu;
+        if (const auto now_cpu = pid ? process_cpu_seconds(*pid) : std::nullopt;
+            now_cpu && attach_run_cpu) {
+          cpu = std::max(0.0, *now_cpu - *attach_run_cpu);
+        }
+        on_note(attach_run_note(attach_run_began, at, cpu));
         attach_run_began = 0;
       }
       ++stops_seen;

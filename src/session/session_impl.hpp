@@ -196,6 +196,7 @@ struct Session::Impl {
   // When the debugger resumed every thread during the attach (`*running,thread-id="all"` before
   // the attach's stop); 0 when it has not.
   double attach_run_began = 0;
+  std::optional<double> attach_run_cpu; // the process's CPU seconds then
   std::optional<std::int64_t> pid;
   TargetInfo target;
   TargetTimes times;

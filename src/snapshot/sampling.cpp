@@ -79,14 +79,19 @@ std::optional<std::pair<double, double>> parse_attach_run(std::string_view note)
   }
   note.remove_prefix(kHead.size());
   const auto mid = note.find(kMid);
-  if (mid == std::string_view::npos || note.size() < mid + kMid.size() + 2 ||
-      note.substr(note.size() - 2) != " s") {
+  if (mid == std::string_view::npos) {
+    return std::nullopt;
+  }
+  // `... at 16.134932 s`, maybe followed by `; its threads used 1.20 s of CPU meanwhile`.
+  const auto rest = note.substr(mid + kMid.size());
+  const auto end = rest.find(" s");
+  if (end == std::string_view::npos) {
     return std::nullopt;
   }
   double from = 0;
   double to = 0;
   const auto a = note.substr(0, mid);
-  const auto b = note.substr(mid + kMid.size(), note.size() - mid - kMid.size() - 2);
+  const auto b = rest.substr(0, end);
   if (std::from_chars(a.data(), a.data() + a.size(), from).ec != std::errc() ||
       std::from_chars(b.data(), b.data() + b.size(), to).ec != std::errc() || !(to >= from)) {
     return std::nullopt;

@@ -9,6 +9,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 using namespace rocplay;
 
 namespace {
@@ -229,4 +233,132 @@ TEST_CASE("expected CUDA API failures are notes, not findings") {
   const Snapshot only_probe = snapshot::build_from_transcript(mi.substr(0, mi.find('\n') + 1));
   CHECK(only_probe.api_errors.empty());
   CHECK(heuristics::cuda_api_error(only_probe).empty());
+}
+
+// tests/hardware/x2_scenarios.sh on two H200s (fixtures/cuda-gdb/h200x2-scenarios/): each
+// recording with its expected verdict.
+namespace {
+
+const std::string kDir = "cuda-gdb/h200x2-scenarios/";
+
+heuristics::SampledFindings sampled(const std::string& name, test::Replayed* keep = nullptr) {
+  auto r = test::replay_samples(kDir + name);
+  REQUIRE(r.samples.size() == 2);
+  auto s = heuristics::run_samples(r.samples, r.context);
+  if (keep != nullptr) {
+    *keep = std::move(r);
+  }
+  return s;
+}
+
+void check_head_names(const heuristics::SampledFindings& s, std::string_view kernel) {
+  REQUIRE_FALSE(s.findings.empty());
+  const Finding& head = s.findings.front();
+  INFO(head.id << ": " << head.title);
+  CHECK(head.severity >= Severity::Error);
+  CHECK(head.id != heuristics::kHostBlockedOnGpu);
+  CHECK((head.title.find(kernel) != std::string::npos ||
+         head.kernel.find(kernel) != std::string::npos));
+  CHECK(head.title.find("slow, not stuck") == std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("x2 scenarios: every recording carries thread figures and the attach's run window") {
+  for (std::string name :
+       {"graph.rec", "mapped.rec", "healthy_long.rec", "ipc-rank0.rec", "ipc-rank1.rec",
+        "server-rank0.rec", "server-rank1.rec", "skip_rank-rank0.rec", "skip_rank-rank1.rec",
+        "mismatch-rank0.rec", "mismatch-rank1.rec"}) {
+    INFO(name);
+    const auto r = test::replay_samples(kDir + name);
+    REQUIRE(r.samples.size() == 2);
+    std::size_t with = 0;
+    for (const auto& t : r.samples[1].snapshot.host_threads) {
+      with += t.figures ? 1 : 0;
+    }
+    CHECK(with > 0);
+    CHECK_FALSE(r.samples[0].ran_in_stop.empty()); // cuda-gdb resumed every thread in the attach
+    CHECK(r.samples[0].stop_seconds > 0);
+  }
+}
+
+TEST_CASE("x2 scenarios: NCCL ranks waiting for a missing peer read stuck, the kernel leads") {
+  for (std::string name : {"server-rank0.rec", "skip_rank-rank0.rec", "mismatch-rank0.rec"}) {
+    INFO(name);
+    const auto s = sampled(name);
+    CHECK(s.progress.verdict == Motion::Stuck);
+    check_head_names(s, "ncclDevKernel_AllReduce");
+    check_no_helper_headline(s.findings);
+  }
+  for (std::string name : {"server-rank1.rec", "skip_rank-rank1.rec", "mismatch-rank1.rec"}) {
+    INFO(name);
+    const auto s = sampled(name);
+    CHECK(s.progress.verdict != Motion::Stuck);
+    check_no_helper_headline(s.findings);
+    for (const auto& f : s.findings) {
+      CHECK(f.id != heuristics::kNoProgress);
+    }
+  }
+}
+
+TEST_CASE("x2 scenarios: the missing rank is named across ranks") {
+  for (std::string stem : {"server", "skip_rank", "mismatch", "ipc"}) {
+    INFO(stem);
+    const auto a = test::replay_samples(kDir + stem + "-rank0.rec");
+    const auto b = test::replay_samples(kDir + stem + "-rank1.rec");
+    std::vector<Snapshot> ranks = {a.samples.back().snapshot, b.samples.back().snapshot};
+    ranks[0].rank = 0;
+    ranks[1].rank = 1;
+    const auto fs = heuristics::run_ranks(ranks);
+    REQUIRE_FALSE(fs.empty());
+    CHECK(fs.front().id == heuristics::kMissingRank);
+    CHECK(fs.front().title.find("rank 1") != std::string::npos);
+  }
+}
+
+TEST_CASE("x2 scenarios: graph-replayed and host-mapped flag polls lead with the kernel's line") {
+  for (auto [name, kernel, file] : {std::tuple<std::string, std::string, std::string>{
+                                        "graph.rec", "flag_wait", "graph_flag.cu"},
+                                    {"mapped.rec", "poll_host_flag", "mapped_flag.cu"}}) {
+    INFO(name);
+    const auto s = sampled(name);
+    CHECK(s.progress.verdict == Motion::Stuck);
+    check_head_names(s, kernel);
+    const Finding& head = s.findings.front();
+    REQUIRE_FALSE(head.locations.empty());
+    CHECK(head.locations.front().file.find(file) != std::string::npos);
+    CHECK(head.locations.front().line.has_value());
+    bool host_as_evidence = false;
+    for (const auto& ev : head.evidence) {
+      host_as_evidence |= ev.find("the host waits for it") != std::string::npos;
+    }
+    CHECK(host_as_evidence);
+  }
+}
+
+TEST_CASE("x2 scenarios: the healthy minute-long kernel reads moving, nothing above info") {
+  const auto s = sampled("healthy_long.rec");
+  CHECK(s.progress.verdict == Motion::Moving);
+  for (const auto& f : s.findings) {
+    INFO(f.id << ": " << f.title);
+    CHECK(f.severity < Severity::Warning);
+  }
+}
+
+TEST_CASE("x2 scenarios: the IPC all-reduce's sync lanes are the lanes still polling") {
+  const auto s = sampled("ipc-rank0.rec");
+  CHECK(s.progress.verdict == Motion::Stuck);
+  const Finding* f = nullptr;
+  for (const auto& x : s.findings) {
+    if (x.id == heuristics::kSyncLaneBarrierSpin) {
+      f = &x;
+    }
+  }
+  REQUIRE(f != nullptr);
+  INFO(f->title << "\n" << f->details.dump());
+  CHECK(f->details.value("lane_level", false));
+  CHECK(f->details.at("polling_lanes") == nlohmann::json::array({1}));
+  CHECK(f->details.at("missing_peer_slots") == nlohmann::json::array({1}));
+  CHECK(f->details.at("ngpus") == 2);
+  CHECK(f->title.find("peer slot(s) 1") != std::string::npos);
 }
