@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace rocplay {
 
@@ -49,6 +51,10 @@ struct TargetTimes {
   // /proc/PID/stat's state once the session let go of the target (after any SIGCONT): 'R', 'S',
   // 'T' ...; '?' when not read; 'X' when the process was gone.
   char state_after = '?';
+  // Windows (session seconds, from, to) in which the debugger let the target run during its
+  // attach: cuda-gdb resumes every thread (`*running,thread-id="all"`) while it loads the CUDA
+  // state and stops them again. The target was not stopped then; stop_seconds leaves them out.
+  std::vector<std::pair<double, double>> attach_run_windows;
   // The launcher started the program (Session::adopt_target), and ended it with `kill`.
   bool launched = false;
   bool killed = false;

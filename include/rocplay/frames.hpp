@@ -10,8 +10,9 @@
 
 namespace rocplay {
 
-// A frame of the C library, the C++ runtime, the dynamic loader, or a GPU runtime/driver library
-// (HSA, HIP, CUDA, thunk, DRM), or one with no name at all.
+// A frame of the C library, the C++ runtime, the dynamic loader, a GPU runtime/driver or
+// collective library (HSA, HIP, CUDA, thunk, DRM, NCCL/RCCL), the Python interpreter (its
+// executable or libpython, its C sources, its evaluation loop), or one with no name at all.
 bool is_system_frame(const Frame& frame);
 
 // The innermost frame in the user's own code, nullptr when every frame is a system one.

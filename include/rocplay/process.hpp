@@ -72,6 +72,18 @@ struct ThreadTracer {
 std::vector<ThreadTracer> traced_threads(std::int64_t pid, std::int64_t ignore = 0,
                                          std::size_t max_threads = 100000);
 
+// One thread's figures from /proc/PID/task/TID/stat: its state and the CPU time it has used.
+struct TaskStat {
+  std::int64_t tid = 0;
+  char state = '?';
+  std::uint64_t cpu_ticks = 0; // utime + stime, clock ticks (sysconf(_SC_CLK_TCK) per second)
+};
+// Every thread of `pid` (at most `max_threads`, in tid order); empty when /proc/PID/task cannot
+// be read. A thread that ends mid-scan is left out.
+std::vector<TaskStat> read_task_stats(std::int64_t pid, std::size_t max_threads = 4096);
+// sysconf(_SC_CLK_TCK), 100 when it cannot be read.
+long clock_ticks_per_second();
+
 // Whether the kernel's ptrace access check lets this process read `pid` (PTRACE_MODE_READ, as
 // readlink /proc/PID/ns/pid does); an attach needs more, so false means an attach is refused too.
 // nullopt when it cannot tell (the process is gone). Nothing is stopped or traced by the probe.

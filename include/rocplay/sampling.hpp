@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rocplay {
@@ -21,7 +22,10 @@ struct Sample {
   std::uint32_t index = 1; // 1-based, in the order taken
   double at = 0;           // seconds since the first sample's stop began
   double stop_seconds = 0; // how long the target was stopped for this sample (0: unknown)
-  double wall_time = 0;    // UNIX seconds when its stop began; 0 when unknown
+  // Windows (session seconds) inside this sample's stop in which the target ran after all:
+  // cuda-gdb resumes every thread during its attach. stop_seconds leaves them out.
+  std::vector<std::pair<double, double>> ran_in_stop;
+  double wall_time = 0; // UNIX seconds when its stop began; 0 when unknown
   Snapshot snapshot;
 };
 

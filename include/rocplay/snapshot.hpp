@@ -172,6 +172,15 @@ struct MutexWait {
   bool operator==(const MutexWait&) const = default;
 };
 
+// What /proc/PID/task/TID/stat said of a host thread in the run before its sample (live runs
+// that let the target run between samples; docs/transcript-format.md, "Thread figures").
+struct ThreadFigures {
+  std::string state;      // `R`, `S`, `D` ... just before the stop
+  double cpu_seconds = 0; // CPU time (user + system) it used in the run
+  double run_seconds = 0; // how long the run was
+  bool operator==(const ThreadFigures&) const = default;
+};
+
 struct HostThread {
   std::string id;
   std::optional<std::uint64_t> lwp;
@@ -184,6 +193,7 @@ struct HostThread {
   // stopped; why its Python stack ends early, when it does.
   bool holds_gil = false;
   std::string python_note;
+  std::optional<ThreadFigures> figures; // absent: not measured (first sample, recordings)
   // The address whose source line frames[i] stands on: its PC for the innermost frame and for
   // frames inlined into it (same PC), PC - 1 for every caller (its PC is a return address).
   std::optional<std::uint64_t> lookup_pc(std::size_t i) const;

@@ -133,10 +133,14 @@ std::vector<Finding> collective_wait(detail::Analysis& analysis) {
       f.evidence.push_back(k);
     }
     nlohmann::json cj = nlohmann::json::array();
+    // `Where:` is the PC most of its threads wait at.
+    const auto most = std::max_element(
+        cs.begin(), cs.end(), [](const auto& a, const auto& b) { return a.threads < b.threads; });
+    f.locations.push_back(detail::location_of(*most, s));
     for (const auto& c : cs) {
       f.evidence.push_back(detail::describe(c, s));
       cj.push_back(detail::class_json(c, s));
-      if (f.locations.size() < 4) {
+      if (f.locations.size() < 4 && &c != &*most) {
         f.locations.push_back(detail::location_of(c, s));
       }
     }

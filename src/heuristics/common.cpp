@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <stdexcept>
 
 namespace rocplay::heuristics::detail {
@@ -409,6 +410,107 @@ std::string kernel_line(const Dispatch& d, Kernels& kernels) {
     out += fmt::format("; source: {}", k.source_hint);
   }
   return out;
+}
+
+namespace {
+std::string lower_text(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+} // namespace
+
+// A frame 0 that waits in the kernel or a runtime: a thread there is blocked, not spinning.
+bool is_wait_function(std::string_view function) {
+  std::string f = lower_text(short_function_name(function));
+  // `__GI___clock_nanosleep`, `__libc_read`, `__futex_abstimed_wait_common64`: the base name.
+  for (bool again = true; again;) {
+    again = false;
+    while (!f.empty() && f.front() == '_') {
+      f.erase(0, 1);
+      again = true;
+    }
+    for (std::string_view prefix : {"gi_", "libc_", "new_"}) {
+      if (f.rfind(prefix, 0) == 0) {
+        f.erase(0, prefix.size());
+        again = true;
+      }
+    }
+  }
+  static const std::set<std::string, std::less<>> kExact = {
+      "read",         "pread64",     "readv",        "recv",
+      "recvfrom",     "recvmsg",     "accept",       "accept4",
+      "poll",         "ppoll",       "select",       "pselect6",
+      "epoll_wait",   "epoll_pwait", "nanosleep",    "clock_nanosleep",
+      "usleep",       "sleep",       "pause",        "sigsuspend",
+      "sigtimedwait", "sigwaitinfo", "ioctl",        "syscall",
+      "wait4",        "waitpid",     "waitid",       "pthread_join",
+      "msgrcv",       "semop",       "io_getevents", "sched_yield"};
+  if (kExact.count(f) != 0) {
+    return true;
+  }
+  for (std::string_view prefix :
+       {"futex", "pthread_cond_", "sem_wait", "sem_timedwait", "lll_lock", "do_futex", "epoll_",
+        "pthread_mutex_lock", "pthread_rwlock_", "std::condition_variable"}) {
+    if (f.rfind(prefix, 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The innermost frame of the stack inside a blocking call (futex, pthread_cond_*wait, poll,
+// nanosleep, read ...); nullptr when none is. Frame 0 is often an unsymbolised libc address
+// with the wait one frame out, so every frame counts.
+const Frame* blocking_frame(const HostThread& t) {
+  for (const auto& f : t.frames) {
+    if (!f.function.empty() && is_wait_function(f.function)) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+// Threads a runtime keeps for itself (PyTorch's NCCL watchdog and heartbeat, CUDA's event
+// handler): they poll or sleep on timers whatever the program does, so they are evidence at
+// most, never the headline.
+bool is_runtime_helper_thread(std::string_view name) {
+  for (std::string_view prefix : {"pt_nccl_", "pt_autograd", "cuda-EvtHandlr", "cuda0"}) {
+    if (name.substr(0, prefix.size()) == prefix) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string thread_where(const HostThread& t) {
+  if (const Frame* user = innermost_user_frame(t)) {
+    return frame_where(*user);
+  }
+  // Every frame is the system's: the call that waits, and the frame outside it.
+  for (std::size_t i = 0; i < t.frames.size(); ++i) {
+    if (!t.frames[i].function.empty() && is_wait_function(t.frames[i].function)) {
+      std::size_t j = i + 1;
+      while (j < t.frames.size() &&
+             (t.frames[j].function.empty() || is_wait_function(t.frames[j].function))) {
+        ++j;
+      }
+      if (j < t.frames.size()) {
+        return fmt::format("{} (waits in {})", frame_where(t.frames[j]),
+                           short_function_name(t.frames[i].function));
+      }
+      return frame_where(t.frames[i]);
+    }
+  }
+  for (const auto& f : t.frames) {
+    if (!f.function.empty()) {
+      return frame_where(f);
+    }
+  }
+  return t.frames.empty() ? std::string("?") : frame_where(t.frames.front());
 }
 
 } // namespace rocplay::heuristics::detail

@@ -95,4 +95,20 @@ inline constexpr std::uint64_t kLoopWindow = 128;
 std::optional<LeaderSpin> leader_spin(const std::vector<snapshot::WaveClass>& dispatch_classes,
                                       const Snapshot& snapshot);
 
+// A frame function that waits in the kernel or a runtime (futex, pthread_cond_*wait, poll,
+// epoll_wait, nanosleep, read, sem_wait, select, accept, recv, ioctl ...), by its base name
+// (`__GI___clock_nanosleep` -> `clock_nanosleep`).
+bool is_wait_function(std::string_view function);
+// The innermost frame of the stack inside a blocking call; nullptr when none is. Frame 0 is often
+// an unsymbolised libc address with the wait one frame out, so every frame counts.
+const Frame* blocking_frame(const HostThread& thread);
+// Threads a runtime keeps for itself (PyTorch's `pt_nccl_watchdg`, `pt_nccl_heartbt`, CUDA's
+// event handler): they poll or sleep on timers whatever the program does, so they are evidence at
+// most, never a headline.
+bool is_runtime_helper_thread(std::string_view name);
+// Where a thread is, for a one-line summary: the user's frame (`wait_for_batch at worker.py:88`;
+// innermost_user_frame: outside libc, the GPU runtimes and the Python interpreter), else the
+// frame outside the blocking call (`pysleep from python3.12 (waits in clock_nanosleep)`).
+std::string thread_where(const HostThread& thread);
+
 } // namespace rocplay::heuristics::detail

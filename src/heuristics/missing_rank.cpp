@@ -5,6 +5,8 @@
 // grid sizes, the odd ones out are.
 #include "heuristics/common.hpp"
 
+#include "rocplay/frames.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,10 +32,10 @@ std::string doing(const Snapshot& s) {
   }
   std::string gpu = parts.empty() ? std::string("no dispatch in flight")
                                   : fmt::format("in flight: {}", fmt::join(parts, ", "));
+  // The user's frame of the first thread that is not a runtime's own.
   for (const auto& t : s.host_threads) {
-    if (!t.frames.empty() && !t.frames.front().function.empty()) {
-      return fmt::format("{}; host thread {} in {}", gpu, t.id,
-                         short_function_name(t.frames.front().function));
+    if (!t.frames.empty() && !detail::is_runtime_helper_thread(t.name)) {
+      return fmt::format("{}; host thread {} in {}", gpu, t.id, detail::thread_where(t));
     }
   }
   return gpu;

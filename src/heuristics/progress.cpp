@@ -3,11 +3,13 @@
 #include "rocplay/progress.hpp"
 
 #include "heuristics/common.hpp"
+#include "rocplay/frames.hpp"
 #include "rocplay/grouping.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <set>
@@ -52,6 +54,20 @@ namespace heuristics {
 namespace {
 
 using detail::hex;
+
+// A thread that used less than this share of a run's time on the CPU slept through it; one that
+// used more than kBusyCpuShare burned it.
+constexpr double kIdleCpuShare = 0.05;
+constexpr double kBusyCpuShare = 0.5;
+// A dispatch moves when more than this share of its threads (waves) left their loop regions.
+constexpr double kMovingShare = 0.5;
+// ... or when at least this share changed PC over more code than a polling loop holds (a load,
+// a compare and a branch, 16-byte instructions on NVIDIA; PyTorch's one-thread `_sleep` spin
+// changed PC over exactly 48). Real H100/H200 recordings: a
+// memory-bound healthy loop had 8% and 23% of its threads change PC over 96-128 bytes; stuck
+// NCCL kernels under 0.2%; a kernel whose every thread polls a flag 19%, over 32 bytes.
+constexpr double kLoopBodyShare = 0.02;
+constexpr std::uint64_t kPollLoopBytes = 48;
 
 std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
                          std::optional<std::uint64_t> no) {
@@ -133,59 +149,25 @@ std::uint64_t distance(std::uint64_t a, std::uint64_t b) {
   return a > b ? a - b : b - a;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
-// A frame 0 that waits in the kernel or a runtime: a thread there is blocked, not spinning.
-bool is_wait_function(std::string_view function) {
-  std::string f = lower(short_function_name(function));
-  // `__GI___clock_nanosleep`, `__libc_read`, `__futex_abstimed_wait_common64`: the base name.
-  for (bool again = true; again;) {
-    again = false;
-    while (!f.empty() && f.front() == '_') {
-      f.erase(0, 1);
-      again = true;
-    }
-    for (std::string_view prefix : {"gi_", "libc_", "new_"}) {
-      if (f.rfind(prefix, 0) == 0) {
-        f.erase(0, prefix.size());
-        again = true;
-      }
-    }
-  }
-  static const std::set<std::string, std::less<>> kExact = {
-      "read",         "pread64",     "readv",        "recv",
-      "recvfrom",     "recvmsg",     "accept",       "accept4",
-      "poll",         "ppoll",       "select",       "pselect6",
-      "epoll_wait",   "epoll_pwait", "nanosleep",    "clock_nanosleep",
-      "usleep",       "sleep",       "pause",        "sigsuspend",
-      "sigtimedwait", "sigwaitinfo", "ioctl",        "syscall",
-      "wait4",        "waitpid",     "waitid",       "pthread_join",
-      "msgrcv",       "semop",       "io_getevents", "sched_yield"};
-  if (kExact.count(f) != 0) {
-    return true;
-  }
-  for (std::string_view prefix :
-       {"futex", "pthread_cond_", "sem_wait", "sem_timedwait", "lll_lock", "do_futex", "epoll_",
-        "pthread_mutex_lock", "pthread_rwlock_", "std::condition_variable"}) {
-    if (f.rfind(prefix, 0) == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 std::string frame_text(const Frame& f) {
   std::string s = f.function.empty() ? hex(f.pc) : f.function;
   if (!f.file.empty() && f.line) {
     s += fmt::format(" ({}:{})", f.file, *f.line);
   }
   return s;
+}
+
+// The frame of a GPU runtime's synchronize call in the stack (`cudaDeviceSynchronize`,
+// `cuCtxSynchronize_v2`, `hipStreamSynchronize` ...); nullptr when none is.
+const Frame* gpu_wait_frame(const HostThread& t) {
+  for (const auto& f : t.frames) {
+    const std::string name = short_function_name(f.function);
+    if ((name.rfind("cu", 0) == 0 || name.rfind("hip", 0) == 0) &&
+        name.find("Synchronize") != std::string::npos) {
+      return &f;
+    }
+  }
+  return nullptr;
 }
 
 std::string thread_key(const HostThread& t) {
@@ -219,6 +201,51 @@ std::string where_text(const Wave& w, const Snapshot& s) {
   std::string out = func.empty() ? hex(w.pc) : short_function_name(func);
   if (!file.empty() && line) {
     out += fmt::format(" at {}:{}", file, *line);
+  }
+  return out;
+}
+
+// `13,056`.
+std::string grouped(std::uint64_t v) {
+  std::string digits = std::to_string(v);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) {
+      out += ',';
+    }
+    out += digits[i];
+  }
+  return out;
+}
+
+// The work-groups (blocks) of the dispatch its waves stand on; nullopt when they cannot be told
+// (a `?` coordinate, a cuda-gdb range over several rows of a 2-D or 3-D grid, too many).
+std::optional<std::set<std::array<std::int64_t, 3>>> resident_blocks(const Snapshot& s,
+                                                                     const Dispatch& d) {
+  constexpr std::size_t kMaxBlocks = 1 << 16;
+  std::set<std::array<std::int64_t, 3>> out;
+  for (const auto& w : s.waves) {
+    if (w.dispatch != d.dispatch_no || w.agent != d.agent || w.queue != d.queue) {
+      continue;
+    }
+    const auto& a = w.workgroup;
+    if (!a[0]) {
+      return std::nullopt;
+    }
+    const std::int64_t y = a[1].value_or(0);
+    const std::int64_t z = a[2].value_or(0);
+    const std::int64_t last = w.workgroup_last[0].value_or(*a[0]);
+    if ((w.workgroup_last[1] && *w.workgroup_last[1] != y) ||
+        (w.workgroup_last[2] && *w.workgroup_last[2] != z) || last < *a[0] ||
+        static_cast<std::size_t>(last - *a[0]) > kMaxBlocks) {
+      return std::nullopt;
+    }
+    for (std::int64_t x = *a[0]; x <= last; ++x) {
+      out.insert({x, y, z});
+      if (out.size() > kMaxBlocks) {
+        return std::nullopt;
+      }
+    }
   }
   return out;
 }
@@ -265,11 +292,32 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
       p.entries.push_back(std::move(e));
       continue;
     }
-    // Its wave classes: each wave of sample 1 looked up in every later sample.
+    // Its wave classes: each wave of sample 1 looked up in every later sample, weighed by the
+    // threads it stands for (a cuda-gdb range holds many).
+    const bool threads_unit = first.debugger == DebuggerKind::CudaGdb;
+    const std::string_view unit = threads_unit ? "threads" : "waves";
     std::size_t waves = 0;
     std::size_t found = 0;
     std::size_t left = 0;
     std::uint64_t widest = 0;
+    std::uint64_t total = 0;    // threads (waves) of sample 1 seen again
+    std::uint64_t stayed = 0;   // ... that stayed in their loop region in every sample
+    std::uint64_t cycled = 0;   // ... that moved, but only to PCs of the dispatch seen before
+    std::uint64_t new_code = 0; // ... that moved to a PC no wave of the dispatch was at before
+    std::uint64_t changed = 0;  // ... whose PC changed at all, inside its loop region or not
+    std::uint64_t changed_lo = UINT64_MAX; // the PCs the changed ones were caught at
+    std::uint64_t changed_hi = 0;
+    std::set<std::uint64_t> first_pcs;
+    std::set<std::uint64_t> cycle_pcs;
+    for (const auto& w : first.waves) {
+      if (w.pc && w.dispatch == d.dispatch_no && w.agent == d.agent && w.queue == d.queue) {
+        first_pcs.insert(*w.pc);
+      }
+    }
+    auto seen_before = [&](std::uint64_t pc) {
+      auto it = first_pcs.lower_bound(pc > kLoopRegionBytes ? pc - kLoopRegionBytes : 0);
+      return it != first_pcs.end() && *it <= pc + kLoopRegionBytes;
+    };
     std::string example;
     std::vector<ProgressEntry> class_entries;
     for (const auto& c : detail::classes_of(classes, d)) {
@@ -283,22 +331,55 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
           continue;
         }
         ++c_waves;
+        const std::uint64_t weight = std::max<std::uint64_t>(w.count, 1);
+        bool seen = false;
+        bool moved = false;
+        bool changed_pc = false;
+        bool only_known = true;
+        std::vector<std::uint64_t> visited;
         for (std::size_t k = 1; k < samples.size(); ++k) {
           const Wave* x = find_wave(samples[k].snapshot, keyed[k], w);
           if (x == nullptr || !x->pc) {
             continue; // not seen again: the stop may not list it (cuda-gdb focus); no evidence
           }
           ++found;
+          seen = true;
+          if (*x->pc != *w.pc) {
+            changed_pc = true;
+            changed_lo = std::min({changed_lo, *x->pc, *w.pc});
+            changed_hi = std::max({changed_hi, *x->pc, *w.pc});
+          }
           const std::uint64_t dist = distance(*x->pc, *w.pc);
           if (dist > kLoopRegionBytes) {
-            ++c_left;
+            moved = true;
+            visited.push_back(*x->pc);
+            only_known = only_known && seen_before(*x->pc);
             if (c_example.empty()) {
               c_example = fmt::format("{} -> {} ({}) in sample {}", hex(w.pc), hex(x->pc),
                                       where_text(*x, samples[k].snapshot), k + 1);
             }
-            break;
+          } else {
+            c_widest = std::max(c_widest, dist);
           }
-          c_widest = std::max(c_widest, dist);
+        }
+        if (!seen) {
+          continue;
+        }
+        total += weight;
+        if (changed_pc) {
+          changed += weight;
+        }
+        if (!moved) {
+          stayed += weight;
+        } else {
+          ++c_left;
+          if (only_known) {
+            cycled += weight;
+            cycle_pcs.insert(*w.pc);
+            cycle_pcs.insert(visited.begin(), visited.end());
+          } else {
+            new_code += weight;
+          }
         }
       }
       waves += c_waves;
@@ -323,21 +404,74 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
       }
       class_entries.push_back(std::move(ce));
     }
-    e.details = {{"waves", waves}, {"waves_left", left}, {"widest_bytes", widest}};
+    // Work-groups retiring or starting between the samples: forward progress whatever the PCs.
+    std::string residency;
+    if (const auto b1 = resident_blocks(first, d)) {
+      for (std::size_t k = 1; k < samples.size() && residency.empty(); ++k) {
+        const auto bk = resident_blocks(samples[k].snapshot, d);
+        if (!bk || bk->empty() || b1->empty()) {
+          continue;
+        }
+        std::size_t gone = 0;
+        std::size_t started = 0;
+        for (const auto& b : *b1) {
+          gone += bk->count(b) == 0 ? 1 : 0;
+        }
+        for (const auto& b : *bk) {
+          started += b1->count(b) == 0 ? 1 : 0;
+        }
+        if (gone > 0 && started > 0) {
+          residency = fmt::format("work-groups retired and started: {} of sample 1's {} gone, {} "
+                                  "new by sample {}",
+                                  gone, b1->size(), started, k + 1);
+        }
+      }
+    }
+    const std::uint64_t moved_total = cycled + new_code;
+    e.details = {{"waves", waves},         {"waves_left", left},
+                 {"widest_bytes", widest}, {"unit", unit},
+                 {"total", total},         {"stayed", stayed},
+                 {"cycling", cycled},      {"moved_to_new_code", new_code},
+                 {"changed_pc", changed},  {"cycle_pcs", cycle_pcs.size()}};
+    // `13,032 of 13,056 threads stayed on their PC over 3 samples; 24 cycle among 9 PCs of the
+    // polling code`.
+    std::string measure = fmt::format("{} of {} {} stayed on their PC over {} samples",
+                                      grouped(stayed), grouped(total), unit, n);
+    if (cycled > 0) {
+      measure += fmt::format("; {} cycle among {} PCs already seen (the polling code)",
+                             grouped(cycled), cycle_pcs.size());
+    }
+    if (new_code > 0) {
+      measure += fmt::format("; {} moved to code not seen before ({})", grouped(new_code), example);
+    }
     if (waves == 0 || found == 0) {
       e.motion = Motion::Unknown;
       e.why = waves == 0 ? "no waves listed for it: the samples cannot tell"
                          : "its waves were not listed again: the samples cannot tell";
       class_entries.clear();
-    } else if (left > 0) {
+    } else if (!residency.empty()) {
       e.motion = Motion::Moving;
-      e.why = fmt::format("PC left its loop region: {}", example);
+      e.why = residency + "; " + measure;
+    } else if (static_cast<double>(moved_total) > kMovingShare * static_cast<double>(total)) {
+      e.motion = Motion::Moving;
+      e.why = fmt::format("most {} moved: {} of {} left their loop region ({})", unit,
+                          grouped(moved_total), grouped(total), example);
+    } else if (static_cast<double>(changed) >= kLoopBodyShare * static_cast<double>(total) &&
+               changed_hi - changed_lo > kPollLoopBytes) {
+      // A memory-bound loop keeps most threads at its loads, as a poll does; but its threads
+      // change PC over a loop body wider than a poll's few instructions.
+      e.motion = Motion::Moving;
+      e.why = fmt::format("{} of {} {} changed PC between samples, over {} bytes of code "
+                          "({} to {}): a loop body at work, wider than a polling loop",
+                          grouped(changed), grouped(total), unit, changed_hi - changed_lo,
+                          hex(changed_lo), hex(changed_hi));
     } else {
       e.motion = Motion::Stuck;
-      e.why = fmt::format("stuck for {} over {} samples: every wave stayed {}",
-                          seconds_text(e.seconds), e.samples,
-                          widest == 0 ? std::string("at its PC")
-                                      : fmt::format("within {} bytes of its PC", widest));
+      e.why = fmt::format("stuck for {}: {}", seconds_text(e.seconds), measure);
+      if (moved_total == 0) {
+        e.why += widest == 0 ? std::string(", every one at its PC")
+                             : fmt::format(", every one within {} bytes of it", widest);
+      }
     }
     p.entries.push_back(std::move(e));
     for (auto& ce : class_entries) {
@@ -452,22 +586,82 @@ void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
     }
     e.seconds =
         samples[std::min<std::size_t>(e.samples, samples.size()) - 1].at - samples.front().at;
+    // What /proc said of the runs between the samples (live runs): the CPU it used in each.
+    double cpu = 0;
+    double ran = 0;
+    std::string state;
+    std::size_t measured = 0;
+    for (std::size_t k = 1; k < samples.size(); ++k) {
+      const auto& ts = samples[k].snapshot.host_threads;
+      auto it = std::find_if(ts.begin(), ts.end(), [&](const HostThread& x) {
+        return t.lwp ? x.lwp == t.lwp : x.id == t.id;
+      });
+      if (it != ts.end() && it->figures && it->figures->run_seconds > 0) {
+        cpu += it->figures->cpu_seconds;
+        ran += it->figures->run_seconds;
+        state = it->figures->state;
+        ++measured;
+      }
+    }
+    const double share = ran > 0 ? cpu / ran : 0;
+    const std::string used = measured > 0
+                                 ? fmt::format("used {:.2f} s of CPU in {:.1f} s of running{}", cpu,
+                                               ran, state.empty() ? "" : " (state " + state + ")")
+                                 : std::string();
+    const Frame* wait = detail::blocking_frame(t);
     if (!moved.empty()) {
       e.motion = Motion::Moving;
       e.why = moved;
     } else if (e.samples < 2) {
       e.motion = Motion::Unknown;
       e.why = "seen in one sample only";
-    } else if (is_wait_function(t.frames.front().function)) {
+    } else if (measured > 0 && share < kIdleCpuShare) {
+      // No CPU between the samples: asleep, whatever its frames say. Never a spin.
       e.motion = Motion::Blocked;
-      e.why = fmt::format("blocked for {} over {} samples in {}", seconds_text(e.seconds),
-                          e.samples, frame_text(t.frames.front()));
+      e.why = fmt::format("blocked for {} over {} samples: {}{}", seconds_text(e.seconds),
+                          e.samples, used, wait ? " in " + frame_text(*wait) : std::string());
+    } else if (const Frame* gpu = gpu_wait_frame(t); gpu != nullptr) {
+      // Inside a GPU runtime's synchronize: waiting for the GPU, by sleeping or by spinning (the
+      // CUDA default spin-waits, burning the CPU). The GPU work says whether it is stuck.
+      e.motion = Motion::Blocked;
+      e.why = fmt::format("waits for the GPU in {} over {} samples{}", frame_text(*gpu), e.samples,
+                          used.empty() ? std::string() : "; " + used);
+    } else if (measured > 0 && share >= kBusyCpuShare) {
+      // Burned the runs in the same frames: a spin, even inside a call that can wait.
+      e.motion = Motion::Stuck;
+      e.why = fmt::format("stuck for {} over {} samples: {} at {} {}", seconds_text(e.seconds),
+                          e.samples, used, frame_text(t.frames.front()),
+                          near_pc(widest, t.frames.front().pc));
+    } else if (wait != nullptr) {
+      e.motion = Motion::Blocked;
+      e.why = fmt::format("blocked for {} over {} samples in {}{}", seconds_text(e.seconds),
+                          e.samples, frame_text(*wait), used.empty() ? "" : "; " + used);
+    } else if (measured > 0) {
+      e.motion = Motion::Unknown;
+      e.why = fmt::format("in the same frames over {} samples, {}: neither asleep nor spinning",
+                          e.samples, used);
     } else {
       e.motion = Motion::Stuck;
       e.why = fmt::format("stuck for {} over {} samples: {} {}", seconds_text(e.seconds), e.samples,
                           frame_text(t.frames.front()), near_pc(widest, t.frames.front().pc));
     }
     e.details = {{"frame0", frame_text(t.frames.front())}, {"pc", hex(t.frames.front().pc)}};
+    if (const Frame* user = innermost_user_frame(t)) {
+      e.details["user_frame"] = frame_text(*user);
+      if (user != &t.frames.front() && e.motion != Motion::Moving) {
+        e.why += "; the user's frame: " + frame_where(*user);
+      }
+    }
+    if (measured > 0) {
+      e.details["cpu_seconds"] = cpu;
+      e.details["run_seconds"] = ran;
+      if (!state.empty()) {
+        e.details["state"] = state;
+      }
+    }
+    if (detail::is_runtime_helper_thread(t.name)) {
+      e.details["runtime_thread"] = true;
+    }
     p.entries.push_back(std::move(e));
   }
 }
@@ -618,10 +812,49 @@ void confirm(Finding& f, const SampleProgress& p) {
   }
 }
 
-std::optional<Finding> no_progress(const SampleProgress& p, const std::vector<Finding>& findings,
-                                   std::optional<int> rank) {
+// The place a stuck dispatch stands on: the PC most of its threads stayed on, as a Location with
+// its source line, or symbol+offset when there is no line.
+std::optional<Location> anchor_of(const Snapshot& first, const std::string& dispatch_id) {
+  const Dispatch* d = nullptr;
+  for (const auto& x : first.dispatches) {
+    if (x.id == dispatch_id) {
+      d = &x;
+    }
+  }
+  if (d == nullptr) {
+    return std::nullopt;
+  }
+  const auto classes = detail::classes_of(snapshot::group_waves(first), *d);
+  const snapshot::WaveClass* best = nullptr;
+  for (const auto& c : classes) {
+    if (c.pc && (best == nullptr || c.threads > best->threads)) {
+      best = &c;
+    }
+  }
+  if (best == nullptr) {
+    return std::nullopt;
+  }
+  Location l = detail::location_of(*best, first);
+  if (l.file.empty() || !l.line) {
+    if (const SourceLine* sl = first.source_line(*best->pc); sl != nullptr && sl->offset) {
+      l.function =
+          fmt::format("{}+{}", sl->function.empty() ? l.function : sl->function, *sl->offset);
+    }
+  }
+  return l;
+}
+
+std::optional<Finding> no_progress(const std::vector<Sample>& samples, const SampleProgress& p,
+                                   const std::vector<Finding>& findings, std::optional<int> rank) {
+  // Findings about the host's wait name the dispatches they wait for, but they are the symptom:
+  // a stuck dispatch still gets its own finding, which leads, with their threads as evidence.
   std::set<std::string> named;
+  std::vector<const Finding*> host_waits;
   for (const auto& f : findings) {
+    if (f.id == kHostBlockedOnGpu || f.id == kHostWaits) {
+      host_waits.push_back(&f);
+      continue;
+    }
     for (auto& id : named_dispatches(f)) {
       named.insert(std::move(id));
     }
@@ -634,7 +867,7 @@ std::optional<Finding> no_progress(const SampleProgress& p, const std::vector<Fi
     }
     if (e.kind == "dispatch" && named.count(e.id) == 0) {
       dispatches.push_back(&e);
-    } else if (e.kind == "thread") {
+    } else if (e.kind == "thread" && !e.details.value("runtime_thread", false)) {
       threads.push_back(&e);
     }
   }
@@ -645,11 +878,30 @@ std::optional<Finding> no_progress(const SampleProgress& p, const std::vector<Fi
   f.id = std::string(kNoProgress);
   f.rank = rank;
   const double extra = 0.1 * static_cast<double>(std::min<std::uint32_t>(p.samples, 4) - 2);
+  std::optional<Location> anchor;
+  if (!dispatches.empty()) {
+    anchor = anchor_of(samples.front().snapshot, dispatches.front()->id);
+  }
+  auto where_text = [](const Location& l) {
+    std::string w = l.function.empty() ? hex(l.pc) : short_function_name(l.function);
+    if (w.empty()) {
+      w = l.function;
+    }
+    if (!l.file.empty() && l.line) {
+      w += fmt::format(" at {}:{}", l.file, *l.line);
+    }
+    return w;
+  };
   if (!dispatches.empty()) {
     f.severity = Severity::Error;
     f.confidence = 0.6 + extra;
-    f.title = fmt::format("{} dispatch(es) made no progress across {} samples ({})",
-                          dispatches.size(), p.samples, seconds_text(p.seconds));
+    const std::string kernel = short_function_name(dispatches.front()->label);
+    f.title = fmt::format(
+        "{} is stuck{} across {} samples ({}){}",
+        kernel.empty() ? dispatches.front()->label : kernel,
+        anchor ? " at " + where_text(*anchor) : std::string(), p.samples, seconds_text(p.seconds),
+        dispatches.size() > 1 ? fmt::format("; {} more dispatch(es) stuck", dispatches.size() - 1)
+                              : std::string());
   } else {
     f.severity = Severity::Warning;
     f.confidence = 0.5 + extra;
@@ -671,11 +923,25 @@ std::optional<Finding> no_progress(const SampleProgress& p, const std::vector<Fi
     tj.push_back({{"id", e->id}, {"label", e->label}, {"why", e->why}});
   }
   if (!dispatches.empty()) {
+    // The host side of it: who waits for the stuck work, as evidence.
+    for (const auto* h : host_waits) {
+      for (const auto& ev : h->evidence) {
+        if (ev.rfind("thread ", 0) == 0) {
+          f.evidence.push_back("the host waits for it: " + ev);
+        }
+      }
+    }
     f.kernel = dispatches.front()->label;
+    if (anchor) {
+      f.locations.push_back(*anchor);
+    }
   }
   f.details = {{"dispatches", std::move(dj)},
                {"threads", std::move(tj)},
                {"progress", {{"samples", p.samples}, {"seconds", p.seconds}, {"confirmed", true}}}};
+  if (!dispatches.empty()) {
+    f.details["dispatch"] = {{"id", dispatches.front()->id}, {"kernel", dispatches.front()->label}};
+  }
   f.next_step = "Anchor on the PC where it spins and read that loop: find the flag, counter or "
                 "lock it polls and who should have changed it. Take more samples (--samples 4) "
                 "if a slow but healthy loop is possible.";
@@ -718,7 +984,7 @@ SampledFindings run_samples(const std::vector<Sample>& samples, const Context& c
   for (auto& f : out.findings) {
     confirm(f, out.progress);
   }
-  if (auto f = no_progress(out.progress, out.findings, samples.front().snapshot.rank)) {
+  if (auto f = no_progress(samples, out.progress, out.findings, samples.front().snapshot.rank)) {
     out.findings.push_back(std::move(*f));
   }
   std::stable_sort(out.findings.begin(), out.findings.end(),

@@ -67,6 +67,12 @@ std::string target_account(const RunResult& r) {
                        r.samples.size() > 1
                            ? fmt::format(" in {} stops, running between them", r.samples.size())
                            : std::string());
+    // cuda-gdb resumes every thread while it attaches: the target ran then, measured.
+    for (const auto& [from, to] : t.attach_run_windows) {
+      text += fmt::format("; during the attach the debugger let it run for {} ({:.1f} s to "
+                          "{:.1f} s into the session), not counted as stopped",
+                          seconds_text(to - from), from, to);
+    }
   } else {
     text = fmt::format("the attach did not complete; stopped for {}", seconds_text(t.stop_seconds));
   }

@@ -234,6 +234,43 @@ std::vector<ThreadTracer> traced_threads(std::int64_t pid, std::int64_t ignore,
   return out;
 }
 
+std::vector<TaskStat> read_task_stats(std::int64_t pid, std::size_t max_threads) {
+  std::vector<TaskStat> out;
+  if (pid <= 0) {
+    return out;
+  }
+  DIR* dir = ::opendir(proc_path(pid, "task").c_str());
+  if (dir == nullptr) {
+    return out;
+  }
+  while (const dirent* e = ::readdir(dir)) {
+    const auto tid = to_int<std::int64_t>(e->d_name);
+    if (!tid) {
+      continue; // `.` and `..`
+    }
+    if (out.size() >= max_threads) {
+      break;
+    }
+    const auto text =
+        slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(*tid) + "/stat", 4096);
+    if (!text) {
+      continue; // the thread ended
+    }
+    if (const auto st = parse_stat(*text)) {
+      out.push_back({*tid, st->state, st->utime + st->stime});
+    }
+  }
+  ::closedir(dir);
+  std::sort(out.begin(), out.end(),
+            [](const TaskStat& a, const TaskStat& b) { return a.tid < b.tid; });
+  return out;
+}
+
+long clock_ticks_per_second() {
+  const long t = ::sysconf(_SC_CLK_TCK);
+  return t > 0 ? t : 100;
+}
+
 std::optional<bool> ptrace_read_allowed(std::int64_t pid) {
   char buf[256];
   const ssize_t n = ::readlink(proc_path(pid, "ns/pid").c_str(), buf, sizeof buf);

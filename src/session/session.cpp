@@ -10,9 +10,13 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 namespace rocplay::session {
 
@@ -156,6 +160,28 @@ void Session::Impl::classify_stream_text(const std::string& text, bool console) 
   }
 }
 
+namespace {
+
+// docs/transcript-format.md, "Runs during the attach".
+std::string attach_run_note(double from, double to, std::optional<double> cpu) {
+  return fmt::format("the target ran during the attach: the debugger resumed every thread at "
+                     "{:.6f} s and stopped them at {:.6f} s{}",
+                     from, to,
+                     cpu ? fmt::format("; its threads used {:.2f} s of CPU meanwhile", *cpu)
+                         : std::string());
+}
+
+// The CPU time (user + system) all threads of `pid` have used, in seconds.
+std::optional<double> process_cpu_seconds(std::int64_t pid) {
+  if (const auto st = process::read_stat(pid)) {
+    return static_cast<double>(st->utime + st->stime) /
+           static_cast<double>(process::clock_ticks_per_second());
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 void Session::Impl::on_line(const mi::RecordView& rec) {
   const double at = now();
   record('<', at, 0, rec.line());
@@ -170,8 +196,22 @@ void Session::Impl::on_line(const mi::RecordView& rec) {
   case mi::RecordKind::Exec:
     if (rec.klass() == "running") {
       target_running = true;
+      if (in_attach() && attach_run_began == 0 && rec["thread-id"].str_or() == "all") {
+        attach_run_began = at;
+        attach_run_cpu = pid ? process_cpu_seconds(*pid) : std::nullopt;
+      }
     } else if (rec.klass() == "stopped") {
       target_running = false;
+      if (in_attach() && attach_run_began > 0) {
+        times.attach_run_windows.emplace_back(attach_run_began, at);
+        std::optional<double> cpu;
+        if (const auto now_cpu = pid ? process_cpu_seconds(*pid) : std::nullopt;
+            now_cpu && attach_run_cpu) {
+          cpu = std::max(0.0, *now_cpu - *attach_run_cpu);
+        }
+        on_note(attach_run_note(attach_run_began, at, cpu));
+        attach_run_began = 0;
+      }
       ++stops_seen;
       const auto reason = rec["reason"].str_or();
       if (reason == "exited" || reason == "exited-normally" || reason == "exited-signalled") {
@@ -623,6 +663,43 @@ void Session::note(std::string_view text) {
   impl_->flush_recording();
 }
 
+namespace {
+
+constexpr std::size_t kMaxTaskFigures = 4096;
+
+// `threads while running: 2.001 s, 100 ticks/s: TID:STATE:TICKS ...`, the CPU each thread used
+// since the run began and its state just before the interrupt (docs/transcript-format.md,
+// "Thread figures"), split over notes of at most ~3,600 bytes (a note holds 4096).
+std::vector<std::string> task_notes(const std::vector<process::TaskStat>& now,
+                                    const std::map<std::int64_t, std::uint64_t>& before,
+                                    double ran) {
+  std::vector<std::string> notes;
+  const std::string head = fmt::format("threads while running: {:.3f} s, {} ticks/s:", ran,
+                                       process::clock_ticks_per_second());
+  std::string line = head;
+  bool any = false;
+  for (const auto& t : now) {
+    auto it = before.find(t.tid);
+    if (it == before.end() || t.cpu_ticks < it->second) {
+      continue; // a thread born during the run: no figure for the whole run
+    }
+    const char state = std::isgraph(static_cast<unsigned char>(t.state)) != 0 ? t.state : '?';
+    std::string item = fmt::format(" {}:{}:{}", t.tid, state, t.cpu_ticks - it->second);
+    if (line.size() + item.size() > 3600) {
+      notes.push_back(line);
+      line = head;
+    }
+    line += item;
+    any = true;
+  }
+  if (any) {
+    notes.push_back(line);
+  }
+  return notes;
+}
+
+} // namespace
+
 ResumeResult Session::run_for(std::chrono::milliseconds interval,
                               std::chrono::milliseconds stop_timeout) {
   Impl& s = *impl_;
@@ -639,6 +716,14 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
                 "next");
   }
   r.resumed_at = s.now();
+  // Each thread's CPU time when the run began (the target was stopped until the answer above),
+  // compared with its figures just before the interrupt: the CPU each thread used in the run.
+  std::map<std::int64_t, std::uint64_t> ticks_before;
+  if (s.pid) {
+    for (const auto& t : process::read_task_stats(*s.pid, kMaxTaskFigures)) {
+      ticks_before.emplace(t.tid, t.cpu_ticks);
+    }
+  }
   // What the recording holds so far reaches the disk before the target runs: a rocplay killed
   // during the interval leaves every sample taken.
   s.flush_recording();
@@ -654,6 +739,12 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
     s.interrupted();
   }
   if (w == Impl::Wait::Deadline) {
+    if (s.pid && !ticks_before.empty()) {
+      for (const auto& n : task_notes(process::read_task_stats(*s.pid, kMaxTaskFigures),
+                                      ticks_before, s.now() - r.resumed_at)) {
+        s.on_note(n);
+      }
+    }
     // Synchronous MI reads no command while the target runs: SIGINT has the debugger stop it.
     s.on_note("sampling: SIGINT to the debugger (pid " + std::to_string(s.gdb_pid) +
               ") to stop the target");

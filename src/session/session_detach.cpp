@@ -100,6 +100,9 @@ void Session::Impl::shutdown(bool interrupt) noexcept {
     times.detached = true;
     gdb_attached = false;
     times.stop_seconds = now() - attach_sent_at;
+    for (const auto& [from, to] : times.attach_run_windows) {
+      *times.stop_seconds -= to - from; // it ran then
+    }
     times.total_seconds = now();
     if (target_end == TargetEnd::Kill) {
       end_program();

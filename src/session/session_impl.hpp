@@ -193,6 +193,10 @@ struct Session::Impl {
   std::optional<int> exit_code;            // =thread-group-exited / *stopped exited
   std::string exit_signal;                 // *stopped,reason="exited-signalled"
   double attach_sent_at = 0;
+  // When the debugger resumed every thread during the attach (`*running,thread-id="all"` before
+  // the attach's stop); 0 when it has not.
+  double attach_run_began = 0;
+  std::optional<double> attach_run_cpu; // the process's CPU seconds then
   std::optional<std::int64_t> pid;
   TargetInfo target;
   TargetTimes times;

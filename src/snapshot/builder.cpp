@@ -2,6 +2,7 @@
 #include "rocplay/deferred_code.hpp"
 #include "rocplay/python_stacks.hpp"
 #include "rocplay/snapshot.hpp"
+#include "snapshot/cuda_api_errors.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/fault.hpp"
 #include "snapshot/text.hpp"
@@ -241,6 +242,7 @@ struct Builder::Impl {
     gdb->consume(ex, state);
     faults.add(ex);
     take_cuda_api_errors(ex, state.snapshot.api_errors);
+    take_expected_cuda_api_failures(ex, state.snapshot.notes);
     if (!state.snapshot.pid) {
       // A launched program's pid is known only once it runs: no meta, no attach names it.
       for (const auto& rec : ex.records) {

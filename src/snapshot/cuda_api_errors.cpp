@@ -1,21 +1,25 @@
 // The CUDA API errors cuda-gdb warns of: a kernel's fault it did not stop on ends in the next
 // CUDA call's error, and these warnings are then the only trace of it in the transcript.
+#include "snapshot/cuda_api_errors.hpp"
+
 #include "rocplay/mi/value.hpp"
 #include "rocplay/snapshot.hpp"
 
 #include <algorithm>
 #include <string_view>
+#include <utility>
 
 namespace rocplay::snapshot {
 
-void take_cuda_api_errors(const mi::Exchange& exchange, std::vector<std::string>& errors,
-                          std::size_t max) {
+namespace {
+
+constexpr std::string_view kExpectedPrefix = "expected CUDA API failure, handled by the program: ";
+
+// Calls `take(what)` with each failure cuda-gdb warned of in the exchange.
+template <class Take> void api_scan(const mi::Exchange& exchange, Take take) {
   static constexpr std::string_view kMarkers[] = {"Cuda Runtime API error detected: ",
                                                   "Cuda Driver error detected: "};
   for (const auto& rec : exchange.records) {
-    if (errors.size() >= max) {
-      return;
-    }
     // The raw line first: decoding every console record of a full node's transcript would cost
     // more than the rest of this reader.
     if ((rec.kind() != mi::RecordKind::Console && rec.kind() != mi::RecordKind::Log) ||
@@ -33,12 +37,73 @@ void take_cuda_api_errors(const mi::Exchange& exchange, std::vector<std::string>
         what.pop_back();
       }
       what = mi::lossy_utf8(mi::utf8_prefix(what, 300));
-      if (!what.empty() && errors.size() < max &&
-          std::find(errors.begin(), errors.end(), what) == errors.end()) {
-        errors.push_back(std::move(what));
+      if (!what.empty() && !take(std::move(what))) {
+        return;
       }
     }
   }
+}
+
+bool api_has(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+
+} // namespace
+
+bool is_expected_cuda_api_failure(std::string_view e) {
+  // (error, the call that returned it): both must appear.
+  static constexpr std::pair<std::string_view, std::string_view> kExpected[] = {
+      {"CUDA_ERROR_INVALID_CONTEXT", "cuCtxGetDevice"},
+      {"CUDA_ERROR_INVALID_CONTEXT", "cuCtxGetCurrent"},
+      {"cudaErrorInvalidContext", "cuCtxGetDevice"},
+      {"CUDA_ERROR_NOT_READY", "Query"},
+      {"cudaErrorNotReady", "Query"},
+      {"CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "EnablePeerAccess"},
+      {"cudaErrorPeerAccessAlreadyEnabled", "EnablePeerAccess"},
+      {"CUDA_ERROR_NOT_FOUND", "cuGetProcAddress"},
+      {"CUDA_ERROR_NOT_FOUND", "cuGetExportTable"},
+      {"cudaErrorSetOnActiveProcess", "cudaSetDeviceFlags"},
+  };
+  for (const auto& [error, call] : kExpected) {
+    if (api_has(e, error) && api_has(e, call)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void take_cuda_api_errors(const mi::Exchange& exchange, std::vector<std::string>& errors,
+                          std::size_t max) {
+  api_scan(exchange, [&](std::string what) {
+    if (errors.size() >= max) {
+      return false;
+    }
+    if (!is_expected_cuda_api_failure(what) &&
+        std::find(errors.begin(), errors.end(), what) == errors.end()) {
+      errors.push_back(std::move(what));
+    }
+    return true;
+  });
+}
+
+void take_expected_cuda_api_failures(const mi::Exchange& exchange, std::vector<std::string>& notes,
+                                     std::size_t max) {
+  api_scan(exchange, [&](std::string what) {
+    if (!is_expected_cuda_api_failure(what)) {
+      return true;
+    }
+    const auto n = static_cast<std::size_t>(
+        std::count_if(notes.begin(), notes.end(),
+                      [](const std::string& x) { return x.rfind(kExpectedPrefix, 0) == 0; }));
+    if (n >= max) {
+      return false;
+    }
+    std::string note = std::string(kExpectedPrefix) + what;
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) {
+      notes.push_back(std::move(note));
+    }
+    return true;
+  });
 }
 
 std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,

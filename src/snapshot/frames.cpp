@@ -19,11 +19,11 @@ std::string_view base_name(std::string_view path) {
 }
 
 // Shared objects of the system and of the GPU runtimes and drivers (matched on the file name).
-constexpr std::array<std::string_view, 22> kSystemObjects = {
+constexpr std::array<std::string_view, 24> kSystemObjects = {
     "libc.so",      "libc-",        "libpthread", "ld-linux",       "libstdc++",  "libgcc_s",
     "libm.so",      "libdl.so",     "librt.so",   "libhsa-runtime", "libamdhip",  "libhsakmt",
     "libdrm",       "libcuda.so",   "libcudart",  "libnvidia",      "librocprof", "libamd_comgr",
-    "librocm-core", "libroctracer", "vdso",       "libgomp"};
+    "librocm-core", "libroctracer", "vdso",       "libgomp",        "libnccl",    "librccl"};
 
 // Source paths of system code (glibc's own build paths, system headers).
 constexpr std::array<std::string_view, 7> kSystemPaths = {
@@ -38,25 +38,45 @@ constexpr std::array<std::string_view, 22> kSystemFunctions = {
     "nanosleep",  "clock_nanosleep", "sem_",    "do_futex_wait", "start_thread",
     "clone",      "__clone"};
 
-} // namespace
-
-// The CPython interpreter's own C functions (its API and eval loop): the Python frames they run
-// stand in the stack beside them (rocplay/python_stacks.hpp).
-static bool is_interpreter_function(std::string_view fn) {
-  return fn.starts_with("_Py") || fn.starts_with("Py") || fn.starts_with("cfunction_") ||
-         fn.starts_with("method_vectorcall") || fn.starts_with("slot_tp_") ||
-         fn.starts_with("vectorcall_");
+// The Python interpreter: its executable or library, its C sources (`../Python/ceval.c`), or,
+// without a file, its C API and evaluation loop names.
+bool is_interpreter_frame(const Frame& f) {
+  if (!f.from.empty()) {
+    const auto object = base_name(f.from);
+    if (object.starts_with("python") || object.starts_with("libpython")) {
+      return true;
+    }
+  }
+  if (!f.file.empty()) {
+    if (!f.file.ends_with(".c") && !f.file.ends_with(".h")) {
+      return false;
+    }
+    for (std::string_view dir : {"Python/", "Objects/", "Modules/", "Include/"}) {
+      if (f.file.starts_with(dir) || contains(f.file, std::string("/") + std::string(dir))) {
+        return true;
+      }
+    }
+    return false;
+  }
+  for (std::string_view fn : {"_Py", "Py", "cfunction_", "method_vectorcall", "slot_tp_",
+                              "vectorcall_", "pymain_", "pysleep", "time_sleep"}) {
+    if (f.function.starts_with(fn)) {
+      return true;
+    }
+  }
+  return false;
 }
+
+} // namespace
 
 bool is_system_frame(const Frame& f) {
   if (f.python) {
     return false; // the user's code, or the standard library's: either says where it is
   }
-  if (f.function.empty() && f.file.empty()) {
+  if (is_interpreter_frame(f)) {
     return true;
   }
-  if (f.file.empty() &&
-      (is_interpreter_function(f.function) || contains(base_name(f.from), "libpython"))) {
+  if (f.function.empty() && f.file.empty()) {
     return true;
   }
   if (!f.from.empty()) {

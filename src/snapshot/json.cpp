@@ -352,6 +352,12 @@ template <class Io, Like<MutexWait> M> void fields(Io& io, M& m) {
   io.opt("owner_lwp", m.owner);
 }
 
+template <class Io, Like<ThreadFigures> F> void fields(Io& io, F& f) {
+  io.text("state", f.state);
+  io.number("cpu_seconds", f.cpu_seconds, 0.0);
+  io.number("run_seconds", f.run_seconds, 0.0);
+}
+
 template <class Io, Like<HostThread> T> void fields(Io& io, T& t) {
   io.always("id", t.id);
   io.opt("lwp", t.lwp);
@@ -362,6 +368,7 @@ template <class Io, Like<HostThread> T> void fields(Io& io, T& t) {
   io.optional_object("mutex_wait", t.mutex_wait);
   io.flag("holds_gil", t.holds_gil);
   io.text("python_note", t.python_note);
+  io.optional_object("figures", t.figures);
 }
 
 template <class Io, Like<SourceLine> L> void fields(Io& io, L& l) {

@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <optional>
 #include <set>
+#include <utility>
 
 namespace rocplay::snapshot {
 namespace sampling_detail {
@@ -17,6 +20,8 @@ struct SampleWindow {
   double stop_began = 0;
   double stop_ended = 0; // 0 when unknown (a truncated recording)
   double unix_time = 0;
+  double ran = 0; // seconds the target ran inside the stop (cuda-gdb's attach)
+  std::vector<std::pair<double, double>> runs;
 };
 
 } // namespace sampling_detail
@@ -63,6 +68,89 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// `the target ran during the attach: the debugger resumed every thread at 1.315420 s and stopped
+// them at 16.134932 s` (docs/transcript-format.md, "Runs during the attach").
+std::optional<std::pair<double, double>> parse_attach_run(std::string_view note) {
+  constexpr std::string_view kHead =
+      "the target ran during the attach: the debugger resumed every thread at ";
+  constexpr std::string_view kMid = " s and stopped them at ";
+  if (!starts_with(note, kHead)) {
+    return std::nullopt;
+  }
+  note.remove_prefix(kHead.size());
+  const auto mid = note.find(kMid);
+  if (mid == std::string_view::npos) {
+    return std::nullopt;
+  }
+  // `... at 16.134932 s`, maybe followed by `; its threads used 1.20 s of CPU meanwhile`.
+  const auto rest = note.substr(mid + kMid.size());
+  const auto end = rest.find(" s");
+  if (end == std::string_view::npos) {
+    return std::nullopt;
+  }
+  double from = 0;
+  double to = 0;
+  const auto a = note.substr(0, mid);
+  const auto b = rest.substr(0, end);
+  if (std::from_chars(a.data(), a.data() + a.size(), from).ec != std::errc() ||
+      std::from_chars(b.data(), b.data() + b.size(), to).ec != std::errc() || !(to >= from)) {
+    return std::nullopt;
+  }
+  return std::make_pair(from, to);
+}
+
+// `threads while running: 2.001 s, 100 ticks/s: 1234:S:0 1235:R:198` (docs/transcript-format.md,
+// "Thread figures"): merged into `out` (at most kMaxThreadFigures threads). False when the note
+// is not one.
+constexpr std::size_t kMaxThreadFigures = 4096;
+bool parse_thread_figures(std::string_view note, std::map<std::int64_t, ThreadFigures>& out) {
+  constexpr std::string_view kHead = "threads while running: ";
+  if (!starts_with(note, kHead)) {
+    return false;
+  }
+  note.remove_prefix(kHead.size());
+  auto number = [](std::string_view t, auto& v) {
+    const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    return r.ec == std::errc() && r.ptr == t.data() + t.size();
+  };
+  const auto sp = note.find(" s, ");
+  const auto tk = note.find(" ticks/s:");
+  if (sp == std::string_view::npos || tk == std::string_view::npos || tk < sp) {
+    return false;
+  }
+  double ran = 0;
+  long ticks = 0;
+  if (!number(note.substr(0, sp), ran) || !number(note.substr(sp + 4, tk - sp - 4), ticks) ||
+      ticks <= 0 || !(ran >= 0)) {
+    return false;
+  }
+  note.remove_prefix(tk + 9);
+  while (!note.empty() && out.size() < kMaxThreadFigures) {
+    while (!note.empty() && note.front() == ' ') {
+      note.remove_prefix(1);
+    }
+    const auto end = std::min(note.find(' '), note.size());
+    const std::string_view item = note.substr(0, end);
+    note.remove_prefix(end);
+    const auto c1 = item.find(':');
+    const auto c2 = item.rfind(':');
+    if (c1 == std::string_view::npos || c2 != c1 + 2) {
+      continue;
+    }
+    std::int64_t tid = 0;
+    std::uint64_t used = 0;
+    if (!number(item.substr(0, c1), tid) || !number(item.substr(c2 + 1), used)) {
+      continue;
+    }
+    ThreadFigures f;
+    f.state = std::string(1, item[c1 + 1]);
+    f.cpu_seconds = static_cast<double>(used) / static_cast<double>(ticks);
+    f.run_seconds = ran;
+    out[tid] = f;
+  }
+  return true;
+}
+
 } // namespace
 
 std::string sample_note(std::uint32_t index, double stop_began_at, double unix_time) {
@@ -75,6 +163,9 @@ struct SampleBuilder::Impl {
   std::optional<Builder> builder;
   SampleWindow window; // of the sample being built
   std::vector<std::pair<SampleWindow, Snapshot>> done;
+  // Thread figures of the run before the next sample, and those of each sample (by index).
+  std::map<std::int64_t, ThreadFigures> pending_figures;
+  std::map<std::uint32_t, std::map<std::int64_t, ThreadFigures>> figures;
 
   void close() {
     if (builder) {
@@ -94,6 +185,14 @@ SampleBuilder& SampleBuilder::operator=(SampleBuilder&&) noexcept = default;
 void SampleBuilder::add(const mi::Exchange& ex) {
   Impl& s = *impl_;
   for (const auto& n : ex.notes) {
+    if (parse_thread_figures(n, s.pending_figures)) {
+      continue;
+    }
+    if (auto run = parse_attach_run(n); run && s.done.empty()) {
+      s.window.ran += run->second - run->first;
+      s.window.runs.push_back(*run);
+      continue;
+    }
     auto w = parse_note(n);
     if (!w) {
       continue;
@@ -106,6 +205,10 @@ void SampleBuilder::add(const mi::Exchange& ex) {
     } else if (w->index == s.window.index + 1 && w->index <= kMaxSampleNotes) {
       s.close();
       s.window = *w;
+      if (!s.pending_figures.empty()) {
+        s.figures[w->index] = std::move(s.pending_figures);
+        s.pending_figures.clear();
+      }
     }
   }
   if (!s.builder) {
@@ -177,10 +280,21 @@ std::vector<Sample> SampleBuilder::finish() {
       sample.snapshot.taken_at = iso_time(w.unix_time);
     }
     if (w.stop_began > 0 && w.stop_ended > w.stop_began) {
-      sample.stop_seconds = w.stop_ended - w.stop_began;
+      sample.stop_seconds = std::max(0.0, w.stop_ended - w.stop_began - w.ran);
+      sample.ran_in_stop = w.runs;
       sample.snapshot.stop_seconds = sample.stop_seconds;
     }
     sample.at = std::max(0.0, w.stop_began - origin);
+    if (auto it = s.figures.find(w.index); it != s.figures.end()) {
+      for (auto& t : sample.snapshot.host_threads) {
+        if (!t.lwp) {
+          continue;
+        }
+        if (auto f = it->second.find(static_cast<std::int64_t>(*t.lwp)); f != it->second.end()) {
+          t.figures = f->second;
+        }
+      }
+    }
     out.push_back(std::move(sample));
   }
   s.done.clear();
