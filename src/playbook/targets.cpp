@@ -1,5 +1,6 @@
 // Live targets, one or several at once: see rocplay/run_targets.hpp.
 #include "rocplay/run_targets.hpp"
+#include "rocplay/source.hpp"
 
 #include "rocplay/heuristics.hpp"
 #include "rocplay/process.hpp"
@@ -117,26 +118,14 @@ std::vector<std::pair<std::uint32_t, double>> sample_skew(const std::vector<Targ
   return out;
 }
 
-// RANK (torchrun, vLLM), then LOCAL_RANK, ..., from the target's environment.
+// RANK (torchrun, vLLM), then LOCAL_RANK, ..., from the target's environment (the one rule:
+// source::rank_from_env).
 std::optional<int> rank_of(std::int64_t pid) {
   const auto env = process::read_environ(pid);
   if (!env) {
     return std::nullopt;
   }
-  for (const char* key : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
-    auto it = env->find(key);
-    if (it == env->end()) {
-      continue;
-    }
-    // All of the value, or it is no rank: `RANK=3x` names no rank 3.
-    const std::string& value = it->second;
-    int rank = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), rank);
-    if (ec == std::errc() && end == value.data() + value.size()) {
-      return rank;
-    }
-  }
-  return std::nullopt;
+  return source::rank_from_env(*env);
 }
 
 // One target end to end, on a pool thread: never throws.
