@@ -687,6 +687,43 @@ std::vector<InputResult> just(InputResult&& r) {
 }
 } // namespace
 
+Case case_of(const InputResult& r) {
+  Case c;
+  c.source.path = r.path;
+  c.source.member = r.member;
+  c.source.pid = r.snapshot.pid;
+  c.source.rank = r.rank;
+  if (r.rank) {
+    c.source.rank_rule = r.rank_rule == "--rank-from"   ? source::RankRule::Pattern
+                         : r.rank_rule == "meta RANK"   ? source::RankRule::Environment
+                         : r.rank_rule == "file name"   ? source::RankRule::FileName
+                         : r.rank_rule == "input order" ? source::RankRule::Order
+                                                        : source::RankRule::Meta;
+  }
+  switch (r.status) {
+  case InputStatus::Ok:
+  case InputStatus::Empty:
+    c.status = CaseStatus::Examined;
+    break;
+  case InputStatus::Partial:
+    c.status = CaseStatus::Partial;
+    break;
+  case InputStatus::Unreadable:
+    c.status = CaseStatus::Unreadable;
+    break;
+  }
+  c.error = r.error;
+  c.warnings = r.warnings;
+  // An unreadable input makes the batch partial; one with a stuck signature, a finding.
+  c.exit_code = c.status == CaseStatus::Unreadable ? ExitCode::PartialInput
+                : r.signatures.empty()             ? ExitCode::Ok
+                                                   : ExitCode::Findings;
+  if (c.examined()) {
+    c.at = incident::whereabouts(r.snapshot, r.findings);
+  }
+  return c;
+}
+
 std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& path) {
   return source::rank_in_file_name(path);
 }
