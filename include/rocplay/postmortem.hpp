@@ -3,6 +3,7 @@
 // a debugger and never runs anything.
 #pragma once
 
+#include "rocplay/case.hpp"
 #include "rocplay/heuristics.hpp"
 #include "rocplay/mi/transcript.hpp"
 #include "rocplay/postmortem_result.hpp"
@@ -49,6 +50,11 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
 std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& path);
 
 // Reads one input. Never throws for bad input: problems become its status and warnings.
+// One input as a Case of the incident model, light: its source (path, member, pid, rank and the
+// rule that told it), status, error, its own exit code, and where it stands (Case::at), without
+// its snapshot, so a batch keeps one per input at little cost.
+Case case_of(const InputResult& result);
+
 std::vector<InputResult> analyse_file(const std::string& path, const Options& options);
 
 // Runs the batch. `on_result` gets every result in input order, from the calling thread.

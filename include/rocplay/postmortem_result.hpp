@@ -23,7 +23,7 @@ namespace rocplay::postmortem {
 
 // Of every post-mortem JSON document: `rocplay.postmortem`, `.input`, `.summary`
 // (docs/json-schema.md).
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2; // 2: the incident first (docs/json-schema.md)
 
 enum class InputKind : std::uint8_t {
   Unknown,    // read, but not a format rocplay knows

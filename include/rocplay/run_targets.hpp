@@ -11,6 +11,8 @@
 // Layer: src/playbook/ (library rocplay_playbook; docs/architecture.md).
 #pragma once
 
+#include "rocplay/case.hpp"
+
 #include "rocplay/error.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/report_run.hpp"
@@ -32,6 +34,7 @@ struct Target {
   std::int64_t pid = 0;
   std::optional<int> rank; // put on its snapshot, findings and recording; unset for a lone `--pid`
   std::string record_path; // where its debugger transcript goes; empty: not recorded
+  source::RankRule rank_rule = source::RankRule::None; // how `rank` was told
 };
 
 // Targets for several pids, in the order given: each one's rank from its environment, the first of
@@ -109,6 +112,12 @@ struct TargetsResult {
 // one target: its error is in its TargetRun.
 TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& targets,
                           const TargetsOptions& options);
+
+// The incident of a fan-out: a Case per target (its source: pid and rank, the rank's rule; its
+// snapshot, samples, findings and progress moved out of the run; the run's steps and target
+// account kept as Case::run), the cross-rank findings, sample skew, notes and lockstep.
+// report::write prints it; Incident::exit_code is the command's exit code.
+Incident incident_of(const std::string& playbook, TargetsResult&& result);
 
 // The report writers' view of several runs (borrowing: `result` outlives it); of one run:
 // report::run_report_of.

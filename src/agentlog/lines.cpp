@@ -2,6 +2,7 @@
 #include "agentlog/lines.hpp"
 
 #include "agentlog/util.hpp"
+#include "rocplay/source.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -40,66 +41,24 @@ std::string_view strip_timestamp(std::string_view s) {
   return s;
 }
 
+// The launcher prefix is source::launcher_prefix, the one rule the crash reader uses too; the
+// stream is named as the agent log always named it: `[1,3]`, `[rank3]`, `VllmWorker rank=3 pid=7`.
 Prefix split_prefix(std::string_view line) {
   Prefix p;
   line = strip_timestamp(line);
   p.rest = line;
-  if (line.starts_with("[")) {
-    const auto close = line.find(']');
-    if (close != std::string_view::npos && close < 40) {
-      const auto inner = line.substr(1, close - 1);
-      auto after = line.substr(close + 1);
-      // OpenMPI --tag-output: [jobid,rank]<stderr>:
-      const auto comma = inner.find(',');
-      if (comma != std::string_view::npos && parse_dec(inner.substr(0, comma)) &&
-          small_int(inner.substr(comma + 1))) {
-        for (std::string_view tag : {std::string_view("<stderr>:"), std::string_view("<stdout>:"),
-                                     std::string_view("<stddiag>:")}) {
-          if (after.starts_with(tag)) {
-            p.key = "[" + std::string(inner) + "]";
-            p.rank = small_int(inner.substr(comma + 1));
-            p.rest = after.substr(tag.size());
-            return p;
-          }
-        }
-      }
-      // torchrun --tee / torch.distributed: [rank3]:
-      if (inner.starts_with("rank") && small_int(inner.substr(4)) && after.starts_with(":")) {
-        p.key = "[" + std::string(inner) + "]";
-        p.rank = small_int(inner.substr(4));
-        after.remove_prefix(1);
-        if (after.starts_with(" ")) {
-          after.remove_prefix(1);
-        }
-        p.rest = after;
-        return p;
-      }
-    }
+  const auto lp = source::launcher_prefix(line);
+  if (!lp) {
+    return p;
   }
-  if (line.starts_with("(")) {
-    // vLLM/SGLang worker prefixes: `(VllmWorker rank=3 pid=12345) `, `(Worker_TP3 pid=12345) `
-    const auto close = line.find(')');
-    if (close != std::string_view::npos && close < 128) {
-      const auto inner = line.substr(1, close - 1);
-      const auto pid_pos = inner.find("pid=");
-      if (pid_pos != std::string_view::npos) {
-        p.key = sanitize(inner, 128);
-        if (auto pid = parse_dec(digits_at(inner, pid_pos + 4))) {
-          p.pid = static_cast<std::int64_t>(*pid);
-        }
-        if (auto r = inner.find("rank="); r != std::string_view::npos) {
-          p.rank = small_int(digits_at(inner, r + 5));
-        } else if (auto tp = inner.find("TP"); tp != std::string_view::npos) {
-          p.rank = small_int(digits_at(inner, tp + 2));
-        }
-        auto after = line.substr(close + 1);
-        if (after.starts_with(" ")) {
-          after.remove_prefix(1);
-        }
-        p.rest = after;
-      }
-    }
+  if (lp->key.starts_with("(")) {
+    p.key = sanitize(lp->key.substr(1, lp->key.size() - 2), 128);
+  } else {
+    p.key = std::string(lp->key.substr(0, lp->key.find(']') + 1));
   }
+  p.rank = lp->rank;
+  p.pid = lp->pid;
+  p.rest = line.substr(lp->length);
   return p;
 }
 
@@ -249,20 +208,15 @@ std::optional<std::size_t> find_ci(std::string_view hay, std::string_view needle
   return std::nullopt;
 }
 
+// The one file-name rule (source::rank_in_file_name).
 std::optional<int> rank_from_name(std::string_view name) {
-  const auto slash = name.find_last_of('/');
-  if (slash != std::string_view::npos) {
-    name = name.substr(slash + 1);
-  }
-  auto pos = find_ci(name, "rank");
-  if (!pos) {
+  if (name.size() > 4096) {
     return std::nullopt;
   }
-  std::size_t i = *pos + 4;
-  if (i < name.size() && (name[i] == '_' || name[i] == '-' || name[i] == '.')) {
-    ++i;
+  if (auto named = source::rank_in_file_name(std::string(name))) {
+    return named->second;
   }
-  return small_int(digits_at(name, i));
+  return std::nullopt;
 }
 
 } // namespace rocplay::agentlog::detail

@@ -3,6 +3,7 @@
 #include "cli/output.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/postmortem.hpp"
+#include "rocplay/report_incident.hpp"
 #include "rocplay/report_postmortem.hpp"
 
 #include <nlohmann/json.hpp>
@@ -53,7 +54,6 @@ int run_postmortem(const Options& o) {
   std::size_t not_listed = 0;
   std::vector<Finding> sarif_findings;
   nlohmann::json all_inputs = nlohmann::json::array();
-  bool any_findings = false;
   const bool show_progress = !o.no_progress && (o.progress || stderr_is_tty());
 
   report::TextOptions text_options;
@@ -64,11 +64,17 @@ int run_postmortem(const Options& o) {
   // hold several snapshots, which makes it several inputs).
   std::optional<InputResult> only;
   std::size_t results = 0;
+  // The incident model: one light Case per input (where it stands, not its snapshot).
+  Incident incident;
+  incident.title = "postmortem";
+  // JSON Lines open with the incident, known once every input is read: the input lines wait.
+  std::string jsonl_inputs;
   auto on_result = [&](const InputResult& r) {
-    any_findings = any_findings || !r.signatures.empty();
+    incident.cases.push_back(postmortem::case_of(r));
     switch (format) {
     case report::Format::Jsonl:
-      out.stream() << json_text(report::postmortem_input_to_json(r, o.snapshots)) << "\n";
+      jsonl_inputs += json_text(report::postmortem_input_to_json(r, o.snapshots));
+      jsonl_inputs += '\n';
       break;
     case report::Format::Json:
       all_inputs.push_back(report::postmortem_input_to_json(r, o.snapshots));
@@ -118,22 +124,32 @@ int run_postmortem(const Options& o) {
 
   const Summary summary = postmortem::run(options, on_result, on_progress);
   for (const auto& e : summary.events) {
-    any_findings = any_findings || !e.findings.empty();
+    incident.cross_rank.insert(incident.cross_rank.end(), e.findings.begin(), e.findings.end());
   }
-  any_findings = any_findings || !summary.crash.empty();
+  incident.crash_verdict = summary.crash;
   for (const auto& sr : summary.series) {
-    for (const auto& f : sr.findings) {
-      any_findings = any_findings || f.severity >= Severity::Warning;
-    }
+    incident.series.insert(incident.series.end(), sr.findings.begin(), sr.findings.end());
   }
   switch (format) {
-  case report::Format::Jsonl:
+  case report::Format::Jsonl: {
+    if (incident.cases.size() >= 2) { // several inputs: the incident first
+      nlohmann::json head = report::incident_to_json(incident);
+      head["schema"] = "rocplay.postmortem.incident";
+      head["schema_version"] = postmortem::kSchemaVersion;
+      out.stream() << json_text(head) << "\n";
+    }
+    out.stream() << jsonl_inputs;
     out.stream() << json_text(report::postmortem_summary_to_json(summary)) << "\n";
     break;
-  case report::Format::Json:
-    out.stream() << json_text(report::postmortem_to_json(std::move(all_inputs), summary), 2)
-                 << "\n";
+  }
+  case report::Format::Json: {
+    nlohmann::json j = report::postmortem_to_json(std::move(all_inputs), summary);
+    if (incident.cases.size() >= 2) {
+      j["incident"] = report::incident_to_json(incident);
+    }
+    out.stream() << json_text(j, 2) << "\n";
     break;
+  }
   case report::Format::Sarif: {
     auto located = report::postmortem_sarif_findings(summary);
     sarif_findings.insert(sarif_findings.end(), std::make_move_iterator(located.begin()),
@@ -148,16 +164,17 @@ int run_postmortem(const Options& o) {
         out.stream() << "warning: " << w << "\n";
       }
     } else {
+      // Several inputs: the incident first (where each rank stands), then the batch summary.
+      if (incident.cases.size() >= 2) {
+        report::write_incident_text(out.stream(), incident, text_options);
+      }
       report::write_postmortem_summary_text(out.stream(), summary, listed, not_listed,
                                             text_options);
     }
     break;
   }
   out.commit();
-  if (summary.unreadable > 0) {
-    return static_cast<int>(ExitCode::PartialInput);
-  }
-  return any_findings ? static_cast<int>(ExitCode::Findings) : static_cast<int>(ExitCode::Ok);
+  return static_cast<int>(incident.exit_code());
 }
 
 Action add_postmortem(CLI::App& app) {

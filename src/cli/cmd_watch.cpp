@@ -223,7 +223,7 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
   }
   say(fmt::format("HANG ({}): capturing {} target(s) at once: pids {}, playbook {}, {} samples",
                   check.reason, pids.size(), list, ro.playbook, ro.samples));
-  playbook::TargetsResult outcome;
+  Incident outcome;
   CaptureResult result;
   try {
     result.code = run_fanout(ro, pids, static_cast<unsigned>(pids.size()), &outcome);
@@ -247,15 +247,17 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
   c.report_path = ro.output;
   c.interrupted = result.interrupted;
   c.cross_rank = outcome.cross_rank;
-  for (const auto& t : outcome.targets) {
+  std::size_t examined = 0;
+  for (const auto& k : outcome.cases) {
     report::CaptureTarget& ct = c.targets.emplace_back();
-    ct.pid = t.target.pid;
-    ct.rank = t.target.rank;
-    ct.examined = t.examined();
-    ct.error = t.error ? t.error->what() : std::string();
-    if (const playbook::RunResult* run = t.reported()) {
-      ct.findings = run->findings;
-      ct.progress = run->progress;
+    ct.pid = k.source.pid.value_or(0);
+    ct.rank = k.source.rank;
+    ct.examined = k.examined();
+    examined += ct.examined ? 1 : 0;
+    ct.error = k.error;
+    if (ct.examined) {
+      ct.findings = k.findings;
+      ct.progress = k.progress;
     }
   }
   const std::string line = report::capture_summary_line(c);
@@ -269,9 +271,9 @@ CaptureResult capture(const WatchOptions& w, const watch::CheckResult& check,
   }
   std::fprintf(stdout, "%s\n", line.c_str());
   std::fflush(stdout);
-  if (outcome.examined > 0) {
-    result.code = static_cast<int>(
-        outcome.examined == outcome.targets.size() ? ExitCode::Findings : ExitCode::PartialInput);
+  if (examined > 0) {
+    result.code = static_cast<int>(examined == outcome.cases.size() ? ExitCode::Findings
+                                                                    : ExitCode::PartialInput);
   }
   if (result.interrupted) {
     say("interrupted during the capture: every target was detached; --on-capture not run");

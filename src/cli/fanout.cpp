@@ -6,7 +6,7 @@
 #include "cli/output.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/process.hpp"
-#include "rocplay/report_run.hpp"
+#include "rocplay/report_incident.hpp"
 #include "rocplay/run_targets.hpp"
 #include "rocplay/session.hpp"
 
@@ -90,7 +90,7 @@ std::vector<std::int64_t> resolve_workers(std::int64_t server_pid) {
 }
 
 int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids, unsigned jobs,
-               playbook::TargetsResult* outcome) {
+               Incident* outcome) {
   session::install_signal_guard();
   // Everything that can be checked is checked once, before any target stops.
   const playbook::Playbook pb = run_playbook_of(o);
@@ -112,25 +112,6 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   }
   playbook::TargetsResult result = playbook::run_targets(pb, targets, examination);
 
-  const report::MultiTargetReport m = playbook::multi_target_report(pb.name, result);
-  std::ostream& os = out.stream();
-  switch (format) {
-  case report::Format::Text:
-    report::write_multi_target_text(os, m, report_text_options(o));
-    break;
-  case report::Format::Json:
-    os << json_text(report::multi_target_to_json(m), 2) << "\n";
-    break;
-  case report::Format::Jsonl:
-    for (const auto& line : report::multi_target_to_jsonl(m)) {
-      os << json_text(line) << "\n";
-    }
-    break;
-  case report::Format::Sarif:
-    os << json_text(report::to_sarif(report::multi_target_findings(m), ROCPLAY_VERSION), 2) << "\n";
-    break;
-  }
-  out.commit();
   for (const auto& t : result.targets) {
     if (t.result && t.result->times.left_stopped) {
       print_error(fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT",
@@ -139,7 +120,6 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
     }
   }
   const std::size_t failed = result.targets.size() - result.examined;
-  int code = static_cast<int>(ExitCode::Ok);
   if (!result.targets.empty()) {
     const playbook::TargetRun& first = result.targets.front();
     if (failed == result.targets.size()) {
@@ -151,10 +131,14 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
           fmt::format("{} of {} targets could not be examined", failed, result.targets.size()),
           "their reasons are in the report; the others were examined and detached");
     }
-    code = static_cast<int>(result.exit_code());
   }
+  // One model, one writer, one exit-code rule (rocplay/case.hpp, rocplay/report_incident.hpp).
+  Incident incident = playbook::incident_of(pb.name, std::move(result));
+  report::write(out.stream(), incident, format, report_text_options(o), ROCPLAY_VERSION);
+  out.commit();
+  const int code = static_cast<int>(incident.exit_code());
   if (outcome != nullptr) {
-    *outcome = std::move(result);
+    *outcome = std::move(incident);
   }
   return code;
 }

@@ -5,6 +5,7 @@
 #include "cli/run_common.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/report.hpp"
+#include "rocplay/report_incident.hpp"
 #include "rocplay/report_run.hpp"
 #include "rocplay/run_targets.hpp"
 #include "rocplay/session.hpp"
@@ -133,7 +134,8 @@ int run_playbook_command(const RunCommandOptions& o) {
   }
   // A lone target has no rank: its report and recording say none.
   const playbook::Target target{o.pid, std::nullopt,
-                                expand_path_pattern(o.record, o.pid, std::nullopt)};
+                                expand_path_pattern(o.record, o.pid, std::nullopt),
+                                source::RankRule::None};
   // Opened before the target stops, so an unwritable path costs nothing; written whole at the end.
   const bool to_file = !o.output.empty() && o.output != "-";
   OutputFile file(to_file ? expand_path_pattern(o.output, o.pid, std::nullopt) : std::string());
@@ -143,13 +145,15 @@ int run_playbook_command(const RunCommandOptions& o) {
 
   examination.debugger = session::find_debugger(o.debugger);
   // A fan-out of one: the same examination as each target of --pids, reported as one run.
-  const playbook::TargetsResult run = playbook::run_targets(pb, {target}, examination);
+  playbook::TargetsResult run = playbook::run_targets(pb, {target}, examination);
   flush_skipped();
-  const playbook::TargetRun& lone = run.targets.front();
-  if (!lone.result) {
-    throw *lone.error; // before the playbook ran (the debugger did not start, ...)
+  if (!run.targets.front().result) {
+    throw *run.targets.front().error; // before the playbook ran (the debugger did not start, ...)
   }
-  const playbook::RunResult& result = *lone.result;
+  // The incident model: one case; its run keeps the steps and the target account.
+  const Incident incident = playbook::incident_of(pb.name, std::move(run));
+  const Case& lone = incident.cases.front();
+  const playbook::RunResult& result = *lone.run;
 
   std::ostream& out = file.stream();
   const bool attached = result.attached;
@@ -163,7 +167,7 @@ int run_playbook_command(const RunCommandOptions& o) {
         to.failure_label = failure_label(result);
         to.target = report::target_account(result);
       }
-      report::write_run_text(out, report::run_report_of(result), to);
+      report::write_run_text(out, report::run_report_of(lone), to);
     } else if (!attach_refused(result)) {
       // Nothing was seen; a report would only say "nothing found". The steps say why (when it
       // was the attach itself, the error below says it all).
@@ -173,20 +177,20 @@ int run_playbook_command(const RunCommandOptions& o) {
     }
     break;
   case report::Format::Json: {
-    report::RunReport rr = report::run_report_of(result);
+    report::RunReport rr = report::run_report_of(lone);
     rr.partial = !failure.empty();
     out << json_text(report::run_report_to_json(rr), 2) << '\n';
     break;
   }
   case report::Format::Jsonl: {
-    report::write_jsonl(out, result.findings);
-    report::RunReport rr = report::run_report_of(result);
+    report::write_jsonl(out, lone.findings);
+    report::RunReport rr = report::run_report_of(lone);
     rr.partial = !failure.empty();
     out << json_text(report::run_jsonl_line(rr)) << '\n';
     break;
   }
   case report::Format::Sarif:
-    out << json_text(report::to_sarif(result.findings, ROCPLAY_VERSION), 2) << '\n';
+    out << json_text(report::to_sarif(lone.findings, ROCPLAY_VERSION), 2) << '\n';
     break;
   }
   file.commit();
@@ -211,7 +215,7 @@ int run_playbook_command(const RunCommandOptions& o) {
                                               : "SIGHUP"));
     return static_cast<int>(code);
   }
-  return static_cast<int>(result.exit_code());
+  return static_cast<int>(incident.exit_code());
 }
 
 } // namespace rocplay::cli

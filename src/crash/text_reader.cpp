@@ -5,6 +5,7 @@
 
 #include "crash/util.hpp"
 #include "rocplay/mi/value.hpp"
+#include "rocplay/source.hpp"
 
 #include <algorithm>
 #include <array>
@@ -332,6 +333,7 @@ struct TextReader::Impl {
   struct Stream {
     std::string key;
     std::optional<int> rank;
+    std::optional<std::int64_t> pid; // `(Worker_TP3 pid=7)`
     BlockState state = BlockState::None;
     std::vector<ApiCall> open; // calls begun and not yet returned, innermost last
     std::uint64_t calls = 0;
@@ -381,47 +383,24 @@ struct TextReader::Impl {
     return &ev.events.back();
   }
 
-  // `[rank3]:` (torchrun), `(VllmWorker rank=3 pid=7) `, `[1,3]<stderr>:` (OpenMPI): a stream.
+  // `[rank3]:` (torchrun), `(VllmWorker rank=3 pid=7) `, `(Worker_TP3 pid=7) `, `[1,3]<stderr>:`
+  // (OpenMPI): a stream, by the one launcher-prefix rule the agent-log reader uses too
+  // (source::launcher_prefix).
   Stream& stream_of(std::string_view& line) {
     std::string_view key;
     std::optional<int> rank;
-    if (starts(line, "[rank")) {
-      const auto close = line.find("]:");
-      if (close != std::string_view::npos && close < 12) {
-        if (auto r = parse_dec(line.substr(5, close - 5))) {
-          key = line.substr(0, close + 2);
-          rank = static_cast<int>(*r);
-        }
-      }
-    } else if (starts(line, "(") && line.size() > 2) {
-      const auto close = line.find(") ");
-      if (close != std::string_view::npos && close < 80) {
-        const auto inner = line.substr(0, close + 1);
-        if (auto r = number_after(inner, "rank="); r && *r < 1u << 20) {
-          key = line.substr(0, close + 2);
-          rank = static_cast<int>(*r);
-        }
-      }
-    } else if (starts(line, "[") && line.size() > 4 && is_digit(line[1])) {
-      const auto close = line.find("]<std");
-      const auto comma = line.find(',');
-      if (close != std::string_view::npos && close < 30 && comma < close) {
-        if (auto r = parse_dec(line.substr(comma + 1, close - comma - 1))) {
-          const auto colon = line.find(">:", close);
-          if (colon != std::string_view::npos && colon < close + 12) {
-            key = line.substr(0, colon + 2);
-            rank = static_cast<int>(*r);
-          }
-        }
-      }
+    std::optional<std::int64_t> pid;
+    std::size_t length = 0;
+    if (auto p = source::launcher_prefix(line)) {
+      key = p->key;
+      rank = p->rank;
+      pid = p->pid;
+      length = p->length;
     }
     if (key.empty()) {
       return streams.front();
     }
-    line.remove_prefix(key.size());
-    if (starts(line, " ")) {
-      line.remove_prefix(1);
-    }
+    line.remove_prefix(length);
     auto it = stream_index.find(key);
     if (it != stream_index.end()) {
       return streams[it->second];
@@ -432,6 +411,7 @@ struct TextReader::Impl {
     Stream s;
     s.key = std::string(key);
     s.rank = rank;
+    s.pid = pid;
     stream_index.emplace(s.key, streams.size());
     streams.push_back(std::move(s));
     return streams.back();
@@ -1454,6 +1434,9 @@ struct TextReader::Impl {
       ev.api.last_completed = last->last_completed;
       if (!ev.rank && last->rank) {
         ev.rank = last->rank;
+      }
+      if (!ev.pid && last->pid) {
+        ev.pid = last->pid;
       }
     } else {
       for (const Stream& st : streams) {

@@ -1,6 +1,7 @@
 // From evidence to findings: what each input says, and the verdict joined per process and rank.
 #include "rocplay/crash.hpp"
 #include "rocplay/mi/value.hpp"
+#include "rocplay/source.hpp"
 
 #include "crash/util.hpp"
 
@@ -654,14 +655,9 @@ struct Joiner::Impl {
   std::size_t inputs = 0;
 
   // SGLang and vLLM put tensor-parallel rank N on device cuda:N of its node: a rank to join on
-  // when nothing else names one.
+  // when nothing else names one (the one rule: source::rank_from_device).
   static std::optional<int> rank_from_device(const std::string& gpu) {
-    if (gpu.starts_with("cuda:")) {
-      if (auto v = detail::parse_dec(std::string_view(gpu).substr(5)); v && *v < 4096) {
-        return static_cast<int>(*v);
-      }
-    }
-    return std::nullopt;
+    return source::rank_from_device(gpu);
   }
 
   Process* find_or_add(const Evidence& in) {

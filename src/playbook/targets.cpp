@@ -1,5 +1,6 @@
 // Live targets, one or several at once: see rocplay/run_targets.hpp.
 #include "rocplay/run_targets.hpp"
+#include "rocplay/source.hpp"
 
 #include "rocplay/heuristics.hpp"
 #include "rocplay/process.hpp"
@@ -117,26 +118,14 @@ std::vector<std::pair<std::uint32_t, double>> sample_skew(const std::vector<Targ
   return out;
 }
 
-// RANK (torchrun, vLLM), then LOCAL_RANK, ..., from the target's environment.
+// RANK (torchrun, vLLM), then LOCAL_RANK, ..., from the target's environment (the one rule:
+// source::rank_from_env).
 std::optional<int> rank_of(std::int64_t pid) {
   const auto env = process::read_environ(pid);
   if (!env) {
     return std::nullopt;
   }
-  for (const char* key : {"RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
-    auto it = env->find(key);
-    if (it == env->end()) {
-      continue;
-    }
-    // All of the value, or it is no rank: `RANK=3x` names no rank 3.
-    const std::string& value = it->second;
-    int rank = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), rank);
-    if (ec == std::errc() && end == value.data() + value.size()) {
-      return rank;
-    }
-  }
-  return std::nullopt;
+  return source::rank_from_env(*env);
 }
 
 // One target end to end, on a pool thread: never throws.
@@ -176,13 +165,18 @@ std::vector<Target> ranked_targets(const std::vector<std::int64_t>& pids) {
   std::vector<Target> targets;
   bool all_ranked = true;
   for (const auto pid : pids) {
-    targets.push_back({pid, rank_of(pid), {}});
+    Target t;
+    t.pid = pid;
+    t.rank = rank_of(pid);
+    t.rank_rule = t.rank ? source::RankRule::Environment : source::RankRule::None;
+    targets.push_back(std::move(t));
     all_ranked = all_ranked && targets.back().rank.has_value();
   }
   // Without RANK in every environment, the order given is the rank order.
   if (!all_ranked) {
     for (std::size_t i = 0; i < targets.size(); ++i) {
       targets[i].rank = static_cast<int>(i);
+      targets[i].rank_rule = source::RankRule::Order;
     }
   }
   return targets;
@@ -333,6 +327,58 @@ report::MultiTargetReport multi_target_report(const std::string& playbook,
   m.lockstep = result.lockstep;
   m.notes = result.notes;
   return m;
+}
+
+Incident incident_of(const std::string& playbook, TargetsResult&& result) {
+  Incident inc;
+  inc.title = playbook;
+  inc.cases.reserve(result.targets.size());
+  for (auto& t : result.targets) {
+    Case c;
+    c.source.pid = t.target.pid;
+    c.source.rank = t.target.rank;
+    c.source.rank_rule = t.target.rank_rule;
+    c.exit_code = t.exit_code();
+    c.seconds = t.seconds;
+    if (t.error) {
+      c.status = CaseStatus::NotExamined;
+      c.error = t.error->what();
+      c.error_hint = t.error->hint();
+    } else if (!t.result || !t.result->attached) {
+      c.status = CaseStatus::NotExamined;
+      c.error = t.result && t.result->fatal ? t.result->fatal->what() : "never attached";
+    } else if (t.result->fatal || t.result->aborted) {
+      c.status = CaseStatus::Partial;
+    }
+    if (t.result) {
+      RunResult& run = *t.result;
+      c.snapshot = std::move(run.snapshot);
+      c.findings = std::move(run.findings);
+      c.progress = std::move(run.progress);
+      c.warnings = run.warnings;
+      // The samples move to the case; the run keeps each one's times (its report says when each
+      // stop began), not a second copy of its snapshot.
+      c.samples = std::move(run.samples);
+      run.samples.clear();
+      for (const auto& sm : c.samples) {
+        Sample times;
+        times.index = sm.index;
+        times.at = sm.at;
+        times.stop_seconds = sm.stop_seconds;
+        times.wall_time = sm.wall_time;
+        run.samples.push_back(std::move(times));
+      }
+      c.run = std::make_shared<const RunResult>(std::move(run));
+    }
+    inc.cases.push_back(std::move(c));
+  }
+  inc.cross_rank = std::move(result.cross_rank);
+  inc.sample_skew = std::move(result.sample_skew);
+  inc.notes = std::move(result.notes);
+  inc.lockstep = result.lockstep;
+  result.targets.clear();
+  result.examined = 0;
+  return inc;
 }
 
 } // namespace rocplay::playbook

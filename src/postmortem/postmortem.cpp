@@ -1,4 +1,5 @@
 #include "rocplay/postmortem.hpp"
+#include "rocplay/source.hpp"
 
 #include "core/read_chunks.hpp"
 #include "rocplay/agentlog.hpp"
@@ -203,14 +204,10 @@ std::optional<int> rank_from_path(const std::string& path, const std::regex* re)
   }
 }
 
-// `RANK` (torchrun, vLLM, SGLang) in the target environment a recording's meta carries.
+// The rank in the target environment a recording's meta carries: RANK, LOCAL_RANK,
+// OMPI_COMM_WORLD_RANK, SLURM_PROCID, as a live fan-out reads them (source::rank_from_env).
 std::optional<int> rank_from_env(const Snapshot& s) {
-  auto it = s.env.find("RANK");
-  if (it == s.env.end() || it->second.empty() || it->second.size() > 6 ||
-      it->second.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;
-  }
-  return std::stoi(it->second);
+  return source::rank_from_env(s.env);
 }
 
 void finish_result(InputResult& r) {
@@ -788,37 +785,45 @@ std::vector<InputResult> just(InputResult&& r) {
 }
 } // namespace
 
+Case case_of(const InputResult& r) {
+  Case c;
+  c.source.path = r.path;
+  c.source.member = r.member;
+  c.source.pid = r.snapshot.pid;
+  c.source.rank = r.rank;
+  if (r.rank) {
+    c.source.rank_rule = r.rank_rule == "--rank-from"   ? source::RankRule::Pattern
+                         : r.rank_rule == "meta RANK"   ? source::RankRule::Environment
+                         : r.rank_rule == "file name"   ? source::RankRule::FileName
+                         : r.rank_rule == "input order" ? source::RankRule::Order
+                                                        : source::RankRule::Meta;
+  }
+  switch (r.status) {
+  case InputStatus::Ok:
+  case InputStatus::Empty:
+    c.status = CaseStatus::Examined;
+    break;
+  case InputStatus::Partial:
+    c.status = CaseStatus::Partial;
+    break;
+  case InputStatus::Unreadable:
+    c.status = CaseStatus::Unreadable;
+    break;
+  }
+  c.error = r.error;
+  c.warnings = r.warnings;
+  // An unreadable input makes the batch partial; one with a stuck signature, a finding.
+  c.exit_code = c.status == CaseStatus::Unreadable ? ExitCode::PartialInput
+                : r.signatures.empty()             ? ExitCode::Ok
+                                                   : ExitCode::Findings;
+  if (c.examined()) {
+    c.at = incident::whereabouts(r.snapshot, r.findings);
+  }
+  return c;
+}
+
 std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& path) {
-  const fs::path p(path);
-  std::string name = p.filename().string();
-  // The stem: up to the first dot (`hang_rank0.mi`, `rank1.rec.txt`).
-  const std::size_t dot = name.find('.');
-  const std::string stem = name.substr(0, dot);
-  if (stem.empty() || stem.size() > 256) {
-    return std::nullopt;
-  }
-  // A word that says "rank" right before the number, not inside a longer word; else a trailing
-  // `-N` / `_N`.
-  static const std::regex kNamed(
-      "(^|[^A-Za-z0-9])(rank|rank_|rank-|r|tp|tp_|tp-|worker|worker_|"
-      "worker-|gpu|gpu_|gpu-|local_rank|local_rank_)([0-9]{1,5})(?=$|[^0-9])",
-      std::regex::ECMAScript | std::regex::icase);
-  static const std::regex kTrailing("[-_]([0-9]{1,5})$", std::regex::ECMAScript);
-  std::smatch m;
-  std::size_t at = 0;
-  std::size_t len = 0;
-  if (std::regex_search(stem, m, kNamed)) {
-    at = static_cast<std::size_t>(m.position(3));
-    len = static_cast<std::size_t>(m.length(3));
-  } else if (std::regex_search(stem, m, kTrailing)) {
-    at = static_cast<std::size_t>(m.position(1));
-    len = static_cast<std::size_t>(m.length(1));
-  } else {
-    return std::nullopt;
-  }
-  const int number = std::stoi(stem.substr(at, len));
-  name.replace(at, len, "#");
-  return std::make_pair((p.parent_path() / name).string(), number);
+  return source::rank_in_file_name(path);
 }
 
 namespace {

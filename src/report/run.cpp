@@ -115,7 +115,10 @@ std::vector<nlohmann::json> multi_target_to_jsonl(const MultiTargetReport& m) {
     nlohmann::json j = target_to_json(t);
     j["type"] = "target";
     if (t.report) {
-      j["snapshot"] = j["report"]["snapshot"]; // `rocplay postmortem` reads these lines back
+      // `rocplay postmortem` reads the snapshot back from the top of the line; it is written
+      // once (schema v2: no second copy inside `report`).
+      j["snapshot"] = std::move(j["report"]["snapshot"]);
+      j["report"].erase("snapshot");
     }
     lines.push_back(std::move(j));
   }

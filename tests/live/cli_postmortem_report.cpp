@@ -32,12 +32,21 @@ TEST_CASE("rocplay postmortem of one input prints the full report") {
   CHECK(r.out.find("rocplay postmortem: 1 inputs") == std::string::npos);
 }
 
-TEST_CASE("rocplay postmortem of several inputs: the summary, and details adds each report") {
+TEST_CASE("rocplay postmortem of several inputs: the incident, the summary, and details adds each "
+          "report") {
   const std::string a = (kFixtures / "rocgdb/splitk-clean-two-queues/snapshot.mi").string();
   const std::string b = (kFixtures / "rocgdb/host-mutex-deadlock/snapshot.mi").string();
-  const CliRun plain = run_rocplay({"postmortem", a, b, "--no-progress"});
+  const CliRun plain =
+      run_rocplay({"postmortem", a, b, "--no-progress"}, std::chrono::seconds(60), {"COLUMNS=200"});
   INFO(plain.out << plain.err);
-  CHECK(plain.out.rfind("rocplay postmortem: 2 inputs", 0) == 0);
+  // Incident first (schema v2): where each input stands, one line per place, then the summary.
+  CHECK(plain.out.rfind("INCIDENT  2 inputs, 2 read: no cross-rank pattern; the inputs stand in 2 "
+                        "places\n",
+                        0) == 0);
+  const std::string head = plain.out.substr(0, plain.out.find("\n\n"));
+  CHECK(head.find("      2 split-K `_clean` kernels") != std::string::npos); // a's verdict
+  CHECK(head.find("      host deadlock: threads") != std::string::npos);     // b's
+  CHECK(plain.out.find("\n\nrocplay postmortem: 2 inputs") != std::string::npos);
   CHECK(plain.out.find("VERDICT") == std::string::npos);
   const CliRun details = run_rocplay({"postmortem", a, b, "--details", "--no-progress"});
   INFO(details.out);

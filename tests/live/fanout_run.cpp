@@ -34,6 +34,11 @@ TEST_CASE("run --pids: every target examined in parallel, a bad one reported, al
   CHECK(r.err.find("1 of 4 targets could not be examined") != std::string::npos);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["schema"] == "rocplay.run.multi");
+  CHECK(j["schema_version"] == 2);
+  // The incident (v2): four targets, three examined, grouped by where each stands.
+  CHECK(j["incident"]["cases"] == 4);
+  CHECK(j["incident"]["examined"] == 3);
+  CHECK(j["incident"]["exit_code"] == 2);
   REQUIRE(j["targets"].size() == 4);
   // The report keeps the order given; ranks follow it when the targets have no RANK variable.
   CHECK(j["targets"][0]["pid"] == a.pid());
@@ -79,20 +84,24 @@ TEST_CASE("multi-node: per-node JSONL outputs merge in rocplay postmortem") {
   INFO(pm.err);
   CHECK(pm.exit_code < 2);
   const auto lines = json_lines(pm.out);
-  REQUIRE(lines.size() == 4); // three snapshots and the summary
+  // Schema v2: the incident first, then three snapshots (each run's incident line holds none, so
+  // it is no input) and the summary.
+  REQUIRE(lines.size() == 5);
+  CHECK(lines[0]["schema"] == "rocplay.postmortem.incident");
+  CHECK(lines[0]["cases"] == 3);
   std::set<std::int64_t> pids;
-  for (std::size_t i = 0; i < 3; ++i) {
+  for (std::size_t i = 1; i < 4; ++i) {
     CHECK(lines[i]["kind"] == "report-json");
     CHECK(lines[i]["status"] == "ok");
     CHECK(lines[i]["snapshot"]["host_threads"].get<int>() >= 3);
   }
-  CHECK(lines[0]["path"].get<std::string>().find("node-1.jsonl") != std::string::npos);
-  CHECK(lines[0]["member"] == "#0");
-  CHECK(lines[1]["member"] == "#1");
-  CHECK(lines[2]["path"].get<std::string>().find("node-2-") != std::string::npos);
-  CHECK(lines[3]["schema"] == "rocplay.postmortem.summary");
-  CHECK(lines[3]["inputs"] == 2);
-  CHECK(lines[3]["unreadable"] == 0);
+  CHECK(lines[1]["path"].get<std::string>().find("node-1.jsonl") != std::string::npos);
+  CHECK(lines[1]["member"] == "#0");
+  CHECK(lines[2]["member"] == "#1");
+  CHECK(lines[3]["path"].get<std::string>().find("node-2-") != std::string::npos);
+  CHECK(lines[4]["schema"] == "rocplay.postmortem.summary");
+  CHECK(lines[4]["inputs"] == 2);
+  CHECK(lines[4]["unreadable"] == 0);
   for (const SpinTarget* t : {&a, &b, &c}) {
     CHECK(t->advances());
   }

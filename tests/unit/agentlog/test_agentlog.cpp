@@ -1,5 +1,6 @@
 // rocm-debug-agent wave dumps: parsing and fault reports over the fixtures in fixtures/agentlog
 // (the seed's sample dump and variants written from its format; see that directory's README).
+#include "agentlog/lines.hpp"
 #include "rocplay/agentlog.hpp"
 
 #include <catch2/catch.hpp>
@@ -606,4 +607,20 @@ TEST_CASE("code object URIs and the names --save-code-objects gives them", "[age
   CHECK(file->saved_name == "file____opt_my%20app_lib.so_offset_4096_size_0");
   CHECK_FALSE(parse_code_object_uri("not a uri"));
   CHECK(parse_code_object_uri("memory://x#offset=zz")->pid == std::nullopt);
+}
+
+TEST_CASE("launcher prefixes read by the one rule the crash reader uses", "[agentlog]") {
+  using rocplay::agentlog::detail::split_prefix;
+  auto p = split_prefix("(Worker_TP3 pid=7) wave_0: pc=0x1000");
+  CHECK(p.rank == 3);
+  CHECK(p.pid == 7);
+  CHECK(p.key == "Worker_TP3 pid=7");
+  CHECK(p.rest == "wave_0: pc=0x1000");
+  auto mpi = split_prefix("[1,1]<stderr>:wave_0: pc=0x1000");
+  CHECK(mpi.rank == 1);
+  CHECK(mpi.key == "[1,1]");
+  CHECK(mpi.rest == "wave_0: pc=0x1000");
+  auto none = split_prefix("Traceback (most recent call last):");
+  CHECK(!none.rank);
+  CHECK(none.key.empty());
 }

@@ -444,3 +444,15 @@ TEST_CASE("kernel-log evidence alone gives a node verdict") {
   CHECK(v[0].title.find("Xid 31") != std::string::npos);
   CHECK(v[0].next_step.find("LOGLEVEL=1") != std::string::npos); // no API log: start one
 }
+
+TEST_CASE(
+    "an SGLang `(Worker_TP3 pid=7)` line is rank 3, pid 7, as the agent-log reader reads it") {
+  // Before the one rank rule (rocplay/source.hpp) this reader needed `rank=` in the prefix.
+  const Evidence ev =
+      read_text("(Worker_TP3 pid=7) RuntimeError: HIP error: an illegal memory access was "
+                "encountered\n");
+  const auto errors = of_kind(ev, EventKind::GpuError);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0]->rank == 3);
+  CHECK(errors[0]->name == "hipErrorIllegalAddress");
+}

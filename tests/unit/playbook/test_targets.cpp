@@ -10,6 +10,8 @@
 #include "rocplay/run_targets.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <signal.h>
 #include <spawn.h>
@@ -35,7 +37,8 @@ using Clock = std::chrono::steady_clock;
 std::vector<Target> targets_of(std::size_t n) {
   std::vector<Target> out;
   for (std::size_t i = 0; i < n; ++i) {
-    out.push_back({static_cast<std::int64_t>(4301 + i), static_cast<int>(i), {}});
+    out.push_back(
+        {static_cast<std::int64_t>(4301 + i), static_cast<int>(i), {}, source::RankRule::Order});
   }
   return out;
 }
@@ -134,6 +137,36 @@ TEST_CASE("run_targets: eight replayed ranks, each one's findings, missing-rank 
   REQUIRE(m.targets[5].report.has_value());
   CHECK(m.targets[5].report->findings == &r.targets[5].result->findings);
   CHECK(m.cross_rank.size() == r.cross_rank.size());
+
+  // The same fan-out as an incident (rocplay/case.hpp): a case per target, the run's snapshot
+  // and findings moved into it, and rank 5 standing apart from the seven that spin.
+  TargetsResult copy = r;
+  const Incident inc = incident_of("hang-triage", std::move(copy));
+  REQUIRE(inc.cases.size() == 8);
+  CHECK(inc.exit_code() == ExitCode::Findings);
+  REQUIRE(inc.verdict() != nullptr);
+  CHECK(inc.verdict()->id == r.cross_rank.front().id);
+  for (std::size_t i = 0; i < 8; ++i) {
+    const Case& c = inc.cases[i];
+    CHECK(c.source.pid == static_cast<std::int64_t>(4301 + i));
+    CHECK(c.source.rank == static_cast<int>(i));
+    CHECK(c.source.rank_rule == source::RankRule::Order);
+    REQUIRE(c.findings.size() == r.targets[i].result->findings.size());
+    for (std::size_t k = 0; k < c.findings.size(); ++k) {
+      CHECK(c.findings[k].id == r.targets[i].result->findings[k].id);
+    }
+    REQUIRE(c.run != nullptr);
+    CHECK(c.run->findings.empty()); // moved, not copied
+    CHECK(c.run->snapshot.waves.empty());
+  }
+  const auto groups = incident::rank_groups(inc);
+  std::vector<std::string> who;
+  for (const auto& g : groups) {
+    who.push_back(incident::who(inc, g));
+  }
+  INFO(fmt::format("{}", fmt::join(who, " | ")));
+  CHECK(std::find(who.begin(), who.end(), "rank 5 (pid 4306)") != who.end());
+  CHECK(who.front() == "ranks 0-4,6-7 (pids 4301-4305,4307-4308)");
 }
 
 TEST_CASE("run_targets: with jobs = targets every target is under a debugger at once") {

@@ -3,8 +3,10 @@
 // `rocplay.report` (run, record, launch) and its `launch` object hold exactly theirs too.
 #include "../snapshot/support.hpp"
 #include "rocplay/heuristics.hpp"
+#include "rocplay/report_incident.hpp"
 #include "rocplay/report_launch.hpp"
 #include "rocplay/report_run.hpp"
+#include "rocplay/run_result.hpp"
 #include "rocplay/sampling.hpp"
 #include "schema_doc.hpp"
 
@@ -25,6 +27,8 @@ struct Fanout {
   std::vector<Sample> samples;
   SampleProgress progress;
   report::MultiTargetReport report;
+  // The same three targets as the model every driver fills (rocplay/case.hpp).
+  Incident incident;
 
   Fanout() {
     for (int rank : {0, 1}) {
@@ -70,6 +74,40 @@ struct Fanout {
     report.cross_rank = heuristics::run_ranks(snapshots);
     report.sample_skew = {{1, 0.002}, {2, 0.004}};
     report.lockstep = true;
+
+    incident.title = "hang-triage";
+    for (std::size_t i = 0; i < snapshots.size(); ++i) {
+      rocplay::Case c;
+      c.source.pid = 4301 + static_cast<std::int64_t>(i);
+      c.source.rank = static_cast<int>(i);
+      c.source.rank_rule = source::RankRule::Order;
+      c.exit_code = ExitCode::Findings;
+      c.seconds = 1.5;
+      c.snapshot = snapshots[i];
+      c.findings = findings[i];
+      auto run = std::make_shared<playbook::RunResult>();
+      run->playbook = "hang-triage";
+      run->pid = *c.source.pid;
+      run->attached = true;
+      if (i == 0) {
+        c.samples = samples;
+        c.progress = progress;
+        run->samples_wanted = 2;
+      }
+      c.run = std::move(run);
+      incident.cases.push_back(std::move(c));
+    }
+    rocplay::Case gone_case;
+    gone_case.source.pid = 4399;
+    gone_case.source.rank = 2;
+    gone_case.status = CaseStatus::NotExamined;
+    gone_case.exit_code = ExitCode::NoSuchProcess;
+    gone_case.error = "no process with pid 4399";
+    gone_case.error_hint = "check the pid with `rocplay ps`";
+    incident.cases.push_back(std::move(gone_case));
+    incident.cross_rank = report.cross_rank;
+    incident.sample_skew = report.sample_skew;
+    incident.lockstep = true;
   }
 };
 
@@ -79,9 +117,10 @@ TEST_CASE("rocplay.run.multi holds exactly the keys docs/json-schema.md document
           "[report][schema]") {
   const Fanout f;
   REQUIRE_FALSE(f.report.cross_rank.empty());
-  const nlohmann::json j = report::multi_target_to_json(f.report);
+  // v2 (the incident model): written from the Incident, with `incident` beside v1's keys.
+  const nlohmann::json j = report::multi_target_to_json(f.incident);
   CHECK(j["schema"] == "rocplay.run.multi");
-  CHECK(j["schema_version"] == report::kJsonSchemaVersion);
+  CHECK(j["schema_version"] == report::kIncidentSchemaVersion);
   const auto keys = documented_keys("(`rocplay.run.multi`)");
   CHECK(emitted_keys({j}, keys) == keys);
   // Each examined target's report is a rocplay.report with the run beside it.
@@ -91,14 +130,19 @@ TEST_CASE("rocplay.run.multi holds exactly the keys docs/json-schema.md document
   CHECK_FALSE(j["targets"][1]["report"].contains("samples"));
   CHECK_FALSE(j["targets"][0]["report"].contains("partial"));
 
-  const auto lines = report::multi_target_to_jsonl(f.report);
-  REQUIRE(lines.size() == 4);
-  for (std::size_t i = 0; i < 3; ++i) {
+  const auto lines = report::multi_target_to_jsonl(f.incident);
+  REQUIRE(lines.size() == 5);
+  // v2: the incident first, as the text opens with it.
+  CHECK(lines[0]["type"] == "incident");
+  CHECK(lines[0]["schema_version"] == report::kIncidentSchemaVersion);
+  for (std::size_t i = 1; i < 4; ++i) {
     CHECK(lines[i]["type"] == "target");
   }
-  // The target lines: a target's keys, `type`, and the snapshot again for `rocplay postmortem`.
-  CHECK(lines[0]["snapshot"] == lines[0]["report"]["snapshot"]);
-  CHECK_FALSE(lines[2].contains("snapshot"));
+  // The target lines: a target's keys, `type`, and its snapshot once, at the top, for `rocplay
+  // postmortem` (v1 carried it a second time inside `report`).
+  CHECK(lines[1]["snapshot"] == j["targets"][0]["report"]["snapshot"]);
+  CHECK_FALSE(lines[1]["report"].contains("snapshot"));
+  CHECK_FALSE(lines[3].contains("snapshot"));
   const auto summary_keys = documented_keys("(`rocplay.run.multi` as `--format jsonl`)");
   CHECK(emitted_keys({lines.back()}, summary_keys) == summary_keys);
   CHECK(lines.back()["examined"] == 2);
@@ -188,4 +232,41 @@ TEST_CASE("a finding holds exactly the keys docs/json-schema.md documents", "[re
   }
   const auto keys = documented_keys("### Finding");
   CHECK(emitted_keys(findings, keys) == keys);
+}
+
+TEST_CASE("the incident object holds exactly the keys docs/json-schema.md documents",
+          "[report][schema]") {
+  const Fanout f;
+  const nlohmann::json j = report::incident_to_json(f.incident);
+  const auto keys = documented_keys("### The incident");
+  CHECK(emitted_keys({j}, keys) == keys);
+  CHECK(j["cases"] == 3);
+  CHECK(j["examined"] == 2);
+  CHECK(j["exit_code"] == 2); // one target was not examined
+  CHECK(j["verdict"]["id"] == f.incident.cross_rank.front().id);
+}
+
+TEST_CASE("several targets in text open with the incident: the verdict, then where each rank is",
+          "[report][text]") {
+  const Fanout f;
+  report::TextOptions options;
+  std::ostringstream out;
+  report::write(out, f.incident, report::Format::Text, options, "test");
+  const std::string text = out.str();
+  INFO(text);
+  const Finding& cross = f.incident.cross_rank.front();
+  CHECK(text.rfind("INCIDENT  3 targets, 2 examined: [" + std::string(to_string(cross.severity)),
+                   0) == 0);
+  // One line per group of ranks that stand in the same place; the rank never examined says why.
+  const auto incident_end = text.find("\n=== pid 4301");
+  REQUIRE(incident_end != std::string::npos);
+  const std::string head = text.substr(0, incident_end);
+  CHECK(head.find("rank 2 (pid 4399): (no place known)\n      not examined: no process with pid "
+                  "4399") != std::string::npos);
+  for (const auto& g : incident::rank_groups(f.incident)) {
+    CHECK(head.find(incident::who(f.incident, g) + ": ") != std::string::npos);
+  }
+  // Then each target's full report, as before.
+  CHECK(text.find("=== pid 4301 (rank 0): exit 1, 1.50s\nVERDICT") != std::string::npos);
+  CHECK(text.find("=== across 2 examined of 3 targets") != std::string::npos);
 }
