@@ -140,7 +140,7 @@ TEST_CASE("x2 workers: the cross-rank finding names rank 1 by the user's frame, 
   CHECK((all + ev).find("in __GI___clock_nanosleep") == std::string::npos);
 }
 
-TEST_CASE("thread figures: no CPU between samples is never a spin; a burned run is") {
+TEST_CASE("thread figures: no CPU between samples is never a spin, a burned run is") {
   // The figures a live run writes before sample 2's stop: the main thread idle, the watchdog
   // burning the whole run (as if it spun).
   const std::string note =
