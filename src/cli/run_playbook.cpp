@@ -141,7 +141,10 @@ int run_playbook_command(const RunCommandOptions& o) {
     examination.run.progress = &progress_line;
   }
 
-  examination.debugger = session::find_debugger(o.debugger);
+  // A named debugger's banner comes from its MI session (no `--version` process first).
+  session::SearchEnv search;
+  search.defer_banner = true;
+  examination.debugger = session::find_debugger(o.debugger, search);
   // A fan-out of one: the same examination as each target of --pids, reported as one run.
   const playbook::TargetsResult run = playbook::run_targets(pb, {target}, examination);
   flush_skipped();

@@ -141,6 +141,11 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env, Debug
     if (!is_executable_file(path)) {
       continue;
     }
+    if (explicit_choice && env.defer_banner) {
+      Debugger dbg; // kind and version come from the session's `-gdb-version`
+      dbg.path = path;
+      return dbg;
+    }
     const auto banner = version_banner(path, env.version_timeout);
     if (!banner) {
       if (explicit_choice) {
