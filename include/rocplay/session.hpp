@@ -54,8 +54,9 @@ struct SearchEnv {
   // A debugger named by --debugger or $ROCPLAY_DEBUGGER is returned without running `--version`
   // (a whole GDB start-up, 0.4-1.5 s on the 2-core builder): kind Unknown and an empty version,
   // which the Session fills from `-gdb-version` before anything uses them, and a program that
-  // does not run as a GDB fails there with DebuggerNotFound. A search (nothing named) still runs
-  // each candidate's `--version`, so one that fails is passed over for the next.
+  // does not run as a GDB fails there with DebuggerNotFound. A search (nothing named) defers it
+  // only when one candidate is executable; with several it runs each one's `--version`, so one
+  // that fails is passed over for the next.
   bool defer_banner = false;
 };
 

@@ -141,7 +141,8 @@ int run_playbook_command(const RunCommandOptions& o) {
     examination.run.progress = &progress_line;
   }
 
-  // A named debugger's banner comes from its MI session (no `--version` process first).
+  // The banner comes from the debugger's MI session, not a `--version` process first, unless a
+  // search must choose between candidates.
   session::SearchEnv search;
   search.defer_banner = true;
   examination.debugger = session::find_debugger(o.debugger, search);

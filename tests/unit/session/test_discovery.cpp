@@ -158,8 +158,19 @@ TEST_CASE("defer_banner: a named debugger is not run, a search still runs --vers
   }
   // Still not found when nothing executable is there.
   CHECK_THROWS_AS(session::find_debugger("/nonexistent/dir/gdb", env), Error);
-  // A search passes over a candidate whose --version fails, so it runs them.
+  // A search with one executable candidate has nothing to choose: deferred as well.
+  auto lone = session::find_debugger("", env);
+  CHECK(lone.path == gdb);
+  CHECK(lone.version.empty());
+  CHECK_FALSE(fs::exists(ran));
+  // With two, a search passes over one whose --version fails, so it runs them.
+  const auto broken = bin.add("a", "rocgdb", "");
+  {
+    std::ofstream out(broken);
+    out << "#!/bin/sh\nexit 1\n";
+  }
   const auto d = session::find_debugger("", env);
+  CHECK(d.path == gdb);
   CHECK(d.kind == DebuggerKind::Gdb);
   CHECK(d.version == "GNU gdb (Debian 13.1-3) 13.1");
   CHECK(fs::exists(ran));
