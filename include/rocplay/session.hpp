@@ -51,10 +51,18 @@ struct SearchEnv {
   std::optional<std::string> rocplay_debugger;          // $ROCPLAY_DEBUGGER; nullopt: getenv
   std::vector<std::string> extra_dirs{"/opt/rocm/bin"}; // searched for rocgdb after $PATH
   std::chrono::milliseconds version_timeout{10'000};
+  // A debugger named by --debugger or $ROCPLAY_DEBUGGER is returned without running `--version`
+  // (a whole GDB start-up, 0.4-1.5 s on the 2-core builder): kind Unknown and an empty version,
+  // which the Session fills from `-gdb-version` before anything uses them, and a program that
+  // does not run as a GDB fails there with DebuggerNotFound. A search (nothing named) defers it
+  // only when one candidate is executable; with several it runs each one's `--version`, so one
+  // that fails is passed over for the next.
+  bool defer_banner = false;
 };
 
 // `--debugger rocgdb|cuda-gdb|gdb|PATH`, else $ROCPLAY_DEBUGGER (same forms), else the first found
-// of rocgdb ($PATH, then /opt/rocm/bin), cuda-gdb, gdb. Runs `DEBUGGER --version` for the banner.
+// of rocgdb ($PATH, then /opt/rocm/bin), cuda-gdb, gdb. Runs `DEBUGGER --version` for the banner
+// (not for a named debugger with SearchEnv::defer_banner).
 // Throws Error(DebuggerNotFound) naming what was tried.
 Debugger find_debugger(const std::string& requested);
 Debugger find_debugger(const std::string& requested, const SearchEnv& env,

@@ -143,7 +143,11 @@ int run_playbook_command(const RunCommandOptions& o) {
     examination.run.progress = &progress_line;
   }
 
-  examination.debugger = session::find_debugger(o.debugger);
+  // The banner comes from the debugger's MI session, not a `--version` process first, unless a
+  // search must choose between candidates.
+  session::SearchEnv search;
+  search.defer_banner = true;
+  examination.debugger = session::find_debugger(o.debugger, search);
   // A fan-out of one: the same examination as each target of --pids, reported as one run.
   playbook::TargetsResult run = playbook::run_targets(pb, {target}, examination);
   flush_skipped();

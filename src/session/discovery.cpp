@@ -136,10 +136,22 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env, Debug
     add_name(want, {});
   }
 
+  // With defer_banner, a search whose one executable candidate could not be passed over for
+  // another defers its banner too: `--version` would only decide between candidates.
+  bool defer = env.defer_banner && explicit_choice;
+  if (env.defer_banner && !explicit_choice) {
+    defer = std::count_if(candidates.begin(), candidates.end(),
+                          [](const std::string& p) { return is_executable_file(p); }) == 1;
+  }
   for (const auto& path : candidates) {
     trace.tried.push_back(path);
     if (!is_executable_file(path)) {
       continue;
+    }
+    if (defer) {
+      Debugger dbg; // kind and version come from the session's `-gdb-version`
+      dbg.path = path;
+      return dbg;
     }
     const auto banner = version_banner(path, env.version_timeout);
     if (!banner) {

@@ -145,18 +145,37 @@ void Session::Impl::startup() {
     return std::max(milliseconds(1),
                     std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   };
+  // A debugger named without running its `--version` (SearchEnv::defer_banner): the banner
+  // comes from `-gdb-version` below, and a program that does not answer as a GDB in MI mode is
+  // reported as `--version` failing was, with the same time limit (SearchEnv::version_timeout).
+  const bool banner_deferred = debugger.version.empty();
+  auto first_timeout = [&] {
+    return banner_deferred ? std::min(remaining(), milliseconds(SearchEnv{}.version_timeout))
+                           : remaining();
+  };
   // The first command tells whether this debugger speaks MI3.
   try {
-    start_command("-gdb-set pagination off", remaining());
+    try {
+      start_command("-gdb-set pagination off", first_timeout());
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::DebuggerCrashed && mi_refused(stderr_all)) {
+        closed.reset();
+        on_note("the debugger refused mi3; falling back to mi2");
+        spawn(2);
+        start_command("-gdb-set pagination off", first_timeout());
+      } else {
+        throw;
+      }
+    }
   } catch (const Error& e) {
-    if (e.code() == ExitCode::DebuggerCrashed && mi_refused(stderr_all)) {
-      closed.reset();
-      on_note("the debugger refused mi3; falling back to mi2");
-      spawn(2);
-      start_command("-gdb-set pagination off", remaining());
-    } else {
+    if (!banner_deferred || results_seen > 0 ||
+        (e.code() != ExitCode::DebuggerCrashed && e.code() != ExitCode::Timeout)) {
       throw;
     }
+    throw Error(ExitCode::DebuggerNotFound,
+                debugger.path + " does not run as a GDB-family debugger in MI mode: " + e.what(),
+                "check that it runs: `" + debugger.path +
+                    " --version`; --debugger takes rocgdb, cuda-gdb, gdb or the path of one");
   }
   if (options.buffered_output) {
     buffer_output(remaining());
@@ -183,11 +202,14 @@ void Session::Impl::startup() {
   // `⚠️`); rocplay's readers strip them either way. Older GDBs refuse the setting.
   command("-gdb-set style emoji off", remaining());
   if (debugger.version.empty()) {
+    // The same first line as `--version` prints (a cuda-gdb wrapper's `exec:` line skipped).
     const auto ex = start_command("-gdb-version", remaining());
-    const std::string text = ex.console();
-    debugger.version = text.substr(0, text.find('\n'));
+    debugger.version = banner_line(ex.console());
     if (debugger.kind == DebuggerKind::Unknown) {
       debugger.kind = debugger_kind_from_banner(debugger.version, debugger.path);
+    }
+    if (debugger.kind == DebuggerKind::Unknown) {
+      debugger.kind = DebuggerKind::Gdb; // as find_debugger: an unusual banner still speaks MI
     }
   }
   // GDB 13 on Linux drives threads through a non-stop target even when the user sees all-stop:

@@ -138,6 +138,44 @@ TEST_CASE("the debugger option and $ROCPLAY_DEBUGGER", "[session][discovery]") {
   CHECK(session::find_debugger("gdb", env).path == gdb);
 }
 
+TEST_CASE("defer_banner: a named debugger is not run, a search still runs --version",
+          "[session][discovery]") {
+  FakeBin bin;
+  const auto gdb = bin.add("a", "gdb", "GNU gdb (Debian 13.1-3) 13.1");
+  const std::string ran = bin.dir("a") + "/ran";
+  { // the fake leaves a mark when it runs
+    std::ofstream out(gdb);
+    out << "#!/bin/sh\ntouch '" << ran << "'\necho 'GNU gdb (Debian 13.1-3) 13.1'\n";
+  }
+  auto env = env_with(bin.dir("a"));
+  env.defer_banner = true;
+  for (const std::string& named : {std::string("gdb"), gdb}) {
+    const auto d = session::find_debugger(named, env);
+    CHECK(d.path == gdb);
+    CHECK(d.kind == DebuggerKind::Unknown); // the session's -gdb-version decides
+    CHECK(d.version.empty());
+    CHECK_FALSE(fs::exists(ran));
+  }
+  // Still not found when nothing executable is there.
+  CHECK_THROWS_AS(session::find_debugger("/nonexistent/dir/gdb", env), Error);
+  // A search with one executable candidate has nothing to choose: deferred as well.
+  auto lone = session::find_debugger("", env);
+  CHECK(lone.path == gdb);
+  CHECK(lone.version.empty());
+  CHECK_FALSE(fs::exists(ran));
+  // With two, a search passes over one whose --version fails, so it runs them.
+  const auto broken = bin.add("a", "rocgdb", "");
+  {
+    std::ofstream out(broken);
+    out << "#!/bin/sh\nexit 1\n";
+  }
+  const auto d = session::find_debugger("", env);
+  CHECK(d.path == gdb);
+  CHECK(d.kind == DebuggerKind::Gdb);
+  CHECK(d.version == "GNU gdb (Debian 13.1-3) 13.1");
+  CHECK(fs::exists(ran));
+}
+
 TEST_CASE("debugger not found says what was tried", "[session][discovery]") {
   FakeBin bin;
   bin.add("a", "gdb", "GNU gdb 13.1", /*executable=*/false); // not executable: skipped
