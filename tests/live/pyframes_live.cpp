@@ -138,8 +138,9 @@ TEST_CASE("Python frames of every thread, exactly as the program's own traceback
     // The recording gives the same frames later, with no debugger and no process: its samples
     // built as `rocplay postmortem` builds them.
     {
+      const std::string recorded = text.str(); // the reader keeps views into it
       mi::TranscriptReader reader;
-      reader.feed(text.str());
+      reader.feed(recorded);
       reader.finish();
       snapshot::BuildOptions bo;
       bo.meta_json = reader.info().meta_json;
