@@ -3,12 +3,13 @@
 // debugger holds it, then read N times the way `rocplay run` reads it in each sample (the
 // runtime found once per run; the walk per sample). Prints the median, min and max of the walk,
 // and of one cold locate + walk (a run's first sample).
-// Usage: bench_pyframes [--python PATH] [--runs N]       (docs/benchmarks.md, "Python stacks")
+// Usage: bench_pyframes [--python PATH] [--runs N] [--short]       (docs/benchmarks.md, "Python stacks")
 #include "rocplay/pyframes.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +38,14 @@ print('ready', flush=True)
 go.wait()
 )";
 
+// CPU time of this thread (user + system: the reads are system calls), in ms. On a loaded
+// machine the wall time includes waiting for a core; this does not.
+double cpu_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
 double ms_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
@@ -46,11 +55,13 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 int main(int argc, char** argv) {
   std::string python = "/usr/bin/python3";
   int runs = 50;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--python") == 0) {
-      python = argv[i + 1];
-    } else if (std::strcmp(argv[i], "--runs") == 0) {
-      runs = std::max(1, std::atoi(argv[i + 1]));
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--short") == 0) {
+      runs = 5; // scripts/bench.sh --short: keep it running, not measure
+    } else if (std::strcmp(argv[i], "--python") == 0 && i + 1 < argc) {
+      python = argv[++i];
+    } else if (std::strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+      runs = std::max(1, std::atoi(argv[++i]));
     }
   }
   int out[2];
@@ -92,12 +103,14 @@ int main(int argc, char** argv) {
   for (const auto& t : first.threads) {
     frames += t.frames.size();
   }
-  std::vector<double> times;
+  std::vector<double> times, cpu;
   for (int i = 0; i < runs; ++i) {
+    const double c = cpu_ms();
     const auto t = std::chrono::steady_clock::now();
     rocplay::pyframes::ProcessMemory memory(pid);
     const auto s = rocplay::pyframes::read(memory, *runtime);
     times.push_back(ms_since(t));
+    cpu.push_back(cpu_ms() - c);
     if (s.threads.size() != first.threads.size()) {
       std::fprintf(stderr, "bench_pyframes: the threads changed while stopped\n");
     }
@@ -106,10 +119,13 @@ int main(int argc, char** argv) {
   ::kill(pid, SIGCONT);
   ::waitpid(pid, nullptr, 0);
   std::sort(times.begin(), times.end());
+  std::sort(cpu.begin(), cpu.end());
   std::printf("CPython %s: %zu threads, %zu Python frames\n", first.version.c_str(),
               first.threads.size(), frames);
   std::printf("walk per sample: median %.3f ms, min %.3f ms, max %.3f ms (%d runs)\n",
               times[times.size() / 2], times.front(), times.back(), runs);
+  std::printf("walk per sample, CPU time: median %.3f ms, min %.3f ms, max %.3f ms\n",
+              cpu[cpu.size() / 2], cpu.front(), cpu.back());
   std::printf("first sample (locate + walk, cold): %.3f ms\n", cold);
   return 0;
 }

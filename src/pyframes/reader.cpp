@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <unordered_map>
@@ -408,6 +409,38 @@ public:
     return &codes_.emplace(obj, std::move(c)).first->second;
   }
 
+  // The fields of the frame at `f`: in one read of its first bytes when they are few (they are,
+  // in every layout), else field by field. `instr` is f_lasti (an int) for 3.10's frame objects.
+  bool frame_fields(std::uint64_t f, std::uint64_t& previous, std::uint64_t& code_obj,
+                    std::uint64_t& instr, std::uint8_t& owner, std::uint8_t& entry) {
+    const std::size_t instr_size = l_.frame_objects ? 4 : 8;
+    std::size_t span = std::max({l_.f_previous + 8, l_.f_code + 8, l_.f_instr + instr_size});
+    if (l_.f_owner) {
+      span = std::max<std::size_t>(span, *l_.f_owner + 1);
+    }
+    if (l_.f_is_entry) {
+      span = std::max<std::size_t>(span, *l_.f_is_entry + 1);
+    }
+    std::array<std::uint8_t, 256> buf{};
+    if (span <= buf.size() && f + span > f && mem_.read(f, buf.data(), span)) {
+      std::memcpy(&previous, buf.data() + l_.f_previous, 8);
+      std::memcpy(&code_obj, buf.data() + l_.f_code, 8);
+      instr = 0;
+      std::memcpy(&instr, buf.data() + l_.f_instr, instr_size);
+      owner = l_.f_owner ? buf[*l_.f_owner] : 0;
+      entry = l_.f_is_entry ? buf[*l_.f_is_entry] : 0;
+      return true;
+    }
+    bool ok = true;
+    previous = ptr(f + l_.f_previous, ok);
+    code_obj = ok ? ptr(f + l_.f_code, ok) : 0;
+    instr = 0;
+    ok = ok && mem_.read(f + l_.f_instr, &instr, instr_size);
+    ok = ok && (!l_.f_owner || get(f + *l_.f_owner, owner));
+    ok = ok && (!l_.f_is_entry || get(f + *l_.f_is_entry, entry));
+    return ok;
+  }
+
   void frames(std::uint64_t first, Thread& t) {
     std::unordered_set<std::uint64_t> seen;
     std::uint64_t f = first;
@@ -420,15 +453,10 @@ public:
         t.note = "the frame list loops; the stack ends there";
         return;
       }
-      bool ok = true;
-      const std::uint64_t previous = ptr(f + l_.f_previous, ok);
-      const std::uint64_t code_obj = ok ? ptr(f + l_.f_code, ok) : 0;
-      if (!ok) {
-        t.note = fmt::format("frame {:#x} cannot be read; the stack ends there", f);
-        return;
-      }
-      std::uint8_t owner = 0;
-      if (l_.f_owner && !get(f + *l_.f_owner, owner)) {
+      // One read per frame: every field the walk needs lies in its first bytes.
+      std::uint64_t previous = 0, code_obj = 0, instr = 0;
+      std::uint8_t owner = 0, entry = 0;
+      if (!frame_fields(f, previous, code_obj, instr, owner, entry)) {
         t.note = fmt::format("frame {:#x} cannot be read; the stack ends there", f);
         return;
       }
@@ -450,25 +478,17 @@ public:
       out.function = c->name;
       out.file = c->file;
       if (l_.frame_objects) {
-        std::int32_t lasti = 0;
-        if (get(f + l_.f_instr, lasti)) {
-          out.line = line_310(c->table, c->first_line, static_cast<std::int64_t>(lasti) * 2);
-        }
+        const auto lasti = static_cast<std::int32_t>(static_cast<std::uint32_t>(instr));
+        out.line = line_310(c->table, c->first_line, static_cast<std::int64_t>(lasti) * 2);
         out.entry = true; // one eval-loop call per frame object
       } else {
-        std::uint64_t instr = 0;
-        if (get(f + l_.f_instr, instr)) {
-          const std::uint64_t start = code_obj + l_.co_code;
-          const auto index = static_cast<std::int64_t>(instr - start) / 2;
-          // A pointer outside any sane range of its own code is not trusted for a line.
-          if (instr + 2 >= start && index < static_cast<std::int64_t>(lim_.max_linetable) * 8) {
-            out.line = line_311(c->table, c->first_line, index);
-          }
+        const std::uint64_t start = code_obj + l_.co_code;
+        const auto index = static_cast<std::int64_t>(instr - start) / 2;
+        // A pointer outside any sane range of its own code is not trusted for a line.
+        if (instr + 2 >= start && index < static_cast<std::int64_t>(lim_.max_linetable) * 8) {
+          out.line = line_311(c->table, c->first_line, index);
         }
-        if (l_.f_is_entry) {
-          std::uint8_t entry = 0;
-          out.entry = get(f + *l_.f_is_entry, entry) && entry != 0;
-        }
+        out.entry = entry != 0;
       }
       t.frames.push_back(std::move(out));
       f = previous;

@@ -6,6 +6,9 @@
 // same); the busy thread holds the GIL. Debian's /usr/bin/python3 (3.11); other interpreters
 // named by ROCPLAY_TEST_PYTHONS (colon-separated paths) are run the same way.
 #include "cli_util.hpp"
+#include "rocplay/mi/transcript.hpp"
+#include "rocplay/sampling.hpp"
+#include "rocplay/snapshot.hpp"
 #include "session_target.hpp"
 
 #include <catch2/catch.hpp>
@@ -14,6 +17,7 @@
 #include <fstream>
 #include <sstream>
 
+using namespace rocplay;
 using namespace rocplay::testing;
 
 namespace {
@@ -131,14 +135,28 @@ TEST_CASE("Python frames of every thread, exactly as the program's own traceback
       ++reads;
     }
     CHECK(reads == 2);
-    // The recording gives the same frames later, with no debugger and no process.
+    // The recording gives the same frames later, with no debugger and no process: its samples
+    // built as `rocplay postmortem` builds them.
+    {
+      const std::string recorded = text.str(); // the reader keeps views into it
+      mi::TranscriptReader reader;
+      reader.feed(recorded);
+      reader.finish();
+      snapshot::BuildOptions bo;
+      bo.meta_json = reader.info().meta_json;
+      snapshot::SampleBuilder builder(bo);
+      while (auto ex = reader.next()) {
+        builder.add(*ex);
+      }
+      const auto samples = builder.finish();
+      REQUIRE(samples.size() == 2);
+      for (const auto& sample : samples) {
+        check_snapshot(to_json(sample.snapshot), target.expected);
+      }
+    }
     const auto pm = run_rocplay({"postmortem", rec, "--format", "json", "--no-progress"});
     INFO("postmortem stderr: " << pm.err);
     REQUIRE(pm.exit_code <= 1);
-    const auto pj = nlohmann::json::parse(pm.out);
-    const nlohmann::json& psnap =
-        pj.contains("snapshot") ? pj.at("snapshot") : pj.at("inputs").at(0).at("snapshot");
-    check_snapshot(psnap, target.expected);
     // The text report shows the Python lines in the stacks.
     const auto pt = run_rocplay({"postmortem", rec, "--no-progress"});
     CHECK(pt.out.find("nest (py_threads.py:") != std::string::npos);
