@@ -95,7 +95,12 @@ void check_snapshot(const nlohmann::json& snap, const nlohmann::json& expected) 
     if (top != "spinner") { // the others wait in a C call: a native frame is innermost
       CHECK_FALSE(frames.front().value("python", false));
     }
-    CHECK_FALSE(frames.back().value("python", false)); // start_thread / clone / _start
+    // start_thread / clone / _start. Not on 3.10: one eval-loop call per Python frame makes the
+    // native stack longer than the backtrace step's 30 frames, and the Python frames past the
+    // cut follow the native ones (python-stacks.md).
+    if (expected.at("version").get<std::string>().rfind("3.10", 0) != 0) {
+      CHECK_FALSE(frames.back().value("python", false));
+    }
     CHECK(t->value("holds_gil", false) == (top == "spinner"));
     ++checked;
   }
@@ -158,7 +163,7 @@ TEST_CASE("Python frames of every thread, exactly as the program's own traceback
     INFO("postmortem stderr: " << pm.err);
     REQUIRE(pm.exit_code <= 1);
     // The text report shows the Python lines in the stacks.
-    const auto pt = run_rocplay({"postmortem", rec, "--no-progress"});
+    const auto pt = run_rocplay({"postmortem", rec, "--no-progress", "--wide"});
     CHECK(pt.out.find("nest (py_threads.py:") != std::string::npos);
     CHECK(pt.out.find("sleeper (py_threads.py:") != std::string::npos);
     // Never left stopped.
