@@ -250,6 +250,10 @@ struct Snapshot {
   // CUDA calls of the program that failed, as cuda-gdb warned of them (`cudaDeviceSynchronize
   // returned cudaErrorIllegalInstruction(...)`): a kernel's fault it did not stop on.
   std::vector<std::string> api_errors;
+  // cuda-gdb's attach to the GPU side failed (`The CUDA driver hit an internal error while
+  // attaching to the application: ...`): no device, kernel or warp of this process can be seen,
+  // which says nothing of whether it holds GPU work.
+  std::string gpu_attach_error;
   // The fault the program was stopped on (`rocplay launch`, `run --wait-for-fault`), when the
   // exchanges hold a fault stop.
   std::optional<Fault> fault;
@@ -316,6 +320,9 @@ void demangle_names(Snapshot& snapshot);
 inline constexpr std::size_t kMaxApiErrors = 8;
 void take_cuda_api_errors(const mi::Exchange& exchange, std::vector<std::string>& errors,
                           std::size_t max = kMaxApiErrors);
+// The CUDA driver's attach failure cuda-gdb printed in the exchange, if any, into `error`
+// (the first one kept).
+void take_gpu_attach_error(const mi::Exchange& exchange, std::string& error);
 std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,
                                          std::size_t max = kMaxApiErrors);
 

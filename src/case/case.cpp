@@ -190,7 +190,10 @@ Whereabouts whereabouts(const Snapshot& s, const std::vector<Finding>& findings)
       host = "main thread in " + main->frames.front().function;
     }
   }
-  if (gpu_idle) {
+  if (!s.gpu_attach_error.empty()) {
+    w.where = host.empty() ? "GPU unseen (cuda-gdb's attach failed)"
+                           : "GPU unseen (cuda-gdb's attach failed), " + host;
+  } else if (gpu_idle) {
     w.where = host.empty() ? "GPU idle" : "GPU idle, " + host;
   } else {
     w.where = host;

@@ -75,9 +75,11 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
   const std::size_t in = best->second;
   const std::size_t n = ranks.size();
 
+  // A rank whose GPU side cuda-gdb could not attach to is unseen, not missing.
+  const auto unseen = [&](std::size_t i) { return !ranks[i].gpu_attach_error.empty(); };
   std::vector<std::size_t> missing;
   for (std::size_t i = 0; i < n; ++i) {
-    if (!collectives[i].count(kernel)) {
+    if (!collectives[i].count(kernel) && !unseen(i)) {
       missing.push_back(i);
     }
   }
@@ -110,6 +112,13 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
         in, n, kernel, missing.size() == 1 ? "" : "s", fmt::join(ids, ", "),
         missing.size() == 1 ? "does" : "do", in, missing.size() == 1 ? "" : "s");
     for (std::size_t i = 0; i < n; ++i) {
+      if (unseen(i)) {
+        f.evidence.push_back(fmt::format("rank {}: GPU state unknown (cuda-gdb's attach to its GPU "
+                                         "side failed)",
+                                         rank_of(ranks[i], i)));
+        per_rank.push_back({{"rank", rank_of(ranks[i], i)}, {"gpu_state", "unknown"}});
+        continue;
+      }
       bool is_missing = !collectives[i].count(kernel);
       std::string line = is_missing ? doing(ranks[i]) : fmt::format("in {}", kernel);
       if (!is_missing) {

@@ -73,6 +73,28 @@ std::vector<Finding> nothing_visible(const Snapshot& s, const Context& ctx) {
     return out;
   }
 
+  if (no_agents && !s.gpu_attach_error.empty()) {
+    f.severity = Severity::Error;
+    f.confidence = 0.9;
+    f.details["cause"] = "gpu-attach-failed";
+    f.title = fmt::format("cuda-gdb could not attach to the GPU side of {}: its GPU state is "
+                          "unknown",
+                          pid_text(s));
+    f.evidence.push_back(s.gpu_attach_error);
+    f.summary = fmt::format(
+        "The CUDA driver failed cuda-gdb's attach, so no device, kernel or warp of {} could be "
+        "seen. That is not evidence that it holds no GPU work. cuda-gdb abandoned the driver's "
+        "attach call (cudbgApiAttach) inside the process: on a 4-GPU host such a worker was dead "
+        "(a zombie) soon after the detach.",
+        pid_text(s));
+    f.next_step = fmt::format(
+        "Check that {} is still alive (`ps -o stat= -p {}`). If it is, attach to it alone, "
+        "after the others: `rocplay run hang-triage --pid {} --debugger cuda-gdb`.",
+        pid_text(s), s.pid.value_or(0), s.pid.value_or(0));
+    out.push_back(std::move(f));
+    return out;
+  }
+
   if (no_agents || (no_queues && no_dispatches && s.coverage.queues)) {
     f.severity = Severity::Error;
     f.confidence = ctx.worker_pids.empty() ? 0.55 : 0.85;

@@ -68,6 +68,12 @@ constexpr double kMovingShare = 0.5;
 // thread polls a flag 96 of 512, within 32 bytes; stuck NCCL kernels under 0.2%.
 constexpr double kLoopBodyShare = 0.02;
 constexpr std::uint64_t kPollLoopBytes = 48;
+// A collective kernel (NCCL/RCCL, custom all-reduce) still in flight with the same work-groups
+// after this long is waiting for a peer: one of serving size ends in milliseconds. Its waiting
+// threads do not hold one PC: NCCL's LL128 protocol at TP=4 on 4 H200s kept over half of them
+// changing PC within 832 bytes of its polling code between samples 5 s apart, with no rank to
+// talk to.
+constexpr double kCollectiveStuckSeconds = 1.0;
 
 std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
                          std::optional<std::uint64_t> no) {
@@ -427,6 +433,14 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
         }
       }
     }
+    // The same work-groups resident from the first sample to the last.
+    std::optional<std::size_t> same_blocks;
+    if (const auto b1 = resident_blocks(first, d); b1 && !b1->empty() && residency.empty()) {
+      const auto bn = resident_blocks(samples[e.samples - 1].snapshot, d);
+      if (bn && *bn == *b1) {
+        same_blocks = b1->size();
+      }
+    }
     const std::uint64_t moved_total = cycled + new_code;
     e.details = {{"waves", waves},         {"waves_left", left},
                  {"widest_bytes", widest}, {"unit", unit},
@@ -452,6 +466,12 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
     } else if (!residency.empty()) {
       e.motion = Motion::Moving;
       e.why = residency + "; " + measure;
+    } else if (same_blocks && detail::is_collective(d) && e.seconds >= kCollectiveStuckSeconds) {
+      e.motion = Motion::Stuck;
+      e.why = fmt::format("stuck for {}: a collective kernel with the same {} work-group(s) "
+                          "resident in every sample, its threads moving only within its own "
+                          "code while it waits for its peers; {}",
+                          seconds_text(e.seconds), grouped(*same_blocks), measure);
     } else if (static_cast<double>(moved_total) > kMovingShare * static_cast<double>(total)) {
       e.motion = Motion::Moving;
       e.why = fmt::format("most {} moved: {} of {} left their loop region ({})", unit,

@@ -242,6 +242,7 @@ struct Builder::Impl {
     gdb->consume(ex, state);
     faults.add(ex);
     take_cuda_api_errors(ex, state.snapshot.api_errors);
+    take_gpu_attach_error(ex, state.snapshot.gpu_attach_error);
     take_expected_cuda_api_failures(ex, state.snapshot.notes);
     if (!state.snapshot.pid) {
       // A launched program's pid is known only once it runs: no meta, no attach names it.

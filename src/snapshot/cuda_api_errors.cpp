@@ -106,6 +106,24 @@ void take_expected_cuda_api_failures(const mi::Exchange& exchange, std::vector<s
   });
 }
 
+void take_gpu_attach_error(const mi::Exchange& exchange, std::string& error) {
+  static constexpr std::string_view kMarker = "CUDA driver hit an internal error while attaching";
+  for (const auto& rec : exchange.records) {
+    if (!error.empty()) {
+      return;
+    }
+    if ((rec.kind() != mi::RecordKind::Console && rec.kind() != mi::RecordKind::Log) ||
+        rec.line().find(kMarker) == std::string_view::npos) {
+      continue;
+    }
+    std::string text = rec.stream_text();
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+      text.pop_back();
+    }
+    error = mi::lossy_utf8(mi::utf8_prefix(text, 300));
+  }
+}
+
 std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,
                                          std::size_t max) {
   std::vector<std::string> errors;

@@ -462,6 +462,7 @@ template <class Io, Like<Snapshot> S> void fields(Io& io, S& s) {
   io.strings("notes", s.notes);
   io.env("env", s.env);
   io.strings("api_errors", s.api_errors, Presence::WhenNonEmpty);
+  io.text("gpu_attach_error", s.gpu_attach_error);
 }
 
 // Walks a field list to fill a JSON object.

@@ -362,3 +362,40 @@ TEST_CASE("x2 scenarios: the IPC all-reduce's sync lanes are the lanes still pol
   CHECK(f->details.at("ngpus") == 2);
   CHECK(f->title.find("peer slot(s) 1") != std::string::npos);
 }
+
+// tests/hardware/x2_scenarios.sh server at TP=4 on four H200s (fixtures/cuda-gdb/h200x4-server/,
+// issue 31): rank 3 skipped the all_reduce; ranks 0 and 1 wait in NCCL's LL128 code, where over
+// half their threads change PC between samples; cuda-gdb's attach to rank 2's GPU side failed.
+TEST_CASE("x4 server: NCCL LL128 ranks waiting for a peer read stuck though their PCs move") {
+  const std::string dir = "cuda-gdb/h200x4-server/";
+  for (std::string name : {"server-rank0.rec", "server-rank1.rec"}) {
+    INFO(name);
+    auto r = test::replay_samples(dir + name);
+    REQUIRE(r.samples.size() == 2);
+    const auto s = heuristics::run_samples(r.samples, r.context);
+    CHECK(s.progress.verdict == Motion::Stuck);
+    check_head_names(s, "ncclDevKernel_AllReduce");
+  }
+}
+
+TEST_CASE("x4 server: a rank whose GPU attach failed is unseen, not missing") {
+  const std::string dir = "cuda-gdb/h200x4-server/";
+  std::vector<Snapshot> ranks;
+  for (int r = 0; r < 4; ++r) {
+    auto rep = test::replay_samples(dir + "server-rank" + std::to_string(r) + ".rec");
+    REQUIRE_FALSE(rep.samples.empty());
+    ranks.push_back(rep.samples.back().snapshot);
+    ranks.back().rank = r;
+  }
+  CHECK(ranks[2].gpu_attach_error.find("internal error while attaching") != std::string::npos);
+  CHECK(ranks[0].gpu_attach_error.empty());
+  const auto single = heuristics::run(ranks[2]);
+  REQUIRE_FALSE(single.empty());
+  CHECK(single.front().title.find("could not attach to the GPU side") != std::string::npos);
+  CHECK(single.front().title.find("not a GPU worker") == std::string::npos);
+  const auto cross = heuristics::run_ranks(ranks);
+  REQUIRE_FALSE(cross.empty());
+  CHECK(cross.front().id == heuristics::kMissingRank);
+  CHECK(cross.front().rank == 3);
+  CHECK(cross.front().title.find("rank 3 never entered") != std::string::npos);
+}
