@@ -72,7 +72,7 @@ constexpr std::uint64_t kPollLoopBytes = 48;
 // after this long is waiting for a peer: one of serving size ends in milliseconds. Its waiting
 // threads do not hold one PC: NCCL's LL128 protocol at TP=4 on 4 H200s kept over half of them
 // changing PC within 832 bytes of its polling code between samples 5 s apart, with no rank to
-// talk to.
+// talk to, every move among PCs already seen.
 constexpr double kCollectiveStuckSeconds = 1.0;
 
 std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
@@ -466,7 +466,8 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
     } else if (!residency.empty()) {
       e.motion = Motion::Moving;
       e.why = residency + "; " + measure;
-    } else if (same_blocks && detail::is_collective(d) && e.seconds >= kCollectiveStuckSeconds) {
+    } else if (same_blocks && detail::is_collective(d) && new_code == 0 &&
+               e.seconds >= kCollectiveStuckSeconds) {
       e.motion = Motion::Stuck;
       e.why = fmt::format("stuck for {}: a collective kernel with the same {} work-group(s) "
                           "resident in every sample, its threads moving only within its own "

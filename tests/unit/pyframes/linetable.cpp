@@ -64,7 +64,7 @@ TEST_CASE("3.10 line tables decode to CPython's own lines, every instruction") {
   CHECK(check_all(j, true) > 1000);
 }
 
-TEST_CASE("location tables: a frame not started is on its first line; bad tables end cleanly") {
+TEST_CASE("location tables: a frame not started is on its first line, bad tables end cleanly") {
   const std::vector<std::uint8_t> none;
   CHECK(line_311(none, 7, -1) == 7);
   CHECK_FALSE(line_311(none, 7, 0).has_value());
