@@ -17,8 +17,8 @@ struct Replayed {
   heuristics::Context context;
 };
 
-inline Replayed replay_samples(const std::string& rel) {
-  const std::string text = read_file(fixture_path(rel));
+// A recording's text (a fixture, or one a test changed) replayed into its samples.
+inline Replayed replay_text(const std::string& text) {
   mi::TranscriptReader reader;
   reader.feed(text);
   reader.finish();
@@ -29,6 +29,10 @@ inline Replayed replay_samples(const std::string& rel) {
     builder.add(*ex);
   }
   return {builder.finish(), heuristics::context_from_meta(reader.info().meta_json)};
+}
+
+inline Replayed replay_samples(const std::string& rel) {
+  return replay_text(read_file(fixture_path(rel)));
 }
 
 } // namespace rocplay::test

@@ -20,19 +20,6 @@ namespace {
 const std::string kRank0 = "cuda-gdb/h200x2-workers/mismatch-rank0.rec";
 const std::string kRank1 = "cuda-gdb/h200x2-workers/mismatch-rank1.rec";
 
-test::Replayed replay_text(const std::string& text) {
-  mi::TranscriptReader reader;
-  reader.feed(text);
-  reader.finish();
-  snapshot::BuildOptions bo;
-  bo.meta_json = reader.info().meta_json;
-  snapshot::SampleBuilder builder(bo);
-  while (auto ex = reader.next()) {
-    builder.add(*ex);
-  }
-  return {builder.finish(), heuristics::context_from_meta(reader.info().meta_json)};
-}
-
 // The fixture with `line` inserted just before the first line that starts with `before`.
 std::string with_line(const std::string& rel, std::string_view before, const std::string& line) {
   std::string text = test::read_file(test::fixture_path(rel));
@@ -145,7 +132,7 @@ TEST_CASE("thread figures: no CPU between samples is never a spin, a burned run 
   // burning the whole run (as if it spun).
   const std::string note =
       "! 18.313800 threads while running: 2.000 s, 100 ticks/s: 1612:S:0 1750:R:199 1751:S:0";
-  const auto r = replay_text(with_line(kRank0, "! 18.381299 sample 2:", note));
+  const auto r = test::replay_text(with_line(kRank0, "! 18.381299 sample 2:", note));
   REQUIRE(r.samples.size() == 2);
   const HostThread* main = nullptr;
   for (const auto& t : r.samples[1].snapshot.host_threads) {
@@ -186,7 +173,7 @@ TEST_CASE("thread figures: malformed notes are ignored") {
         "! 18.3 threads while running: 2.0 s, 100 ticks/s: 1612:S 1750:RR:1 :S:3",
         "! 18.3 threads while running: 2.0 s, 100 ticks/s:"}) {
     INFO(note);
-    const auto r = replay_text(with_line(kRank0, "! 18.381299 sample 2:", note));
+    const auto r = test::replay_text(with_line(kRank0, "! 18.381299 sample 2:", note));
     REQUIRE(r.samples.size() == 2);
     for (const auto& t : r.samples[1].snapshot.host_threads) {
       CHECK_FALSE(t.figures);
@@ -198,7 +185,7 @@ TEST_CASE("attach run window: the time cuda-gdb let the target run is not counte
   const auto plain = test::replay_samples(kRank0);
   const std::string note = "! 16.134990 the target ran during the attach: the debugger resumed "
                            "every thread at 1.315420 s and stopped them at 16.134932 s";
-  const auto r = replay_text(with_line(kRank0, "! 16.310261 sample 1:", note));
+  const auto r = test::replay_text(with_line(kRank0, "! 16.310261 sample 1:", note));
   REQUIRE(r.samples.size() == 2);
   CHECK(r.samples[0].stop_seconds ==
         Approx(plain.samples[0].stop_seconds - (16.134932 - 1.315420)).margin(1e-6));
