@@ -3,7 +3,7 @@
 // debugger holds it, then read N times the way `rocplay run` reads it in each sample (the
 // runtime found once per run; the walk per sample). Prints the median, min and max of the walk,
 // and of one cold locate + walk (a run's first sample).
-// Usage: bench_pyframes [--python PATH] [--runs N] [--short]       (docs/benchmarks.md, "Python stacks")
+// Usage: bench_pyframes [--python PATH] [--runs N] [--short] (docs/benchmarks.md, "Python stacks")
 #include "rocplay/pyframes.hpp"
 
 #include <fcntl.h>

@@ -51,8 +51,8 @@ std::vector<mi::Exchange> to_exchanges(std::string_view text, Info* info = nullp
 std::string clean_line(std::string_view line, std::size_t* emoji = nullptr,
                        std::size_t* pager = nullptr);
 
-// The GDB 17+ emoji prefix removed from one line (`❌️ Undefined ...`, `⚠️ warning: ...`), or
-// the line as it was.
+// The GDB 17+ emoji prefix removed from one line (`❌️ Undefined ...`, `⚠️ warning: ...`),
+// or the line as it was.
 std::string_view strip_emoji_prefix(std::string_view line);
 
 // A sentence per field the console text left unknown, for the input's notes.
