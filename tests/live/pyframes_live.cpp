@@ -147,13 +147,13 @@ TEST_CASE("Python frames of every thread, exactly as the program's own traceback
       mi::TranscriptReader reader;
       reader.feed(recorded);
       reader.finish();
+      std::vector<mi::Exchange> exchanges;
+      while (auto ex = reader.next()) {
+        exchanges.push_back(std::move(*ex));
+      }
       snapshot::BuildOptions bo;
       bo.meta_json = reader.info().meta_json;
-      snapshot::SampleBuilder builder(bo);
-      while (auto ex = reader.next()) {
-        builder.add(*ex);
-      }
-      const auto samples = builder.finish();
+      const auto samples = snapshot::build_samples(exchanges, bo);
       REQUIRE(samples.size() == 2);
       for (const auto& sample : samples) {
         check_snapshot(to_json(sample.snapshot), target.expected);
