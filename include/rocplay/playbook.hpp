@@ -210,9 +210,11 @@ public:
   // The target's environment variables that matter (HSA_TOOLS_LIB ...), once attached.
   virtual std::map<std::string, std::string> target_env() const { return {}; }
   // Lets the stopped target run for `interval`, then stops it again, for the next sample
-  // (session::Session::run_for). Drivers that cannot throw Error(Usage).
+  // (session::Session::run_for, `interval_start` included). Drivers that cannot throw
+  // Error(Usage).
   virtual session::ResumeResult run_for(std::chrono::milliseconds interval,
-                                        std::chrono::milliseconds stop_timeout);
+                                        std::chrono::milliseconds stop_timeout,
+                                        const session::IntervalStart& interval_start);
   // Whether run_for() works; a replayed recording cannot let the target run, so a run over it
   // takes one sample.
   virtual bool can_resume() const { return false; }
@@ -235,9 +237,11 @@ struct RunOptions {
   std::optional<std::chrono::milliseconds> interval;
   // How long the stop for a later sample may take before the run ends with what it has.
   std::chrono::milliseconds stop_timeout{30'000};
-  // Called before the target is resumed for sample `next` (2, 3, ...); returns false to take no
-  // more samples. --pids uses it to keep every target's samples in lockstep.
-  std::function<bool(std::uint32_t next)> before_resume;
+  // Lockstep (--pids): asked again and again while the target runs towards sample `next` (2, 3,
+  // ...) until it returns the instant the interval began, the same for every target, so that
+  // all are stopped together; the targets wait running, never stopped. Empty: at once.
+  std::function<std::optional<std::chrono::steady_clock::time_point>(std::uint32_t next)>
+      interval_start;
   // Called when a sample run ends early (no more samples from this target), for lockstep.
   std::function<void()> sampling_done;
 };

@@ -188,6 +188,9 @@ struct ResumeResult {
   bool exited = false;       // the target exited while it ran: there is nothing left to sample
 };
 
+// When the interval of a run_for() begins; nothing while still waiting (see run_for).
+using IntervalStart = std::function<std::optional<std::chrono::steady_clock::time_point>()>;
+
 class Session {
 public:
   // Spawns the debugger (`-nx -q --interpreter=mi3`, falling back to mi2), reads its version and
@@ -219,7 +222,12 @@ public:
   // on every throw the target is detached and running: Timeout when the stop does not come
   // within `stop_timeout`, DebuggerCrashed, or the signal's code when rocplay is signalled during
   // the interval or the stop (docs/session.md, "Several samples").
-  ResumeResult run_for(std::chrono::milliseconds interval, std::chrono::milliseconds stop_timeout);
+  //
+  // `interval_start`, when given, is asked about every 20 ms from the moment the target runs until
+  // it returns the instant the interval began: a lockstep over several targets waits here with
+  // this target running (never stopped), and every target is then stopped at the same instant.
+  ResumeResult run_for(std::chrono::milliseconds interval, std::chrono::milliseconds stop_timeout,
+                       const IntervalStart& interval_start = {});
   // Writes a note (`! TEXT`) into the recording and the current exchange.
   void note(std::string_view text);
 

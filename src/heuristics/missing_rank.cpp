@@ -103,14 +103,18 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
     if (missing.size() == 1) {
       f.rank = ids.front();
     }
-    f.title = fmt::format("rank{} {} never entered {}; the other {} wait for it",
-                          missing.size() == 1 ? "" : "s", fmt::join(ids, ", "), kernel, in);
+    f.title = fmt::format("rank{} {} never entered {}; {} for it", missing.size() == 1 ? "" : "s",
+                          fmt::join(ids, ", "), kernel,
+                          in == 1 ? std::string("the other rank waits")
+                                  : fmt::format("the other {} ranks wait", in));
     f.summary = fmt::format(
         "{} of {} ranks have {} in flight; rank{} {} {} not. A collective completes only when "
-        "every rank joins, so the {} ranks inside it spin waiting for the flag of the rank{} "
-        "that never arrived.",
+        "every rank joins, so {} waiting for the flag of the rank{} that never arrived.",
         in, n, kernel, missing.size() == 1 ? "" : "s", fmt::join(ids, ", "),
-        missing.size() == 1 ? "does" : "do", in, missing.size() == 1 ? "" : "s");
+        missing.size() == 1 ? "does" : "do",
+        in == 1 ? std::string("the rank inside it spins")
+                : fmt::format("the {} ranks inside it spin", in),
+        missing.size() == 1 ? "" : "s");
     for (std::size_t i = 0; i < n; ++i) {
       if (unseen(i)) {
         f.evidence.push_back(fmt::format("rank {}: GPU state unknown (cuda-gdb's attach to its GPU "
@@ -137,14 +141,23 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
       per_rank.push_back(std::move(j));
     }
     const Snapshot& m = ranks[missing.front()];
+    // With its Python frames read, the stack is already in the rank's own report.
+    const bool python_read =
+        std::any_of(m.host_threads.begin(), m.host_threads.end(), [](const HostThread& t) {
+          return std::any_of(t.frames.begin(), t.frames.end(),
+                             [](const Frame& fr) { return fr.python; });
+        });
     f.next_step = fmt::format(
         "Look at rank {} first{}: find why it did not reach {}: a different batch shape or "
         "micro-batch split, an extra or missing call that desynchronised the collective's call "
-        "count, or an earlier step still running (see what it has in flight). `py-spy dump --pid "
-        "{}` shows its Python stack. The ranks spinning in the collective are victims; do not "
-        "edit their barrier code or add synchronize() calls.",
+        "count, or an earlier step still running (see what it has in flight). {} The ranks "
+        "spinning in the collective are victims; do not edit their barrier code or add "
+        "synchronize() calls.",
         ids.front(), m.pid ? fmt::format(" (PID {})", *m.pid) : std::string(), kernel,
-        m.pid ? fmt::format("{}", *m.pid) : std::string("<pid>"));
+        python_read ? std::string("Its Python stack is in its report (host threads, with "
+                                  "the Python frames read from the interpreter).")
+                    : fmt::format("`py-spy dump --pid {}` shows its Python stack.",
+                                  m.pid ? fmt::format("{}", *m.pid) : std::string("<pid>")));
     f.evidence.push_back(fmt::format(
         "quorum: {} of {} ranks in {}{}", in, n, kernel,
         quorum < 1.0 ? "; with so few ranks in it, the missing rank may also just be late" : ""));

@@ -29,8 +29,9 @@ public:
                                                 : std::map<std::string, std::string>{};
   }
   session::ResumeResult run_for(std::chrono::milliseconds interval,
-                                std::chrono::milliseconds stop_timeout) override {
-    return s_.run_for(interval, stop_timeout);
+                                std::chrono::milliseconds stop_timeout,
+                                const session::IntervalStart& interval_start) override {
+    return s_.run_for(interval, stop_timeout, interval_start);
   }
   bool can_resume() const override { return true; }
   void note(std::string_view text) override { s_.note(text); }
@@ -47,7 +48,8 @@ std::unique_ptr<Driver> make_driver(session::Session& session) {
 }
 
 session::ResumeResult Driver::run_for(std::chrono::milliseconds /*interval*/,
-                                      std::chrono::milliseconds /*stop_timeout*/) {
+                                      std::chrono::milliseconds /*stop_timeout*/,
+                                      const session::IntervalStart& /*interval_start*/) {
   throw Error(ExitCode::Usage, "this debugger driver cannot resume the target for another sample",
               "take one sample (--samples 1)");
 }

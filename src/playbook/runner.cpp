@@ -568,10 +568,6 @@ private:
         result_.sampling_stopped = stopped_ ? stop_reason_ : "the target was detached";
         return;
       }
-      if (options_.before_resume && !options_.before_resume(k)) {
-        result_.sampling_stopped = "sampling was ended before this target's next sample";
-        return;
-      }
       StepRecord rec;
       rec.name = fmt::format("run {:.3g} s, stop for sample {}", interval.count() / 1000.0, k);
       rec.kind = StepKind::Snapshot;
@@ -587,7 +583,12 @@ private:
         earlier_pcs_.insert(sl.pc);
       }
       try {
-        const session::ResumeResult r = driver_.run_for(interval, options_.stop_timeout);
+        session::IntervalStart interval_start;
+        if (options_.interval_start) {
+          interval_start = [this, k] { return options_.interval_start(k); };
+        }
+        const session::ResumeResult r =
+            driver_.run_for(interval, options_.stop_timeout, interval_start);
         const double began = r.interrupted_at > 0 ? r.interrupted_at : r.stopped_at;
         if (r.exited) {
           result_.steps[index].status = StepStatus::Failed;

@@ -11,41 +11,46 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace rocplay::playbook {
 
 namespace {
 
-// Keeps every target's samples at the same instants: each target waits here before it resumes
-// its target for sample k, until every target still sampling has arrived (or a deadline passes),
-// so all resume together and, after the same interval, are stopped together.
+// Keeps every target's samples at the same instants. Each target resumes its target for sample k
+// and, with it running, arrives here; the interval begins for all at the instant the last target
+// still sampling arrives (or, for a target that has waited `wait`, at once), so all are stopped
+// together after the same interval. No target is held stopped while another one is slow (a slow
+// attach, a slow stop).
 class Lockstep {
 public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
   Lockstep(std::size_t participants, std::chrono::milliseconds wait)
       : active_(participants), wait_(wait) {}
 
-  bool arrive(std::uint32_t sample) {
-    std::unique_lock lock(mutex_);
-    auto& n = arrived_[sample];
-    ++n;
-    cv_.notify_all();
-    const auto deadline = std::chrono::steady_clock::now() + wait_;
-    while (arrived_[sample] < active_) {
-      if (session::caught_signal()) {
-        break;
-      }
-      if (std::chrono::steady_clock::now() >= deadline) {
-        // Late targets are waited for no longer; the report says which sample went on without
-        // how many.
-        late_.try_emplace(sample, active_ - arrived_[sample]);
-        break;
-      }
-      cv_.wait_for(lock, std::chrono::milliseconds(50));
+  // One target's seat for one sample: arrives on the first call, then answers when the
+  // interval began.
+  std::optional<TimePoint> interval_start(std::uint32_t sample, std::optional<TimePoint>& arrived) {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    if (!arrived) {
+      arrived = now;
+      ++arrived_[sample];
+      settle(now);
     }
-    return !session::caught_signal();
+    if (const auto it = start_.find(sample); it != start_.end()) {
+      return it->second;
+    }
+    if (now >= *arrived + wait_) {
+      // Late targets are waited for no longer; the report says which sample went on without
+      // how many.
+      late_.try_emplace(sample, active_ - std::min(active_, arrived_[sample]));
+      return now;
+    }
+    return std::nullopt;
   }
 
   // Per sample that some target gave up waiting for: how many had not reached it then.
@@ -60,15 +65,24 @@ public:
     if (active_ > 0) {
       --active_;
     }
-    cv_.notify_all();
+    settle(std::chrono::steady_clock::now());
   }
 
 private:
+  // Every sample that all targets still sampling have reached begins now.
+  void settle(TimePoint now) {
+    for (const auto& [sample, n] : arrived_) {
+      if (n >= active_) {
+        start_.try_emplace(sample, now);
+      }
+    }
+  }
+
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
   std::size_t active_;
   std::chrono::milliseconds wait_;
   std::map<std::uint32_t, std::size_t> arrived_;
+  std::map<std::uint32_t, TimePoint> start_;
   std::map<std::uint32_t, std::size_t> late_;
 };
 
@@ -142,7 +156,14 @@ void examine_one(TargetRun& t, const Playbook& playbook, const TargetsOptions& o
     ro.context.worker_pids = other_workers_of(t.target.pid); // as a single-target run names them
     so.worker_pids = ro.context.worker_pids;
     if (step != nullptr) {
-      ro.before_resume = [step](std::uint32_t k) { return step->arrive(k); };
+      ro.interval_start = [step, arrived = std::optional<Lockstep::TimePoint>(),
+                           sample = std::uint32_t{0}](std::uint32_t k) mutable {
+        if (k != sample) {
+          sample = k;
+          arrived.reset();
+        }
+        return step->interval_start(k, arrived);
+      };
       ro.sampling_done = [&seat] { seat.leave(); };
     }
     RunResult result = options.examine ? options.examine(options.debugger, so, playbook, ro)

@@ -701,7 +701,8 @@ std::vector<std::string> task_notes(const std::vector<process::TaskStat>& now,
 } // namespace
 
 ResumeResult Session::run_for(std::chrono::milliseconds interval,
-                              std::chrono::milliseconds stop_timeout) {
+                              std::chrono::milliseconds stop_timeout,
+                              const IntervalStart& interval_start) {
   Impl& s = *impl_;
   s.ensure_open();
   if (!attached() || !s.gdb_attached) {
@@ -730,8 +731,25 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
   auto stopped = [&] { return !s.target_running || s.target_gone; };
   const std::uint64_t stops_before = s.stops_seen;
   // The interval: the target runs. A signal to rocplay, the debugger's death or the target's
-  // own stop ends it early.
-  auto w = s.pump(stopped, Clock::now() + interval, true);
+  // own stop ends it early. Waiting for its start (the other targets of a lockstep) is part of
+  // the run: the target is never held stopped for another one.
+  auto w = Impl::Wait::Deadline;
+  Clock::time_point interval_from = Clock::now();
+  if (interval_start) {
+    for (;;) {
+      if (const auto start = interval_start()) {
+        interval_from = *start;
+        break;
+      }
+      w = s.pump(stopped, Clock::now() + std::chrono::milliseconds(20), true);
+      if (w != Impl::Wait::Deadline) {
+        break;
+      }
+    }
+  }
+  if (w == Impl::Wait::Deadline) {
+    w = s.pump(stopped, interval_from + interval, true);
+  }
   if (w == Impl::Wait::Dead) {
     s.debugger_died("while the target ran between samples");
   }

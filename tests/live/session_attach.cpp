@@ -284,3 +284,43 @@ TEST_CASE("a debugger that refuses mi3 is spoken to in mi2", "[live][session]") 
   ::rmdir(dir);
   CHECK(target.advances());
 }
+
+TEST_CASE("run_for: waiting for the interval to begin (a lockstep) lets the target run",
+          "[live][session]") {
+  SpinTarget target;
+  session::Session s(testing::test_gdb(), testing::test_options());
+  s.attach(target.pid());
+  REQUIRE(process::is_stopped(target.state()));
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> asked_first;
+  std::uint64_t counter_at_first = 0;
+  std::uint64_t counter_at_start = 0;
+  bool stopped_while_waiting = false;
+  // A lockstep whose last target arrives 400 ms later: the target must run all along.
+  const session::IntervalStart start = [&]() -> std::optional<Clock::time_point> {
+    const auto now = Clock::now();
+    if (!asked_first) {
+      asked_first = now;
+      counter_at_first = target.counter();
+      return std::nullopt;
+    }
+    if (now - *asked_first >= std::chrono::milliseconds(100)) {
+      stopped_while_waiting = stopped_while_waiting || process::is_stopped(target.state());
+    }
+    if (now - *asked_first < std::chrono::milliseconds(400)) {
+      return std::nullopt;
+    }
+    counter_at_start = target.counter();
+    return now;
+  };
+  const session::ResumeResult r =
+      s.run_for(std::chrono::milliseconds(200), std::chrono::seconds(10), start);
+  CHECK_FALSE(r.exited);
+  CHECK(r.interrupted_at > 0);
+  CHECK(r.stopped_at - r.resumed_at >= 0.55); // the wait, then the whole interval
+  CHECK_FALSE(stopped_while_waiting);
+  CHECK(counter_at_start > counter_at_first + 2);
+  CHECK(process::is_stopped(target.state()));
+  s.detach();
+  CHECK(target.advances());
+}

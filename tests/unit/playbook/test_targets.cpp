@@ -51,6 +51,18 @@ RunResult attached_run(const RunOptions& ro) {
   return r;
 }
 
+// What a runner does while its target runs towards sample k: asks until the interval begins.
+std::optional<Clock::time_point> wait_for_interval(const RunOptions& ro, std::uint32_t k) {
+  const auto give_up = Clock::now() + std::chrono::seconds(30);
+  while (Clock::now() < give_up) {
+    if (const auto start = ro.interval_start(k)) {
+      return start;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return std::nullopt;
+}
+
 // A real process whose environment is exactly `env` (`sleep`, killed and reaped at scope exit), for
 // what ranked_targets reads from /proc/PID/environ.
 class ProcessWithEnv {
@@ -207,7 +219,7 @@ TEST_CASE("run_targets: a target late for a sample is waited for up to lockstep_
     if (ro.pid == 4302) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
-    if (ro.before_resume && ro.before_resume(2)) {
+    if (ro.interval_start && wait_for_interval(ro, 2)) {
       ++resumed;
     }
     if (ro.sampling_done) {
@@ -225,6 +237,48 @@ TEST_CASE("run_targets: a target late for a sample is waited for up to lockstep_
                       "sampled without waiting longer (sample_skew says how far apart)");
 }
 
+TEST_CASE("run_targets: in lockstep the interval begins for every target when the last one "
+          "arrives") {
+  // Target 2 reaches sample 2 300 ms after the others, whose targets run meanwhile (the runner
+  // asks while its target runs): all get the same instant, the slow one's arrival.
+  TargetsOptions o;
+  o.run.samples = 3;
+  std::mutex mutex;
+  std::map<std::int64_t, std::vector<Clock::time_point>> starts;
+  std::map<std::int64_t, Clock::time_point> arrived;
+  o.examine = [&](const session::Debugger&, const session::Options&, const Playbook&,
+                  const RunOptions& ro) {
+    for (std::uint32_t k = 2; k <= 3; ++k) {
+      if (ro.pid == 4303 && k == 2) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+      const auto at = Clock::now();
+      const auto start = wait_for_interval(ro, k);
+      std::lock_guard lock(mutex);
+      if (k == 2) {
+        arrived[ro.pid] = at;
+      }
+      if (start) {
+        starts[ro.pid].push_back(*start);
+      }
+    }
+    ro.sampling_done();
+    return attached_run(ro);
+  };
+  const TargetsResult r = run_targets(find_playbook("host-stacks"), targets_of(3), o);
+  CHECK(r.examined == 3);
+  CHECK(r.notes.empty());
+  REQUIRE(starts.size() == 3);
+  for (const auto& [pid, s] : starts) {
+    INFO("pid " << pid);
+    REQUIRE(s.size() == 2);
+    CHECK(s[0] == starts.at(4301)[0]);
+    CHECK(s[1] == starts.at(4301)[1]);
+  }
+  CHECK(starts.at(4301)[0] >= arrived.at(4303));
+  CHECK(starts.at(4301)[0] - arrived.at(4301) >= std::chrono::milliseconds(250));
+}
+
 TEST_CASE("run_targets: a target that fails before its first sample is not waited for") {
   // Targets 0 and 2 ask for sample 2; target 1 throws at once (no such process). Were target 1
   // still counted, the others would wait out the lockstep's 60 s deadline.
@@ -237,11 +291,11 @@ TEST_CASE("run_targets: a target that fails before its first sample is not waite
     if (ro.pid == 4302) {
       throw Error(ExitCode::NoSuchProcess, "no process 4302", "check the pid");
     }
-    if (!ro.before_resume || !ro.sampling_done) {
+    if (!ro.interval_start || !ro.sampling_done) {
       ++without_hooks;
       return attached_run(ro);
     }
-    if (ro.before_resume(2)) {
+    if (wait_for_interval(ro, 2)) {
       ++resumed;
     }
     ro.sampling_done();
@@ -304,7 +358,7 @@ TEST_CASE(
                   const RunOptions& ro) {
     const int now = ++inside;
     most_inside = std::max(most_inside.load(), now);
-    with_hooks += ro.before_resume ? 1 : 0; // no lockstep: nobody to wait for
+    with_hooks += ro.interval_start ? 1 : 0; // no lockstep: nobody to wait for
     wrong_rank += so.rank == static_cast<int>(ro.pid - 4301) ? 0 : 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     --inside;
