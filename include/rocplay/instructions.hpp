@@ -50,6 +50,9 @@ struct Loop {
   std::uint64_t branch = 0;
   std::size_t count = 0;
   bool spin = false; // short, and it polls: a load, an atomic, a sleep or a pause
+  // A wait on time: it reads a clock and touches no memory (PyTorch's `_sleep` spin_kernel, a
+  // backoff). Whichever instruction of it a thread is caught at, the thread has done no work.
+  bool clock_wait = false;
   std::vector<std::string> mnemonics;
   // "spin loop of 6 instructions: s_sleep, global_load_dword, ..."
   std::string describe(std::size_t max_listed = 12) const;

@@ -8,6 +8,7 @@
 // Layer: src/session/ (library rocplay_session; docs/architecture.md).
 #pragma once
 
+#include "rocplay/mapped_objects.hpp"
 #include "rocplay/process_tree.hpp"
 
 #include <chrono>
@@ -112,16 +113,6 @@ const std::vector<std::string_view>& relevant_env_names();
 // The command line, NUL-separated arguments joined with spaces; empty for kernel threads.
 std::string read_cmdline(std::int64_t pid, std::size_t max_bytes = 4096);
 
-// An ELF file the process has mapped (a shared library, the executable), from /proc/PID/maps:
-// each file once, with the address of its offset-0 mapping (its load base for a shared object).
-struct MappedObject {
-  std::string path;
-  std::uint64_t base = 0;
-};
-// Parses /proc/PID/maps text. Skips anonymous and pseudo mappings (`[heap]`, `/dev/...`,
-// `/memfd:...`) and files deleted since they were mapped.
-std::vector<MappedObject> parse_maps(std::string_view text);
-std::optional<std::vector<MappedObject>> read_mapped_objects(std::int64_t pid);
 // The executable's path (readlink /proc/PID/exe); empty when it cannot be read.
 std::string read_exe(std::int64_t pid);
 

@@ -3,6 +3,7 @@
 #include "rocplay/progress.hpp"
 
 #include "heuristics/common.hpp"
+#include "rocplay/code_loops.hpp"
 #include "rocplay/frames.hpp"
 #include "rocplay/grouping.hpp"
 
@@ -256,8 +257,37 @@ std::optional<std::set<std::array<std::int64_t, 3>>> resident_blocks(const Snaps
   return out;
 }
 
+// The GPU loops that wait on time (isa::Loop::clock_wait) in any sample's code windows (the code
+// is the same in every sample): a thread caught at two PCs of one of them did no work in between,
+// however far apart the PCs are (PyTorch's `_sleep` spin covers 96 bytes of SASS on an H200).
+std::vector<std::pair<std::uint64_t, std::uint64_t>>
+clock_waits(const std::vector<Sample>& samples) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (const auto& s : samples) {
+    if (s.snapshot.code_windows.empty()) {
+      continue;
+    }
+    for (const auto& l : snapshot::code_loops(s.snapshot)) {
+      if (l.gpu && l.loop && l.loop->clock_wait) {
+        out.emplace_back(l.loop->start, l.loop->branch);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool in_one_loop(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& loops, std::uint64_t a,
+                 std::uint64_t b) {
+  return std::any_of(loops.begin(), loops.end(), [&](const auto& l) {
+    return l.first <= std::min(a, b) && std::max(a, b) <= l.second;
+  });
+}
+
 void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
   const Snapshot& first = samples.front().snapshot;
+  const auto waits = clock_waits(samples);
   const double span = samples.back().at - samples.front().at;
   const auto n = static_cast<std::uint32_t>(samples.size());
   // Later samples' waves by key, built once each.
@@ -311,6 +341,7 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
     std::uint64_t cycled = 0;   // ... that moved, but only to PCs of the dispatch seen before
     std::uint64_t new_code = 0; // ... that moved to a PC no wave of the dispatch was at before
     std::uint64_t changed = 0;  // ... whose PC changed at all, inside its loop region or not
+    std::uint64_t on_clock = 0; // ... that changed PC only within a loop waiting on the clock
     std::uint64_t changed_lo = UINT64_MAX; // the PCs the changed ones were caught at
     std::uint64_t changed_hi = 0;
     std::set<std::uint64_t> first_pcs;
@@ -341,6 +372,7 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
         bool seen = false;
         bool moved = false;
         bool changed_pc = false;
+        bool clock_only = false;
         bool only_known = true;
         std::vector<std::uint64_t> visited;
         for (std::size_t k = 1; k < samples.size(); ++k) {
@@ -350,13 +382,15 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
           }
           ++found;
           seen = true;
-          if (*x->pc != *w.pc) {
+          const bool waits_on_clock = in_one_loop(waits, *x->pc, *w.pc);
+          clock_only = clock_only || (waits_on_clock && *x->pc != *w.pc);
+          if (*x->pc != *w.pc && !waits_on_clock) {
             changed_pc = true;
             changed_lo = std::min({changed_lo, *x->pc, *w.pc});
             changed_hi = std::max({changed_hi, *x->pc, *w.pc});
           }
           const std::uint64_t dist = distance(*x->pc, *w.pc);
-          if (dist > kLoopRegionBytes) {
+          if (dist > kLoopRegionBytes && !waits_on_clock) {
             moved = true;
             visited.push_back(*x->pc);
             only_known = only_known && seen_before(*x->pc);
@@ -374,6 +408,8 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
         total += weight;
         if (changed_pc) {
           changed += weight;
+        } else if (clock_only) {
+          on_clock += weight;
         }
         if (!moved) {
           stayed += weight;
@@ -446,11 +482,17 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
                  {"widest_bytes", widest}, {"unit", unit},
                  {"total", total},         {"stayed", stayed},
                  {"cycling", cycled},      {"moved_to_new_code", new_code},
-                 {"changed_pc", changed},  {"cycle_pcs", cycle_pcs.size()}};
+                 {"changed_pc", changed},  {"cycle_pcs", cycle_pcs.size()},
+                 {"clock_wait", on_clock}};
     // `13,032 of 13,056 threads stayed on their PC over 3 samples; 24 cycle among 9 PCs of the
     // polling code`.
     std::string measure = fmt::format("{} of {} {} stayed on their PC over {} samples",
                                       grouped(stayed), grouped(total), unit, n);
+    if (on_clock > 0) {
+      measure += fmt::format("; {} of them changed PC only inside a loop that reads the clock "
+                             "and touches no memory (a wait on time, no work)",
+                             grouped(on_clock));
+    }
     if (cycled > 0) {
       measure += fmt::format("; {} cycle among {} PCs already seen (the polling code)",
                              grouped(cycled), cycle_pcs.size());

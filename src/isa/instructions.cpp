@@ -95,6 +95,37 @@ bool is_poll(std::string_view m) {
   return false;
 }
 
+// A read of a cycle counter or timer: SASS `CS2R R4, SR_CLOCKLO` / `S2R`/`S2UR` of SR_CLOCKLO,
+// SR_CLOCKHI or SR_GLOBALTIMER*, AMDGPU s_memtime/s_memrealtime, x86 rdtsc(p).
+bool is_clock_read(std::string_view m, std::string_view text) {
+  const auto lm = lower(m);
+  if (lm == "s_memtime" || lm == "s_memrealtime" || lm == "rdtsc" || lm == "rdtscp") {
+    return true;
+  }
+  return (lm == "cs2r" || lm == "s2r" || lm == "s2ur") &&
+         (text.find("SR_CLOCK") != std::string_view::npos ||
+          text.find("SR_GLOBALTIMER") != std::string_view::npos);
+}
+
+// Loads, stores and atomics of every kind (the clock reads above are not memory).
+bool touches_memory(std::string_view m) {
+  const auto lm = lower(m);
+  static constexpr std::string_view kMemory[] = {
+      // AMDGPU
+      "global_", "flat_", "buffer_", "scratch_", "ds_", "s_load", "s_buffer_", "s_store",
+      // SASS
+      "ld", "st", "atom", "red", "cctl",
+      // x86: any instruction with a memory operand would count; a clock loop has none but the
+      // counter compare, so only the explicit ones are listed
+      "lock", "xchg", "cmpxchg"};
+  for (auto p : kMemory) {
+    if (lm.starts_with(p)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 std::string_view to_string(Arch arch) {
@@ -238,11 +269,17 @@ std::optional<Loop> find_loop(const std::vector<Instruction>& window, std::uint6
     loop.branch = b.address;
     loop.count = i - loop.first + 1;
     bool polls = false;
+    bool clock = false;
+    bool memory = false;
     for (std::size_t j = loop.first; j <= i; ++j) {
       loop.mnemonics.push_back(mnemonic(window[j].text));
+      const bool reads_clock = is_clock_read(loop.mnemonics.back(), window[j].text);
       polls = polls || is_poll(loop.mnemonics.back());
+      clock = clock || reads_clock;
+      memory = memory || touches_memory(loop.mnemonics.back());
     }
     loop.spin = polls && loop.count <= 32;
+    loop.clock_wait = clock && !memory && loop.count <= 32;
     best = std::move(loop);
     best_span = span;
   }

@@ -42,7 +42,8 @@ nlohmann::json to_json(const Instruction& in) {
 nlohmann::json to_json(const Loop& loop) {
   return {{"start", hex_text(loop.start)}, {"branch", hex_text(loop.branch)},
           {"instructions", loop.count},    {"spin", loop.spin},
-          {"mnemonics", loop.mnemonics},   {"summary", loop.describe()}};
+          {"clock_wait", loop.clock_wait}, {"mnemonics", loop.mnemonics},
+          {"summary", loop.describe()}};
 }
 
 } // namespace rocplay::isa

@@ -3,6 +3,8 @@
 // and the load bias of its lowest mapping. Reading another process's memory.
 #include "rocplay/pyframes.hpp"
 
+#include "rocplay/mapped_objects.hpp"
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -13,7 +15,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <string_view>
 
@@ -57,56 +58,6 @@ bool ProcessMemory::read(std::uint64_t address, void* out, std::size_t size) {
 }
 
 namespace {
-
-struct Mapping {
-  std::uint64_t start = 0, end = 0, offset = 0;
-  std::string path;
-};
-
-std::vector<Mapping> read_maps(int pid) {
-  std::vector<Mapping> out;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(in, line) && out.size() < 100'000) {
-    // start-end perms offset dev inode path
-    Mapping m;
-    const char* p = line.data();
-    const char* e = p + line.size();
-    auto r = std::from_chars(p, e, m.start, 16);
-    if (r.ec != std::errc() || r.ptr == e || *r.ptr != '-') {
-      continue;
-    }
-    r = std::from_chars(r.ptr + 1, e, m.end, 16);
-    if (r.ec != std::errc()) {
-      continue;
-    }
-    std::string_view rest(r.ptr, static_cast<std::size_t>(e - r.ptr));
-    // fields: perms, offset, dev, inode, path
-    std::size_t field = 0;
-    std::size_t i = 0;
-    while (field < 5 && i < rest.size()) {
-      while (i < rest.size() && rest[i] == ' ') {
-        ++i;
-      }
-      const std::size_t begin = i;
-      if (field == 4) {
-        m.path = std::string(rest.substr(begin));
-        break;
-      }
-      while (i < rest.size() && rest[i] != ' ') {
-        ++i;
-      }
-      if (field == 1) {
-        std::from_chars(rest.data() + begin, rest.data() + i, m.offset, 16);
-      }
-      ++field;
-    }
-    if (!m.path.empty() && m.path.front() == '/') {
-      out.push_back(std::move(m));
-    }
-  }
-  return out;
-}
 
 std::string_view base_name(std::string_view path) {
   const auto slash = path.rfind('/');
@@ -216,7 +167,8 @@ std::optional<Symbols> elf_symbols(const std::string& path) {
 } // namespace
 
 std::optional<Runtime> locate(int pid, std::string* why) {
-  const auto maps = read_maps(pid);
+  const auto maps =
+      process::read_mapped_objects(pid).value_or(std::vector<process::MappedObject>{});
   // Candidates: libpython first (the runtime lives there when it is shared), then the python
   // executable, then the main executable whatever its name (an embedding program).
   std::vector<std::pair<std::string, std::pair<int, int>>> candidates;
@@ -251,16 +203,12 @@ std::optional<Runtime> locate(int pid, std::string* why) {
     }
     std::uint64_t bias = 0;
     if (syms->pie) {
-      std::optional<std::uint64_t> base;
-      for (const auto& m : maps) {
-        if (m.path == path && m.offset == 0) {
-          base = base ? std::min(*base, m.start) : m.start;
-        }
-      }
-      if (!base) {
+      const auto object = std::find_if(
+          maps.begin(), maps.end(), [&](const auto& m) { return m.path == path && m.base != 0; });
+      if (object == maps.end()) {
         continue;
       }
-      bias = *base - syms->first_load.value_or(0);
+      bias = object->base - syms->first_load.value_or(0);
     }
     Runtime r;
     r.address = *syms->runtime + bias;

@@ -364,69 +364,6 @@ std::string read_cmdline(std::int64_t pid, std::size_t max_bytes) {
   return *raw;
 }
 
-std::vector<MappedObject> parse_maps(std::string_view text) {
-  std::vector<MappedObject> out;
-  std::map<std::string, std::size_t> seen;
-  std::size_t pos = 0;
-  while (const auto next = next_line(text, pos)) {
-    const std::string_view line = *next;
-    // `start-end perms offset dev inode   path`; the path is the rest of the line.
-    const auto fields = split_ws(line);
-    if (fields.size() < 6) {
-      continue;
-    }
-    // The fields are views into `line`: the path starts after the inode's end.
-    const auto inode_end =
-        static_cast<std::size_t>(fields[4].data() + fields[4].size() - line.data());
-    const std::size_t path_at = line.find('/', inode_end);
-    if (path_at == std::string_view::npos) {
-      continue;
-    }
-    std::string_view path = line.substr(path_at);
-    while (!path.empty() && (path.back() == ' ' || path.back() == '\r')) {
-      path.remove_suffix(1);
-    }
-    constexpr std::string_view kDeleted = " (deleted)";
-    if (path.size() >= kDeleted.size() && path.substr(path.size() - kDeleted.size()) == kDeleted) {
-      continue;
-    }
-    if (path.rfind("/dev/", 0) == 0 || path.rfind("/memfd:", 0) == 0 ||
-        path.rfind("/proc/", 0) == 0 || path.rfind("/SYSV", 0) == 0) {
-      continue;
-    }
-    const std::string_view range = fields[0];
-    const std::size_t dash = range.find('-');
-    std::uint64_t start = 0;
-    std::uint64_t offset = 0;
-    const auto r1 = std::from_chars(range.data(), range.data() + dash, start, 16);
-    const auto r2 =
-        std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), offset, 16);
-    if (dash == std::string_view::npos || r1.ec != std::errc{} || r2.ec != std::errc{}) {
-      continue;
-    }
-    const std::string key(path);
-    const auto it = seen.find(key);
-    if (it == seen.end()) {
-      seen.emplace(key, out.size());
-      out.push_back(MappedObject{key, offset == 0 ? start : 0});
-    } else if (offset == 0 && out[it->second].base == 0) {
-      out[it->second].base = start;
-    }
-  }
-  return out;
-}
-
-std::optional<std::vector<MappedObject>> read_mapped_objects(std::int64_t pid) {
-  if (pid <= 0) {
-    return std::nullopt;
-  }
-  const auto text = slurp(proc_path(pid, "maps"), std::size_t{64} << 20);
-  if (!text) {
-    return std::nullopt;
-  }
-  return parse_maps(*text);
-}
-
 std::string read_exe(std::int64_t pid) {
   char buf[4096];
   const std::string link = proc_path(pid, "exe");

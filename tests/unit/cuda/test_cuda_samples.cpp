@@ -134,4 +134,5 @@ TEST_CASE("cuda: PyTorch's spin_kernel loop from nvdisasm, one sample") {
   CHECK(spin_kernel->loop->describe() ==
         "loop of 6 instructions: CS2R, IADD3, IMAD.X, ISETP.GE.U32.AND, ISETP.GE.AND.EX, BRA");
   CHECK_FALSE(spin_kernel->loop->spin); // it reads the clock, polls no memory
+  CHECK(spin_kernel->loop->clock_wait);
 }

@@ -8,6 +8,7 @@
 #include "snapshot/cuda_api_errors.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <tuple>
@@ -385,4 +386,34 @@ TEST_CASE("x4 server: a rank whose GPU attach failed is unseen, not missing") {
   CHECK(cross.front().id == heuristics::kMissingRank);
   CHECK(cross.front().rank == 3);
   CHECK(cross.front().title.find("rank 3 never entered") != std::string::npos);
+}
+
+// PyTorch's `torch.cuda._sleep` spin_kernel behind `.item()` (tests/hardware/torch_item_hang.py),
+// triaged five times with rocplay's default two samples on an H200 (tests/hardware/verdict_cuda.sh,
+// the JSON reports kept whole): its one thread waits on the clock in a 6-instruction loop of 96
+// bytes, caught at 0x...bb0 in one sample and at 0x...b60 in the next in three of the five runs.
+// Those three read "MOVING (slow, not stuck)" before the loop's code was consulted.
+TEST_CASE("torch _sleep: a thread waiting on the clock reads stuck in every run, whichever PCs") {
+  for (int run = 0; run < 5; ++run) {
+    const auto rel = "cuda-gdb/h200-torch-sleep/two-samples-" + std::to_string(run) + ".json";
+    INFO(rel);
+    const auto j = nlohmann::json::parse(test::read_file(test::fixture_path(rel)));
+    std::vector<Sample> samples(2);
+    samples[0].snapshot = snapshot_from_json(j.at("snapshot"));
+    samples[1].index = 2;
+    samples[1].at = j.at("samples").at(1).at("at").get<double>();
+    samples[1].snapshot = snapshot_from_json(j.at("samples").at(1).at("snapshot"));
+    const auto r = heuristics::run_samples(samples);
+    const ProgressEntry* e = entry(r.progress, "dispatch", "spin_kernel");
+    REQUIRE(e != nullptr);
+    INFO(e->why);
+    CHECK(e->motion == Motion::Stuck);
+    REQUIRE_FALSE(r.findings.empty());
+    CHECK(r.findings.front().id == heuristics::kNoProgress);
+    CHECK(r.findings.front().kernel.find("spin_kernel") != std::string::npos);
+    const bool clock_said = e->why.find("reads the clock") != std::string::npos;
+    // The runs caught at two PCs of the loop say why that is no progress.
+    const bool two_pcs = samples[0].snapshot.waves.at(0).pc != samples[1].snapshot.waves.at(0).pc;
+    CHECK(clock_said == two_pcs);
+  }
 }

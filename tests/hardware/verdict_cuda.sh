@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Time to verdict on a PyTorch worker with cuda-gdb, issue 33: `rocplay run hang-triage --pid P
+# --debugger cuda-gdb --samples 1 -q`, and with the default two samples, against raw
+# `cuda-gdb -q -nx -batch -p P -x CMDS` with the commands hang-triage runs (info cuda devices,
+# kernels, warps and threads, info threads, thread apply all bt 30, detach). The worker is
+# torch_item_hang.py: its main thread blocked in `.item()` behind a spin kernel that never ends.
+# ROUNDS rounds, the ways' order rotated every round; per way the median wall seconds. Each
+# rocplay run's stop comes from its JSON report; raw's from the stamps around its attach and
+# detach. Every run must leave the worker running (its state in /proc is checked after each).
+#
+#   ROCPLAY=/path/to/rocplay OUT=/path/to/out ROUNDS=5 tests/hardware/verdict_cuda.sh
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+work=$out/verdict
+hw_start "$work"
+rocplay=$(hw_rocplay)
+[ -n "$rocplay" ] || { say "no rocplay: nothing to do"; exit 1; }
+rounds=${ROUNDS:-5}
+cp "$here/torch_item_hang.py" "$src/"
+CUDA_VISIBLE_DEVICES=0 python3 "$src/torch_item_hang.py" >"$work/worker.out" 2>&1 &
+worker=$!
+trap 'kill -9 $worker 2>/dev/null' EXIT
+pid=$(hw_ready_pid "$work/worker.out" 120)
+[ -n "$pid" ] || { say "worker did not get ready"; tail -5 "$work/worker.out"; exit 1; }
+sleep 2
+say "worker pid $pid, $(ls /proc/$pid/task | wc -l) threads; load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s\n' 'info cuda devices' 'info cuda kernels' 'info cuda warps' 'info cuda threads' \
+  'info threads' 'thread apply all bt 30' 'detach' >"$work/cmds"
+
+running() { # the worker's state after a run: anything but t/T
+  local st
+  st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
+  [ "$st" != t ] && [ "$st" != T ] && [ "$st" != gone ] && echo ok || echo "LEFT $st (FAIL)"
+}
+stop_of() { # the target's stop seconds per sample from a rocplay JSON report
+  python3 -c 'import json,sys
+j=json.load(open(sys.argv[1]))
+print(",".join(f"{s.get(\"stop_seconds\",0):.3f}" for s in j.get("samples",[])) or "-")' "$1" 2>/dev/null
+}
+run_way() { # way round
+  local t0 ms
+  t0=$(date +%s%N)
+  case $1 in
+  raw) cuda-gdb -q -nx -batch -iex 'python import time; print("T", time.monotonic())' \
+    -p "$pid" -x "$work/cmds" -ex 'python import time; print("T", time.monotonic())' \
+    >"$work/raw-$2.log" 2>&1 ;;
+  one) "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb --samples 1 -q --format json \
+    --output "$work/one-$2.json" >"$work/one-$2.log" 2>&1 ;;
+  two) "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb -q --format json \
+    --output "$work/two-$2.json" >"$work/two-$2.log" 2>&1 ;;
+  esac
+  ms=$(hw_ms "$t0")
+  echo "$1 $ms" >>"$work/times"
+  case $1 in
+  raw) echo "$1 $ms ms (attach to detach $(grep '^T ' "$work/raw-$2.log" |
+    awk 'NR>1{printf "%.0f", ($2-p)*1000} {p=$2}') ms) $(running)" ;;
+  *) echo "$1 $ms ms (stops $(stop_of "$work/$1-$2.json") s) $(running)" ;;
+  esac
+}
+ways=(raw one two)
+for ((r = 0; r < rounds; ++r)); do
+  for ((i = 0; i < 3; ++i)); do
+    say "round $r: $(run_way "${ways[$(((i + r) % 3))]}" "$r")"
+  done
+done
+for w in "${ways[@]}"; do
+  say "$w: median $(grep "^$w " "$work/times" | cut -d' ' -f2 | sort -n |
+    awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}') ms over $rounds"
+done
+say "interval of the default playbook: $(grep -m1 'interval' "$repo/playbooks/hang-triage.yaml")"
+say "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+(cd "$work" && tar czf "$out/verdict.tar.gz" summary.txt times ./*.log ./*.json cmds worker.out 2>/dev/null)
