@@ -8,6 +8,7 @@
 #   before  `gdb --version`, then the named run: what every run did before issue 33
 #   two     rocplay --debugger gdb with the playbook's own two samples, 2 s apart
 #   base    the named run with BASE_BUILD/rocplay (another build: before and after a change)
+#   basetwo the two-sample run with BASE_BUILD/rocplay
 # Each run prints its wall seconds and the target's stop: the longest gap between two ticks of
 # spin_target's main thread (every 1 ms while it runs) during the run, which for raw gdb is its
 # whole attach-to-detach. Then the medians, the ratios to raw and the load average.
@@ -46,6 +47,7 @@ run_way() { # way -> "wall stop"
   before) gdb --version && rocplay --samples 1 ;;
   two) rocplay ;;
   base) base_rocplay --samples 1 ;;
+  basetwo) base_rocplay ;;
   esac >/dev/null 2>&1 || true
   t1=$(date +%s.%N)
   sleep 0.2 # the ticks after the resume
@@ -63,8 +65,12 @@ for ((r = 0; r < rounds; ++r)); do
   echo "$line"
 done
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
-raw_wall=$(grep '^raw ' "$work/times" | cut -d' ' -f2 | median || true)
-raw_stop=$(grep '^raw ' "$work/times" | cut -d' ' -f3 | median || true)
+raw_wall=
+raw_stop=
+if grep -q '^raw ' "$work/times"; then
+  raw_wall=$(grep '^raw ' "$work/times" | cut -d' ' -f2 | median)
+  raw_stop=$(grep '^raw ' "$work/times" | cut -d' ' -f3 | median)
+fi
 for w in "${ways[@]}"; do
   wall=$(grep "^$w " "$work/times" | cut -d' ' -f2 | median)
   stop=$(grep "^$w " "$work/times" | cut -d' ' -f3 | median)
