@@ -486,10 +486,15 @@ void Session::attach(std::int64_t pid) {
       // attaching: on a PyTorch process it read them again, 7-9 s of the stop, after a 9 s
       // preload (docs/hardware-validation.md, 2026-11-22). The preloaded objfiles already cover
       // every library mapped at their load addresses, so the attach need not read them again.
-      // Not for rocgdb, whose GPU code objects arrive as shared libraries. Plain gdb reuses a
-      // preloaded objfile of the library's own name, but not a symbol-light copy.
-      if (preloaded > 0 && (s.debugger.kind == DebuggerKind::CudaGdb || !s.light_files.empty())) {
-        s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
+      // Plain gdb shares the preloaded symbol tables but still makes an objfile of each library
+      // it finds (under the dynamic linker's name, /lib/... for /usr/lib/...): 35 ms of CPU in
+      // a 10-thread spin_target's stop, and never for a symbol-light copy. Libraries the preload
+      // did not read are asked for after the attach (load_unpreloaded_libraries). Not for
+      // rocgdb, whose GPU code objects arrive as shared libraries.
+      if (preloaded > 0 && (s.debugger.kind == DebuggerKind::CudaGdb ||
+                            s.debugger.kind == DebuggerKind::Gdb || !s.light_files.empty())) {
+        s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout)
+                               .error_message();
       }
     } catch (const Error& e) {
       if (e.code() != ExitCode::Timeout) {
@@ -597,6 +602,9 @@ void Session::attach(std::int64_t pid) {
     s.interrupted();
   }
   s.times.attach_seconds = s.now() - s.attach_sent_at;
+  if (s.solib_add_off) {
+    s.load_unpreloaded_libraries(pid, s.options.command_timeout);
+  }
 }
 
 namespace {
@@ -786,6 +794,7 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
   }
   r.stopped_at = s.now();
   s.drain();
+
   // The `*stopped` that ended the run: the last one seen.
   if (s.stops_seen > stops_before) {
     for (auto it = s.exchanges.rbegin(); it != s.exchanges.rend(); ++it) {
@@ -803,6 +812,9 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
     }
   }
   r.exited = s.target_gone;
+  if (s.solib_add_off && !s.target_gone && s.pid) {
+    s.load_unpreloaded_libraries(*s.pid, s.options.command_timeout); // dlopen()ed in the run
+  }
   return r;
 }
 

@@ -218,6 +218,10 @@ struct Session::Impl {
   // The preload's symbol-light copies (session/light_symbols.hpp), held until the debugger that
   // read them has quit.
   std::vector<std::shared_ptr<const std::string>> light_files;
+  // The mapped files the preload read (their /proc/PID/maps paths, the executable's too), and
+  // whether the attach then ran with `auto-solib-add off` (load_unpreloaded_libraries).
+  std::set<std::string> preloaded_paths;
+  bool solib_add_off = false;
 
   detail::Recorder recorder;
   bool registered = false;
@@ -307,6 +311,10 @@ struct Session::Impl {
   // them read: the work moves out of the stop. Best effort: a file GDB cannot read is skipped.
   // Returns how many files were read.
   std::size_t preload_symbols(std::int64_t target_pid, Clock::time_point deadline);
+  // After an attach with `auto-solib-add off`, and after each later stop: `sharedlibrary` for
+  // each shared library the target maps now that the preload did not read (mapped since, or a
+  // path it skipped), so none is left without symbols. Returns how many were asked for.
+  std::size_t load_unpreloaded_libraries(std::int64_t target_pid, milliseconds timeout);
 
   // A start-up command: an ^error is a warning, not a failure.
   mi::Exchange start_command(const std::string& cmd, milliseconds timeout);

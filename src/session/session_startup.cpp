@@ -283,6 +283,7 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
   if (plain(exe)) {
     const auto ex = command("-file-exec-and-symbols " + exe, remaining());
     loaded += ex.error_message() ? 0 : 1;
+    preloaded_paths.insert(exe);
   }
   const auto objects = process::read_mapped_objects(target_pid);
   if (!objects) {
@@ -318,6 +319,7 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
     const auto ex =
         command(console_command("add-symbol-file " + symbols + " -o " + base), remaining());
     loaded += ex.error_message() ? 0 : 1;
+    preloaded_paths.insert(obj.path); // read or refused: asking again in the stop gains nothing
   }
   on_note("read the symbols of " + std::to_string(loaded) +
           " mapped files before attaching (the target kept running)");
@@ -327,6 +329,61 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
                         kLightSymbolsNote, fmt::join(light_names, ", ")));
   }
   return loaded;
+}
+
+namespace {
+
+// A basic regular expression (GDB's `sharedlibrary`) matching a library by its file name in any
+// directory: the dynamic linker's name for it (/lib/...) need not be the path /proc shows.
+std::optional<std::string> library_regex(const std::string& path) {
+  const std::string name = base_name(path);
+  if (name.empty() || name.front() == ' ' || name.back() == ' ') {
+    return std::nullopt;
+  }
+  std::string re = "/";
+  for (const char c : name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return std::nullopt;
+    }
+    if (c == '.' || c == '[' || c == ']' || c == '*' || c == '^' || c == '$' || c == '\\') {
+      re += '\\';
+    }
+    re += c;
+  }
+  return re + "$";
+}
+
+} // namespace
+
+std::size_t Session::Impl::load_unpreloaded_libraries(std::int64_t target_pid,
+                                                      milliseconds timeout) {
+  constexpr std::size_t kMaxLibraries = 256;
+  const auto objects = process::read_mapped_objects(target_pid);
+  if (!objects) {
+    return 0;
+  }
+  std::set<std::string> asked;
+  std::vector<std::string> names;
+  for (const auto& obj : *objects) {
+    if (obj.path.find(".so") == std::string::npos || preloaded_paths.count(obj.path) != 0) {
+      continue;
+    }
+    const auto re = library_regex(obj.path);
+    if (!re || asked.size() >= kMaxLibraries || !asked.insert(*re).second) {
+      continue;
+    }
+    preloaded_paths.insert(obj.path); // asked once per session, read or not
+    const auto ex = command(console_command("sharedlibrary " + *re), timeout);
+    if (!ex.error_message()) {
+      names.push_back(base_name(obj.path));
+    }
+  }
+  if (!names.empty()) {
+    on_note(fmt::format("read the symbols of {} shared libraries the preload had not read, inside "
+                        "the stop: {}",
+                        names.size(), fmt::join(names, ", ")));
+  }
+  return asked.size();
 }
 
 mi::Exchange Session::Impl::start_command(const std::string& cmd, milliseconds timeout) {

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -194,6 +195,41 @@ TEST_CASE("samples: a loop that ends between samples gives no stuck finding") {
   }
   for (const auto& e : j.at("progress").at("entries")) {
     CHECK(e.at("motion") != "stuck");
+  }
+  require_every_thread_running(target);
+}
+
+TEST_CASE(
+    "samples: two samples are the interval apart, stop to stop, not the interval and a stop") {
+  // 1,000 threads: the first stop takes a large part of a second, which the run that follows
+  // now gives back (before, sample 2 began `interval` after the first stop ended).
+  SpinTarget::Config config;
+  config.spin_threads = 998;
+  config.sleepy = true;
+  SpinTarget target(config);
+  TempDir dir;
+  const std::string report = dir.path() + "/report.json";
+  const auto r =
+      run_rocplay(sample_args(target.pid(), {"--interval", "4", "--format", "json", "-o", report}),
+                  std::chrono::seconds(120));
+  INFO("stderr: " << r.err);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 0);
+  std::ifstream in(report);
+  const auto j = nlohmann::json::parse(in);
+  const auto& samples = j.at("run").at("sampling").at("samples");
+  REQUIRE(samples.size() == 2);
+  const double first_stop = samples.at(0).at("stop_seconds").get<double>();
+  const double apart = samples.at(1).at("at").get<double>() - samples.at(0).at("at").get<double>();
+  INFO("first stop " << first_stop << " s, samples " << apart << " s apart");
+  if (first_stop < 2) { // under half the interval: the run makes up for all of it
+    CHECK(apart >= 3.95);
+    // Before: 4 s + the first stop + the resume. Now 4 s + the resume (its answer and a look at
+    // each thread's CPU time), well under the first stop.
+    CHECK(apart < 4 + std::min(0.4, 0.6 * first_stop));
+  } else {
+    WARN("the first stop took " << first_stop << " s: the run kept half the interval");
+    CHECK(apart >= 2 + first_stop - 0.05);
   }
   require_every_thread_running(target);
 }

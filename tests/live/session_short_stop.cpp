@@ -6,8 +6,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -151,11 +153,11 @@ TEST_CASE("frames carry argument names, not values, unless asked", "[live][sessi
   }
 }
 
-TEST_CASE("on cuda-gdb the preload is followed by auto-solib-add off, then the attach",
+TEST_CASE("on cuda-gdb and gdb the preload is followed by auto-solib-add off, then the attach",
           "[live][session][short-stop]") {
-  // Plain gdb standing in for cuda-gdb: the session decides by the debugger's kind.
+  // Plain gdb standing in for cuda-gdb and rocgdb: the session decides by the debugger's kind.
   SpinTarget target;
-  for (const auto kind : {DebuggerKind::CudaGdb, DebuggerKind::Gdb}) {
+  for (const auto kind : {DebuggerKind::CudaGdb, DebuggerKind::Gdb, DebuggerKind::RocGdb}) {
     char path[] = "/tmp/rocplay-cuda-order-XXXXXX";
     const int fd = ::mkstemp(path);
     REQUIRE(fd >= 0);
@@ -186,14 +188,74 @@ TEST_CASE("on cuda-gdb the preload is followed by auto-solib-add off, then the a
     REQUIRE(exec >= 0);
     REQUIRE(last_lib > exec);
     REQUIRE(attach > last_lib);
-    if (kind == DebuggerKind::CudaGdb) {
+    if (kind != DebuggerKind::RocGdb) {
       CHECK(solib_off > last_lib);
       CHECK(solib_off < attach);
     } else {
-      CHECK(solib_off == -1);
+      CHECK(solib_off == -1); // rocgdb's GPU code objects arrive as shared libraries
     }
+    // Every library this target maps was preloaded: nothing is read inside the stop.
+    CHECK(index_of(commands, "-interpreter-exec console \"sharedlibrary ") == -1);
     testing::require_running_again(target);
   }
+}
+
+TEST_CASE("with auto-solib-add off, a library the preload skipped is read after the attach",
+          "[live][session][short-stop]") {
+  // A copy of libz under a directory whose name needs quoting, which the preload skips: the
+  // attach finds it in the dynamic linker's list, and the session asks for its symbols.
+  char dir[] = "/tmp/rocplay-unpreloaded-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string spaced = std::string(dir) + "/a b";
+  REQUIRE(::mkdir(spaced.c_str(), 0700) == 0);
+  const std::string lib = spaced + "/libz.so.1";
+  {
+    std::ifstream in("/lib/x86_64-linux-gnu/libz.so.1", std::ios::binary);
+    REQUIRE(in.good());
+    std::ofstream out(lib, std::ios::binary);
+    out << in.rdbuf();
+  }
+  std::string symbols;
+  std::string recording;
+  {
+    testing::ReadyProcess target(
+        {"/usr/bin/python3", "-c",
+         "import ctypes, sys, time; ctypes.CDLL(sys.argv[1]); print('ready', flush=True); "
+         "time.sleep(600)",
+         lib});
+    auto options = testing::test_options();
+    char path[] = "/tmp/rocplay-unpreloaded-rec-XXXXXX";
+    const int fd = ::mkstemp(path);
+    REQUIRE(fd >= 0);
+    ::close(fd);
+    options.record_path = path;
+    {
+      session::Session s(testing::test_gdb(), options);
+      s.attach(target.pid());
+      symbols = s.console("info sharedlibrary").console();
+      s.detach();
+    }
+    recording = testing::read_file(path);
+    ::unlink(path);
+    testing::require_no_thread_stopped(target.pid(), 1);
+  }
+  std::filesystem::remove_all(dir);
+  INFO(symbols);
+  const auto commands = sent_commands(recording);
+  CHECK(index_of(commands, "-gdb-set auto-solib-add off") >= 0);
+  CHECK(index_of(commands, "-interpreter-exec console \"sharedlibrary /libz\\\\.so\\\\.1$\"") >
+        index_of(commands, "-target-attach "));
+  // `info sharedlibrary`: its line reads `Yes` (symbols read), not `No`.
+  std::istringstream lines(symbols);
+  std::string line;
+  bool found = false;
+  while (std::getline(lines, line)) {
+    if (line.find("a b/libz.so.1") != std::string::npos) {
+      found = true;
+      CHECK(line.find(" Yes ") != std::string::npos);
+    }
+  }
+  CHECK(found);
 }
 
 TEST_CASE("plain gdb attaches through its all-stop target", "[live][session][short-stop]") {
