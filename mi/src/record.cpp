@@ -64,11 +64,6 @@ std::string ParseError::message() const {
   return out;
 }
 
-RecordView::RecordView(RecordKind kind, std::string_view line, const Node* nodes,
-                       std::uint32_t node_count, std::uint64_t line_no, const ParseError* error)
-    : kind_(kind), line_(line), nodes_(nodes), node_count_(node_count), line_no_(line_no),
-      error_(error) {}
-
 Value RecordView::results() const {
   if (node_count_ == 0) {
     return {};
@@ -113,7 +108,7 @@ Record::Record(const RecordView& view, NodeTable&& nodes)
 RecordView Record::view() const {
   RecordView v(kind_, line(), nodes_.data(), static_cast<std::uint32_t>(nodes_.size()), line_no_,
                kind_ == RecordKind::Error ? &error_ : nullptr);
-  v.token_ = token_;
+  v.set_token(token_);
   v.klass_ = klass();
   return v;
 }

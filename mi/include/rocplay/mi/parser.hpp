@@ -43,6 +43,11 @@ enum class SimdPath { Baseline, Avx2 };
 std::vector<SimdPath> simd_paths();
 RecordView parse_line(SimdPath path, std::string_view line, std::uint64_t line_no,
                       NodeTable& scratch, ParseError& error_out, const Limits& limits = {});
+// parse_line() writing into `out` (see RecordView::assign), and the path it uses.
+void parse_line_into(SimdPath path, std::string_view line, std::uint64_t line_no,
+                     NodeTable& scratch, ParseError& error_out, const Limits& limits,
+                     RecordView& out);
+SimdPath fastest_path();
 } // namespace detail
 
 // Splits a byte stream fed in chunks into lines (LF or CRLF), bounded by Limits. Lines inside a
@@ -95,6 +100,8 @@ public:
   const Limits& limits() const { return limits_; }
 
 private:
+  bool next_into(RecordView& out);
+
   Limits limits_;
   LineSplitter lines_{limits_};
   std::uint64_t errors_ = 0;
