@@ -398,16 +398,21 @@ void LineSplitter::feed(std::string_view chunk) {
   pos_ = 0;
 }
 
-std::optional<LineSplitter::Line> LineSplitter::next() {
+bool LineSplitter::next(Line& out) {
   if (carry_emitted_) {
     carry_.clear();
     carry_emitted_ = false;
   }
+  // Fields written one by one into the caller's Line (see RecordView::assign).
   auto finish_line = [&](std::string_view text, Errc error) {
     if (!text.empty() && text.back() == '\r') {
       text.remove_suffix(1);
     }
-    return Line{text, ++line_no_, error};
+    out.text = text;
+    out.number = ++line_no_;
+    out.error = error;
+    out.unterminated = false;
+    return true;
   };
   for (;;) {
     if (pos_ >= chunk_.size()) {
@@ -415,21 +420,25 @@ std::optional<LineSplitter::Line> LineSplitter::next() {
       pos_ = 0;
       if (total_exceeded_) {
         if (total_reported_) {
-          return std::nullopt;
+          return false;
         }
         total_reported_ = true;
         carry_.clear();
-        return Line{{}, line_no_ + 1, Errc::TotalSizeExceeded};
+        out.text = {};
+        out.number = line_no_ + 1;
+        out.error = Errc::TotalSizeExceeded;
+        out.unterminated = false;
+        return true;
       }
       if (finished_ && (!carry_.empty() || skipping_)) {
         const Errc error = skipping_ ? Errc::LineTooLong : Errc::None;
         skipping_ = false;
         carry_emitted_ = true;
-        Line last = finish_line(carry_, error);
-        last.unterminated = true;
-        return last;
+        finish_line(carry_, error);
+        out.unterminated = true;
+        return true;
       }
-      return std::nullopt;
+      return false;
     }
     const char* base = chunk_.data() + pos_;
     const std::size_t left = chunk_.size() - pos_;
@@ -500,10 +509,10 @@ std::optional<RecordView> Parser::next() {
 }
 
 bool Parser::next_into(RecordView& out) {
-  std::optional<LineSplitter::Line> line;
+  LineSplitter::Line the_line;
+  const LineSplitter::Line* line = &the_line;
   do {
-    line = lines_.next();
-    if (!line) {
+    if (!lines_.next(the_line)) {
       return false;
     }
   } while (line->error == Errc::None && line->text.empty());

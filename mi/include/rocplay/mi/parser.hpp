@@ -65,7 +65,16 @@ public:
   // Call only once next() has returned nullopt for the previous chunk.
   void feed(std::string_view chunk);
   void finish() { finished_ = true; }
-  std::optional<Line> next();
+  std::optional<Line> next() {
+    std::optional<Line> out(std::in_place);
+    if (!next(*out)) {
+      out.reset();
+    }
+    return out;
+  }
+  // The same, written into `out` (no copy of a just-written Line: see RecordView::assign);
+  // false where next() returns nullopt.
+  bool next(Line& out);
   std::uint64_t lines() const { return line_no_; }
   std::uint64_t bytes() const { return total_bytes_; }
 
