@@ -127,7 +127,7 @@ public:
   RecordKind kind() const { return kind_; }
   std::optional<std::uint64_t> token() const { return token_; }
   std::string_view klass() const { return line().substr(klass_off_, klass_len_); }
-  std::string_view line() const { return {line_.data(), line_.size()}; }
+  std::string_view line() const;
   std::uint64_t line_no() const { return line_no_; }
   Value results() const { return view().results(); }
   Value operator[](std::string_view key) const { return results()[key]; }
@@ -140,8 +140,12 @@ private:
   std::optional<std::uint64_t> token_;
   std::uint32_t klass_off_ = 0;
   std::uint32_t klass_len_ = 0;
-  std::vector<char, UninitAllocator<char>> line_;
+  // The nodes and then the line's bytes, one allocation per record; a record that took the
+  // parser's table keeps its line in line_ instead.
   NodeTable nodes_;
+  std::vector<char, UninitAllocator<char>> line_;
+  std::uint32_t node_count_ = 0;
+  std::uint32_t line_size_ = 0;
   std::uint64_t line_no_ = 0;
   ParseError error_;
 };
