@@ -51,6 +51,24 @@ std::string printable_excerpt(std::string_view line, std::size_t at) {
   return out;
 }
 
+// The first '\n' in [p, p + n), or nullptr. Most lines are short (records, prompts, event lines
+// of a recording): their first 64 bytes are scanned inline, which saves memchr's call and set-up
+// for each of them; the rest of a longer line goes to memchr.
+const void* find_newline(const char* p, std::size_t n) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  for (; i + 16 <= n && i < 64; i += 16) {
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), newline)));
+    if (mask != 0) {
+      return p + i + __builtin_ctz(mask);
+    }
+  }
+#endif
+  return i < n ? std::memchr(p + i, '\n', n - i) : nullptr;
+}
+
 // What the item parser reads and writes while it parses one line: nodes are appended to `nodes_`
 // with offsets into `s_`.
 struct LineState {
@@ -442,7 +460,7 @@ bool LineSplitter::next(Line& out) {
     }
     const char* base = chunk_.data() + pos_;
     const std::size_t left = chunk_.size() - pos_;
-    const void* nl = std::memchr(base, '\n', left);
+    const void* nl = find_newline(base, left);
     if (nl == nullptr) {
       // The line continues in the next chunk.
       if (!skipping_) {
