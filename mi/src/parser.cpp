@@ -51,6 +51,24 @@ std::string printable_excerpt(std::string_view line, std::size_t at) {
   return out;
 }
 
+// The first '\n' in [p, p + n), or nullptr. Most lines are short (records, prompts, event lines
+// of a recording): their first 64 bytes are scanned inline, which saves memchr's call and set-up
+// for each of them; the rest of a longer line goes to memchr.
+const void* find_newline(const char* p, std::size_t n) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i newline = _mm_set1_epi8('\n');
+  for (; i + 16 <= n && i < 64; i += 16) {
+    const auto mask = static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), newline)));
+    if (mask != 0) {
+      return p + i + __builtin_ctz(mask);
+    }
+  }
+#endif
+  return i < n ? std::memchr(p + i, '\n', n - i) : nullptr;
+}
+
 // What the item parser reads and writes while it parses one line: nodes are appended to `nodes_`
 // with offsets into `s_`.
 struct LineState {
@@ -166,13 +184,15 @@ const ItemParser& item_parser(detail::SimdPath path) {
 class LineParser : LineState {
 public:
   LineParser(std::string_view s, std::uint64_t line_no, NodeTable& table, ParseError& error,
-             const Limits& limits, const ItemParser& items)
-      : LineState(s, line_no, table, error, limits), items_(items) {}
+             const Limits& limits, const ItemParser& items, RecordView& out)
+      : LineState(s, line_no, table, error, limits), items_(items), out_(out) {}
 
-  RecordView parse() {
+  // Writes the record into `out` (see RecordView::assign).
+  void parse() {
     table_.clear();
     if (n_ > 0xfffffff0u) {
-      return fail(Errc::LineTooLong, 0);
+      fail(Errc::LineTooLong, 0);
+      return;
     }
     // Every value but the root owns two bytes no other value owns (its quotes or brackets), so
     // a line of n bytes has at most n/2 + 1 nodes. Real MI values average 15-25 bytes: start
@@ -182,15 +202,14 @@ public:
     capacity_ = std::min<std::size_t>(n_ / 8 + 64, max_nodes_);
     table_.resize(capacity_);
     nodes_ = table_.data();
-    const RecordView view = parse_record();
+    parse_record();
     table_.resize(count_);
-    return view;
   }
 
 private:
-  RecordView parse_record() {
+  void parse_record() {
     if (is_prompt()) {
-      return make(RecordKind::Prompt, {});
+      return make(RecordKind::Prompt, {}, false, 0);
     }
     // Workaround (cuda-gdb 13.0, fixtures/cuda-gdb/splitk-clean-h200.mi line 30): readline's
     // prompt markers \001/\002 can precede a record when the debugger's terminal state leaks
@@ -200,7 +219,8 @@ private:
       ++i;
     }
     // Optional token: the digits before the record's first character.
-    std::optional<std::uint64_t> token;
+    bool has_token = false;
+    std::uint64_t token = 0;
     if (i < n_ && s_[i] >= '0' && s_[i] <= '9') {
       std::uint64_t t = 0;
       while (i < n_ && s_[i] >= '0' && s_[i] <= '9') {
@@ -211,6 +231,7 @@ private:
         ++i;
       }
       token = t;
+      has_token = true;
     }
     if (i >= n_) {
       return fail(Errc::NotMi, 0);
@@ -239,7 +260,7 @@ private:
       kind = RecordKind::Log;
       break;
     default:
-      return fail(Errc::NotMi, token ? i : 0);
+      return fail(Errc::NotMi, has_token ? i : 0);
     }
     ++i;
     if (kind == RecordKind::Console || kind == RecordKind::Target || kind == RecordKind::Log) {
@@ -255,9 +276,7 @@ private:
       if (i != n_) {
         return fail(Errc::UnexpectedChar, i);
       }
-      RecordView view = make(kind, {});
-      view.token_ = token;
-      return view;
+      return make(kind, {}, has_token, token);
     }
     const std::size_t class_begin = i;
     i = static_cast<std::size_t>(baseline::find_name_end(s_.data() + i, end()) - s_.data());
@@ -279,9 +298,7 @@ private:
         return failed();
       }
     }
-    RecordView view = make(kind, klass);
-    view.token_ = token;
-    return view;
+    return make(kind, klass, has_token, token);
   }
 
   bool is_prompt() const {
@@ -306,23 +323,27 @@ private:
     return true;
   }
 
-  RecordView make(RecordKind kind, std::string_view klass) {
-    RecordView view(kind, s_, nodes_, count_, line_no_, nullptr);
-    view.klass_ = klass;
-    return view;
+  void make(RecordKind kind, std::string_view klass, bool has_token, std::uint64_t token) {
+    out_.assign(kind, s_, nodes_, static_cast<std::uint32_t>(count_), line_no_, nullptr);
+    out_.klass_ = klass;
+    out_.has_token_ = has_token;
+    out_.token_value_ = token;
   }
 
-  RecordView fail(Errc errc, std::size_t at) {
+  void fail(Errc errc, std::size_t at) {
     set_error(errc, at);
-    return failed();
+    failed();
   }
 
-  RecordView failed() {
+  void failed() {
     count_ = 0;
-    return RecordView(RecordKind::Error, s_, nullptr, 0, line_no_, &error_);
+    out_.assign(RecordKind::Error, s_, nullptr, 0, line_no_, &error_);
+    out_.klass_ = {};
+    out_.has_token_ = false;
   }
 
   const ItemParser& items_;
+  RecordView& out_;
 };
 
 } // namespace
@@ -340,8 +361,9 @@ std::vector<SimdPath> simd_paths() {
   return paths;
 }
 
-RecordView parse_line(SimdPath path, std::string_view line, std::uint64_t line_no,
-                      NodeTable& scratch, ParseError& error_out, const Limits& limits) {
+void parse_line_into(SimdPath path, std::string_view line, std::uint64_t line_no,
+                     NodeTable& scratch, ParseError& error_out, const Limits& limits,
+                     RecordView& out) {
   error_out.errc = Errc::None; // cheap reset: keeps the excerpt's buffer
   error_out.excerpt.clear();
   if (line.size() > limits.max_line_bytes) {
@@ -351,18 +373,34 @@ RecordView parse_line(SimdPath path, std::string_view line, std::uint64_t line_n
         static_cast<std::uint32_t>(std::min<std::size_t>(limits.max_line_bytes, 0xffffffffu) + 1);
     error_out.excerpt = printable_excerpt(line, 0);
     scratch.clear();
-    return RecordView(RecordKind::Error, line.substr(0, kKeptPrefixBytes), nullptr, 0, line_no,
-                      &error_out);
+    out.assign(RecordKind::Error, line.substr(0, kKeptPrefixBytes), nullptr, 0, line_no,
+               &error_out);
+    out.klass_ = {};
+    out.has_token_ = false;
+    return;
   }
-  return LineParser(line, line_no, scratch, error_out, limits, item_parser(path)).parse();
+  LineParser(line, line_no, scratch, error_out, limits, item_parser(path), out).parse();
+}
+
+RecordView parse_line(SimdPath path, std::string_view line, std::uint64_t line_no,
+                      NodeTable& scratch, ParseError& error_out, const Limits& limits) {
+  RecordView out(RecordKind::Error, {}, nullptr, 0, 0, nullptr); // no `rep stos` (see next())
+  parse_line_into(path, line, line_no, scratch, error_out, limits, out);
+  return out;
+}
+
+SimdPath fastest_path() {
+  static const SimdPath fastest = simd_paths().back();
+  return fastest;
 }
 
 } // namespace detail
 
 RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& scratch,
                       ParseError& error_out, const Limits& limits) {
-  static const detail::SimdPath fastest = detail::simd_paths().back();
-  return detail::parse_line(fastest, line, line_no, scratch, error_out, limits);
+  RecordView out(RecordKind::Error, {}, nullptr, 0, 0, nullptr); // no `rep stos` (see next())
+  detail::parse_line_into(detail::fastest_path(), line, line_no, scratch, error_out, limits, out);
+  return out;
 }
 
 void LineSplitter::feed(std::string_view chunk) {
@@ -378,16 +416,21 @@ void LineSplitter::feed(std::string_view chunk) {
   pos_ = 0;
 }
 
-std::optional<LineSplitter::Line> LineSplitter::next() {
+bool LineSplitter::next(Line& out) {
   if (carry_emitted_) {
     carry_.clear();
     carry_emitted_ = false;
   }
+  // Fields written one by one into the caller's Line (see RecordView::assign).
   auto finish_line = [&](std::string_view text, Errc error) {
     if (!text.empty() && text.back() == '\r') {
       text.remove_suffix(1);
     }
-    return Line{text, ++line_no_, error};
+    out.text = text;
+    out.number = ++line_no_;
+    out.error = error;
+    out.unterminated = false;
+    return true;
   };
   for (;;) {
     if (pos_ >= chunk_.size()) {
@@ -395,25 +438,29 @@ std::optional<LineSplitter::Line> LineSplitter::next() {
       pos_ = 0;
       if (total_exceeded_) {
         if (total_reported_) {
-          return std::nullopt;
+          return false;
         }
         total_reported_ = true;
         carry_.clear();
-        return Line{{}, line_no_ + 1, Errc::TotalSizeExceeded};
+        out.text = {};
+        out.number = line_no_ + 1;
+        out.error = Errc::TotalSizeExceeded;
+        out.unterminated = false;
+        return true;
       }
       if (finished_ && (!carry_.empty() || skipping_)) {
         const Errc error = skipping_ ? Errc::LineTooLong : Errc::None;
         skipping_ = false;
         carry_emitted_ = true;
-        Line last = finish_line(carry_, error);
-        last.unterminated = true;
-        return last;
+        finish_line(carry_, error);
+        out.unterminated = true;
+        return true;
       }
-      return std::nullopt;
+      return false;
     }
     const char* base = chunk_.data() + pos_;
     const std::size_t left = chunk_.size() - pos_;
-    const void* nl = std::memchr(base, '\n', left);
+    const void* nl = find_newline(base, left);
     if (nl == nullptr) {
       // The line continues in the next chunk.
       if (!skipping_) {
@@ -468,33 +515,45 @@ void Parser::finish() {
 }
 
 std::optional<RecordView> Parser::next() {
-  for (;;) {
-    auto line = lines_.next();
-    if (!line) {
-      return std::nullopt;
-    }
-    if (line->error != Errc::None) {
-      ++errors_;
-      error_ = ParseError{};
-      error_.errc = line->error;
-      error_.line = line->number;
-      error_.column = line->error == Errc::LineTooLong
-                          ? static_cast<std::uint32_t>(
-                                std::min<std::size_t>(limits_.max_line_bytes, 0xfffffffeu) + 1)
-                          : 1;
-      error_.excerpt = printable_excerpt(line->text, 0);
-      nodes_.clear();
-      return RecordView(RecordKind::Error, line->text, nullptr, 0, line->number, &error_);
-    }
-    if (line->text.empty()) {
-      continue;
-    }
-    RecordView view = parse_line(line->text, line->number, nodes_, error_, limits_);
-    if (view.is_error()) {
-      ++errors_;
-    }
-    return view;
+  // One object for every outcome, so that it is built in the caller's slot and filled in place
+  // (see RecordView::assign). Built from values: a default-built view or optional is zeroed with
+  // `rep stos`, slow for its size.
+  std::optional<RecordView> out(std::in_place, RecordKind::Error, std::string_view(), nullptr, 0, 0,
+                                nullptr);
+  if (!next_into(*out)) {
+    out.reset();
   }
+  return out;
+}
+
+bool Parser::next_into(RecordView& out) {
+  LineSplitter::Line the_line;
+  const LineSplitter::Line* line = &the_line;
+  do {
+    if (!lines_.next(the_line)) {
+      return false;
+    }
+  } while (line->error == Errc::None && line->text.empty());
+  if (line->error != Errc::None) {
+    ++errors_;
+    error_ = ParseError{};
+    error_.errc = line->error;
+    error_.line = line->number;
+    error_.column = line->error == Errc::LineTooLong
+                        ? static_cast<std::uint32_t>(
+                              std::min<std::size_t>(limits_.max_line_bytes, 0xfffffffeu) + 1)
+                        : 1;
+    error_.excerpt = printable_excerpt(line->text, 0);
+    nodes_.clear();
+    out.assign(RecordKind::Error, line->text, nullptr, 0, line->number, &error_);
+    return true;
+  }
+  detail::parse_line_into(detail::fastest_path(), line->text, line->number, nodes_, error_, limits_,
+                          out);
+  if (out.is_error()) {
+    ++errors_;
+  }
+  return true;
 }
 
 std::vector<Record> parse_all(std::string_view text, const Limits& limits) {

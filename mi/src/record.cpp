@@ -64,11 +64,6 @@ std::string ParseError::message() const {
   return out;
 }
 
-RecordView::RecordView(RecordKind kind, std::string_view line, const Node* nodes,
-                       std::uint32_t node_count, std::uint64_t line_no, const ParseError* error)
-    : kind_(kind), line_(line), nodes_(nodes), node_count_(node_count), line_no_(line_no),
-      error_(error) {}
-
 Value RecordView::results() const {
   if (node_count_ == 0) {
     return {};
@@ -92,28 +87,52 @@ Record::Record(const RecordView& view) : Record(view, NodeTable()) {}
 
 Record::Record(const RecordView& view, NodeTable&& nodes)
     : kind_(view.kind()), token_(view.token()), line_no_(view.line_no()), error_(view.error()) {
-  // resize() + memcpy: the buffers' allocator constructs element by element otherwise.
-  if (!view.line().empty()) { // memcpy wants non-null pointers even for 0 bytes
-    line_.resize(view.line().size());
-    std::memcpy(line_.data(), view.line().data(), view.line().size());
-  }
+  const std::string_view line = view.line();
+  node_count_ = view.node_count();
+  line_size_ = static_cast<std::uint32_t>(line.size());
   if (nodes.data() == view.nodes() && nodes.size() == view.node_count()) {
+    // A big record: its table is taken, and the line gets a buffer of its own.
     nodes_ = std::move(nodes);
-  } else if (view.node_count() != 0) {
-    nodes_.resize(view.node_count());
-    std::memcpy(nodes_.data(), view.nodes(), view.node_count() * sizeof(Node));
+    if (!line.empty()) {
+      line_.resize(line.size());
+      std::memcpy(line_.data(), line.data(), line.size());
+    }
+  } else {
+    // One allocation for the nodes and, after them, the line's bytes (resize() + memcpy: the
+    // buffers' allocator constructs element by element otherwise). memcpy wants non-null
+    // pointers even for 0 bytes.
+    const std::size_t line_nodes = (line.size() + sizeof(Node) - 1) / sizeof(Node);
+    if (node_count_ + line_nodes != 0) {
+      nodes_.resize(node_count_ + line_nodes);
+    }
+    if (node_count_ != 0) {
+      std::memcpy(nodes_.data(), view.nodes(), node_count_ * sizeof(Node));
+    }
+    if (!line.empty()) {
+      std::memcpy(static_cast<void*>(nodes_.data() + node_count_), line.data(), line.size());
+    }
   }
   const std::string_view klass = view.klass();
   if (!klass.empty()) {
-    klass_off_ = static_cast<std::uint32_t>(klass.data() - view.line().data());
+    klass_off_ = static_cast<std::uint32_t>(klass.data() - line.data());
     klass_len_ = static_cast<std::uint32_t>(klass.size());
   }
 }
 
+std::string_view Record::line() const {
+  if (!line_.empty()) {
+    return {line_.data(), line_.size()};
+  }
+  if (line_size_ == 0) {
+    return {};
+  }
+  return {reinterpret_cast<const char*>(nodes_.data() + node_count_), line_size_};
+}
+
 RecordView Record::view() const {
-  RecordView v(kind_, line(), nodes_.data(), static_cast<std::uint32_t>(nodes_.size()), line_no_,
+  RecordView v(kind_, line(), nodes_.data(), node_count_, line_no_,
                kind_ == RecordKind::Error ? &error_ : nullptr);
-  v.token_ = token_;
+  v.set_token(token_);
   v.klass_ = klass();
   return v;
 }

@@ -18,33 +18,73 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 } // namespace
 
 // The time is converted only where it is used (commands, notes, results), not for every record.
+// The writer's `%.6f` (digits, a point, digits) is read exactly without strtod: at most 15
+// significant digits make an integer a double holds exactly, and dividing it by an exact power
+// of ten rounds once, so the result is strtod's (the classic fast path). Anything else (an
+// exponent, a sign, more digits) goes to strtod.
 double EventLine::seconds() const {
+  static constexpr double kPow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  std::uint64_t mantissa = 0;
+  std::size_t digits = 0;
+  std::size_t fraction = 0;
+  bool point = false;
+  bool fast = !time.empty() && time.size() <= 16;
+  for (std::size_t i = 0; fast && i < time.size(); ++i) {
+    const char c = time[i];
+    if (c >= '0' && c <= '9') {
+      mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      ++digits;
+      fraction += point ? 1 : 0;
+    } else if (c == '.' && !point) {
+      point = true;
+    } else {
+      fast = false;
+    }
+  }
+  if (fast && digits > 0 && digits <= 15) {
+    return static_cast<double>(mantissa) / kPow10[fraction];
+  }
   char buf[33];
   std::memcpy(buf, time.data(), time.size());
   buf[time.size()] = '\0';
   return std::strtod(buf, nullptr);
 }
 
-std::optional<EventLine> parse_event_line(std::string_view line) {
+bool parse_event_line(std::string_view line, EventLine& out) {
   if (line.size() < 3 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
-    return std::nullopt;
+    return false;
   }
   std::size_t space = 2;
   while (space < line.size() && line[space] != ' ') {
     const char c = line[space];
     if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+')) {
-      return std::nullopt;
+      return false;
     }
     ++space;
   }
   const std::string_view time = line.substr(2, space - 2);
   if (time.empty() || time.size() > 32) {
-    return std::nullopt;
+    return false;
   }
+  out.direction = line[0];
+  out.time = time;
   if (space >= line.size()) {
-    return EventLine{line[0], time, {}, line.size()};
+    out.payload = {};
+    out.payload_column = line.size();
+  } else {
+    out.payload = line.substr(space + 1);
+    out.payload_column = space + 1;
   }
-  return EventLine{line[0], time, line.substr(space + 1), space + 1};
+  return true;
+}
+
+std::optional<EventLine> parse_event_line(std::string_view line) {
+  std::optional<EventLine> out(std::in_place);
+  if (!parse_event_line(line, *out)) {
+    out.reset();
+  }
+  return out;
 }
 
 TranscriptReader::TranscriptReader(Limits limits)
@@ -56,8 +96,9 @@ void TranscriptReader::feed(std::string_view chunk) {
 
 void TranscriptReader::finish() {
   lines_.finish();
-  while (auto line = lines_.next()) {
-    take_line(*line);
+  LineSplitter::Line line;
+  while (lines_.next(line)) {
+    take_line(line);
   }
   if (assembler_.open()) {
     const Exchange& last = assembler_.exchanges().back();
@@ -75,13 +116,13 @@ std::optional<Exchange> TranscriptReader::next() {
   while (ready_pos_ >= ready_.size()) {
     ready_.clear();
     ready_pos_ = 0;
-    auto line = lines_.next();
-    if (!line) {
+    LineSplitter::Line line;
+    if (!lines_.next(line)) {
       info_.lines = lines_.lines();
       info_.bytes = lines_.bytes();
       return std::nullopt;
     }
-    take_line(*line);
+    take_line(line);
   }
   return std::move(ready_[ready_pos_++]);
 }
@@ -128,17 +169,19 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
     }
     return; // comments: `# reconstructed from ...`
   }
-  std::optional<EventLine> event;
+  // Filled in place, not returned in an optional: see RecordView::assign.
+  EventLine ev;
+  const EventLine* event = nullptr;
   if (info_.format != TranscriptFormat::RawMi) {
-    event = parse_event_line(text);
-    if (event && info_.format == TranscriptFormat::Unknown) {
+    event = parse_event_line(text, ev) ? &ev : nullptr;
+    if (event != nullptr && info_.format == TranscriptFormat::Unknown) {
       info_.format = TranscriptFormat::Recording;
     }
   }
   if (info_.format == TranscriptFormat::Unknown) {
     info_.format = TranscriptFormat::RawMi;
   }
-  if (info_.format == TranscriptFormat::RawMi || !event) {
+  if (info_.format == TranscriptFormat::RawMi || event == nullptr) {
     RecordView rec = parse_line(text, line.number, scratch_, scratch_error_, limits_);
     if (rec.is_error()) {
       count_error(rec.error());

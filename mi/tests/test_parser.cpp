@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 using namespace rocplay::mi;
 
 namespace {
@@ -171,6 +175,51 @@ TEST_CASE("zero-copy: values point into the line", "[parser]") {
   CHECK(raw.data() >= line.data());
   CHECK(raw.data() < line.data() + line.size());
   CHECK(v["value"].str_or() == "abc");
+}
+
+TEST_CASE("a Record owns its line and nodes through copies and moves", "[parser]") {
+  // The line's bytes share one allocation with the nodes; every length of line (not only
+  // multiples of a node's size), error records (no nodes) and a record that took the parser's
+  // table (its own line buffer) must read back the same after the parser's buffers are gone.
+  std::vector<Record> kept;
+  std::vector<std::string> lines;
+  for (std::size_t pad = 0; pad < 45; ++pad) {
+    lines.push_back("12^done,a=\"" + std::string(pad, 'x') + "\",t={b=\"1\",c=[\"2\",\"3\"]}");
+  }
+  lines.push_back("not mi");
+  lines.push_back("~\"console \\\"text\\\"\\n\"");
+  {
+    NodeTable scratch;
+    ParseError error;
+    for (const std::string& line : lines) {
+      const std::string copy = line; // gone at the end of this iteration
+      const RecordView view = parse_line(copy, 1, scratch, error);
+      Record rec(view);
+      kept.push_back(rec);            // a copy
+      kept.push_back(std::move(rec)); // and a move
+    }
+    const std::string big = "^done,v=[\"a\",\"b\",\"c\"]";
+    const RecordView view = parse_line(big, 7, scratch, error);
+    kept.emplace_back(view, std::move(scratch)); // takes the table
+  }
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    for (const Record* r : {&kept[2 * i], &kept[2 * i + 1]}) {
+      INFO(lines[i]);
+      CHECK(r->line() == lines[i]);
+      if (i < 45) {
+        CHECK(r->klass() == "done");
+        CHECK(r->token() == std::optional<std::uint64_t>(12));
+        CHECK(r->results()["a"].str_or() == std::string(i, 'x'));
+        CHECK(r->results()["t"]["c"][1].str_or() == "3");
+      }
+    }
+  }
+  CHECK(kept[2 * 45].is_error());
+  CHECK(kept[2 * 46].stream_text() == "console \"text\"\n");
+  const Record& big = kept.back();
+  CHECK(big.line() == "^done,v=[\"a\",\"b\",\"c\"]");
+  CHECK(big.results()["v"][2].str_or() == "c");
+  CHECK(big.line_no() == 7);
 }
 
 TEST_CASE("malformed lines give errors with positions and parsing continues", "[parser][errors]") {

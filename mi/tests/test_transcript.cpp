@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 using namespace rocplay::mi;
 
@@ -134,5 +137,45 @@ TEST_CASE("streaming a transcript in small chunks gives the same exchanges", "[t
     REQUIRE(chunked[i].records.size() == 1);
     CHECK(chunked[i].records[0].line() == whole[i].records[0].line());
     CHECK(chunked[i].records[0]["threads"][0]["name"].bytes() == "x\303\251");
+  }
+}
+
+TEST_CASE("event times read exactly as strtod reads them", "[transcript]") {
+  // seconds() reads the writer's `%.6f` without strtod; every time must still be the same double.
+  std::vector<std::string> times = {"0",
+                                    "0.5",
+                                    "5.",
+                                    ".5",
+                                    "1.000001",
+                                    "0.000001",
+                                    "123456789.123456",
+                                    "999999999.999999",
+                                    "1234567890.1234567",
+                                    "1e3",
+                                    "-1.5",
+                                    "+2.25",
+                                    "1.2.3",
+                                    "00000000000000012.5",
+                                    "0.1",
+                                    "0.3",
+                                    "2.675"};
+  std::uint64_t x = 88172645463325252u; // xorshift: writer-shaped times of every magnitude
+  for (int i = 0; i < 20000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6f",
+                  static_cast<double>(x % 100000000000u) / static_cast<double>(1u << (x % 20)));
+    times.emplace_back(buf);
+  }
+  for (const std::string& t : times) {
+    const std::string line = "< " + t + " ^done";
+    const auto event = parse_event_line(line);
+    if (!event) {
+      continue; // not a time the reader accepts ("1.2.3" passes its check; "-1.5" too)
+    }
+    INFO(t);
+    CHECK(event->seconds() == std::strtod(t.c_str(), nullptr));
   }
 }

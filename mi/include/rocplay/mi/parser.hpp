@@ -43,6 +43,11 @@ enum class SimdPath { Baseline, Avx2 };
 std::vector<SimdPath> simd_paths();
 RecordView parse_line(SimdPath path, std::string_view line, std::uint64_t line_no,
                       NodeTable& scratch, ParseError& error_out, const Limits& limits = {});
+// parse_line() writing into `out` (see RecordView::assign), and the path it uses.
+void parse_line_into(SimdPath path, std::string_view line, std::uint64_t line_no,
+                     NodeTable& scratch, ParseError& error_out, const Limits& limits,
+                     RecordView& out);
+SimdPath fastest_path();
 } // namespace detail
 
 // Splits a byte stream fed in chunks into lines (LF or CRLF), bounded by Limits. Lines inside a
@@ -60,7 +65,16 @@ public:
   // Call only once next() has returned nullopt for the previous chunk.
   void feed(std::string_view chunk);
   void finish() { finished_ = true; }
-  std::optional<Line> next();
+  std::optional<Line> next() {
+    std::optional<Line> out(std::in_place);
+    if (!next(*out)) {
+      out.reset();
+    }
+    return out;
+  }
+  // The same, written into `out` (no copy of a just-written Line: see RecordView::assign);
+  // false where next() returns nullopt.
+  bool next(Line& out);
   std::uint64_t lines() const { return line_no_; }
   std::uint64_t bytes() const { return total_bytes_; }
 
@@ -95,6 +109,8 @@ public:
   const Limits& limits() const { return limits_; }
 
 private:
+  bool next_into(RecordView& out);
+
   Limits limits_;
   LineSplitter lines_{limits_};
   std::uint64_t errors_ = 0;

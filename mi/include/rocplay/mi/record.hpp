@@ -54,11 +54,15 @@ class RecordView {
 public:
   RecordView() = default;
   RecordView(RecordKind kind, std::string_view line, const Node* nodes, std::uint32_t node_count,
-             std::uint64_t line_no, const ParseError* error);
+             std::uint64_t line_no, const ParseError* error)
+      : kind_(kind), line_(line), nodes_(nodes), node_count_(node_count), line_no_(line_no),
+        error_(error) {}
 
   RecordKind kind() const { return kind_; }
   // The token before `^`, `*`, `+` or `=`, if any.
-  std::optional<std::uint64_t> token() const { return token_; }
+  std::optional<std::uint64_t> token() const {
+    return has_token_ ? std::optional<std::uint64_t>(token_value_) : std::nullopt;
+  }
   // `done`, `stopped`, `thread-created` ...; empty for streams and the prompt.
   std::string_view klass() const { return klass_; }
   // The line as read, without the line ending.
@@ -78,9 +82,27 @@ public:
   const Node* nodes() const { return nodes_; }
   std::uint32_t node_count() const { return node_count_; }
 
-  // Set by the parser; not part of the public contract.
-  std::optional<std::uint64_t> token_;
+  // Set by the parser; not part of the public contract. The token is two plain fields, not an
+  // optional: an optional is copied with one 16-byte load of its two smaller stores (see assign).
+  std::uint64_t token_value_ = 0;
+  bool has_token_ = false;
   std::string_view klass_;
+  void set_token(std::optional<std::uint64_t> token) {
+    has_token_ = token.has_value();
+    token_value_ = token.value_or(0);
+  }
+  // The parser fills the view where its caller keeps it: a view written field by field and then
+  // copied is read back with 16-byte loads that span several smaller stores, and each such load
+  // waits for the stores to retire (a failed store-to-load forward, per line parsed).
+  void assign(RecordKind kind, std::string_view line, const Node* nodes, std::uint32_t node_count,
+              std::uint64_t line_no, const ParseError* error) {
+    kind_ = kind;
+    line_ = line;
+    nodes_ = nodes;
+    node_count_ = node_count;
+    line_no_ = line_no;
+    error_ = error;
+  }
 
 private:
   RecordKind kind_ = RecordKind::Error;
@@ -105,7 +127,7 @@ public:
   RecordKind kind() const { return kind_; }
   std::optional<std::uint64_t> token() const { return token_; }
   std::string_view klass() const { return line().substr(klass_off_, klass_len_); }
-  std::string_view line() const { return {line_.data(), line_.size()}; }
+  std::string_view line() const;
   std::uint64_t line_no() const { return line_no_; }
   Value results() const { return view().results(); }
   Value operator[](std::string_view key) const { return results()[key]; }
@@ -118,8 +140,12 @@ private:
   std::optional<std::uint64_t> token_;
   std::uint32_t klass_off_ = 0;
   std::uint32_t klass_len_ = 0;
-  std::vector<char, UninitAllocator<char>> line_;
+  // The nodes and then the line's bytes, one allocation per record; a record that took the
+  // parser's table keeps its line in line_ instead.
   NodeTable nodes_;
+  std::vector<char, UninitAllocator<char>> line_;
+  std::uint32_t node_count_ = 0;
+  std::uint32_t line_size_ = 0;
   std::uint64_t line_no_ = 0;
   ParseError error_;
 };

@@ -73,6 +73,8 @@ struct EventLine {
   double seconds() const;
 };
 std::optional<EventLine> parse_event_line(std::string_view line);
+// The same, written into `out`; false where the other returns nullopt.
+bool parse_event_line(std::string_view line, EventLine& out);
 
 // Reads a whole transcript held in memory.
 std::vector<Exchange> read_transcript(std::string_view text, TranscriptInfo* info = nullptr,
