@@ -185,7 +185,7 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
   report::RunReport run = *f.report.targets[0].report;
   run.partial = true;
   const auto with_run = report::run_report_to_json(run);
-  report::LaunchSummary launch;
+  LaunchInfo launch;
   launch.argv = {"./app", "--steps", "3"};
   launch.pid = 4242;
   launch.outcome = "faulted";
@@ -197,7 +197,7 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
   launch.api_errors = {"cudaMemcpy returned cudaErrorIllegalAddress"};
   launch.after = "killed after the report";
   const auto stopped = report::launch_report_to_json(launch, &run);
-  report::LaunchSummary exited;
+  LaunchInfo exited;
   exited.pid = 4243;
   exited.outcome = "exited";
   exited.exit_code = 0;
