@@ -20,10 +20,19 @@ std::string json_line(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// `rocplay.report` v2 of one live case: v1's document with the incident beside it (one case: its
+// exit code, its verdict), as every report over several cases has.
+nlohmann::json with_incident(nlohmann::json document, const Incident& inc) {
+  document["schema_version"] = kIncidentSchemaVersion;
+  document["incident"] = incident_to_json(inc);
+  return document;
+}
+
 // `rocplay launch` and `run --wait-for-fault`: how the program ran and ended, then (when the
 // playbook ran at its stop) the findings report and the steps.
-void write_launch_case(std::ostream& out, const Case& c, Format format, const TextOptions& options,
-                       std::string_view tool_version) {
+void write_launch_case(std::ostream& out, const Incident& inc, Format format,
+                       const TextOptions& options, std::string_view tool_version) {
+  const Case& c = inc.cases.front();
   const LaunchInfo& launch = *c.launch;
   const playbook::RunResult* run = c.run.get();
   switch (format) {
@@ -50,7 +59,9 @@ void write_launch_case(std::ostream& out, const Case& c, Format format, const Te
       rr.partial = run->fatal.has_value();
       rr.run = run_section_to_json(*run);
     }
-    out << json_line(launch_report_to_json(launch, run != nullptr ? &rr : nullptr), 2) << '\n';
+    out << json_line(
+               with_incident(launch_report_to_json(launch, run != nullptr ? &rr : nullptr), inc), 2)
+        << '\n';
     break;
   }
   case Format::Jsonl:
@@ -68,8 +79,9 @@ void write_launch_case(std::ostream& out, const Case& c, Format format, const Te
 // `rocplay run --pid`: the findings report (led by what failed, when the run ended early), the
 // progress over the samples, the steps. A run that never attached has no text report: the
 // command says why on stderr.
-void write_run_case(std::ostream& out, const Case& c, Format format, const TextOptions& options,
-                    std::string_view tool_version) {
+void write_run_case(std::ostream& out, const Incident& inc, Format format,
+                    const TextOptions& options, std::string_view tool_version) {
+  const Case& c = inc.cases.front();
   const playbook::RunResult& run = *c.run;
   const std::string failure = failure_text(run);
   switch (format) {
@@ -87,7 +99,7 @@ void write_run_case(std::ostream& out, const Case& c, Format format, const TextO
   case Format::Json: {
     RunReport rr = run_report_of(c);
     rr.partial = !failure.empty();
-    out << json_line(run_report_to_json(rr), 2) << '\n';
+    out << json_line(with_incident(run_report_to_json(rr), inc), 2) << '\n';
     break;
   }
   case Format::Jsonl: {
@@ -162,11 +174,11 @@ void write(std::ostream& out, const Incident& inc, Format format, const TextOpti
   if (inc.cases.size() == 1 && !inc.several) {
     const Case& c = inc.cases.front();
     if (c.launch) {
-      write_launch_case(out, c, format, options, tool_version);
+      write_launch_case(out, inc, format, options, tool_version);
       return;
     }
     if (c.run) {
-      write_run_case(out, c, format, options, tool_version);
+      write_run_case(out, inc, format, options, tool_version);
       return;
     }
     if (c.faults) {
