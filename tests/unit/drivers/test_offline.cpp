@@ -66,7 +66,7 @@ TEST_CASE("agent-log through its driver and report::write: the bytes the command
   }
 }
 
-TEST_CASE("agent-log: a file that cannot be read is said and makes it 2; none readable throws 66",
+TEST_CASE("agent-log: a file that cannot be read is said and makes it 2, none readable throws 66",
           "[drivers][agentlog]") {
   const InDirectory here(kFixtures);
   std::vector<std::string> errors;
