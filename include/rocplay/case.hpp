@@ -62,10 +62,23 @@ enum class CaseStatus : std::uint8_t {
 };
 std::string_view to_string(CaseStatus status);
 
-// What `rocplay launch` started and what became of it.
+// What `rocplay launch` started (or `run --wait-for-fault` waited on) and what became of it.
 struct LaunchInfo {
-  std::vector<std::string> argv;
-  std::string outcome; // `stopped by SIGSEGV`, `exited with status 0`, ...
+  std::vector<std::string> argv; // as the program got them (empty for --wait-for-fault)
+  std::int64_t pid = 0;
+  std::string outcome; // session::to_string(LaunchOutcome): faulted, exited, ...
+  std::optional<int> exit_code;
+  std::string exit_signal;
+  std::string stop_signal; // SIGSEGV, CUDA_EXCEPTION_14, SIGINT
+  std::string stop_reason;
+  std::string user_signal; // SIGINT when rocplay was interrupted
+  double ran_seconds = 0;
+  std::optional<double> timeout_seconds;
+  std::size_t passed_signals = 0;
+  std::vector<std::string> api_errors; // CUDA calls that failed, as cuda-gdb printed them
+  // What happened to the program after the report: `killed after the report`, `detached; it keeps
+  // running`, ...
+  std::string after;
 };
 
 // One examined process or offline input.
@@ -111,6 +124,9 @@ struct Incident {
   std::vector<Finding> series;
   std::vector<std::string> notes; // said once, after the cases
   bool lockstep = false;          // samples were taken on every case at the same instant
+  // Several targets or inputs were asked for (--pids, --workers-of, a watch capture): the report
+  // is the one over several cases even when there is one.
+  bool several = false;
 
   // The one exit-code rule. No case: Ok. One case: its own code. No case examined: the first case's
   // code. Some not examined (or unreadable): PartialInput. Else Findings when a cross-rank or

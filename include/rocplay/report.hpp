@@ -29,6 +29,9 @@ struct TextOptions {
   std::string target;
   std::size_t width = 100; // columns; text_width() gives the terminal's
   bool wide = false;       // print everything: no cut cells or stacks, every row
+  // `agent-log`: fault groups shown, and every caveat, sample and context line.
+  std::size_t max_groups = 20;
+  bool verbose = false;
 };
 
 // The width a text report should have: $COLUMNS, else the terminal on `fd` (when it is one),

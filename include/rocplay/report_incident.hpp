@@ -47,9 +47,15 @@ nlohmann::json multi_target_to_json(const Incident& incident);
 // the top), then the summary line.
 std::vector<nlohmann::json> multi_target_to_jsonl(const Incident& incident);
 
-// The one writer of a live incident over several targets, in `format`: the incident first, then
-// each target's report, then what holds across them.
+// The one writer: the incident in `format`. A single case (Incident::several unset) keeps its
+// command's layout: a launched program's (Case::launch: `launch`, `run --wait-for-fault`), one
+// live run's (Case::run: `run --pid`), an agent log's (Case::faults: `agent-log`), one offline
+// input's (Source::path: `postmortem` of one recording); anything else is written by write_cases.
 void write(std::ostream& out, const Incident& incident, Format format, const TextOptions& options,
            std::string_view tool_version);
+// The report of several live cases, in `format`: the incident first (two cases or more), then each
+// target's report, then what holds across them.
+void write_cases(std::ostream& out, const Incident& incident, Format format,
+                 const TextOptions& options, std::string_view tool_version);
 
 } // namespace rocplay::report

@@ -4,6 +4,7 @@
 // Layer: src/report/ (library rocplay_report; docs/architecture.md).
 #pragma once
 
+#include "rocplay/case.hpp"
 #include "rocplay/postmortem_result.hpp"
 #include "rocplay/report.hpp"
 
@@ -46,5 +47,37 @@ void write_postmortem_summary_text(std::ostream& out, const postmortem::Summary&
 // rank), and for the summary (series and events under their keys, then the crash verdict).
 std::vector<Finding> postmortem_sarif_findings(const postmortem::InputResult& input);
 std::vector<Finding> postmortem_sarif_findings(const postmortem::Summary& summary);
+
+// The one writer of a post-mortem batch, in the format chosen once: each input added as the
+// batch reads it (in input order; JSON Lines and JSON keep them until the end, where the incident
+// goes first), then the end. One input with a snapshot, in text, is that input's own report
+// (report::write of its case: verdict, evidence, tables, progress, warnings); several open with the
+// incident, then the batch summary.
+struct PostmortemWriteOptions {
+  bool snapshots = false;      // JSON: each input's whole snapshot
+  bool details = false;        // text: every input's full report before the summary
+  std::size_t max_listed = 50; // text: inputs listed one by one
+};
+class PostmortemWriter {
+public:
+  PostmortemWriter(std::ostream& out, Format format, TextOptions text,
+                   PostmortemWriteOptions options, std::string tool_version);
+  void add(const postmortem::InputResult& input);
+  void finish(const Incident& incident, const postmortem::Summary& summary);
+
+private:
+  std::ostream& out_;
+  Format format_;
+  TextOptions text_;
+  PostmortemWriteOptions options_;
+  std::string tool_version_;
+  std::vector<std::string> listed_;
+  std::size_t not_listed_ = 0;
+  std::vector<Finding> sarif_findings_;
+  nlohmann::json inputs_ = nlohmann::json::array();
+  std::string jsonl_inputs_;
+  std::optional<postmortem::InputResult> only_; // text: the one input, kept for its full report
+  std::size_t results_ = 0;
+};
 
 } // namespace rocplay::report

@@ -27,6 +27,19 @@ void write_run_section_text(std::ostream& out, const playbook::RunResult& result
 // One line on what happened to the target, exactly: whether rocplay attached (or the attach did
 // not complete), how long it was stopped, detached, SIGCONT, and its state afterwards.
 std::string target_account(const playbook::RunResult& result);
+// What ended the run early, in one sentence (its fatal error, else the first step that failed or
+// timed out); empty when it ran to its end.
+std::string failure_text(const playbook::RunResult& result);
+// The label the report leads with when the run ended early: `RUN INTERRUPTED` for a signal to
+// rocplay (codes 128 and up), else `RUN FAILED`.
+std::string failure_label(const playbook::RunResult& result);
+// Where the failed step is (`hang.yaml:12:5`), else `the playbook`.
+std::string failed_step_position(const playbook::RunResult& result);
+// Whether one run has a text report: it attached, or it ended early after the attach was sent.
+// Otherwise the steps say why (the command prints them on stderr), unless the attach itself
+// failed (attach_refused), where the error says it all.
+bool has_text_report(const playbook::RunResult& result);
+bool attach_refused(const playbook::RunResult& result);
 
 // What one target's run saw. The pointers borrow the run's result: it outlives the report.
 struct RunReport {

@@ -2,31 +2,17 @@
 // report is. One line, so it fits an alert, a journal entry or a chat message.
 #pragma once
 
-#include "rocplay/heuristics.hpp"
-#include "rocplay/progress.hpp"
+#include "rocplay/case.hpp"
 
-#include <cstdint>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace rocplay::report {
 
-struct CaptureTarget {
-  std::int64_t pid = 0;
-  std::optional<int> rank;
-  bool examined = false;
-  std::string error; // why it was not examined
-  std::vector<Finding> findings;
-  SampleProgress progress;
-};
-
-struct Capture {
+// What a capture is besides its incident: where and when, why, where its report went.
+struct CaptureHeader {
   std::string host;
   std::string time; // ISO 8601, UTC
   std::string why;  // the signs that started it: `log quiet 62.0s, GPU busy 100% (renderD128)`
-  std::vector<CaptureTarget> targets;
-  std::vector<Finding> cross_rank;
   std::string report_path;
   bool interrupted = false;
 };
@@ -35,6 +21,7 @@ struct Capture {
 // 2 threads in start_sync(int) at x.cpp:88; ...; findings: no-progress x2; report: PATH`.
 // Names from the target (threads, functions) are cut and stripped of control characters; the
 // whole line is at most `max_chars`.
-std::string capture_summary_line(const Capture& capture, std::size_t max_chars = 2000);
+std::string capture_summary_line(const CaptureHeader& capture, const Incident& incident,
+                                 std::size_t max_chars = 2000);
 
 } // namespace rocplay::report

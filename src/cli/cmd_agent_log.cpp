@@ -1,22 +1,17 @@
 // `rocplay agent-log FILE...`: rocm-debug-agent wave dumps in server logs as grouped fault
-// reports (text, JSON, JSON Lines of findings, SARIF). Reads files only; runs nothing.
+// reports (text, JSON, JSON Lines of findings, SARIF). Reads files only; runs nothing. Options to
+// drivers::read_agent_logs (src/drivers/agent_log.cpp), the incident to report::write.
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "rocplay/agentlog.hpp"
+#include "rocplay/drivers.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/report.hpp"
-#include "rocplay/report_agent_log.hpp"
+#include "rocplay/report_incident.hpp"
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -36,110 +31,34 @@ struct Options {
   std::string color = "auto";
 };
 
-constexpr std::size_t kMaxListedCodeObjects = 200000;
-
-// The names --save-code-objects left in DIR, so the report can name the exact file.
-std::vector<std::string> list_code_objects(const std::string& dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) {
-    print_error("cannot list " + dir + ": " + ec.message(),
-                "the report still names the code objects, as globs");
-    return names;
-  }
-  for (const auto& entry : it) {
-    if (names.size() >= kMaxListedCodeObjects) {
-      break;
-    }
-    names.push_back(entry.path().filename().string());
-  }
-  return names;
-}
-
 int run_agent_log(const Options& options) {
   const auto format = report::parse_format(options.format);
-  std::vector<agentlog::AgentLog> logs;
-  std::size_t unreadable = 0;
-  for (const auto& file : options.files) {
-    agentlog::ParseOptions po;
-    po.source = file == "-" ? "<stdin>" : file;
-    po.rank = options.rank;
-    if (file == "-") {
-      logs.push_back(agentlog::parse(std::cin, po));
-      continue;
-    }
-    std::error_code ec;
-    if (std::filesystem::is_directory(file, ec)) {
-      ++unreadable;
-      print_error(file + " is a directory", "pass the log files in it, e.g. " + file + "/*.log");
-      continue;
-    }
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      ++unreadable;
-      print_error("cannot open " + file + ": " + std::strerror(errno),
-                  "check the path and permissions; the other files are still read");
-      continue;
-    }
-    logs.push_back(agentlog::parse(in, po));
-    if (in.bad()) {
-      ++unreadable;
-      print_error("reading " + file + " failed part way: " + std::strerror(errno),
-                  "the part read so far is reported");
-    }
-  }
-  if (logs.empty()) {
-    throw Error(ExitCode::NoInput, "none of the inputs could be read",
-                "check the paths; `-` reads standard input");
-  }
-
-  agentlog::AnalyzeOptions ao;
-  ao.objdump = options.objdump;
-  if (!options.code_objects.empty()) {
-    ao.code_object_dir = options.code_objects;
-    ao.saved_code_objects = list_code_objects(options.code_objects);
-    ao.read_code_objects = true;
-  }
-  const auto report = agentlog::analyze(logs, ao);
+  drivers::AgentLogRequest rq;
+  rq.files = options.files;
+  rq.rank = options.rank;
+  rq.code_objects = options.code_objects;
+  rq.objdump = options.objdump;
+  rq.error = [](const std::string& message, const std::string& hint) {
+    print_error(message, hint);
+  };
+  const Incident incident = drivers::read_agent_logs(rq);
 
   OutputFile output(options.output);
-  auto& out = output.stream();
-  switch (format) {
-  case report::Format::Text: {
-    report::AgentLogTextOptions to;
-    to.color = use_color(options.color,
-                         options.output.empty() || options.output == "-" ? STDOUT_FILENO : -1);
-    to.verbose = options.verbose;
-    to.max_groups = options.max_groups;
-    report::write_agent_log_text(out, report, to);
-    break;
-  }
-  case report::Format::Json:
-    out << json_text(report::agent_log_to_json(report), 2) << "\n"; // file names need not be UTF-8
-    break;
-  case report::Format::Jsonl:
-    report::write_jsonl(out, report::agent_log_findings(report));
-    break;
-  case report::Format::Sarif:
-    out << json_text(report::to_sarif(report::agent_log_findings(report), ROCPLAY_VERSION), 2)
-        << "\n";
-    break;
-  }
+  report::TextOptions to;
+  to.color = use_color(options.color,
+                       options.output.empty() || options.output == "-" ? STDOUT_FILENO : -1);
+  to.verbose = options.verbose;
+  to.max_groups = options.max_groups;
+  report::write(output.stream(), incident, format, to, ROCPLAY_VERSION);
   output.commit();
 
-  if (report.dumps == 0 && format != report::Format::Text) {
+  if (incident.cases.front().faults->dumps == 0 && format != report::Format::Text) {
     // Not an error: said on stderr because stdout carries the machine-readable report.
     std::fprintf(stderr, "rocplay: %s\n  hint: %s\n",
                  std::string(agentlog::kNoDumpsMessage).c_str(),
                  std::string(agentlog::kNoDumpsHint).c_str());
   }
-  if (unreadable > 0) {
-    return static_cast<int>(ExitCode::PartialInput);
-  }
-  const bool faults = std::any_of(report.groups.begin(), report.groups.end(),
-                                  [](const auto& g) { return g.reason_info.fault; });
-  return static_cast<int>(faults ? ExitCode::Findings : ExitCode::Ok);
+  return static_cast<int>(incident.exit_code());
 }
 
 Action add_agent_log(CLI::App& app) {

@@ -1,18 +1,16 @@
-// `rocplay postmortem PATH...`: snapshots and findings from recorded transcripts in batch.
+// `rocplay postmortem PATH...`: snapshots and findings from recorded transcripts in batch. Options
+// to drivers::read_inputs (src/drivers/offline.cpp), each input and the end to the batch's one
+// writer (report::PostmortemWriter).
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "rocplay/drivers.hpp"
 #include "rocplay/error.hpp"
 #include "rocplay/postmortem.hpp"
-#include "rocplay/report_incident.hpp"
 #include "rocplay/report_postmortem.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <unistd.h>
 
 #include <cstdio>
-#include <iterator>
-#include <optional>
 
 namespace rocplay::cli::postmortem_command {
 namespace {
@@ -50,64 +48,17 @@ int run_postmortem(const Options& o) {
     options.rank_pattern = o.rank_from;
   }
 
-  std::vector<std::string> listed;
-  std::size_t not_listed = 0;
-  std::vector<Finding> sarif_findings;
-  nlohmann::json all_inputs = nlohmann::json::array();
   const bool show_progress = !o.no_progress && (o.progress || stderr_is_tty());
-
   report::TextOptions text_options;
   text_options.wide = o.wide;
   text_options.width = report::text_width(o.output.empty() || o.output == "-" ? 1 : -1);
   text_options.color = use_color(o.color, o.output.empty() || o.output == "-" ? STDOUT_FILENO : -1);
-  // One input: the live run's full report. Kept until the batch is over (a JSON Lines file may
-  // hold several snapshots, which makes it several inputs).
-  std::optional<InputResult> only;
-  std::size_t results = 0;
-  // The incident model: one light Case per input (where it stands, not its snapshot).
-  Incident incident;
-  incident.title = "postmortem";
-  // JSON Lines open with the incident, known once every input is read: the input lines wait.
-  std::string jsonl_inputs;
-  auto on_result = [&](const InputResult& r) {
-    incident.cases.push_back(postmortem::case_of(r));
-    switch (format) {
-    case report::Format::Jsonl:
-      jsonl_inputs += json_text(report::postmortem_input_to_json(r, o.snapshots));
-      jsonl_inputs += '\n';
-      break;
-    case report::Format::Json:
-      all_inputs.push_back(report::postmortem_input_to_json(r, o.snapshots));
-      break;
-    case report::Format::Sarif: {
-      auto located = report::postmortem_sarif_findings(r);
-      sarif_findings.insert(sarif_findings.end(), std::make_move_iterator(located.begin()),
-                            std::make_move_iterator(located.end()));
-      break;
-    }
-    case report::Format::Text:
-      if (++results == 1 && report::has_snapshot_report(r) && !o.details) {
-        only = r;
-      } else {
-        only.reset();
-      }
-      if (o.details && report::has_snapshot_report(r)) {
-        out.stream() << "=== " << r.path << r.member
-                     << (r.rank ? " (rank " + std::to_string(*r.rank) + ")" : std::string())
-                     << "\n";
-        report::write_postmortem_input_text(out.stream(), r, text_options);
-        out.stream() << "\n";
-      }
-      if (auto line = report::postmortem_input_line(r)) {
-        if (listed.size() >= o.max_listed) {
-          ++not_listed;
-        } else {
-          listed.push_back(std::move(*line));
-        }
-      }
-      break;
-    }
-  };
+  report::PostmortemWriteOptions write_options;
+  write_options.snapshots = o.snapshots;
+  write_options.details = o.details;
+  write_options.max_listed = o.max_listed;
+  report::PostmortemWriter writer(out.stream(), format, text_options, write_options,
+                                  ROCPLAY_VERSION);
   auto on_progress = [&](const Progress& p) {
     if (!show_progress || p.total < 2) {
       return;
@@ -122,59 +73,11 @@ int run_postmortem(const Options& o) {
     }
   };
 
-  const Summary summary = postmortem::run(options, on_result, on_progress);
-  for (const auto& e : summary.events) {
-    incident.cross_rank.insert(incident.cross_rank.end(), e.findings.begin(), e.findings.end());
-  }
-  incident.crash_verdict = summary.crash;
-  for (const auto& sr : summary.series) {
-    incident.series.insert(incident.series.end(), sr.findings.begin(), sr.findings.end());
-  }
-  switch (format) {
-  case report::Format::Jsonl: {
-    if (incident.cases.size() >= 2) { // several inputs: the incident first
-      nlohmann::json head = report::incident_to_json(incident);
-      head["schema"] = "rocplay.postmortem.incident";
-      head["schema_version"] = postmortem::kSchemaVersion;
-      out.stream() << json_text(head) << "\n";
-    }
-    out.stream() << jsonl_inputs;
-    out.stream() << json_text(report::postmortem_summary_to_json(summary)) << "\n";
-    break;
-  }
-  case report::Format::Json: {
-    nlohmann::json j = report::postmortem_to_json(std::move(all_inputs), summary);
-    if (incident.cases.size() >= 2) {
-      j["incident"] = report::incident_to_json(incident);
-    }
-    out.stream() << json_text(j, 2) << "\n";
-    break;
-  }
-  case report::Format::Sarif: {
-    auto located = report::postmortem_sarif_findings(summary);
-    sarif_findings.insert(sarif_findings.end(), std::make_move_iterator(located.begin()),
-                          std::make_move_iterator(located.end()));
-    out.stream() << json_text(report::to_sarif(sarif_findings, ROCPLAY_VERSION), 2) << "\n";
-    break;
-  }
-  case report::Format::Text:
-    if (only && results == 1 && summary.events.empty()) {
-      report::write_postmortem_input_text(out.stream(), *only, text_options);
-      for (const auto& w : only->warnings) {
-        out.stream() << "warning: " << w << "\n";
-      }
-    } else {
-      // Several inputs: the incident first (where each rank stands), then the batch summary.
-      if (incident.cases.size() >= 2) {
-        report::write_incident_text(out.stream(), incident, text_options);
-      }
-      report::write_postmortem_summary_text(out.stream(), summary, listed, not_listed,
-                                            text_options);
-    }
-    break;
-  }
+  const drivers::OfflineResult result = drivers::read_inputs(
+      options, [&writer](const InputResult& r) { writer.add(r); }, on_progress);
+  writer.finish(result.incident, result.summary);
   out.commit();
-  return static_cast<int>(incident.exit_code());
+  return static_cast<int>(result.incident.exit_code());
 }
 
 Action add_postmortem(CLI::App& app) {

@@ -1,11 +1,11 @@
 // `rocplay run PLAYBOOK --pids A,B,...` / `--workers-of SERVER`: the options and the pid list
-// wired to playbook::run_targets (one debugger per target, in parallel, lockstep samples, the
-// cross-rank findings), progress lines, and the combined report written.
+// wired to drivers::examine (one debugger per target, in parallel, lockstep samples, the
+// cross-rank findings), progress lines, and the incident written by report::write.
 #include "cli/fanout.hpp"
 
 #include "cli/output.hpp"
+#include "rocplay/drivers.hpp"
 #include "rocplay/playbook.hpp"
-#include "rocplay/process.hpp"
 #include "rocplay/report_incident.hpp"
 #include "rocplay/run_targets.hpp"
 #include "rocplay/session.hpp"
@@ -16,29 +16,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <sstream>
 #include <utility>
 
 namespace rocplay::cli {
-
-namespace {
-
-// `%p` and `%r` in --record become the pid and rank; otherwise `.PID` goes before the extension.
-std::string record_path_for(const std::string& pattern, std::int64_t pid, std::optional<int> rank) {
-  if (pattern.empty()) {
-    return {};
-  }
-  if (pattern.find("%p") != std::string::npos || pattern.find("%r") != std::string::npos) {
-    return expand_path_pattern(pattern, pid, rank);
-  }
-  std::filesystem::path p(expand_path_pattern(pattern, pid, rank));
-  return (p.parent_path() /
-          (p.stem().string() + "." + std::to_string(pid) + p.extension().string()))
-      .string();
-}
-
-} // namespace
 
 std::vector<std::int64_t> parse_pid_list(const std::string& text) {
   std::vector<std::int64_t> pids;
@@ -72,25 +53,7 @@ std::vector<std::int64_t> parse_pid_list(const std::string& text) {
   return pids;
 }
 
-std::vector<std::int64_t> resolve_workers(std::int64_t server_pid) {
-  process::ScanOptions scan;
-  scan.sample = std::chrono::milliseconds(0);
-  std::vector<std::int64_t> pids;
-  for (const auto& w : process::workers_of(server_pid, scan)) {
-    pids.push_back(w.pid);
-  }
-  if (pids.empty()) {
-    throw Error(ExitCode::NoSuchProcess,
-                fmt::format("no GPU workers found under pid {}: neither it nor its descendants "
-                            "have /dev/kfd or /dev/nvidia* open",
-                            server_pid),
-                "check the pid with `rocplay ps`; `--pid` attaches to one process directly");
-  }
-  return pids;
-}
-
-int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids, unsigned jobs,
-               Incident* outcome) {
+int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids, unsigned jobs) {
   session::install_signal_guard();
   // Everything that can be checked is checked once, before any target stops.
   const playbook::Playbook pb = run_playbook_of(o);
@@ -98,11 +61,11 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   const report::Format format = report::parse_format(o.format);
   examination.debugger = session::find_debugger(o.debugger);
   examination.jobs = jobs;
-  OutputFile out(expand_path_pattern(o.output, std::nullopt, std::nullopt));
+  OutputFile out(drivers::expand_path_pattern(o.output, std::nullopt, std::nullopt));
 
   std::vector<playbook::Target> targets = playbook::ranked_targets(pids);
   for (auto& t : targets) {
-    t.record_path = record_path_for(o.record, t.pid, t.rank);
+    t.record_path = drivers::record_path_for(o.record, t.pid, t.rank);
   }
   if (!o.quiet && stderr_is_tty()) {
     examination.target_done = [](const playbook::TargetRun& t) {
@@ -110,37 +73,14 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
                    t.examined() ? "done" : "failed", t.seconds);
     };
   }
-  playbook::TargetsResult result = playbook::run_targets(pb, targets, examination);
-
-  for (const auto& t : result.targets) {
-    if (t.result && t.result->times.left_stopped) {
-      print_error(fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT",
-                              t.target.pid),
-                  "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
-    }
-  }
-  const std::size_t failed = result.targets.size() - result.examined;
-  if (!result.targets.empty()) {
-    const playbook::TargetRun& first = result.targets.front();
-    if (failed == result.targets.size()) {
-      // Nothing was examined: the first target's reason is the reason.
-      print_error(first.error ? first.error->what() : "no target was examined",
-                  first.error ? first.error->hint() : "");
-    } else if (failed > 0) {
-      print_error(
-          fmt::format("{} of {} targets could not be examined", failed, result.targets.size()),
-          "their reasons are in the report; the others were examined and detached");
-    }
+  const Incident incident = drivers::examine(pb, targets, examination);
+  for (const auto& e : drivers::target_problems(incident)) {
+    print_error(e.what(), e.hint());
   }
   // One model, one writer, one exit-code rule (rocplay/case.hpp, rocplay/report_incident.hpp).
-  Incident incident = playbook::incident_of(pb.name, std::move(result));
   report::write(out.stream(), incident, format, report_text_options(o), ROCPLAY_VERSION);
   out.commit();
-  const int code = static_cast<int>(incident.exit_code());
-  if (outcome != nullptr) {
-    *outcome = std::move(incident);
-  }
-  return code;
+  return static_cast<int>(incident.exit_code());
 }
 
 } // namespace rocplay::cli

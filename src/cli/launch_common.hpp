@@ -1,14 +1,10 @@
-// What `launch` and `run --wait-for-fault` share: reporting a program stopped at its fault.
+// What `launch` and `run --wait-for-fault` share: the exit codes, the words after `--`, and the
+// request both make of their driver (src/drivers/launch.cpp).
 #pragma once
 
-#include "rocplay/launch.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/report.hpp"
+#include "rocplay/drivers.hpp"
 
-#include <functional>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace rocplay::cli {
@@ -26,24 +22,9 @@ inline constexpr const char* kLaunchExitCodes =
 std::vector<std::string>& launch_command_words();
 bool& launch_separator_seen();
 
-struct LaunchReportOptions {
-  std::string playbook = "fault-triage";
-  playbook::LoadOptions load;
-  std::vector<std::pair<std::string, std::string>> vars;
-  std::vector<std::string> argv;
-  std::optional<double> timeout_seconds;
-  report::Format format = report::Format::Text;
-  std::string output;
-  std::string color = "auto";
-  bool wide = false;
-  bool launched = false; // rocplay started the program (else: --wait-for-fault attached)
-  std::function<void(const playbook::StepRecord&, bool)> progress;
-};
-
-// Runs the playbook at the stop when the program is stopped (fault, timeout, interrupt), ends
-// it (the session's TargetEnd), writes the report; returns the exit code.
-int report_stopped_program(session::Session& session, const session::LaunchResult& result,
-                           const LaunchReportOptions& options);
-int exit_code_for_launch(const session::LaunchResult& result);
+// Writes a launched or waited-on program's incident (report::write) to `output` and says on
+// stderr what cut the playbook short at the stop; returns Incident::exit_code.
+int write_stopped_program(const Incident& incident, const std::string& format,
+                          const std::string& output, const std::string& color, bool wide);
 
 } // namespace rocplay::cli

@@ -23,28 +23,6 @@
 
 namespace rocplay::cli {
 
-std::string expand_path_pattern(const std::string& pattern, std::optional<std::int64_t> pid,
-                                std::optional<int> rank) {
-  std::string out;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    const char next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
-    if (pattern[i] != '%' || (next != 'h' && next != 'p' && next != 'r')) {
-      out += pattern[i];
-      continue;
-    }
-    ++i;
-    if (next == 'h') {
-      char host[256] = {};
-      out += ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown-host";
-    } else if (next == 'p') {
-      out += pid ? std::to_string(*pid) : "%p";
-    } else {
-      out += rank ? std::to_string(*rank) : "x";
-    }
-  }
-  return out;
-}
-
 std::chrono::milliseconds duration_option(std::string_view text, std::string_view flag) {
   const std::string hint = "give seconds (`30`, `2.5`) or a number with a unit: `500ms`, `30s`, "
                            "`2m`; at least 1ms and at most a day";

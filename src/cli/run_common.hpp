@@ -75,10 +75,6 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output = t
 // Validates the playbook and options, attaches, runs, detaches, prints the report. Returns the
 // exit code. Throws rocplay::Error for problems found before attaching.
 int run_playbook_command(const RunCommandOptions& o);
-// `%h` in a file name becomes this host's name, `%p` the pid and `%r` the rank where known, so
-// one command line under srun/pdsh writes one file per node and target.
-std::string expand_path_pattern(const std::string& pattern, std::optional<std::int64_t> pid,
-                                std::optional<int> rank);
 // --timeout and friends: `30` (seconds) or a number with a unit as in playbooks, `500ms`, `30s`,
 // `2m`; at least 1 ms and at most a day. Throws Error(Usage) saying which flag and why.
 std::chrono::milliseconds duration_option(std::string_view text, std::string_view flag);

@@ -1,8 +1,9 @@
-// `rocplay run` and `rocplay record`: one target (playbook::run_targets over it, then its report),
-// or every rank at once through the fan-out (src/cli/fanout.cpp).
+// `rocplay run` and `rocplay record`: one target (drivers::examine_one, then report::write), or
+// every rank at once through the fan-out (src/cli/fanout.cpp).
 #include "cli/fanout.hpp"
 #include "cli/output.hpp"
 #include "cli/run_common.hpp"
+#include "rocplay/drivers.hpp"
 #include "rocplay/playbook.hpp"
 #include "rocplay/report.hpp"
 #include "rocplay/report_incident.hpp"
@@ -72,44 +73,6 @@ void progress_line(const playbook::StepRecord& rec, bool done) {
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
-bool attach_refused(const playbook::RunResult& r) {
-  return std::any_of(r.steps.begin(), r.steps.end(), [](const playbook::StepRecord& s) {
-    return s.kind == playbook::StepKind::Attach && s.status == playbook::StepStatus::Failed;
-  });
-}
-
-// What ended the run early, in one sentence; empty when it ran to its end.
-std::string failure_text(const playbook::RunResult& r) {
-  if (r.fatal) {
-    return r.fatal->what();
-  }
-  if (r.aborted) {
-    for (const auto& s : r.steps) {
-      if (s.status == playbook::StepStatus::Failed || s.status == playbook::StepStatus::TimedOut) {
-        return fmt::format("step `{}` {}: {}", s.name, playbook::to_string(s.status), s.message);
-      }
-    }
-    return "a step failed and the playbook stopped";
-  }
-  return {};
-}
-
-std::string failure_label(const playbook::RunResult& r) {
-  if (r.fatal && static_cast<int>(r.fatal->code()) >= 128) {
-    return "RUN INTERRUPTED";
-  }
-  return "RUN FAILED";
-}
-
-std::string failed_step_position(const playbook::RunResult& r) {
-  for (const auto& s : r.steps) {
-    if (s.status == playbook::StepStatus::Failed || s.status == playbook::StepStatus::TimedOut) {
-      return s.position.str();
-    }
-  }
-  return "the playbook";
-}
-
 } // namespace
 
 int run_playbook_command(const RunCommandOptions& o) {
@@ -120,7 +83,7 @@ int run_playbook_command(const RunCommandOptions& o) {
     return run_fanout(o, parse_pid_list(o.pids), o.jobs);
   }
   if (o.workers_of > 0) {
-    return run_fanout(o, resolve_workers(o.workers_of), o.jobs);
+    return run_fanout(o, drivers::resolve_workers(o.workers_of), o.jobs);
   }
   session::install_signal_guard();
 
@@ -134,11 +97,12 @@ int run_playbook_command(const RunCommandOptions& o) {
   }
   // A lone target has no rank: its report and recording say none.
   const playbook::Target target{o.pid, std::nullopt,
-                                expand_path_pattern(o.record, o.pid, std::nullopt),
+                                drivers::expand_path_pattern(o.record, o.pid, std::nullopt),
                                 source::RankRule::None};
   // Opened before the target stops, so an unwritable path costs nothing; written whole at the end.
   const bool to_file = !o.output.empty() && o.output != "-";
-  OutputFile file(to_file ? expand_path_pattern(o.output, o.pid, std::nullopt) : std::string());
+  OutputFile file(to_file ? drivers::expand_path_pattern(o.output, o.pid, std::nullopt)
+                          : std::string());
   if (!o.quiet && stderr_is_tty()) {
     examination.run.progress = &progress_line;
   }
@@ -148,56 +112,20 @@ int run_playbook_command(const RunCommandOptions& o) {
   session::SearchEnv search;
   search.defer_banner = true;
   examination.debugger = session::find_debugger(o.debugger, search);
-  // A fan-out of one: the same examination as each target of --pids, reported as one run.
-  playbook::TargetsResult run = playbook::run_targets(pb, {target}, examination);
+  const Incident incident = drivers::examine_one(pb, target, examination);
   flush_skipped();
-  if (!run.targets.front().result) {
-    throw *run.targets.front().error; // before the playbook ran (the debugger did not start, ...)
-  }
-  // The incident model: one case; its run keeps the steps and the target account.
-  const Incident incident = playbook::incident_of(pb.name, std::move(run));
-  const Case& lone = incident.cases.front();
-  const playbook::RunResult& result = *lone.run;
-
-  std::ostream& out = file.stream();
-  const bool attached = result.attached;
-  const std::string failure = failure_text(result);
-  switch (format) {
-  case report::Format::Text:
-    if (attached || (!failure.empty() && result.times.attach_sent)) {
-      report::TextOptions to = report_text_options(o);
-      if (!failure.empty()) {
-        to.failure = failure;
-        to.failure_label = failure_label(result);
-        to.target = report::target_account(result);
-      }
-      report::write_run_text(out, report::run_report_of(lone), to);
-    } else if (!attach_refused(result)) {
-      // Nothing was seen; a report would only say "nothing found". The steps say why (when it
-      // was the attach itself, the error below says it all).
-      std::ostringstream steps;
-      report::write_run_section_text(steps, result);
-      std::fputs(steps.str().c_str(), stderr);
-    }
-    break;
-  case report::Format::Json: {
-    report::RunReport rr = report::run_report_of(lone);
-    rr.partial = !failure.empty();
-    out << json_text(report::run_report_to_json(rr), 2) << '\n';
-    break;
-  }
-  case report::Format::Jsonl: {
-    report::write_jsonl(out, lone.findings);
-    report::RunReport rr = report::run_report_of(lone);
-    rr.partial = !failure.empty();
-    out << json_text(report::run_jsonl_line(rr)) << '\n';
-    break;
-  }
-  case report::Format::Sarif:
-    out << json_text(report::to_sarif(lone.findings, ROCPLAY_VERSION), 2) << '\n';
-    break;
-  }
+  const playbook::RunResult& result = *incident.cases.front().run;
+  report::write(file.stream(), incident, format, report_text_options(o), ROCPLAY_VERSION);
   file.commit();
+  if (!report::has_text_report(result) && format == report::Format::Text &&
+      !report::attach_refused(result)) {
+    // Nothing was seen; a report would only say "nothing found". The steps say why (when it
+    // was the attach itself, the error below says it all).
+    std::ostringstream steps;
+    report::write_run_section_text(steps, result);
+    std::fputs(steps.str().c_str(), stderr);
+  }
+  const std::string failure = report::failure_text(result);
   if (result.times.left_stopped) {
     print_error(fmt::format("pid {} was still stopped after detach; rocplay sent it SIGCONT ({})",
                             o.pid, report::target_account(result)),
@@ -207,7 +135,7 @@ int run_playbook_command(const RunCommandOptions& o) {
     print_error(failure, result.fatal ? result.fatal->hint()
                                       : fmt::format("see {}; `on_error: continue` lets a step "
                                                     "fail without stopping the playbook",
-                                                    failed_step_position(result)));
+                                                    report::failed_step_position(result)));
   }
   if (const auto sig = session::caught_signal(); sig && !result.fatal) {
     // It came after the last command: the report above is whole, the target already let go.

@@ -1,13 +1,12 @@
 // `rocplay run PLAYBOOK --pid PID --wait-for-fault [--timeout S]`: attach, let the process run,
-// and run the playbook at its first fault stop; at the deadline, detach with it running.
+// and run the playbook at its first fault stop; at the deadline, detach with it running. Options
+// to drivers::wait_for_fault (src/drivers/launch.cpp), the incident to report::write.
 #include "cli/launch_common.hpp"
 #include "cli/run_common.hpp"
-#include "rocplay/launch.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/drivers.hpp"
+#include "rocplay/report.hpp"
 
 #include <fmt/format.h>
-
-#include <unistd.h>
 
 namespace rocplay::cli {
 
@@ -20,43 +19,29 @@ int run_wait_for_fault(const RunCommandOptions& o) {
     throw Error(ExitCode::Usage, fmt::format("--pid {}: not a process id", o.pid),
                 "`rocplay ps` lists the processes that hold a GPU");
   }
-  LaunchReportOptions ro;
-  ro.playbook = o.playbook;
-  ro.load.allow_unsafe_commands = o.allow_unsafe;
+  drivers::StopRequest rq;
+  rq.playbook = run_playbook_of(o);
   for (const auto& v : o.vars) {
-    ro.vars.push_back(playbook::parse_var_assignment(v));
+    rq.vars.push_back(playbook::parse_var_assignment(v));
   }
-  (void)playbook::find_playbook(ro.playbook, ro.load);
-  ro.format = report::parse_format(o.format);
-  ro.output = o.output;
-  ro.color = o.color;
-  ro.wide = o.wide;
+  (void)report::parse_format(o.format);
   std::chrono::milliseconds wait = std::chrono::hours(24);
   if (!o.fault_timeout.empty()) {
     wait = duration_option(o.fault_timeout, "--timeout");
-    ro.timeout_seconds = static_cast<double>(wait.count()) / 1000.0;
+    rq.timeout_seconds = static_cast<double>(wait.count()) / 1000.0;
   }
-  session::Options so = session_options_of(o);
-  so.record_path = expand_path_pattern(o.record, o.pid, std::nullopt);
-
-  const session::Debugger debugger = session::find_debugger(o.debugger);
-  session::Session session(debugger, so);
-  session.attach(o.pid);
-  if (!o.quiet && stderr_is_tty()) {
-    std::fprintf(stderr, "rocplay: attached to pid %lld; waiting for a fault%s\n",
-                 static_cast<long long>(o.pid),
-                 o.fault_timeout.empty() ? "" : fmt::format(" for {}", o.fault_timeout).c_str());
-  }
-  const session::LaunchResult lr = session::wait_for_fault(session, wait);
-  if (lr.outcome == session::LaunchOutcome::Interrupted) {
-    session.detach(); // stops it, detaches, then the pending signal ends rocplay
-    const int code = static_cast<int>(session::exit_code_for_signal(lr.user_signal.value_or(2)));
-    print_error(fmt::format("interrupted while waiting for a fault; pid {} was detached and keeps "
-                            "running",
-                            o.pid));
-    return code;
-  }
-  return report_stopped_program(session, lr, ro);
+  rq.session = session_options_of(o);
+  rq.session.record_path = drivers::expand_path_pattern(o.record, o.pid, std::nullopt);
+  rq.debugger = session::find_debugger(o.debugger);
+  const auto attached = [&o] {
+    if (!o.quiet && stderr_is_tty()) {
+      std::fprintf(stderr, "rocplay: attached to pid %lld; waiting for a fault%s\n",
+                   static_cast<long long>(o.pid),
+                   o.fault_timeout.empty() ? "" : fmt::format(" for {}", o.fault_timeout).c_str());
+    }
+  };
+  const Incident incident = drivers::wait_for_fault(rq, o.pid, wait, attached);
+  return write_stopped_program(incident, o.format, o.output, o.color, o.wide);
 }
 
 } // namespace rocplay::cli

@@ -163,8 +163,8 @@ std::vector<nlohmann::json> multi_target_to_jsonl(const Incident& inc) {
   return lines;
 }
 
-void write(std::ostream& out, const Incident& inc, Format format, const TextOptions& options,
-           std::string_view tool_version) {
+void write_cases(std::ostream& out, const Incident& inc, Format format, const TextOptions& options,
+                 std::string_view tool_version) {
   const auto text = [](const nlohmann::json& j, int indent) {
     return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
   };

@@ -31,7 +31,7 @@ std::string shell_quote(const std::string& word) {
 
 namespace {
 
-std::string how_it_ended(const LaunchSummary& l) {
+std::string how_it_ended(const LaunchInfo& l) {
   if (l.outcome == "faulted" && l.stop_reason == "breakpoint-hit") {
     return fmt::format("stopped at the C++ exception it threw (--catch throw) after {:.2f} s",
                        l.ran_seconds);
@@ -70,7 +70,7 @@ std::string how_it_ended(const LaunchSummary& l) {
 
 } // namespace
 
-void write_launch_text(std::ostream& out, const LaunchSummary& l, std::size_t width, bool color) {
+void write_launch_text(std::ostream& out, const LaunchInfo& l, std::size_t width, bool color) {
   std::string command;
   for (const auto& a : l.argv) {
     command += (command.empty() ? "" : " ") + shell_quote(a);
@@ -109,7 +109,7 @@ void write_launch_text(std::ostream& out, const LaunchSummary& l, std::size_t wi
   }
 }
 
-nlohmann::json launch_to_json(const LaunchSummary& l) {
+nlohmann::json launch_to_json(const LaunchInfo& l) {
   nlohmann::json j = nlohmann::json::object();
   j["argv"] = l.argv;
   j["pid"] = l.pid;
@@ -141,7 +141,7 @@ nlohmann::json launch_to_json(const LaunchSummary& l) {
   return j;
 }
 
-nlohmann::json launch_report_to_json(const LaunchSummary& launch, const RunReport* run) {
+nlohmann::json launch_report_to_json(const LaunchInfo& launch, const RunReport* run) {
   nlohmann::json j = run != nullptr ? run_report_to_json(*run)
                                     : nlohmann::json{{"schema", "rocplay.report"},
                                                      {"schema_version", kJsonSchemaVersion},
@@ -150,7 +150,7 @@ nlohmann::json launch_report_to_json(const LaunchSummary& launch, const RunRepor
   return j;
 }
 
-nlohmann::json launch_jsonl_line(const LaunchSummary& launch) {
+nlohmann::json launch_jsonl_line(const LaunchInfo& launch) {
   return {{"type", "launch"}, {"launch", launch_to_json(launch)}};
 }
 

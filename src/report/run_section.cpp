@@ -302,4 +302,45 @@ RunReport run_report_of(const RunResult& result) {
   return r;
 }
 
+bool attach_refused(const RunResult& r) {
+  return std::any_of(r.steps.begin(), r.steps.end(), [](const playbook::StepRecord& s) {
+    return s.kind == StepKind::Attach && s.status == StepStatus::Failed;
+  });
+}
+
+std::string failure_text(const RunResult& r) {
+  if (r.fatal) {
+    return r.fatal->what();
+  }
+  if (r.aborted) {
+    for (const auto& s : r.steps) {
+      if (s.status == StepStatus::Failed || s.status == StepStatus::TimedOut) {
+        return fmt::format("step `{}` {}: {}", s.name, to_string(s.status), s.message);
+      }
+    }
+    return "a step failed and the playbook stopped";
+  }
+  return {};
+}
+
+std::string failure_label(const RunResult& r) {
+  if (r.fatal && static_cast<int>(r.fatal->code()) >= 128) {
+    return "RUN INTERRUPTED";
+  }
+  return "RUN FAILED";
+}
+
+std::string failed_step_position(const RunResult& r) {
+  for (const auto& s : r.steps) {
+    if (s.status == StepStatus::Failed || s.status == StepStatus::TimedOut) {
+      return s.position.str();
+    }
+  }
+  return "the playbook";
+}
+
+bool has_text_report(const RunResult& r) {
+  return r.attached || (!failure_text(r).empty() && r.times.attach_sent);
+}
+
 } // namespace rocplay::report

@@ -22,12 +22,14 @@ std::string one_line(std::string_view text, std::size_t limit = 120) {
   return out;
 }
 
-std::string who(const CaptureTarget& t) {
-  return t.rank ? fmt::format("rank {} pid {}", *t.rank, t.pid) : fmt::format("pid {}", t.pid);
+std::string who(const Case& t) {
+  const std::int64_t pid = t.source.pid.value_or(0);
+  return t.source.rank ? fmt::format("rank {} pid {}", *t.source.rank, pid)
+                       : fmt::format("pid {}", pid);
 }
 
 // Stuck things of one target, grouped by where they are: `2 threads in f() at x.cpp:9`.
-std::string stuck_of(const CaptureTarget& t) {
+std::string stuck_of(const Case& t) {
   std::map<std::string, std::size_t> where;
   std::vector<std::string> order;
   for (const auto& e : t.progress.entries) {
@@ -64,19 +66,20 @@ std::string stuck_of(const CaptureTarget& t) {
 
 } // namespace
 
-std::string capture_summary_line(const Capture& c, std::size_t max_chars) {
+std::string capture_summary_line(const CaptureHeader& c, const Incident& incident,
+                                 std::size_t max_chars) {
   std::size_t examined = 0;
-  for (const auto& t : c.targets) {
-    examined += t.examined ? 1 : 0;
+  for (const auto& t : incident.cases) {
+    examined += t.examined() ? 1 : 0;
   }
   std::string line = fmt::format(
       "rocplay watch: {} {}: hang captured{} ({}): {}/{} targets examined", c.host, c.time,
-      c.interrupted ? " (interrupted: partial)" : "", c.why, examined, c.targets.size());
+      c.interrupted ? " (interrupted: partial)" : "", c.why, examined, incident.cases.size());
   std::string stuck;
   std::map<std::string, std::size_t> finding_count;
   std::vector<std::string> finding_order;
-  for (const auto& t : c.targets) {
-    if (!t.examined) {
+  for (const auto& t : incident.cases) {
+    if (!t.examined()) {
       stuck += fmt::format("{}{}: not examined ({})", stuck.empty() ? "" : "; ", who(t),
                            one_line(t.error, 80));
       continue;
@@ -90,7 +93,7 @@ std::string capture_summary_line(const Capture& c, std::size_t max_chars) {
       }
     }
   }
-  for (const auto& f : c.cross_rank) {
+  for (const auto& f : incident.cross_rank) {
     if (finding_count[f.id]++ == 0) {
       finding_order.push_back(f.id);
     }

@@ -185,7 +185,7 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
   report::RunReport run = *f.report.targets[0].report;
   run.partial = true;
   const auto with_run = report::run_report_to_json(run);
-  report::LaunchSummary launch;
+  LaunchInfo launch;
   launch.argv = {"./app", "--steps", "3"};
   launch.pid = 4242;
   launch.outcome = "faulted";
@@ -197,7 +197,7 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
   launch.api_errors = {"cudaMemcpy returned cudaErrorIllegalAddress"};
   launch.after = "killed after the report";
   const auto stopped = report::launch_report_to_json(launch, &run);
-  report::LaunchSummary exited;
+  LaunchInfo exited;
   exited.pid = 4243;
   exited.outcome = "exited";
   exited.exit_code = 0;
@@ -269,4 +269,59 @@ TEST_CASE("several targets in text open with the incident: the verdict, then whe
   // Then each target's full report, as before.
   CHECK(text.find("=== pid 4301 (rank 0): exit 1, 1.50s\nVERDICT") != std::string::npos);
   CHECK(text.find("=== across 2 examined of 3 targets") != std::string::npos);
+}
+
+TEST_CASE("one live case's JSON (run --pid, launch) is v1's report with the incident beside it",
+          "[report][schema]") {
+  const Fanout f;
+  Incident one;
+  one.title = "hang-triage";
+  one.cases.push_back(f.incident.cases[0]); // a run with two samples
+  const auto json_of = [](const Incident& inc) {
+    std::ostringstream out;
+    report::write(out, inc, report::Format::Json, {}, "test");
+    return nlohmann::json::parse(out.str());
+  };
+  const auto run = json_of(one);
+
+  Incident launched = one;
+  LaunchInfo& stop = launched.cases[0].launch.emplace();
+  stop.argv = {"./app"};
+  stop.pid = 4301;
+  stop.outcome = "faulted";
+  stop.stop_signal = "SIGSEGV";
+  launched.cases[0].exit_code = ExitCode::ProgramFaulted;
+  const auto stopped = json_of(launched);
+
+  Incident ended;
+  ended.title = "fault-triage";
+  rocplay::Case exited;
+  exited.source.pid = 4302;
+  exited.launch.emplace().outcome = "exited";
+  ended.cases.push_back(std::move(exited));
+  const auto no_stop = json_of(ended);
+
+  const auto keys = documented_keys("One live case");
+  CHECK(emitted_keys({run, stopped, no_stop}, keys) == keys);
+  CHECK(run["schema_version"] == 2);
+  CHECK(run["incident"]["cases"] == 1);
+  CHECK(run["incident"]["exit_code"] == static_cast<int>(ExitCode::Findings));
+  CHECK(stopped["incident"]["exit_code"] == static_cast<int>(ExitCode::ProgramFaulted));
+  CHECK(no_stop["incident"]["exit_code"] == 0);
+
+  // Beside `incident` and the version, the bytes of v1 (what `run --pid` wrote before).
+  report::RunReport rr = report::run_report_of(one.cases[0]);
+  rr.partial = false;
+  auto v1 = run;
+  v1.erase("incident");
+  v1["schema_version"] = 1;
+  CHECK(v1 == report::run_report_to_json(rr));
+
+  // The text of one case is the run's report, as `run --pid` always printed it: no INCIDENT block.
+  std::ostringstream text;
+  report::write(text, one, report::Format::Text, {}, "test");
+  std::ostringstream before;
+  report::write_run_text(before, report::run_report_of(one.cases[0]), {});
+  CHECK(text.str() == before.str());
+  CHECK(text.str().rfind("INCIDENT", 0) == std::string::npos);
 }

@@ -1,4 +1,5 @@
-// `rocplay watch`'s one-line capture summary (src/report/watch_summary.cpp).
+// `rocplay watch`'s one-line capture summary of a capture's incident
+// (src/report/watch_summary.cpp).
 #include "rocplay/report_watch.hpp"
 
 #include <catch2/catch.hpp>
@@ -7,16 +8,16 @@ using namespace rocplay;
 
 TEST_CASE("capture summary: one line, stuck places per rank, findings, bounded",
           "[watch][report]") {
-  report::Capture c;
+  report::CaptureHeader c;
   c.host = "node7";
   c.time = "2026-11-24T03:15:00Z";
   c.why = "log quiet 62.0s, GPU busy 100% (renderD128)";
   c.report_path = "/var/lib/rocplay/x.report.txt";
+  Incident inc;
   for (int rank : {0, 1}) {
-    report::CaptureTarget t;
-    t.pid = 4300 + rank;
-    t.rank = rank;
-    t.examined = true;
+    rocplay::Case t;
+    t.source.pid = 4300 + rank;
+    t.source.rank = rank;
     for (int i = 0; i < 2; ++i) {
       ProgressEntry e;
       e.kind = "thread";
@@ -28,14 +29,15 @@ TEST_CASE("capture summary: one line, stuck places per rank, findings, bounded",
     Finding f;
     f.id = "no-progress";
     t.findings.push_back(f);
-    c.targets.push_back(t);
+    inc.cases.push_back(t);
   }
-  report::CaptureTarget bad;
-  bad.pid = 4302;
-  bad.rank = 2;
+  rocplay::Case bad;
+  bad.source.pid = 4302;
+  bad.source.rank = 2;
+  bad.status = CaseStatus::NotExamined;
   bad.error = "ptrace not permitted";
-  c.targets.push_back(bad);
-  const std::string line = report::capture_summary_line(c);
+  inc.cases.push_back(bad);
+  const std::string line = report::capture_summary_line(c, inc);
   INFO(line);
   CHECK(line.find('\n') == std::string::npos);
   CHECK(line.find("node7 2026-11-24T03:15:00Z: hang captured") != std::string::npos);
@@ -46,7 +48,7 @@ TEST_CASE("capture summary: one line, stuck places per rank, findings, bounded",
   CHECK(line.find("findings: no-progress x2") != std::string::npos);
   CHECK(line.find("report: /var/lib/rocplay/x.report.txt") != std::string::npos);
   c.why = std::string(5000, 'x');
-  const std::string cut = report::capture_summary_line(c, 300);
+  const std::string cut = report::capture_summary_line(c, inc, 300);
   CHECK(cut.size() <= 300);
   CHECK(cut.find("report: /var/lib/rocplay/x.report.txt") != std::string::npos);
 }

@@ -1,0 +1,178 @@
+// The launch drivers (rocplay/drivers.hpp): `rocplay launch` (a program started under the
+// debugger) and `rocplay run --wait-for-fault` (a process attached to and let run), each ending in
+// a program stopped at its fault (or by the timeout or a signal), the playbook run at the stop,
+// and the program killed or let go. The launcher itself is src/session/launch.cpp.
+#include "rocplay/drivers.hpp"
+
+#include "rocplay/snapshot.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <memory>
+
+namespace rocplay::drivers {
+
+namespace {
+
+// A driver for a session whose target is already stopped (at its fault): the playbook's attach
+// is a no-op, everything else goes to the session.
+class LaunchStoppedDriver final : public playbook::Driver {
+public:
+  explicit LaunchStoppedDriver(session::Session& s) : inner_(playbook::make_driver(s)) {}
+  void attach(std::int64_t /*pid*/) override {}
+  mi::Exchange execute(const std::string& command,
+                       std::optional<std::chrono::milliseconds> timeout) override {
+    return inner_->execute(command, timeout);
+  }
+  mi::Exchange console(const std::string& command,
+                       std::optional<std::chrono::milliseconds> timeout) override {
+    return inner_->console(command, timeout);
+  }
+  void detach() override { inner_->detach(); }
+  bool has_mi_command(const std::string& name) const override {
+    return inner_->has_mi_command(name);
+  }
+  const session::Debugger& debugger() const override { return inner_->debugger(); }
+  const std::vector<mi::Exchange>& exchanges() const override { return inner_->exchanges(); }
+  session::TargetTimes times() const override { return inner_->times(); }
+  std::vector<std::string> warnings() const override { return inner_->warnings(); }
+  void note(std::string_view text) override { inner_->note(text); }
+  double now() const override { return inner_->now(); }
+
+private:
+  std::unique_ptr<playbook::Driver> inner_;
+};
+
+std::string launch_signal_word(std::optional<int> sig) {
+  if (!sig) {
+    return {};
+  }
+  return *sig == SIGINT    ? "SIGINT"
+         : *sig == SIGTERM ? "SIGTERM"
+         : *sig == SIGHUP  ? "SIGHUP"
+                           : "a signal";
+}
+
+// The program stopped (or ended): the playbook at the stop, the session's end (kill or detach),
+// and the one case that says all of it.
+Incident stopped_program(session::Session& session, const session::LaunchResult& lr,
+                         const StopRequest& request, const std::vector<std::string>& argv) {
+  Case c;
+  c.source.pid = lr.pid;
+  LaunchInfo& info = c.launch.emplace();
+  info.argv = argv;
+  info.pid = lr.pid;
+  info.outcome = std::string(session::to_string(lr.outcome));
+  info.exit_code = lr.exit_code;
+  info.exit_signal = lr.exit_signal;
+  info.stop_signal = lr.stop_signal;
+  info.stop_reason = lr.stop_reason;
+  info.user_signal = launch_signal_word(lr.user_signal);
+  info.ran_seconds = lr.ran_seconds;
+  info.timeout_seconds = request.timeout_seconds;
+  info.passed_signals = lr.passed_signals;
+  info.api_errors = snapshot::cuda_api_errors(session.exchanges());
+
+  std::optional<playbook::RunResult> result;
+  if (lr.stopped()) {
+    LaunchStoppedDriver driver(session);
+    playbook::RunOptions ro;
+    ro.pid = lr.pid;
+    ro.vars = request.vars;
+    ro.samples = 1;
+    if (request.progress) {
+      ro.progress = request.progress;
+    }
+    result = playbook::run(request.playbook, driver, ro);
+  }
+  session.detach(); // kills or detaches: the session's TargetEnd
+  const auto& times = session.times();
+  if (lr.stopped()) {
+    info.after = times.killed    ? "killed after the report"
+                 : !argv.empty() ? "detached after the report (it goes on with the signal)"
+                                 : "detached after the report";
+  } else if (lr.outcome == session::LaunchOutcome::TimedOut) {
+    info.after = "detached; it keeps running";
+  } else if (lr.outcome == session::LaunchOutcome::Lost) {
+    info.after = times.killed ? "killed what was left of it" : "detached from what was left";
+  }
+  c.exit_code = exit_code_for_launch(lr);
+  if (result) {
+    result->times = times;
+    for (const auto& w : session.warnings()) {
+      if (std::find(result->warnings.begin(), result->warnings.end(), w) ==
+          result->warnings.end()) {
+        result->warnings.push_back(w);
+      }
+    }
+    if (result->fatal) {
+      c.status = CaseStatus::Partial;
+      if (static_cast<int>(result->fatal->code()) >= 128) {
+        c.exit_code = result->fatal->code(); // interrupted at the stop
+      }
+    }
+    c.snapshot = std::move(result->snapshot);
+    c.findings = std::move(result->findings);
+    c.progress = std::move(result->progress);
+    c.warnings = result->warnings;
+    c.run = std::make_shared<const playbook::RunResult>(std::move(*result));
+  }
+  Incident inc;
+  inc.title = request.playbook.name;
+  inc.cases.push_back(std::move(c));
+  return inc;
+}
+
+} // namespace
+
+ExitCode exit_code_for_launch(const session::LaunchResult& r) {
+  switch (r.outcome) {
+  case session::LaunchOutcome::Faulted:
+    return ExitCode::ProgramFaulted;
+  case session::LaunchOutcome::Exited:
+    return r.exit_code.value_or(0) == 0 ? ExitCode::Ok : ExitCode::ProgramFailed;
+  case session::LaunchOutcome::Lost: // it ended, and not well: no status, no fault stop
+    return ExitCode::ProgramFailed;
+  case session::LaunchOutcome::Signalled:
+    return ExitCode::ProgramKilled;
+  case session::LaunchOutcome::TimedOut:
+    return ExitCode::ProgramTimedOut;
+  case session::LaunchOutcome::Interrupted:
+    return session::exit_code_for_signal(r.user_signal.value_or(SIGINT));
+  case session::LaunchOutcome::NotStarted:
+    break;
+  }
+  return ExitCode::Internal;
+}
+
+Incident launch(const StopRequest& request, const session::LaunchSpec& spec) {
+  session::Session session(request.debugger, request.session);
+  const session::LaunchResult lr = session::launch(session, spec);
+  if (lr.outcome != session::LaunchOutcome::Faulted) {
+    // The program is ours: a timeout or an interrupt ends it whatever --detach-on-fault says.
+    session.set_target_end(session::TargetEnd::Kill);
+  }
+  return stopped_program(session, lr, request, spec.argv);
+}
+
+Incident wait_for_fault(const StopRequest& request, std::int64_t pid,
+                        std::chrono::milliseconds wait, const std::function<void()>& attached) {
+  session::Session session(request.debugger, request.session);
+  session.attach(pid);
+  if (attached) {
+    attached();
+  }
+  const session::LaunchResult lr = session::wait_for_fault(session, wait);
+  if (lr.outcome == session::LaunchOutcome::Interrupted) {
+    session.detach(); // stops it, detaches, then the pending signal ends rocplay
+    throw Error(session::exit_code_for_signal(lr.user_signal.value_or(SIGINT)),
+                fmt::format("interrupted while waiting for a fault; pid {} was detached and keeps "
+                            "running",
+                            pid));
+  }
+  return stopped_program(session, lr, request, {});
+}
+
+} // namespace rocplay::drivers

@@ -1,0 +1,196 @@
+// The one writer (rocplay/report_incident.hpp): an Incident in the format chosen once. A report
+// over several cases opens with the incident (src/report/incident.cpp); a single case keeps the
+// layout its command always had: a launched program's (`launch`, `run --wait-for-fault`), one
+// live run's (`run --pid`), an agent log's (`agent-log`), one offline input's (`postmortem` of one
+// recording).
+#include "rocplay/report_incident.hpp"
+
+#include "rocplay/agentlog.hpp"
+#include "rocplay/report_agent_log.hpp"
+#include "rocplay/report_launch.hpp"
+#include "rocplay/report_progress.hpp"
+
+#include <fmt/format.h>
+
+namespace rocplay::report {
+
+namespace {
+
+std::string json_line(const nlohmann::json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// `rocplay.report` v2 of one live case: v1's document with the incident beside it (one case: its
+// exit code, its verdict), as every report over several cases has.
+nlohmann::json with_incident(nlohmann::json document, const Incident& inc) {
+  document["schema_version"] = kIncidentSchemaVersion;
+  document["incident"] = incident_to_json(inc);
+  return document;
+}
+
+// `rocplay launch` and `run --wait-for-fault`: how the program ran and ended, then (when the
+// playbook ran at its stop) the findings report and the steps.
+void write_launch_case(std::ostream& out, const Incident& inc, Format format,
+                       const TextOptions& options, std::string_view tool_version) {
+  const Case& c = inc.cases.front();
+  const LaunchInfo& launch = *c.launch;
+  const playbook::RunResult* run = c.run.get();
+  switch (format) {
+  case Format::Text: {
+    write_launch_text(out, launch, options.width, options.color);
+    out << '\n';
+    if (run != nullptr) {
+      TextOptions to = options;
+      if (run->fatal) {
+        to.failure = run->fatal->what();
+        to.failure_label = failure_label(*run);
+      }
+      write_text(out, c.snapshot, c.findings, to);
+      out << '\n';
+      write_run_section_text(out, *run);
+    }
+    break;
+  }
+  case Format::Json: {
+    RunReport rr;
+    if (run != nullptr) {
+      rr.snapshot = &c.snapshot;
+      rr.findings = &c.findings;
+      rr.partial = run->fatal.has_value();
+      rr.run = run_section_to_json(*run);
+    }
+    out << json_line(
+               with_incident(launch_report_to_json(launch, run != nullptr ? &rr : nullptr), inc), 2)
+        << '\n';
+    break;
+  }
+  case Format::Jsonl:
+    if (run != nullptr) {
+      write_jsonl(out, c.findings);
+    }
+    out << json_line(launch_jsonl_line(launch)) << '\n';
+    break;
+  case Format::Sarif:
+    out << json_line(to_sarif(c.findings, tool_version), 2) << '\n';
+    break;
+  }
+}
+
+// `rocplay run --pid`: the findings report (led by what failed, when the run ended early), the
+// progress over the samples, the steps. A run that never attached has no text report: the
+// command says why on stderr.
+void write_run_case(std::ostream& out, const Incident& inc, Format format,
+                    const TextOptions& options, std::string_view tool_version) {
+  const Case& c = inc.cases.front();
+  const playbook::RunResult& run = *c.run;
+  const std::string failure = failure_text(run);
+  switch (format) {
+  case Format::Text:
+    if (has_text_report(run)) {
+      TextOptions to = options;
+      if (!failure.empty()) {
+        to.failure = failure;
+        to.failure_label = failure_label(run);
+        to.target = target_account(run);
+      }
+      write_run_text(out, run_report_of(c), to);
+    }
+    break;
+  case Format::Json: {
+    RunReport rr = run_report_of(c);
+    rr.partial = !failure.empty();
+    out << json_line(with_incident(run_report_to_json(rr), inc), 2) << '\n';
+    break;
+  }
+  case Format::Jsonl: {
+    write_jsonl(out, c.findings);
+    RunReport rr = run_report_of(c);
+    rr.partial = !failure.empty();
+    out << json_line(run_jsonl_line(rr)) << '\n';
+    break;
+  }
+  case Format::Sarif:
+    out << json_line(to_sarif(c.findings, tool_version), 2) << '\n';
+    break;
+  }
+}
+
+// `rocplay agent-log`: the fault groups; JSON Lines and SARIF carry them as findings.
+void write_agent_log_case(std::ostream& out, const Case& c, Format format,
+                          const TextOptions& options, std::string_view tool_version) {
+  const agentlog::Report& faults = *c.faults;
+  switch (format) {
+  case Format::Text: {
+    AgentLogTextOptions to;
+    to.color = options.color;
+    to.verbose = options.verbose;
+    to.max_groups = options.max_groups;
+    write_agent_log_text(out, faults, to);
+    break;
+  }
+  case Format::Json:
+    out << json_line(agent_log_to_json(faults), 2) << "\n"; // file names need not be UTF-8
+    break;
+  case Format::Jsonl:
+    write_jsonl(out, c.findings);
+    break;
+  case Format::Sarif:
+    out << json_line(to_sarif(c.findings, tool_version), 2) << "\n";
+    break;
+  }
+}
+
+// One offline input with a snapshot (`postmortem` of one recording): the findings report as a
+// live run shows it, the progress over its samples, its warnings.
+void write_input_case(std::ostream& out, const Case& c, Format format, const TextOptions& options,
+                      std::string_view tool_version) {
+  switch (format) {
+  case Format::Text:
+    write_text(out, c.snapshot, c.findings, options);
+    if (c.samples.size() > 1) {
+      out << '\n';
+      write_progress_text(out, c.progress, c.samples, options.width);
+    }
+    for (const auto& w : c.warnings) {
+      out << "warning: " << w << "\n";
+    }
+    break;
+  case Format::Json:
+    out << json_line(report_to_json(c.snapshot, c.findings), 2) << '\n';
+    break;
+  case Format::Jsonl:
+    write_jsonl(out, c.findings);
+    break;
+  case Format::Sarif:
+    out << json_line(to_sarif(c.findings, tool_version), 2) << '\n';
+    break;
+  }
+}
+
+} // namespace
+
+void write(std::ostream& out, const Incident& inc, Format format, const TextOptions& options,
+           std::string_view tool_version) {
+  if (inc.cases.size() == 1 && !inc.several) {
+    const Case& c = inc.cases.front();
+    if (c.launch) {
+      write_launch_case(out, inc, format, options, tool_version);
+      return;
+    }
+    if (c.run) {
+      write_run_case(out, inc, format, options, tool_version);
+      return;
+    }
+    if (c.faults) {
+      write_agent_log_case(out, c, format, options, tool_version);
+      return;
+    }
+    if (!c.source.path.empty()) {
+      write_input_case(out, c, format, options, tool_version);
+      return;
+    }
+  }
+  write_cases(out, inc, format, options, tool_version);
+}
+
+} // namespace rocplay::report
