@@ -7,6 +7,7 @@
 #include "rocplay/console_log.hpp"
 #include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/join.hpp"
 #include "rocplay/report_agent_log.hpp"
 #include "rocplay/sampling.hpp"
 #include "rocplay/worker_pool.hpp"
@@ -1113,7 +1114,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     event.findings = heuristics::run_ranks(snapshots);
     summary.events.push_back(std::move(event));
   };
-  crash::Joiner crash_joiner; // bounded summaries per process, joined at the end
+  crash::Joiner crash_joiner;       // bounded summaries per process, joined at the end
+  incident::ProcessIndex processes; // which process each input speaks of (the one join)
   // A directory is done: its files named alike (differing only in a rank number) become events.
   auto close_names = [&](std::string dir) { // by value: the key lives in `by_name`
     auto it = by_name.find(dir);
@@ -1158,9 +1160,14 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         c.members.push_back(member);
       }
     }
-    if (r.crash) {
-      crash_joiner.add(*r.crash);
-      r.crash.reset();
+    // The one join: the input's process by (host, pid, rank), whatever kind of input it is, so a
+    // rank's crash log and its recording are one process to the crash verdict.
+    if (r.crash || r.status != InputStatus::Unreadable) {
+      const auto key = processes.add(source_for(r), r.crash.get(), &r.snapshot);
+      if (r.crash) {
+        crash_joiner.add(*r.crash, key);
+        r.crash.reset();
+      }
     }
     if (!r.process_key.empty() && r.status != InputStatus::Unreadable &&
         series_count < options.max_ranked_snapshots) {
