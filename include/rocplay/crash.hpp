@@ -262,13 +262,26 @@ std::vector<Finding> findings(const Evidence& evidence);
 
 // Joins evidence across inputs per process and rank. Keeps a bounded summary per process, so
 // memory does not grow with the number of inputs beyond Limits of the joiner.
+// The process an input belongs to, as the caller decided it (incident::ProcessIndex, the one
+// join over snapshots, crash evidence and agent-log faults): evidence added with the same `id` is
+// one process, whatever rank or pid each input names; `rank` and `pid` label it.
+struct ProcessKey {
+  std::size_t id = 0;
+  std::optional<int> rank;
+  std::optional<std::int64_t> pid;
+};
+
 class Joiner {
 public:
   explicit Joiner(std::size_t max_processes = 4096);
   ~Joiner();
   Joiner(const Joiner&) = delete;
   Joiner& operator=(const Joiner&) = delete;
+  // The joiner groups the evidence by its own rank and pid.
   void add(const Evidence& evidence);
+  // The caller's grouping: the evidence goes to process `key.id` (events of other ranks in a
+  // shared stderr still go to those ranks).
+  void add(const Evidence& evidence, const ProcessKey& key);
   bool empty() const;
   // The verdict first (kCrashVerdict), then cross-rank findings. Empty without crash evidence.
   std::vector<Finding> verdict() const;

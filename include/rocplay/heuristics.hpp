@@ -2,6 +2,7 @@
 #pragma once
 
 #include "rocplay/finding.hpp"
+#include "rocplay/grouping.hpp"
 #include "rocplay/snapshot.hpp"
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,8 @@ struct Context {
 // A recording's `# meta` may carry the process tree rocplay saw when it recorded:
 // `"worker_pids":[4301,...]` and `"ngpus":8`. Anything else is ignored.
 Context context_from_meta(std::string_view meta_json);
+// The same from the meta already parsed (a post-mortem parses each recording's meta once).
+Context context_from_parsed_meta(const nlohmann::json& meta);
 
 // Stable ids of the heuristics (docs/heuristics.md), one SARIF rule each.
 inline constexpr std::string_view kSyncLaneBarrierSpin = "sync-lane-barrier-spin";
@@ -76,6 +79,10 @@ const std::vector<HeuristicInfo>& catalogue();
 
 // Every single-snapshot heuristic.
 std::vector<Finding> run(const Snapshot& snapshot, const Context& context = {});
+// The same over waves already grouped (snapshot::group_waves of `snapshot`), so a caller that keeps
+// the classes groups them once.
+std::vector<Finding> run(const Snapshot& snapshot, const std::vector<snapshot::WaveClass>& classes,
+                         const Context& context = {});
 // Heuristics over two snapshots of one process taken some time apart (queue stall, progress).
 std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later);
 // Heuristics across ranks (one snapshot per rank of one event): missing rank, unequal grids.

@@ -646,7 +646,8 @@ struct Joiner::Impl {
   std::vector<Process> processes;
   std::map<int, std::size_t> by_rank;
   std::map<std::int64_t, std::size_t> by_pid;
-  std::vector<Event> machine; // kernel-log events: the whole node
+  std::map<std::size_t, std::size_t> by_key; // the caller's process ids (ProcessKey::id)
+  std::vector<Event> machine;                // kernel-log events: the whole node
   std::vector<std::string> machine_sources;
   std::uint64_t machine_dropped = 0;
   std::uint64_t processes_dropped = 0;
@@ -708,7 +709,48 @@ struct Joiner::Impl {
     return &processes.back();
   }
 
-  void add(const Evidence& ev) {
+  // The process the caller named; made with its rank and pid when new.
+  Process* find_or_add(const ProcessKey& key, const Evidence& in) {
+    if (auto it = by_key.find(key.id); it != by_key.end()) {
+      Process& p = processes[it->second];
+      if (!p.rank && key.rank) { // a later input of the process named its rank
+        p.rank = key.rank;
+        by_rank.emplace(*key.rank, it->second);
+      }
+      if (!p.pid && key.pid) {
+        p.pid = key.pid;
+        by_pid.emplace(*key.pid, it->second);
+      }
+      return &p;
+    }
+    // Made already by another input's `[rankN]:` lines: the same rank is the same process.
+    if (key.rank) {
+      if (auto it = by_rank.find(*key.rank); it != by_rank.end()) {
+        by_key.emplace(key.id, it->second);
+        return &processes[it->second];
+      }
+    }
+    if (processes.size() >= max_processes) {
+      ++processes_dropped;
+      return nullptr;
+    }
+    Process p;
+    p.rank = key.rank;
+    p.pid = key.pid;
+    p.gpu = in.gpu;
+    p.file = in.source;
+    if (p.rank) {
+      by_rank.emplace(*p.rank, processes.size());
+    }
+    if (p.pid) {
+      by_pid.emplace(*p.pid, processes.size());
+    }
+    by_key.emplace(key.id, processes.size());
+    processes.push_back(std::move(p));
+    return &processes.back();
+  }
+
+  void add(const Evidence& ev, const ProcessKey* key = nullptr) {
     ++inputs;
     if (!ev.gpu_arch.empty()) {
       gpu_arch = ev.gpu_arch;
@@ -760,7 +802,7 @@ struct Joiner::Impl {
     if (!has_process_evidence) {
       return;
     }
-    Process* p = find_or_add(ev);
+    Process* p = key != nullptr ? find_or_add(*key, ev) : find_or_add(ev);
     if (p == nullptr) {
       return;
     }
@@ -1205,6 +1247,9 @@ Joiner::Joiner(std::size_t max_processes) : impl_(std::make_unique<Impl>()) {
 Joiner::~Joiner() = default;
 void Joiner::add(const Evidence& evidence) {
   impl_->add(evidence);
+}
+void Joiner::add(const Evidence& evidence, const ProcessKey& key) {
+  impl_->add(evidence, &key);
 }
 bool Joiner::empty() const {
   return impl_->processes.empty() && impl_->machine.empty() && !impl_->job_exit;

@@ -16,9 +16,15 @@ namespace detail {
 class Analysis {
 public:
   explicit Analysis(const Snapshot& snapshot) : snapshot_(snapshot), kernels_(snapshot) {}
+  // With the waves already grouped by the caller (incident::analyse groups them once per case).
+  Analysis(const Snapshot& snapshot, const std::vector<snapshot::WaveClass>& classes)
+      : snapshot_(snapshot), given_(&classes), kernels_(snapshot) {}
   const Snapshot& snapshot() const { return snapshot_; }
-  // snapshot::group_waves of the snapshot, grouped on first use.
+  // snapshot::group_waves of the snapshot, grouped on first use (or the caller's).
   const std::vector<snapshot::WaveClass>& classes() {
+    if (given_ != nullptr) {
+      return *given_;
+    }
     if (!classes_) {
       classes_ = snapshot::group_waves(snapshot_);
     }
@@ -28,6 +34,7 @@ public:
 
 private:
   const Snapshot& snapshot_;
+  const std::vector<snapshot::WaveClass>* given_ = nullptr;
   std::optional<std::vector<snapshot::WaveClass>> classes_;
   Kernels kernels_;
 };

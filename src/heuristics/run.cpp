@@ -26,9 +26,10 @@ void append(std::vector<Finding>& out, std::vector<Finding> more) {
 
 } // namespace
 
-std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
-  // Shared by the heuristics below: each would group the waves and classify the kernels again.
-  detail::Analysis analysis(snapshot);
+namespace {
+
+std::vector<Finding> run_over(detail::Analysis& analysis, const Context& context) {
+  const Snapshot& snapshot = analysis.snapshot();
   std::vector<Finding> out = program_fault(analysis);
   append(out, sync_lane_barrier_spin(analysis, context));
   // The sync-lane finding already says "waiting for peers" for its dispatches, more precisely.
@@ -63,6 +64,20 @@ std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
   return out;
 }
 
+} // namespace
+
+std::vector<Finding> run(const Snapshot& snapshot, const Context& context) {
+  // Shared by the heuristics below: each would group the waves and classify the kernels again.
+  detail::Analysis analysis(snapshot);
+  return run_over(analysis, context);
+}
+
+std::vector<Finding> run(const Snapshot& snapshot, const std::vector<snapshot::WaveClass>& classes,
+                         const Context& context) {
+  detail::Analysis analysis(snapshot, classes);
+  return run_over(analysis, context);
+}
+
 std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later) {
   std::vector<Finding> out = queue_stall(earlier, later);
   for (auto& f : out) {
@@ -81,8 +96,12 @@ std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks) {
 }
 
 Context context_from_meta(std::string_view meta_json) {
+  return context_from_parsed_meta(
+      nlohmann::json::parse(meta_json, nullptr, /*allow_exceptions=*/false));
+}
+
+Context context_from_parsed_meta(const nlohmann::json& j) {
   Context ctx;
-  auto j = nlohmann::json::parse(meta_json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     return ctx;
   }

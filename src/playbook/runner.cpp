@@ -6,6 +6,7 @@
 // happened before them.
 #include "playbook/deferred_code.hpp"
 #include "playbook/internal.hpp"
+#include "rocplay/analyse.hpp"
 #include "rocplay/clock.hpp"
 #include "rocplay/frames.hpp"
 #include "rocplay/grouping.hpp"
@@ -1013,27 +1014,33 @@ private:
     }
   }
 
+  // The snapshot of each sample, built once here, after the detach (the target runs again), then
+  // the one analysis step (incident::analyse) shared with the post-mortem.
   void finish_snapshot() {
     snapshot::BuildOptions bo;
     bo.debugger = driver_.debugger().kind;
     bo.label = pb_.name;
     const auto times = driver_.times();
+    std::vector<Sample> samples;
     if (sample_ > 1) {
       try {
-        result_.samples = snapshot::build_samples(driver_.exchanges(), bo);
+        samples = snapshot::build_samples(driver_.exchanges(), bo);
       } catch (const std::exception& e) {
         result_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
       }
     }
-    if (result_.samples.size() < 2) {
-      result_.samples.clear();
+    incident::AnalyseOptions ao;
+    ao.context = options_.context;
+    if (samples.size() < 2) {
+      samples.clear();
+      Sample one;
       try {
-        result_.snapshot = snapshot::build(driver_.exchanges(), bo);
+        one.snapshot = snapshot::build(driver_.exchanges(), bo);
       } catch (const std::exception& e) {
-        result_.snapshot = Snapshot{};
-        result_.snapshot.warnings.push_back(fmt::format("snapshot: {}", e.what()));
+        one.snapshot = Snapshot{};
+        one.snapshot.warnings.push_back(fmt::format("snapshot: {}", e.what()));
       }
-      Snapshot& snap = result_.snapshot;
+      Snapshot& snap = one.snapshot;
       decorate(snap, bo.label);
       if (snap.taken_at.empty()) {
         snap.taken_at = iso_now();
@@ -1041,39 +1048,30 @@ private:
       if (times.stop_seconds) {
         snap.stop_seconds = times.stop_seconds;
       }
-      try {
-        result_.findings = heuristics::run(snap, options_.context);
-      } catch (const std::exception& e) {
-        result_.warnings.push_back(fmt::format("heuristics: {}", e.what()));
+      one.stop_seconds = snap.stop_seconds.value_or(0);
+      samples.push_back(std::move(one));
+      ao.keep_one_sample = result_.samples_wanted > 1;
+    } else {
+      for (auto& sample : samples) {
+        decorate(sample.snapshot, fmt::format("{} sample {}", bo.label, sample.index));
+        if (sample.snapshot.taken_at.empty()) {
+          sample.snapshot.taken_at = sample.wall_time > 0 ? iso_time(sample.wall_time) : iso_now();
+        }
       }
-      if (result_.samples_wanted > 1) {
-        Sample one;
-        one.snapshot = snap;
-        one.stop_seconds = snap.stop_seconds.value_or(0);
-        result_.samples.push_back(std::move(one));
-        result_.progress = heuristics::analyze_progress(result_.samples);
+      // The target was stopped only during the samples; the intervals between them it ran.
+      double stopped = 0;
+      for (const auto& sample : samples) {
+        stopped += sample.stop_seconds;
       }
-      return;
+      result_.stopped_seconds = stopped;
     }
-    for (auto& sample : result_.samples) {
-      decorate(sample.snapshot, fmt::format("{} sample {}", bo.label, sample.index));
-      if (sample.snapshot.taken_at.empty()) {
-        sample.snapshot.taken_at = sample.wall_time > 0 ? iso_time(sample.wall_time) : iso_now();
-      }
-    }
-    result_.snapshot = result_.samples.front().snapshot;
-    // The target was stopped only during the samples; the intervals between them it ran.
-    double stopped = 0;
-    for (const auto& sample : result_.samples) {
-      stopped += sample.stop_seconds;
-    }
-    result_.stopped_seconds = stopped;
-    try {
-      auto sampled = heuristics::run_samples(result_.samples, options_.context);
-      result_.findings = std::move(sampled.findings);
-      result_.progress = std::move(sampled.progress);
-    } catch (const std::exception& e) {
-      result_.warnings.push_back(fmt::format("heuristics: {}", e.what()));
+    Case c = incident::analyse(std::move(samples), source::Source{}, ao);
+    result_.snapshot = std::move(c.snapshot);
+    result_.samples = std::move(c.samples);
+    result_.findings = std::move(c.findings);
+    result_.progress = std::move(c.progress);
+    for (auto& w : c.warnings) {
+      result_.warnings.push_back(std::move(w));
     }
   }
 

@@ -3,9 +3,11 @@
 
 #include "core/read_chunks.hpp"
 #include "rocplay/agentlog.hpp"
+#include "rocplay/analyse.hpp"
 #include "rocplay/console_log.hpp"
 #include "rocplay/crash.hpp"
 #include "rocplay/error.hpp"
+#include "rocplay/join.hpp"
 #include "rocplay/report_agent_log.hpp"
 #include "rocplay/sampling.hpp"
 #include "rocplay/worker_pool.hpp"
@@ -235,11 +237,7 @@ void finish_result(InputResult& r) {
 
 // `host pid 4242 (python3)` from a recording's meta; empty without a pid. `unix` gets the meta's
 // started_at (seconds resolution) when it parses.
-std::string process_key_of(const std::string& meta_json, double& unix) {
-  if (meta_json.empty()) {
-    return {};
-  }
-  const auto j = nlohmann::json::parse(meta_json, nullptr, false);
+std::string process_key_of(const nlohmann::json& j, double& unix) {
   if (!j.is_object()) {
     return {};
   }
@@ -266,6 +264,27 @@ std::string process_key_of(const std::string& meta_json, double& unix) {
   }
   return fmt::format("{} pid {}{}", host, pid->get<std::int64_t>(),
                      comm.empty() ? std::string() : " (" + comm + ")");
+}
+
+// The input as the analysis step sees it: its path and the rank --rank-from gave it.
+source::Source source_of(const InputResult& r) {
+  source::Source src;
+  src.path = r.path;
+  src.member = r.member;
+  src.offer_rank(r.rank, source::RankRule::Pattern);
+  return src;
+}
+
+// What the analysis step made of the input, onto its result.
+void take_case(InputResult& r, Case&& c) {
+  r.rank = c.source.rank;
+  r.snapshot = std::move(c.snapshot);
+  r.findings = std::move(c.findings);
+  r.samples = std::move(c.samples);
+  r.progress = std::move(c.progress);
+  for (auto& w : c.warnings) {
+    r.warnings.push_back(std::move(w));
+  }
 }
 
 void analyse_transcript(std::istream& in, InputResult& r, const Options& options) {
@@ -324,29 +343,20 @@ void analyse_transcript(std::istream& in, InputResult& r, const Options& options
     r.error = "no MI records found";
     return;
   }
-  r.process_key = process_key_of(info.meta_json, r.started_unix);
+  // The meta, parsed once here for the process key and the heuristics' context (the builder
+  // read its pid, rank, env and times already).
+  const auto meta = info.meta_json.empty() ? nlohmann::json()
+                                           : nlohmann::json::parse(info.meta_json, nullptr,
+                                                                   /*allow_exceptions=*/false);
+  r.process_key = process_key_of(meta, r.started_unix);
   if (samples.front().wall_time > 0) {
     r.started_unix = samples.front().wall_time;
   }
-  for (auto& sm : samples) {
-    if (!r.rank) {
-      r.rank = sm.snapshot.rank;
-    }
-    sm.snapshot.rank = r.rank;
-  }
   // A recording's meta names the workers rocplay saw (and the TP size): the same context the
   // live run had, so a post-mortem says what the live report said.
-  const auto context = heuristics::context_from_meta(info.meta_json);
-  if (samples.size() == 1) {
-    r.snapshot = std::move(samples.front().snapshot);
-    r.findings = heuristics::run(r.snapshot, context);
-    return;
-  }
-  auto sampled = heuristics::run_samples(samples, context);
-  r.findings = std::move(sampled.findings);
-  r.progress = std::move(sampled.progress);
-  r.snapshot = samples.front().snapshot;
-  r.samples = std::move(samples);
+  incident::AnalyseOptions ao;
+  ao.context = heuristics::context_from_parsed_meta(meta);
+  take_case(r, incident::analyse(std::move(samples), source_of(r), ao));
 }
 
 std::vector<InputResult> analyse_report_json(std::istream& in, InputResult base) {
@@ -367,10 +377,7 @@ std::vector<InputResult> analyse_report_json(std::istream& in, InputResult base)
     InputResult r = base;
     r.member = "#" + std::to_string(members++);
     try {
-      r.snapshot = snapshot_from_json(*snap);
-      r.rank = r.rank ? r.rank : r.snapshot.rank;
-      r.snapshot.rank = r.rank;
-      r.findings = heuristics::run(r.snapshot);
+      take_case(r, incident::analyse_json(*snap, source_of(r)));
     } catch (const std::exception& e) {
       r.status = InputStatus::Unreadable;
       r.error = std::string("not a rocplay snapshot: ") + e.what();
@@ -481,12 +488,14 @@ void analyse_console_log(std::istream& in, InputResult& r) {
   for (const auto& ex : exchanges) {
     builder.add(ex);
   }
-  r.snapshot = builder.finish();
-  if (r.snapshot.debugger_version.empty() && !info.banner.empty()) {
-    r.snapshot.debugger_version = info.banner;
+  std::vector<Sample> one(1);
+  Snapshot& snap = one.front().snapshot;
+  snap = builder.finish();
+  if (snap.debugger_version.empty() && !info.banner.empty()) {
+    snap.debugger_version = info.banner;
   }
-  r.snapshot.notes = console_log::unknowns(r.snapshot, info);
-  r.findings = heuristics::run(r.snapshot);
+  snap.notes = console_log::unknowns(snap, info);
+  take_case(r, incident::analyse(std::move(one), source_of(r)));
   if (info.long_lines > 0) {
     r.warnings.push_back(std::to_string(info.long_lines) + " line(s) longer than 64 KiB were cut");
   }
@@ -785,19 +794,30 @@ std::vector<InputResult> just(InputResult&& r) {
 }
 } // namespace
 
+namespace {
+
+// Where an input's case comes from: its path, pid and rank with the rule that gave it.
+source::Source source_for(const InputResult& r) {
+  source::Source src;
+  src.path = r.path;
+  src.member = r.member;
+  src.pid = r.snapshot.pid;
+  src.rank = r.rank;
+  if (r.rank) {
+    src.rank_rule = r.rank_rule == "--rank-from"   ? source::RankRule::Pattern
+                    : r.rank_rule == "meta RANK"   ? source::RankRule::Environment
+                    : r.rank_rule == "file name"   ? source::RankRule::FileName
+                    : r.rank_rule == "input order" ? source::RankRule::Order
+                                                   : source::RankRule::Meta;
+  }
+  return src;
+}
+
+} // namespace
+
 Case case_of(const InputResult& r) {
   Case c;
-  c.source.path = r.path;
-  c.source.member = r.member;
-  c.source.pid = r.snapshot.pid;
-  c.source.rank = r.rank;
-  if (r.rank) {
-    c.source.rank_rule = r.rank_rule == "--rank-from"   ? source::RankRule::Pattern
-                         : r.rank_rule == "meta RANK"   ? source::RankRule::Environment
-                         : r.rank_rule == "file name"   ? source::RankRule::FileName
-                         : r.rank_rule == "input order" ? source::RankRule::Order
-                                                        : source::RankRule::Meta;
-  }
+  c.source = source_for(r);
   switch (r.status) {
   case InputStatus::Ok:
   case InputStatus::Empty:
@@ -1094,7 +1114,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     event.findings = heuristics::run_ranks(snapshots);
     summary.events.push_back(std::move(event));
   };
-  crash::Joiner crash_joiner; // bounded summaries per process, joined at the end
+  crash::Joiner crash_joiner;       // bounded summaries per process, joined at the end
+  incident::ProcessIndex processes; // which process each input speaks of (the one join)
   // A directory is done: its files named alike (differing only in a rank number) become events.
   auto close_names = [&](std::string dir) { // by value: the key lives in `by_name`
     auto it = by_name.find(dir);
@@ -1139,9 +1160,14 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         c.members.push_back(member);
       }
     }
-    if (r.crash) {
-      crash_joiner.add(*r.crash);
-      r.crash.reset();
+    // The one join: the input's process by (host, pid, rank), whatever kind of input it is, so a
+    // rank's crash log and its recording are one process to the crash verdict.
+    if (r.crash || r.status != InputStatus::Unreadable) {
+      const auto key = processes.add(source_for(r), r.crash.get(), &r.snapshot);
+      if (r.crash) {
+        crash_joiner.add(*r.crash, key);
+        r.crash.reset();
+      }
     }
     if (!r.process_key.empty() && r.status != InputStatus::Unreadable &&
         series_count < options.max_ranked_snapshots) {

@@ -74,6 +74,14 @@ DebuggerKind kind_of_meta(std::string_view v) {
 
 } // namespace
 
+const std::string& BuildState::console(const mi::Exchange& exchange) {
+  if (console_of_ != &exchange) {
+    console_ = text::console(exchange);
+    console_of_ = &exchange;
+  }
+  return console_;
+}
+
 void apply_meta(Snapshot& s, std::string_view meta_json) {
   if (text::trim(meta_json).empty()) {
     return;
@@ -240,6 +248,7 @@ struct Builder::Impl {
       cuda_used |= primary == cuda.get();
     }
     gdb->consume(ex, state);
+    state.forget_console();
     faults.add(ex);
     take_cuda_api_errors(ex, state.snapshot.api_errors);
     take_gpu_attach_error(ex, state.snapshot.gpu_attach_error);

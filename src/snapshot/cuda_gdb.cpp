@@ -186,7 +186,7 @@ public:
         claimed = true;
       }
     }
-    std::string console = text::console(ex);
+    const std::string& console = st.console(ex);
     if (!console.empty()) {
       claimed |= take_console(console, st);
     }

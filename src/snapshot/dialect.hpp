@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +54,16 @@ struct BuildState {
   std::unordered_map<std::string, std::size_t> wave_index;
   // Waves' function names and files, one copy each.
   Interner strings;
+
+  // The exchange's console text (text::console), made once per exchange for the primary dialect
+  // and gdb's both.
+  const std::string& console(const mi::Exchange& exchange);
+  // Called when the exchange is done with (its address may be reused by the next one).
+  void forget_console() { console_of_ = nullptr; }
+
+private:
+  const mi::Exchange* console_of_ = nullptr;
+  std::string console_;
 };
 
 class Dialect {

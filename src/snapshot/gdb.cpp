@@ -108,7 +108,7 @@ public:
         }
       }
     }
-    std::string console = text::console(ex);
+    const std::string& console = st.console(ex);
     if (!console.empty()) {
       claimed |= take_console(console, cli, st);
     }

@@ -161,7 +161,7 @@ public:
         pending_lanes_[tid] = static_cast<std::uint32_t>(*lane);
       }
     }
-    std::string console = text::console(ex);
+    const std::string& console = st.console(ex);
     if (!console.empty()) {
       claimed |= take_console(console, text::cli_command(ex.command), st);
     }

@@ -1,0 +1,70 @@
+// The one analysis step (rocplay/analyse.hpp): samples -> snapshot -> classes -> findings.
+#include "rocplay/analyse.hpp"
+
+#include "rocplay/progress.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <exception>
+#include <utility>
+
+namespace rocplay::incident {
+
+Case analyse(std::vector<Sample> samples, source::Source source, const AnalyseOptions& options) {
+  Case c;
+  if (!samples.empty() && !source.rank) {
+    // The live run's own decision, recorded in the meta (the builder put it on the snapshot).
+    source.offer_rank(samples.front().snapshot.rank, source::RankRule::Meta);
+  }
+  if (source.rank) {
+    for (auto& s : samples) {
+      s.snapshot.rank = source.rank;
+    }
+  }
+  c.source = std::move(source);
+  if (samples.empty()) {
+    return c;
+  }
+  if (samples.size() == 1) {
+    c.snapshot = std::move(samples.front().snapshot);
+    c.classes = snapshot::group_waves(c.snapshot);
+    try {
+      c.findings = heuristics::run(c.snapshot, c.classes, options.context);
+    } catch (const std::exception& e) {
+      c.warnings.push_back(fmt::format("heuristics: {}", e.what()));
+    }
+    if (options.keep_one_sample) {
+      Sample one = std::move(samples.front());
+      one.snapshot = c.snapshot;
+      c.samples.push_back(std::move(one));
+      c.progress = heuristics::analyze_progress(c.samples);
+    }
+    return c;
+  }
+  c.snapshot = samples.front().snapshot;
+  c.classes = snapshot::group_waves(c.snapshot);
+  try {
+    auto sampled = heuristics::run_samples(samples, options.context);
+    c.findings = std::move(sampled.findings);
+    c.progress = std::move(sampled.progress);
+  } catch (const std::exception& e) {
+    c.warnings.push_back(fmt::format("heuristics: {}", e.what()));
+  }
+  c.samples = std::move(samples);
+  return c;
+}
+
+Case analyse(const std::vector<mi::Exchange>& exchanges, const snapshot::BuildOptions& build,
+             source::Source source, const AnalyseOptions& options) {
+  return analyse(snapshot::build_samples(exchanges, build), std::move(source), options);
+}
+
+Case analyse_json(const nlohmann::json& json, source::Source source,
+                  const AnalyseOptions& options) {
+  std::vector<Sample> one(1);
+  one.front().snapshot = snapshot_from_json(json);
+  return analyse(std::move(one), std::move(source), options);
+}
+
+} // namespace rocplay::incident
