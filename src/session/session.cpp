@@ -493,8 +493,10 @@ void Session::attach(std::int64_t pid) {
       // rocgdb, whose GPU code objects arrive as shared libraries.
       if (preloaded > 0 && (s.debugger.kind == DebuggerKind::CudaGdb ||
                             s.debugger.kind == DebuggerKind::Gdb || !s.light_files.empty())) {
-        s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout)
-                               .error_message();
+        // Part of the attach: it has the attach's deadline, not a step's timeout.
+        const auto left = std::max(
+            milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+        s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", left).error_message();
       }
     } catch (const Error& e) {
       if (e.code() != ExitCode::Timeout) {
