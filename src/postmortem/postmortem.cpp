@@ -266,6 +266,52 @@ std::string process_key_of(const nlohmann::json& j, double& unix) {
                      comm.empty() ? std::string() : " (" + comm + ")");
 }
 
+// How many of the inputs are recordings of each process, from each file's header and meta line
+// (its first 64 KiB; standard input, pipes and FIFOs are not looked at). Only a process recorded
+// more than once can form a series, so only such recordings keep their samples to the end of the
+// batch; the others are let go as they are read, and memory stays per-event however many inputs
+// there are.
+std::map<std::string, std::size_t> recordings_per_process(const std::vector<std::string>& files) {
+  std::map<std::string, std::size_t> out;
+  std::string head(64 * 1024, '\0');
+  for (const auto& path : files) {
+    // Regular files only: a pipe or a FIFO would block here, and lose what it read.
+    struct stat st {};
+    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      continue;
+    }
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      continue;
+    }
+    const ssize_t n = ::read(fd, head.data(), head.size());
+    ::close(fd);
+    if (n <= 0) {
+      continue;
+    }
+    const std::string_view text(head.data(), static_cast<std::size_t>(n));
+    if (text.rfind("# rocplay-transcript", 0) != 0) {
+      continue;
+    }
+    const auto at = text.find("\n# meta ");
+    if (at == std::string_view::npos) {
+      continue;
+    }
+    const auto begin = at + 8;
+    const auto end = text.find('\n', begin);
+    if (end == std::string_view::npos) {
+      continue;
+    }
+    double unix = 0;
+    const auto key = process_key_of(
+        nlohmann::json::parse(text.substr(begin, end - begin), nullptr, false), unix);
+    if (!key.empty()) {
+      ++out[key];
+    }
+  }
+  return out;
+}
+
 // The input as the analysis step sees it: its path and the rank --rank-from gave it.
 source::Source source_of(const InputResult& r) {
   source::Source src;
@@ -1023,6 +1069,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   }
   Summary summary;
   summary.inputs = files.size() + missing.size() + rejected.size();
+  const auto recordings = recordings_per_process(files);
 
   // Workers analyse files; the caller's thread hands results out in input order. A bounded
   // window of finished-but-not-yet-emitted results keeps memory flat however many files there are.
@@ -1169,7 +1216,11 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         r.crash.reset();
       }
     }
+    // A process seen in one recording only has no series: its samples are not kept. A key the
+    // look at the headers missed (standard input, a meta past 64 KiB) is kept, as before.
+    const auto seen = recordings.find(r.process_key);
     if (!r.process_key.empty() && r.status != InputStatus::Unreadable &&
+        (seen == recordings.end() || seen->second >= 2) &&
         series_count < options.max_ranked_snapshots) {
       ++series_count;
       SeriesMember m;

@@ -203,8 +203,9 @@ std::optional<Runtime> locate(int pid, std::string* why) {
     }
     std::uint64_t bias = 0;
     if (syms->pie) {
+      const std::string& file = path; // clang before 16 cannot capture a structured binding
       const auto object = std::find_if(
-          maps.begin(), maps.end(), [&](const auto& m) { return m.path == path && m.base != 0; });
+          maps.begin(), maps.end(), [&](const auto& m) { return m.path == file && m.base != 0; });
       if (object == maps.end()) {
         continue;
       }
