@@ -290,7 +290,9 @@ std::map<std::string, std::size_t> recordings_per_process(const std::vector<std:
       continue;
     }
     const std::string_view text(head.data(), static_cast<std::size_t>(n));
-    if (text.rfind("# rocplay-transcript", 0) != 0) {
+    // Comment lines may come before the header, as the reader allows.
+    if (text.front() != '#' || (text.rfind("# rocplay-transcript", 0) != 0 &&
+                                text.find("\n# rocplay-transcript") == std::string_view::npos)) {
       continue;
     }
     const auto at = text.find("\n# meta ");
