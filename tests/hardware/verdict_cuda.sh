@@ -34,9 +34,11 @@ running() { # the worker's state after a run: anything but t/T
   [ "$st" != t ] && [ "$st" != T ] && [ "$st" != gone ] && echo ok || echo "LEFT $st (FAIL)"
 }
 stop_of() { # the target's stop seconds per sample from a rocplay JSON report
-  python3 -c 'import json,sys
-j=json.load(open(sys.argv[1]))
-print(",".join(f"{s.get(\"stop_seconds\",0):.3f}" for s in j.get("samples",[])) or "-")' "$1" 2>/dev/null
+  python3 - "$1" <<'PY' 2>/dev/null
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(",".join(f"{s.get('stop_seconds', 0):.3f}" for s in j.get("samples", [])) or "-")
+PY
 }
 run_way() { # way round
   local t0 ms
