@@ -28,6 +28,12 @@ std::string kernel_label(const Dispatch& d) {
   return d.target_id.empty() ? fmt::format("dispatch {}", d.id) : d.target_id;
 }
 
+bool has_python_frames(const Snapshot& s) {
+  return std::any_of(s.host_threads.begin(), s.host_threads.end(), [](const HostThread& t) {
+    return std::any_of(t.frames.begin(), t.frames.end(), [](const Frame& f) { return f.python; });
+  });
+}
+
 bool is_collective(const Dispatch& d) {
   if (d.kernel_name.empty()) {
     return false;

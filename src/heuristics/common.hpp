@@ -18,6 +18,9 @@ std::string kernel_label(const Dispatch& dispatch);
 // A collective kernel (RCCL/NCCL, aiter allgather/all-reduce, custom all-reduce,
 // reduce_scatter): kernel_names' classification, or the name patterns it is based on.
 bool is_collective(const Dispatch& dispatch);
+// Whether any host thread carries Python frames read from the interpreter: the Python stack is
+// then in the report already, and no next step needs py-spy.
+bool has_python_frames(const Snapshot& snapshot);
 // The frame of a GPU fault's stack to read: the first with a source line that is not the device
 // runtime's (`__`-prefixed: a device assert stops in `__assert_fail`, AMD's device libraries are
 // `__ockl_*`; its caller holds the assert). nullptr when no listed frame has one.

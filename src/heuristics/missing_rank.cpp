@@ -141,12 +141,7 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
       per_rank.push_back(std::move(j));
     }
     const Snapshot& m = ranks[missing.front()];
-    // With its Python frames read, the stack is already in the rank's own report.
-    const bool python_read =
-        std::any_of(m.host_threads.begin(), m.host_threads.end(), [](const HostThread& t) {
-          return std::any_of(t.frames.begin(), t.frames.end(),
-                             [](const Frame& fr) { return fr.python; });
-        });
+    const bool python_read = detail::has_python_frames(m);
     f.next_step = fmt::format(
         "Look at rank {} first{}: find why it did not reach {}: a different batch shape or "
         "micro-batch split, an extra or missing call that desynchronised the collective's call "

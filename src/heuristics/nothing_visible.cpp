@@ -8,8 +8,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace rocplay::heuristics {
 namespace {
 
@@ -129,11 +127,7 @@ std::vector<Finding> nothing_visible(const Snapshot& s, const Context& ctx) {
   f.summary = "The GPU agents and queues are visible but no kernel is in flight: the GPU is idle "
               "in this process. A hang here is on the host side, or the stuck kernel belongs to "
               "another process.";
-  const bool python_read =
-      std::any_of(s.host_threads.begin(), s.host_threads.end(), [](const HostThread& t) {
-        return std::any_of(t.frames.begin(), t.frames.end(),
-                           [](const Frame& fr) { return fr.python; });
-      });
+  const bool python_read = detail::has_python_frames(s);
   f.next_step = fmt::format("Read the host threads' stacks below{}, and take snapshots of the "
                             "other workers: a rank waiting for a peer shows the collective there, "
                             "not here.",
