@@ -13,16 +13,7 @@ import time
 import torch
 import torch.distributed as dist
 
-
-def heartbeat(path: str, state: dict) -> None:
-    beats = 0
-    while True:
-        beats += 1
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(f"{beats} {state['steps']}\n")
-        os.replace(tmp, path)
-        time.sleep(0.05)
+from status_heartbeat import heartbeat
 
 
 def main() -> None:

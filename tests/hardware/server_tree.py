@@ -18,15 +18,7 @@ import time
 
 import torch.multiprocessing as mp
 
-
-def heartbeat(path: str, state: dict) -> None:
-    beats = 0
-    while True:
-        beats += 1
-        with open(path + ".tmp", "w") as f:
-            f.write(f"{beats} {state['steps']}\n")
-        os.replace(path + ".tmp", path)
-        time.sleep(0.05)
+from status_heartbeat import heartbeat
 
 
 def wait_for_batch(state: dict) -> None:
