@@ -6,9 +6,9 @@
 // 1. read + fit + text report of tests/codeobj/many_kernels-gfx90a.elf, in process, R runs.
 // 2. a 33-instruction window around a PC in spin_kernel: the LLVM C API (dlopen'd libLLVM-14,
 //    first call and warm calls) against running llvm-objdump with --start/--stop-address.
-#include "rocplay/disasm.hpp"
-#include "rocplay/kernel_info.hpp"
-#include "rocplay/kernel_report.hpp"
+#include "rocplay/codeobj/disasm.hpp"
+#include "rocplay/codeobj/kernel_info.hpp"
+#include "rocplay/report/kernel_report.hpp"
 
 #include <fcntl.h>
 #include <sys/wait.h>

@@ -9,8 +9,8 @@
 // 2. Batch: N files of about K KiB each (the same mix, one rank's API log per file) written to a
 //    temporary directory, then `postmortem::run` over it with J jobs in a child process: MB/s and
 //    the child's peak RSS, which must not grow with N (run it with two N to see).
-#include "rocplay/crash.hpp"
-#include "rocplay/postmortem.hpp"
+#include "rocplay/crash/crash.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
 
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -23,8 +23,8 @@
 //                 thread apply all bt 30
 // With rocgdb, gpu-state adds -agent-info/-queue-info/-dispatch-info (info agents/queues/
 // dispatches for the raw file). The raw file ends with `detach` and `quit`, as the seed's does.
-#include "rocplay/process.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/session/process.hpp"
+#include "rocplay/session/session.hpp"
 #include "spin_target.hpp"
 
 #include <fcntl.h>

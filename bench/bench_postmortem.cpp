@@ -6,7 +6,7 @@
 // ranks: the TP=8 sync-spin fixture with its -thread-info inflated to many waves. Then runs the
 // batch post-mortem (every input read, snapshot built, all heuristics, cross-rank per directory)
 // in a child process, R times; prints the median wall time, MB/s and the child's peak RSS.
-#include "rocplay/postmortem.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
 
 #include "rocplay/mi/transcript.hpp"
 

@@ -4,7 +4,7 @@
 // runtime found once per run; the walk per sample). Prints the median, min and max of the walk,
 // and of one cold locate + walk (a run's first sample).
 // Usage: bench_pyframes [--python PATH] [--runs N] [--short] (docs/benchmarks.md, "Python stacks")
-#include "rocplay/pyframes.hpp"
+#include "rocplay/pyframes/pyframes.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -7,9 +7,9 @@
 //   bench_snapshot [--short] [--runs N] [--check] [--write FILE]
 //
 // --short: 3 runs (CI); --check: exit 1 when over the goal; --write: save the transcript.
-#include "rocplay/grouping.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/snapshot/grouping.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 // the log grows, no GPU counter is read), then left alone (quiet: the sysfs counter of a fake
 // tree is read at every check). Per phase: the CPU time of the check calls (this thread's clock),
 // and the RSS at the start, every 10% of the checks, and at the end; growth fails the benchmark.
-#include "rocplay/watch.hpp"
+#include "rocplay/watch/watch.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

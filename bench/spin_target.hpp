@@ -2,7 +2,7 @@
 // counter shows when it is stopped, and the median.
 #pragma once
 
-#include "rocplay/process.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,6 +1,6 @@
 // From parsed waves to fault reports: group by (kernel, offset in kernel, reason), explain the
 // reason, find the instruction and the per-lane values that matter, and say how to look deeper.
-#include "rocplay/agentlog.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
 
 #include "agentlog/code_objects.hpp"
 #include "agentlog/util.hpp"

@@ -3,7 +3,7 @@
 // kernel. The agent's own disassembly stays as it was; this is the file's.
 #include "agentlog/code_objects.hpp"
 
-#include "rocplay/kernel_info.hpp"
+#include "rocplay/codeobj/kernel_info.hpp"
 
 #include <map>
 

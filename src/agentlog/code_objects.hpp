@@ -2,7 +2,7 @@
 // Internal to src/agentlog.
 #pragma once
 
-#include "rocplay/agentlog.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
 
 namespace rocplay::agentlog {
 

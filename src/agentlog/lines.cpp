@@ -2,7 +2,7 @@
 #include "agentlog/lines.hpp"
 
 #include "agentlog/util.hpp"
-#include "rocplay/source.hpp"
+#include "rocplay/core/source.hpp"
 
 #include <algorithm>
 #include <cctype>

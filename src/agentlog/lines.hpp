@@ -3,7 +3,7 @@
 // the state machine in parser.cpp calls them. Internal to src/agentlog.
 #pragma once
 
-#include "rocplay/agentlog.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 // The agent-log model's accessors, and code-object URIs as the agent prints them.
-#include "rocplay/agentlog.hpp"
-#include "rocplay/codeobj.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
 
 #include "agentlog/util.hpp"
 

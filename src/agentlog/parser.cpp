@@ -2,7 +2,7 @@
 // stream. The agent writes straight to fd 2, so its lines interleave with the server's; lines a
 // launcher prefixed (`[1,3]<stderr>:`, `(VllmWorker rank=3 pid=7)`) are demultiplexed by prefix.
 // Each line is lexed in lines.cpp; the model's accessors are in model.cpp.
-#include "rocplay/agentlog.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
 
 #include "agentlog/lines.hpp"
 #include "agentlog/util.hpp"

@@ -1,7 +1,7 @@
-// The one analysis step (rocplay/analyse.hpp): samples -> snapshot -> classes -> findings.
-#include "rocplay/analyse.hpp"
+// The one analysis step (rocplay/case/analyse.hpp): samples -> snapshot -> classes -> findings.
+#include "rocplay/case/analyse.hpp"
 
-#include "rocplay/progress.hpp"
+#include "rocplay/heuristics/progress.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

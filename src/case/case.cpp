@@ -1,5 +1,5 @@
-// The incident model (rocplay/case.hpp): the one exit-code rule, and where each case stands.
-#include "rocplay/case.hpp"
+// The incident model (rocplay/case/case.hpp): the one exit-code rule, and where each case stands.
+#include "rocplay/case/case.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
-// The one join (rocplay/join.hpp): cases grouped by (host, pid, rank), the crash verdict over
+// The one join (rocplay/case/join.hpp): cases grouped by (host, pid, rank), the crash verdict over
 // those groups.
-#include "rocplay/join.hpp"
+#include "rocplay/case/join.hpp"
 
 #include <optional>
 #include <string>

@@ -3,11 +3,11 @@
 // drivers::read_agent_logs (src/drivers/agent_log.cpp), the incident to report::write.
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "rocplay/agentlog.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/report.hpp"
-#include "rocplay/report_incident.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/report/incident.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <unistd.h>
 

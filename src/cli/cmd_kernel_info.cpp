@@ -3,10 +3,10 @@
 // its ISA fit per architecture, and with --pc the instructions around an address.
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/fit.hpp"
-#include "rocplay/kernel_info.hpp"
-#include "rocplay/kernel_report.hpp"
+#include "rocplay/codeobj/fit.hpp"
+#include "rocplay/codeobj/kernel_info.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/report/kernel_report.hpp"
 
 #include <memory>
 #include <optional>

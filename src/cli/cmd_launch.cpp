@@ -5,11 +5,11 @@
 #include "cli/launch_common.hpp"
 #include "cli/output.hpp"
 #include "cli/run_common.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/launch.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/report.hpp"
-#include "rocplay/report_incident.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/report/incident.hpp"
+#include "rocplay/report/report.hpp"
+#include "rocplay/session/launch.hpp"
 
 #include <fmt/format.h>
 

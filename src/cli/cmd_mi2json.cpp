@@ -1,10 +1,10 @@
 // `rocplay mi2json [FILE|-]`: GDB/MI records as JSON Lines, one object per record. Reads raw MI
 // logs and rocplay's own recordings; the JSON shape is report/mi_json's (docs/mi.md).
 #include "cli/commands.hpp"
-#include "rocplay/error.hpp"
+#include "rocplay/core/error.hpp"
 #include "rocplay/mi/parser.hpp"
 #include "rocplay/mi/transcript.hpp"
-#include "rocplay/mi_json.hpp"
+#include "rocplay/report/mi_json.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -2,9 +2,9 @@
 // validates one without running it.
 #include "cli/commands.hpp"
 #include "cli/help_format.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <fmt/format.h>
 

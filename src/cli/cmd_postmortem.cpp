@@ -3,10 +3,10 @@
 // writer (report::PostmortemWriter).
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/postmortem.hpp"
-#include "rocplay/report_postmortem.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
+#include "rocplay/report/postmortem.hpp"
 
 #include <unistd.h>
 

@@ -1,9 +1,9 @@
 // `rocplay ps`: which processes hold GPU work, as a tree, and a server's GPU workers.
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/process.hpp"
-#include "rocplay/report_ps.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/report/ps.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <iostream>
 #include <string>

@@ -7,12 +7,12 @@
 #include "cli/fanout.hpp"
 #include "cli/output.hpp"
 #include "cli/run_common.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/report_incident.hpp"
-#include "rocplay/session.hpp"
-#include "rocplay/watch.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/report/incident.hpp"
+#include "rocplay/session/session.hpp"
+#include "rocplay/watch/watch.hpp"
 
 #include <fmt/format.h>
 

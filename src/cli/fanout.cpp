@@ -4,11 +4,11 @@
 #include "cli/fanout.hpp"
 
 #include "cli/output.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/report_incident.hpp"
-#include "rocplay/run_targets.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/playbook/run_targets.hpp"
+#include "rocplay/report/incident.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -77,7 +77,7 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   for (const auto& e : drivers::target_problems(incident)) {
     print_error(e.what(), e.hint());
   }
-  // One model, one writer, one exit-code rule (rocplay/case.hpp, rocplay/report_incident.hpp).
+  // One model, one writer, one exit-code rule (rocplay/case/case.hpp, rocplay/report/incident.hpp).
   report::write(out.stream(), incident, format, report_text_options(o), ROCPLAY_VERSION);
   out.commit();
   return static_cast<int>(incident.exit_code());

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "cli/run_common.hpp"
-#include "rocplay/run_targets.hpp"
+#include "rocplay/playbook/run_targets.hpp"
 
 #include <cstdint>
 #include <string>

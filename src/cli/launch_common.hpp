@@ -2,7 +2,7 @@
 // request both make of their driver (src/drivers/launch.cpp).
 #pragma once
 
-#include "rocplay/drivers.hpp"
+#include "rocplay/drivers/drivers.hpp"
 
 #include <string>
 #include <vector>

@@ -4,9 +4,9 @@
 #include "cli/help_format.hpp"
 #include "cli/launch_common.hpp"
 #include "core/text_scan.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/launch.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/session/launch.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 #include "cli/output.hpp"
 
-#include "rocplay/error.hpp"
+#include "rocplay/core/error.hpp"
 
 #include <nlohmann/json.hpp>
 

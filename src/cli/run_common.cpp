@@ -3,10 +3,10 @@
 #include "core/text_scan.hpp"
 
 #include "cli/output.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/report.hpp"
-#include "rocplay/report_progress.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/report/progress.hpp"
+#include "rocplay/report/report.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <fmt/format.h>
 

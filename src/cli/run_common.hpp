@@ -3,10 +3,10 @@
 #pragma once
 
 #include "cli/commands.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/report_run.hpp"
-#include "rocplay/run_targets.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/playbook/run_targets.hpp"
+#include "rocplay/report/run.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <chrono>
 #include <cstdint>

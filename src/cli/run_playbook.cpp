@@ -3,13 +3,13 @@
 #include "cli/fanout.hpp"
 #include "cli/output.hpp"
 #include "cli/run_common.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/playbook.hpp"
-#include "rocplay/report.hpp"
-#include "rocplay/report_incident.hpp"
-#include "rocplay/report_run.hpp"
-#include "rocplay/run_targets.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/playbook/run_targets.hpp"
+#include "rocplay/report/incident.hpp"
+#include "rocplay/report/report.hpp"
+#include "rocplay/report/run.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,8 @@
 // to drivers::wait_for_fault (src/drivers/launch.cpp), the incident to report::write.
 #include "cli/launch_common.hpp"
 #include "cli/run_common.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/report.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <fmt/format.h>
 

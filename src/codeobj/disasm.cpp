@@ -1,6 +1,6 @@
 // The LLVM C disassembler (llvm-c/Disassembler.h), reached through dlopen of libLLVM-14.
 // Measured against running llvm-objdump per window in docs/code-objects.md.
-#include "rocplay/disasm.hpp"
+#include "rocplay/codeobj/disasm.hpp"
 
 #include <dlfcn.h>
 

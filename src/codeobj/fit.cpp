@@ -1,5 +1,5 @@
-// ISA fit per kernel and architecture (rocplay/fit.hpp).
-#include "rocplay/fit.hpp"
+// ISA fit per kernel and architecture (rocplay/codeobj/fit.hpp).
+#include "rocplay/codeobj/fit.hpp"
 
 #include <algorithm>
 #include <string>

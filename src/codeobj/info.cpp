@@ -1,5 +1,5 @@
 // kernel-info's model: read the inputs, pick the kernels, fit them, cut the PC windows.
-#include "rocplay/kernel_info.hpp"
+#include "rocplay/codeobj/kernel_info.hpp"
 
 #include <algorithm>
 

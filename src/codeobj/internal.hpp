@@ -1,7 +1,7 @@
 // Shared between the code-object reader's files; not part of the public interface.
 #pragma once
 
-#include "rocplay/codeobj.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
 
 #include <cstdint>
 #include <span>

@@ -2,7 +2,7 @@
 // descriptors and the metadata note (metadata.cpp). Every size and offset taken from the input is
 // checked against the bytes there are before it is used.
 #include "codeobj/internal.hpp"
-#include "rocplay/codeobj.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
 
 #include <gelf.h>
 #include <libelf.h>

@@ -1,6 +1,6 @@
 // Code-object URIs (`file://PATH#offset=N&size=N`, `memory://PID#offset=N&size=N`, AMDGPUUsage
 // "Loaded Code Object Path Uniform Resource Identifier") and reading what a path or URI names.
-#include "rocplay/codeobj.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
 
 #include "core/text_scan.hpp"
 

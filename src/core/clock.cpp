@@ -1,4 +1,4 @@
-#include "rocplay/clock.hpp"
+#include "rocplay/core/clock.hpp"
 
 #include <fmt/chrono.h>
 

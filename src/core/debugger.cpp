@@ -1,5 +1,5 @@
 // Debugger kinds: their names and the one banner-to-kind rule.
-#include "rocplay/debugger.hpp"
+#include "rocplay/core/debugger.hpp"
 
 #include <filesystem>
 

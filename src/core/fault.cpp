@@ -1,6 +1,6 @@
-// The fault kinds and the signals they stand for (rocplay/fault.hpp): vocabulary shared by the
+// The fault kinds and the signals they stand for (rocplay/core/fault.hpp): vocabulary shared by the
 // session (which stops are faults while a launched program runs) and the snapshot model.
-#include "rocplay/fault.hpp"
+#include "rocplay/core/fault.hpp"
 
 #include <array>
 #include <utility>

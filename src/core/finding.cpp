@@ -1,5 +1,5 @@
 // Severity names and the signature that groups like findings.
-#include "rocplay/finding.hpp"
+#include "rocplay/core/finding.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
-// /proc/PID/maps read into the files a process has mapped (rocplay/mapped_objects.hpp).
-#include "rocplay/mapped_objects.hpp"
+// /proc/PID/maps read into the files a process has mapped (rocplay/core/mapped_objects.hpp).
+#include "rocplay/core/mapped_objects.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

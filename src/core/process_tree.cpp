@@ -1,6 +1,6 @@
 // The process tree of `rocplay ps` and the dispatcher -> GPU worker rule: the model only, no
 // /proc (that is src/session/process_scan.cpp).
-#include "rocplay/process_tree.hpp"
+#include "rocplay/core/process_tree.hpp"
 
 #include <algorithm>
 #include <set>

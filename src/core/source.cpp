@@ -1,5 +1,5 @@
-// The one rank rule (rocplay/source.hpp).
-#include "rocplay/source.hpp"
+// The one rank rule (rocplay/core/source.hpp).
+#include "rocplay/core/source.hpp"
 
 #include "core/text_scan.hpp"
 

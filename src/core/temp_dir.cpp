@@ -1,5 +1,5 @@
-// rocplay's private temporary directories (see rocplay/temp_dir.hpp).
-#include "rocplay/temp_dir.hpp"
+// rocplay's private temporary directories (see rocplay/core/temp_dir.hpp).
+#include "rocplay/core/temp_dir.hpp"
 
 #include <fmt/format.h>
 

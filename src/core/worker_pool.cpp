@@ -1,5 +1,5 @@
-// See rocplay/worker_pool.hpp.
-#include "rocplay/worker_pool.hpp"
+// See rocplay/core/worker_pool.hpp.
+#include "rocplay/core/worker_pool.hpp"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>

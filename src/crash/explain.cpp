@@ -1,5 +1,5 @@
 // What the numbers and names in crash evidence usually mean (docs/crash-evidence.md).
-#include "rocplay/crash.hpp"
+#include "rocplay/crash/crash.hpp"
 
 namespace rocplay::crash {
 

@@ -1,6 +1,6 @@
 // Routing by content, streaming, and the JSON inputs: a level-10 dump's metadata.json and the
 // crash seed's crash_diagnostics.json.
-#include "rocplay/crash.hpp"
+#include "rocplay/crash/crash.hpp"
 
 #include "core/read_chunks.hpp"
 #include "crash/util.hpp"

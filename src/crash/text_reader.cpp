@@ -1,11 +1,11 @@
 // Text inputs, one pass, line by line: API-call logs (levels 1/3/5), kernel logs and runtime
 // messages in any mix. One cheap scan per line decides which parsers look at it; lines inside an
 // API-call block are parsed by their shape alone.
-#include "rocplay/crash.hpp"
+#include "rocplay/crash/crash.hpp"
 
 #include "crash/util.hpp"
+#include "rocplay/core/source.hpp"
 #include "rocplay/mi/value.hpp"
-#include "rocplay/source.hpp"
 
 #include <algorithm>
 #include <array>

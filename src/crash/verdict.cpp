@@ -1,7 +1,7 @@
 // From evidence to findings: what each input says, and the verdict joined per process and rank.
-#include "rocplay/crash.hpp"
+#include "rocplay/core/source.hpp"
+#include "rocplay/crash/crash.hpp"
 #include "rocplay/mi/value.hpp"
-#include "rocplay/source.hpp"
 
 #include "crash/util.hpp"
 

@@ -1,9 +1,9 @@
-// The agent-log driver (rocplay/drivers.hpp): rocm-debug-agent wave dumps read from server logs,
-// grouped and explained (src/agentlog/), as one case with its faults.
-#include "rocplay/drivers.hpp"
+// The agent-log driver (rocplay/drivers/drivers.hpp): rocm-debug-agent wave dumps read from server
+// logs, grouped and explained (src/agentlog/), as one case with its faults.
+#include "rocplay/drivers/drivers.hpp"
 
-#include "rocplay/agentlog.hpp"
-#include "rocplay/report_agent_log.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
+#include "rocplay/report/agent_log.hpp"
 
 #include <algorithm>
 #include <cerrno>

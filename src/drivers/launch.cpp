@@ -1,10 +1,10 @@
-// The launch drivers (rocplay/drivers.hpp): `rocplay launch` (a program started under the
+// The launch drivers (rocplay/drivers/drivers.hpp): `rocplay launch` (a program started under the
 // debugger) and `rocplay run --wait-for-fault` (a process attached to and let run), each ending in
 // a program stopped at its fault (or by the timeout or a signal), the playbook run at the stop,
 // and the program killed or let go. The launcher itself is src/session/launch.cpp.
-#include "rocplay/drivers.hpp"
+#include "rocplay/drivers/drivers.hpp"
 
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,9 @@
-// The live drivers (rocplay/drivers.hpp): one target or several, examined by playbook::run_targets
-// and returned as an Incident; the path patterns of reports and recordings; a server's workers.
-#include "rocplay/drivers.hpp"
+// The live drivers (rocplay/drivers/drivers.hpp): one target or several, examined by
+// playbook::run_targets and returned as an Incident; the path patterns of reports and recordings; a
+// server's workers.
+#include "rocplay/drivers/drivers.hpp"
 
-#include "rocplay/process.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
-// The offline driver (rocplay/drivers.hpp): a post-mortem batch (postmortem::run reads each
+// The offline driver (rocplay/drivers/drivers.hpp): a post-mortem batch (postmortem::run reads each
 // input on the worker pool) turned into its incident: a light case per input, the events'
 // cross-rank findings, the crash verdict and the series findings.
-#include "rocplay/drivers.hpp"
+#include "rocplay/drivers/drivers.hpp"
 
 namespace rocplay::drivers {
 

@@ -1,12 +1,12 @@
-// The watch drivers (rocplay/drivers.hpp): a capture of every worker of a watched server at once
-// (the fan-out with several samples), its report, recordings and summary line, the on-capture
+// The watch drivers (rocplay/drivers/drivers.hpp): a capture of every worker of a watched server at
+// once (the fan-out with several samples), its report, recordings and summary line, the on-capture
 // hook once every target runs again; and the watch loop around it (`rocplay watch`,
 // docs/watch.md).
-#include "rocplay/drivers.hpp"
+#include "rocplay/drivers/drivers.hpp"
 
-#include "rocplay/clock.hpp"
-#include "rocplay/process.hpp"
-#include "rocplay/report_watch.hpp"
+#include "rocplay/core/clock.hpp"
+#include "rocplay/report/watch.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <fmt/format.h>
 

@@ -41,7 +41,8 @@ private:
 
 } // namespace detail
 
-// The heuristics of rocplay/heuristics.hpp that read those, over an analysis of the snapshot.
+// The heuristics of rocplay/heuristics/heuristics.hpp that read those, over an analysis of the
+// snapshot.
 std::vector<Finding> program_fault(detail::Analysis& analysis);
 std::vector<Finding> sync_lane_barrier_spin(detail::Analysis& analysis, const Context& context);
 std::vector<Finding> splitk_clean_race(detail::Analysis& analysis);

@@ -1,5 +1,5 @@
 #include "heuristics/common.hpp"
-#include "rocplay/frames.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 

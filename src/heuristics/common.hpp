@@ -1,9 +1,9 @@
 // Helpers the heuristics share: naming kernels, describing wave classes, locations.
 #pragma once
 
-#include "rocplay/grouping.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/kernel_names.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
+#include "rocplay/snapshot/grouping.hpp"
 
 #include <string>
 #include <string_view>

@@ -3,7 +3,7 @@
 // Not a guess: cuda-gdb printed the failed calls. A kernel's fault that cuda-gdb did not stop on
 // (it stops only on what its exception reporting catches) surfaces as the error of the next CUDA
 // call, and the program usually ends soon after: these warnings are then all a recording shows.
-#include "rocplay/heuristics.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 // thread), its kernel with the usual naming and classification, the PC, the source line and the
 // address where the debugger gave one, and ranks first.
 #include "heuristics/analysis.hpp"
-#include "rocplay/frames.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 // `_local_scalar_dense` (what `.item()` calls), while a dispatch is in flight: the host waits for
 // the GPU. The host is the victim; the in-flight kernel is where to look.
 #include "heuristics/analysis.hpp"
-#include "rocplay/frames.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 
@@ -97,7 +97,8 @@ std::vector<Finding> host_blocked_on_gpu(detail::Analysis& analysis) {
         break;
       }
     }
-    // The Python line that made the call (rocplay/python_stacks.hpp), when the stack has one.
+    // The Python line that made the call (rocplay/snapshot/python_stacks.hpp), when the stack has
+    // one.
     const Frame* python = nullptr;
     for (const Frame* fr = b.frame; fr != b.thread->frames.data() + b.thread->frames.size(); ++fr) {
       if (fr->python) {

@@ -6,7 +6,7 @@
 // that close a loop are a lock-order deadlock. Every other kind of host wait (a mutex whose owner
 // runs, a condition variable, a semaphore, a poll on the GPU driver) is described in its own words.
 #include "heuristics/common.hpp"
-#include "rocplay/frames.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 // grid sizes, the odd ones out are.
 #include "heuristics/common.hpp"
 
-#include "rocplay/frames.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 

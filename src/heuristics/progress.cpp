@@ -1,11 +1,11 @@
 // Stuck or slow: the progress analysis over several samples of one process, and what it does to
 // the findings of the first sample. Pure functions of snapshots.
-#include "rocplay/progress.hpp"
+#include "rocplay/heuristics/progress.hpp"
 
 #include "heuristics/common.hpp"
-#include "rocplay/code_loops.hpp"
-#include "rocplay/frames.hpp"
-#include "rocplay/grouping.hpp"
+#include "rocplay/snapshot/code_loops.hpp"
+#include "rocplay/snapshot/frames.hpp"
+#include "rocplay/snapshot/grouping.hpp"
 
 #include <fmt/format.h>
 

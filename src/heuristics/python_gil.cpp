@@ -1,12 +1,12 @@
 // A CPython thread that holds the GIL while it blocks (docs/heuristics.md, python-gil-held).
 //
-// The Python frames read from the interpreter's memory (rocplay/python_stacks.hpp) say which
-// thread holds the GIL. When that thread's innermost native frames are a blocking wait (a lock,
-// a sleep, a poll, a read) or a GPU runtime call, no other Python thread can run a line until it
-// returns: a native call made without releasing the GIL (ctypes.PyDLL, an extension that forgot
+// The Python frames read from the interpreter's memory (rocplay/snapshot/python_stacks.hpp) say
+// which thread holds the GIL. When that thread's innermost native frames are a blocking wait (a
+// lock, a sleep, a poll, a read) or a GPU runtime call, no other Python thread can run a line until
+// it returns: a native call made without releasing the GIL (ctypes.PyDLL, an extension that forgot
 // Py_BEGIN_ALLOW_THREADS, a CUDA/HIP call made under the GIL) stops the whole interpreter.
 #include "heuristics/common.hpp"
-#include "rocplay/frames.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The heuristic registry: which heuristics run on one snapshot, a pair, or a set of ranks.
 #include "heuristics/analysis.hpp"
-#include "rocplay/heuristics.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
 
 #include <algorithm>
 #include <set>

@@ -8,7 +8,7 @@
 // still holds without positions is said: every such wave of a collective sits at one polling PC
 // in start_sync / end_sync. Kept apart from sync_lane.cpp so each can change on its own.
 #include "heuristics/analysis.hpp"
-#include "rocplay/kernel_names.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
 
 #include <fmt/format.h>
 

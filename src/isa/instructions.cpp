@@ -1,5 +1,5 @@
-// Branch targets and loops over disassembled instructions (see rocplay/instructions.hpp).
-#include "rocplay/instructions.hpp"
+// Branch targets and loops over disassembled instructions (see rocplay/isa/instructions.hpp).
+#include "rocplay/isa/instructions.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,5 @@
-// Instructions and loops as JSON (see rocplay/instructions.hpp).
-#include "rocplay/instructions.hpp"
+// Instructions and loops as JSON (see rocplay/isa/instructions.hpp).
+#include "rocplay/isa/instructions.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

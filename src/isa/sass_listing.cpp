@@ -1,5 +1,5 @@
-// Reading nvdisasm listings (see rocplay/sass_listing.hpp).
-#include "rocplay/sass_listing.hpp"
+// Reading nvdisasm listings (see rocplay/isa/sass_listing.hpp).
+#include "rocplay/isa/sass_listing.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // Table-driven: kernels/rules.hpp.
 #include "kernels/name_parts.hpp"
 #include "kernels/rules.hpp"
-#include "rocplay/kernel_names.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
 
 #include <algorithm>
 #include <cctype>

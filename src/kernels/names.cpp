@@ -1,7 +1,7 @@
 // Kernel and function names: scanning, the project's one demangler (bounded:
 // see kMaxDemangleBytes and kMaxDemangleNesting) and short names.
 #include "kernels/name_parts.hpp"
-#include "rocplay/kernel_names.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
 
 #include <cxxabi.h>
 

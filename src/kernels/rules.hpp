@@ -3,7 +3,7 @@
 // library or an op is one row here. Internal to src/kernels.
 #pragma once
 
-#include "rocplay/kernel_names.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
 
 #include <array>
 #include <string>

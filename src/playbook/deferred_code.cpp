@@ -1,11 +1,11 @@
 // cuda-gdb's device code, decoded after the detach (see playbook/deferred_code.hpp).
 #include "playbook/deferred_code.hpp"
 
-#include "rocplay/codeobj.hpp"
-#include "rocplay/deferred_code.hpp"
-#include "rocplay/helper_program.hpp"
-#include "rocplay/sass_listing.hpp"
-#include "rocplay/temp_dir.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
+#include "rocplay/core/temp_dir.hpp"
+#include "rocplay/isa/sass_listing.hpp"
+#include "rocplay/session/helper_program.hpp"
+#include "rocplay/snapshot/deferred_code.hpp"
 
 #include <fmt/format.h>
 

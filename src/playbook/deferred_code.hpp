@@ -1,11 +1,11 @@
-// cuda-gdb's device code, decoded after the detach (see rocplay/deferred_code.hpp for why). In the
-// stop the runner asks `info symbol PC` under the class's CUDA focus and hands the answer here;
-// the device ELF it names (cuda-gdb removes it at the detach) is kept, by a hard link where it
-// can be. After the detach each window is decoded by nvdisasm and written into the recording as
-// notes. Internal to src/playbook.
+// cuda-gdb's device code, decoded after the detach (see rocplay/snapshot/deferred_code.hpp for
+// why). In the stop the runner asks `info symbol PC` under the class's CUDA focus and hands the
+// answer here; the device ELF it names (cuda-gdb removes it at the detach) is kept, by a hard link
+// where it can be. After the detach each window is decoded by nvdisasm and written into the
+// recording as notes. Internal to src/playbook.
 #pragma once
 
-#include "rocplay/debugger.hpp"
+#include "rocplay/core/debugger.hpp"
 
 #include <cstdint>
 #include <functional>

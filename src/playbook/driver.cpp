@@ -1,6 +1,6 @@
 // The Driver the runner steps over: a live session::Session (tests drive the runner with their
 // own).
-#include "rocplay/playbook.hpp"
+#include "rocplay/playbook/playbook.hpp"
 
 namespace rocplay::playbook {
 

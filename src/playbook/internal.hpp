@@ -1,7 +1,7 @@
 // Pieces of the playbook layer that the loader, the runner and the unit tests share.
 #pragma once
 
-#include "rocplay/playbook.hpp"
+#include "rocplay/playbook/playbook.hpp"
 
 #include <functional>
 #include <map>

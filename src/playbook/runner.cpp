@@ -6,13 +6,13 @@
 // happened before them.
 #include "playbook/deferred_code.hpp"
 #include "playbook/internal.hpp"
-#include "rocplay/analyse.hpp"
-#include "rocplay/clock.hpp"
-#include "rocplay/frames.hpp"
-#include "rocplay/grouping.hpp"
-#include "rocplay/pyframes.hpp"
-#include "rocplay/python_stacks.hpp"
-#include "rocplay/sampling.hpp"
+#include "rocplay/case/analyse.hpp"
+#include "rocplay/core/clock.hpp"
+#include "rocplay/pyframes/pyframes.hpp"
+#include "rocplay/snapshot/frames.hpp"
+#include "rocplay/snapshot/grouping.hpp"
+#include "rocplay/snapshot/python_stacks.hpp"
+#include "rocplay/snapshot/sampling.hpp"
 
 #include <fmt/format.h>
 
@@ -863,9 +863,10 @@ private:
     return count_value(ids.size(), failed);
   }
 
-  // A CPython target's Python frames, read from its memory in this stop (rocplay/pyframes.hpp)
-  // and written as notes the snapshot builder puts into the host stacks. Nothing is asked of the
-  // debugger or the target; a process that is not CPython gets nothing (found once per run).
+  // A CPython target's Python frames, read from its memory in this stop
+  // (rocplay/pyframes/pyframes.hpp) and written as notes the snapshot builder puts into the host
+  // stacks. Nothing is asked of the debugger or the target; a process that is not CPython gets
+  // nothing (found once per run).
   void python_frames() {
     if (options_.pid <= 0 || !attached_ || stopped_) {
       return;

@@ -1,10 +1,10 @@
-// Live targets, one or several at once: see rocplay/run_targets.hpp.
-#include "rocplay/run_targets.hpp"
-#include "rocplay/source.hpp"
+// Live targets, one or several at once: see rocplay/playbook/run_targets.hpp.
+#include "rocplay/core/source.hpp"
+#include "rocplay/playbook/run_targets.hpp"
 
-#include "rocplay/heuristics.hpp"
-#include "rocplay/process.hpp"
-#include "rocplay/worker_pool.hpp"
+#include "rocplay/core/worker_pool.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <fmt/format.h>
 

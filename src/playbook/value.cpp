@@ -1,5 +1,5 @@
 // playbook::Value: what variables, registered results and loop items hold.
-#include "rocplay/playbook.hpp"
+#include "rocplay/playbook/playbook.hpp"
 
 #include <fmt/format.h>
 

@@ -1,16 +1,16 @@
-#include "rocplay/postmortem.hpp"
-#include "rocplay/source.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
+#include "rocplay/core/source.hpp"
 
 #include "core/read_chunks.hpp"
-#include "rocplay/agentlog.hpp"
-#include "rocplay/analyse.hpp"
-#include "rocplay/console_log.hpp"
-#include "rocplay/crash.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/join.hpp"
-#include "rocplay/report_agent_log.hpp"
-#include "rocplay/sampling.hpp"
-#include "rocplay/worker_pool.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
+#include "rocplay/case/analyse.hpp"
+#include "rocplay/case/join.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/core/worker_pool.hpp"
+#include "rocplay/crash/crash.hpp"
+#include "rocplay/report/agent_log.hpp"
+#include "rocplay/snapshot/console_log.hpp"
+#include "rocplay/snapshot/sampling.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -502,8 +502,9 @@ void analyse_agent_log(std::istream& in, InputResult& r, bool text_fallback) {
   }
 }
 
-// Debugger console text (rocplay/console_log.hpp): the same dialects, snapshot and heuristics as
-// a transcript; runtime and kernel lines and rocm-debug-agent dumps in the same file are read too.
+// Debugger console text (rocplay/snapshot/console_log.hpp): the same dialects, snapshot and
+// heuristics as a transcript; runtime and kernel lines and rocm-debug-agent dumps in the same file
+// are read too.
 constexpr std::size_t kMaxConsoleBytes = std::size_t{256} << 20;
 
 void take_crash(InputResult& r, std::shared_ptr<crash::Evidence> ev);

@@ -1,5 +1,5 @@
 // Location tables of CPython code objects, and the text cleaning every string read from the target
-// goes through (include/rocplay/pyframes.hpp).
+// goes through (include/rocplay/pyframes/pyframes.hpp).
 //
 // 3.11+ (CPython's Objects/locations.md, and Objects/codeobject.c: advance, get_line_delta,
 // scan_varint, scan_signed_varint): a sequence of entries, each starting with a byte whose top
@@ -10,7 +10,7 @@
 // Varints are 6-bit chunks, low first, 0x40 = more follows; a signed varint's low bit is the sign.
 // 3.10 (Objects/lnotab_notes.txt of 3.10, codeobject.c's advance): pairs of (bytecode delta in
 // bytes, line delta as a signed byte); -128 means the range has no line.
-#include "rocplay/pyframes.hpp"
+#include "rocplay/pyframes/pyframes.hpp"
 
 #include <limits>
 

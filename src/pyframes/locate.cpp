@@ -1,9 +1,9 @@
-// Finding _PyRuntime in a live process (include/rocplay/pyframes.hpp): the python executable or
-// libpython among the files /proc/PID/maps lists, its ELF symbol table (.symtab, else .dynsym),
-// and the load bias of its lowest mapping. Reading another process's memory.
-#include "rocplay/pyframes.hpp"
+// Finding _PyRuntime in a live process (include/rocplay/pyframes/pyframes.hpp): the python
+// executable or libpython among the files /proc/PID/maps lists, its ELF symbol table (.symtab, else
+// .dynsym), and the load bias of its lowest mapping. Reading another process's memory.
+#include "rocplay/pyframes/pyframes.hpp"
 
-#include "rocplay/mapped_objects.hpp"
+#include "rocplay/core/mapped_objects.hpp"
 
 #include <fcntl.h>
 #include <gelf.h>

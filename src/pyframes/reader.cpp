@@ -1,4 +1,4 @@
-// The walk from _PyRuntime to each thread's frames (include/rocplay/pyframes.hpp).
+// The walk from _PyRuntime to each thread's frames (include/rocplay/pyframes/pyframes.hpp).
 //
 // Layouts. 3.13 and later: `_Py_DebugOffsets` at the start of _PyRuntime (CPython's
 // Include/internal/pycore_runtime.h in 3.13, pycore_debug_offsets.h from 3.14), read from the
@@ -7,7 +7,7 @@
 // cpython/unicodeobject.h, compiled with Py_BUILD_CORE) on x86-64, and agreeing with py-spy's
 // bindings (src/python_bindings/v3_10_0.rs, v3_11_0.rs, v3_12_0.rs). docs/python-stacks.md says
 // which versions were proven on real interpreters.
-#include "rocplay/pyframes.hpp"
+#include "rocplay/pyframes/pyframes.hpp"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
 // `rocplay agent-log --format json`: the fault groups as `rocplay.agent-log`
 // (docs/json-schema.md).
-#include "rocplay/report_agent_log.hpp"
+#include "rocplay/report/agent_log.hpp"
 
 #include "core/text_scan.hpp"
 #include "report/agent_log_lines.hpp"
-#include "rocplay/kernel_report.hpp"
+#include "rocplay/report/kernel_report.hpp"
 
 namespace rocplay::report {
 namespace agent_log_json {

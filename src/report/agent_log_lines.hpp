@@ -2,7 +2,7 @@
 // findings (their titles and evidence say it the same way). Internal to src/report.
 #pragma once
 
-#include "rocplay/agentlog.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
 
 #include <cstddef>
 #include <cstdint>

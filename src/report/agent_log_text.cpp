@@ -1,10 +1,10 @@
 // `rocplay agent-log`'s fault groups as a person reads them (verdict first), and as findings for
 // the JSON Lines and SARIF writers and the post-mortem.
-#include "rocplay/report_agent_log.hpp"
+#include "rocplay/report/agent_log.hpp"
 
 #include "core/text_scan.hpp"
 #include "report/agent_log_lines.hpp"
-#include "rocplay/kernel_report.hpp"
+#include "rocplay/report/kernel_report.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // The crash verdict in text: what died, where, on what, and what to do next; then its evidence.
-#include "rocplay/report_crash.hpp"
+#include "rocplay/report/crash.hpp"
 
-#include "rocplay/report.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
-// The incident-first report (rocplay/report_incident.hpp).
-#include "rocplay/report_incident.hpp"
+// The incident-first report (rocplay/report/incident.hpp).
+#include "rocplay/report/incident.hpp"
 
-#include "rocplay/run_result.hpp"
+#include "rocplay/report/run_result.hpp"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // JSON, JSON Lines and the format names (docs/json-schema.md, "Report").
-#include "rocplay/code_loops.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/grouping.hpp"
-#include "rocplay/report.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/report/report.hpp"
+#include "rocplay/snapshot/code_loops.hpp"
+#include "rocplay/snapshot/grouping.hpp"
 
 #include <fmt/format.h>
 

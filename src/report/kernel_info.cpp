@@ -1,6 +1,6 @@
 // kernel-info's text and JSON, the ASCII fit view and disassembly listings.
-#include "rocplay/kernel_names.hpp"
-#include "rocplay/kernel_report.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
+#include "rocplay/report/kernel_report.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // How the launched program ran and ended, for the text and JSON reports.
-#include "rocplay/report.hpp"
-#include "rocplay/report_launch.hpp"
+#include "rocplay/report/launch.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "rocplay/mi_json.hpp"
+#include "rocplay/report/mi_json.hpp"
 
 #include <algorithm>
 #include <cctype>

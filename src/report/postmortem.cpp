@@ -1,10 +1,10 @@
 // A batch post-mortem rendered: JSON per input and for the summary, the text summary, SARIF's
 // findings. The driver (src/postmortem) only reads inputs and joins them.
-#include "rocplay/report_postmortem.hpp"
+#include "rocplay/report/postmortem.hpp"
 
-#include "rocplay/crash.hpp"
-#include "rocplay/report_crash.hpp"
-#include "rocplay/report_progress.hpp"
+#include "rocplay/crash/crash.hpp"
+#include "rocplay/report/crash.hpp"
+#include "rocplay/report/progress.hpp"
 
 #include <fmt/format.h>
 

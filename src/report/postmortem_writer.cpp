@@ -1,7 +1,7 @@
-// The one writer of a post-mortem batch (rocplay/report_postmortem.hpp): each input as the batch
+// The one writer of a post-mortem batch (rocplay/report/postmortem.hpp): each input as the batch
 // reads it, then the incident (several inputs) and the summary, in the format chosen once.
-#include "rocplay/report_incident.hpp"
-#include "rocplay/report_postmortem.hpp"
+#include "rocplay/report/incident.hpp"
+#include "rocplay/report/postmortem.hpp"
 
 #include <iterator>
 

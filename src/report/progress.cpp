@@ -1,7 +1,7 @@
 // The Progress section: stuck or moving, per dispatch, wave class, queue and host thread.
-#include "rocplay/report_progress.hpp"
+#include "rocplay/report/progress.hpp"
 
-#include "rocplay/report.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <fmt/format.h>
 

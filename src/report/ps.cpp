@@ -1,5 +1,5 @@
 // `rocplay ps`: the process tree and a server's GPU workers, as text and JSON.
-#include "rocplay/report_ps.hpp"
+#include "rocplay/report/ps.hpp"
 
 #include <fmt/format.h>
 

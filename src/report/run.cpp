@@ -1,7 +1,7 @@
 // A playbook run's report: one target's JSON, and several targets' text, JSON and JSON Lines.
-#include "rocplay/report_run.hpp"
+#include "rocplay/report/run.hpp"
 
-#include "rocplay/report_progress.hpp"
+#include "rocplay/report/progress.hpp"
 
 #include <fmt/format.h>
 

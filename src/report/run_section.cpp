@@ -1,9 +1,9 @@
 // The `run` section of a playbook run's report: what each step did, and what happened to the
 // target (JSON, and the text after the findings).
-#include "rocplay/report_run.hpp"
+#include "rocplay/report/run.hpp"
 
 #include "rocplay/mi/value.hpp"
-#include "rocplay/step_output.hpp"
+#include "rocplay/report/step_output.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // SARIF 2.1.0 (OASIS): one rule per heuristic, one result per finding.
-#include "rocplay/report.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <fmt/format.h>
 

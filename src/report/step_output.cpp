@@ -1,4 +1,4 @@
-#include "rocplay/step_output.hpp"
+#include "rocplay/report/step_output.hpp"
 
 #include "rocplay/mi/value.hpp"
 

@@ -1,9 +1,9 @@
 // The person's report: the verdict first (stuck kernel, where, what it means, next step), then
 // the evidence tables (agents, queues, dispatches, wave classes, source lines, host threads).
-#include "rocplay/code_loops.hpp"
-#include "rocplay/frames.hpp"
-#include "rocplay/grouping.hpp"
-#include "rocplay/report.hpp"
+#include "rocplay/report/report.hpp"
+#include "rocplay/snapshot/code_loops.hpp"
+#include "rocplay/snapshot/frames.hpp"
+#include "rocplay/snapshot/grouping.hpp"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>

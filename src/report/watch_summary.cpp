@@ -1,5 +1,5 @@
 // The one-line summary `rocplay watch` writes beside each capture's report.
-#include "rocplay/report_watch.hpp"
+#include "rocplay/report/watch.hpp"
 
 #include <fmt/format.h>
 

@@ -1,14 +1,14 @@
-// The one writer (rocplay/report_incident.hpp): an Incident in the format chosen once. A report
+// The one writer (rocplay/report/incident.hpp): an Incident in the format chosen once. A report
 // over several cases opens with the incident (src/report/incident.cpp); a single case keeps the
 // layout its command always had: a launched program's (`launch`, `run --wait-for-fault`), one
 // live run's (`run --pid`), an agent log's (`agent-log`), one offline input's (`postmortem` of one
 // recording).
-#include "rocplay/report_incident.hpp"
+#include "rocplay/report/incident.hpp"
 
-#include "rocplay/agentlog.hpp"
-#include "rocplay/report_agent_log.hpp"
-#include "rocplay/report_launch.hpp"
-#include "rocplay/report_progress.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
+#include "rocplay/report/agent_log.hpp"
+#include "rocplay/report/launch.hpp"
+#include "rocplay/report/progress.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Which debugger to run: --debugger, $ROCPLAY_DEBUGGER, or the first of rocgdb, cuda-gdb, gdb.
-#include "rocplay/helper_program.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/session/helper_program.hpp"
+#include "rocplay/session/session.hpp"
 #include "session/internal.hpp"
 
 #include <algorithm>

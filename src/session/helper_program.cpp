@@ -1,4 +1,4 @@
-// Helper programs with a bound on time and output (see rocplay/helper_program.hpp).
+// Helper programs with a bound on time and output (see rocplay/session/helper_program.hpp).
 // Boost.Process v2 on std::filesystem (no Boost.Filesystem library to link). Boost 1.81 forgets
 // a few includes in that mode; they come first.
 #define BOOST_PROCESS_USE_STD_FS 1
@@ -6,7 +6,7 @@
 #include <boost/type_traits/decay.hpp>
 #include <boost/type_traits/is_convertible.hpp>
 
-#include "rocplay/helper_program.hpp"
+#include "rocplay/session/helper_program.hpp"
 
 #include <boost/asio/connect_pipe.hpp>
 #include <boost/asio/io_context.hpp>

@@ -1,7 +1,7 @@
 // Pieces of the session layer shared between its files (not a public interface).
 #pragma once
 
-#include "rocplay/session.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <cstdint>
 #include <map>

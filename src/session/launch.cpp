@@ -7,11 +7,11 @@
 // own are rocplay's pipes; rocplay's originals reach it as inherited descriptors), undoes what
 // the debugger changed in the environment (LC_ALL=C, LINES, COLUMNS), and execs the program with
 // its arguments byte for byte. The debugger follows the exec as it follows any.
-#include "rocplay/launch.hpp"
+#include "rocplay/session/launch.hpp"
 
-#include "rocplay/fault.hpp"
-#include "rocplay/helper_program.hpp"
-#include "rocplay/process.hpp"
+#include "rocplay/core/fault.hpp"
+#include "rocplay/session/helper_program.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <fcntl.h>
 #include <sys/prctl.h>

@@ -1,7 +1,7 @@
 // See session/light_symbols.hpp.
 #include "session/light_symbols.hpp"
 
-#include "rocplay/temp_dir.hpp"
+#include "rocplay/core/temp_dir.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,6 +1,6 @@
 // Checks made before anything attaches, and the text checks every command passes.
-#include "rocplay/process.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/session/process.hpp"
+#include "rocplay/session/session.hpp"
 #include "session/internal.hpp"
 
 #include "rocplay/mi/value.hpp"

@@ -1,6 +1,6 @@
 // `rocplay ps`'s process tree read from /proc (the model is src/core/process_tree.cpp).
-#include "rocplay/error.hpp"
-#include "rocplay/process.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <dirent.h>
 #include <unistd.h>

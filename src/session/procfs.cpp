@@ -1,6 +1,6 @@
 // Readers of /proc/PID/{stat,status,environ,cmdline,fd}. Bounded reads; a vanished process or an
 // unreadable file is "unknown", not an error.
-#include "rocplay/process.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

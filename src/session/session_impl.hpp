@@ -10,9 +10,9 @@
 #include <boost/type_traits/decay.hpp>
 #include <boost/type_traits/is_convertible.hpp>
 
-#include "rocplay/clock.hpp"
-#include "rocplay/process.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/core/clock.hpp"
+#include "rocplay/session/process.hpp"
+#include "rocplay/session/session.hpp"
 #include "session/internal.hpp"
 #include "session/recorder.hpp"
 #include "session/signal_guard.hpp"

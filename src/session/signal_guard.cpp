@@ -4,7 +4,7 @@
 // self-pipe that every Session's Asio loop watches. The loop then interrupts the debugger,
 // detaches and throws Error(exit_code_for_signal(sig)) out of the pending call.
 #include "session/signal_guard.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

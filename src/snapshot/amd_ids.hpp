@@ -2,7 +2,7 @@
 // dispatch cell formats (fence, grid). Any numeric slot may be `?`.
 #pragma once
 
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <array>
 #include <optional>

@@ -1,7 +1,7 @@
 // snapshot::Builder: exchanges in, one Snapshot out (see dialect.hpp for the protocol).
-#include "rocplay/deferred_code.hpp"
-#include "rocplay/python_stacks.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/deferred_code.hpp"
+#include "rocplay/snapshot/python_stacks.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 #include "snapshot/cuda_api_errors.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/fault.hpp"
@@ -184,7 +184,7 @@ struct Builder::Impl {
   std::unique_ptr<Dialect> cuda = make_cuda_gdb_dialect();
   FaultReader faults;
   CodeNoteReader code_notes; // windows decoded after the detach
-  PythonNoteReader python;   // Python frames read in the stop (rocplay/python_stacks.hpp)
+  PythonNoteReader python;   // Python frames read in the stop (rocplay/snapshot/python_stacks.hpp)
   DebuggerKind kind = DebuggerKind::Unknown;
   bool rocgdb_used = false;
   bool cuda_used = false;

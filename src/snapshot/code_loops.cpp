@@ -1,6 +1,6 @@
-// Loops at the stuck PCs, from the debugger's disassembly (rocplay/code_loops.hpp).
-#include "rocplay/code_loops.hpp"
-#include "rocplay/grouping.hpp"
+// Loops at the stuck PCs, from the debugger's disassembly (rocplay/snapshot/code_loops.hpp).
+#include "rocplay/snapshot/code_loops.hpp"
+#include "rocplay/snapshot/grouping.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
-// Console text to exchanges (include/rocplay/console_log.hpp). The dialects already read CLI
-// tables, backtraces and `info line` sentences from console records (rocplay asks some commands
+// Console text to exchanges (include/rocplay/snapshot/console_log.hpp). The dialects already read
+// CLI tables, backtraces and `info line` sentences from console records (rocplay asks some commands
 // through `-interpreter-exec console`), so a saved console session only has to be cut into the
 // same exchanges: one per command, its output as `~` records, closed by `^done`.
-#include "rocplay/console_log.hpp"
+#include "rocplay/snapshot/console_log.hpp"
 
 #include "rocplay/mi/parser.hpp"
 #include "rocplay/mi/value.hpp"

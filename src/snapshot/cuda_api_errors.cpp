@@ -3,7 +3,7 @@
 #include "snapshot/cuda_api_errors.hpp"
 
 #include "rocplay/mi/value.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <algorithm>
 #include <string_view>

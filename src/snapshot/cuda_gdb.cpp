@@ -6,7 +6,7 @@
 // cuda-gdb reports GPU frames (`arch="m68k"`) through the same -stack-list-frames and `bt` as host
 // frames, with the host thread that hit the stop as the current thread. Such stacks are filed
 // under kFocusThread so the gdb dialect does not give a host thread a GPU stack.
-#include "rocplay/kernel_names.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/text.hpp"
 

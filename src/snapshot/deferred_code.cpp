@@ -1,5 +1,5 @@
-// Device code decoded after the detach (see rocplay/deferred_code.hpp).
-#include "rocplay/deferred_code.hpp"
+// Device code decoded after the detach (see rocplay/snapshot/deferred_code.hpp).
+#include "rocplay/snapshot/deferred_code.hpp"
 
 #include "snapshot/text.hpp"
 

@@ -11,7 +11,7 @@
 //     then the Builder's own checks (unattributed waves, unique ids).
 #pragma once
 
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <map>
 #include <memory>

@@ -1,6 +1,6 @@
 // The fault stop: which `*stopped` records are faults, and what the model keeps of them.
 #include "snapshot/fault.hpp"
-#include "rocplay/console_log.hpp"
+#include "rocplay/snapshot/console_log.hpp"
 #include "snapshot/dialect.hpp"
 #include "snapshot/text.hpp"
 

@@ -1,8 +1,8 @@
 // Reading the fault stop out of exchanges (used by the Builder; not a public interface).
 #pragma once
 
-#include "rocplay/fault.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/core/fault.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <map>
 #include <set>

@@ -1,5 +1,5 @@
-// Which host frames are the system's and which the user's (include/rocplay/frames.hpp).
-#include "rocplay/frames.hpp"
+// Which host frames are the system's and which the user's (include/rocplay/snapshot/frames.hpp).
+#include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 

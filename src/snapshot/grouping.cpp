@@ -1,5 +1,5 @@
 // STAT-style grouping of waves by (agent, dispatch, PC).
-#include "rocplay/grouping.hpp"
+#include "rocplay/snapshot/grouping.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -3,8 +3,8 @@
 // Absent optionals and empty strings are left out, so 78,000 waves stay compact and a value read
 // back is equal to the one written. Addresses are `0x` hex strings: readable, and safe from
 // JavaScript's 53-bit numbers.
-#include "rocplay/error.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
 // Small accessors of the typed model.
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,7 +1,7 @@
 // Every name that enters the model is demangled here, once (the demangler itself lives in
 // src/kernels/). Linkage names stay beside the demangled ones where the model has a field.
-#include "rocplay/kernel_names.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <unordered_map>
 

@@ -1,5 +1,5 @@
-// Python frames in host stacks (include/rocplay/python_stacks.hpp).
-#include "rocplay/python_stacks.hpp"
+// Python frames in host stacks (include/rocplay/snapshot/python_stacks.hpp).
+#include "rocplay/snapshot/python_stacks.hpp"
 
 #include "rocplay/mi/value.hpp"
 

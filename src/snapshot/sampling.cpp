@@ -1,7 +1,7 @@
 // Splitting one session's exchanges into samples, by the notes `rocplay run` writes.
-#include "rocplay/sampling.hpp"
+#include "rocplay/snapshot/sampling.hpp"
 
-#include "rocplay/clock.hpp"
+#include "rocplay/core/clock.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "rocplay/shared_string.hpp"
+#include "rocplay/snapshot/shared_string.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "rocplay/mi/transcript.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 #include "snapshot/dialect.hpp"
 
 #include <cstring>

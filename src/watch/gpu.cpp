@@ -1,8 +1,8 @@
 // How busy the workers' GPUs are: AMD's sysfs `gpu_busy_percent`, NVIDIA's nvidia-smi query mode.
 // Everything here is a read; nvidia-smi is run without a shell, with a deadline and a bounded
 // output, and its absence or failure makes the reading "unknown", never an error.
-#include "rocplay/helper_program.hpp"
-#include "rocplay/watch.hpp"
+#include "rocplay/session/helper_program.hpp"
+#include "rocplay/watch/watch.hpp"
 
 #include <fmt/format.h>
 
@@ -65,8 +65,8 @@ std::vector<std::string> dir_entries(const std::string& dir, std::string_view pr
   return out;
 }
 
-// nvidia-smi's CSV, bounded like every helper rocplay runs (rocplay/helper_program.hpp); nullopt
-// when it could not run, failed, or ran past `timeout` (then it is killed).
+// nvidia-smi's CSV, bounded like every helper rocplay runs (rocplay/session/helper_program.hpp);
+// nullopt when it could not run, failed, or ran past `timeout` (then it is killed).
 std::optional<std::string> run_bounded(const std::vector<std::string>& argv,
                                        std::chrono::milliseconds timeout, std::string& why) {
   const std::vector<std::string> args(argv.begin() + 1, argv.end());

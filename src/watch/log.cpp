@@ -4,8 +4,8 @@
 // the path while the old file, which the server keeps writing until it reopens its log, is still
 // watched through its descriptor. The old one is let go once it is unlinked or another rotation
 // comes, so the watcher never pins more than one deleted file's disk space.
-#include "rocplay/error.hpp"
-#include "rocplay/watch.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/watch/watch.hpp"
 
 #include <fmt/format.h>
 

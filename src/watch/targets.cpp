@@ -2,8 +2,8 @@
 // pids. A process is known by its pid and start time, so a reused pid is never taken for the
 // process that had it before. Each check reads one /proc/PID/stat per process; the whole process
 // tree is scanned only when a worker vanished or none is known.
-#include "rocplay/error.hpp"
-#include "rocplay/watch.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/watch/watch.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // The decision: every sign of a hang held for --quiet-for (docs/watch.md, "When it captures").
-#include "rocplay/error.hpp"
-#include "rocplay/watch.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/watch/watch.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

@@ -2,10 +2,10 @@
 // bundles) through the reader, the metadata note, the kernel descriptors, the ISA fit on every
 // known architecture and kernel-info's JSON; the same bytes as an ELF's .symtab lookup (nvdisasm
 // -fun) and as an nvdisasm listing. Disassembly is left out: it is LLVM's decoder.
-#include "rocplay/codeobj.hpp"
-#include "rocplay/fit.hpp"
-#include "rocplay/kernel_report.hpp"
-#include "rocplay/sass_listing.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
+#include "rocplay/codeobj/fit.hpp"
+#include "rocplay/isa/sass_listing.hpp"
+#include "rocplay/report/kernel_report.hpp"
 
 #include <cstdint>
 

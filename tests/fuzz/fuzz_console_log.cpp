@@ -2,9 +2,9 @@
 // output, a pasted `(gdb)` session) through the post-mortem path console text takes: the sniff,
 // the split into exchanges, the snapshot (every dialect), the heuristics and the snapshot's JSON,
 // which must dump (valid UTF-8) and read back to the same snapshot.
-#include "rocplay/console_log.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/snapshot/console_log.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,8 +2,8 @@
 // content detection, the text reader fed in two pieces split where the input says, the dump
 // metadata and diagnostics JSON readers, the per-input findings, the joined verdict across two
 // inputs, and the JSON every report writes (which must dump: valid UTF-8).
-#include "rocplay/crash.hpp"
-#include "rocplay/report.hpp"
+#include "rocplay/crash/crash.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <nlohmann/json.hpp>
 

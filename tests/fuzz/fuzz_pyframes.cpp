@@ -3,8 +3,8 @@
 // from _PyRuntime over an arbitrary memory image with each version's layout (3.13's through a
 // _Py_DebugOffsets the input supplies), and the builder's reader of `python stacks`/`python
 // thread` notes. Nothing may crash, hang or read outside the image; strings come out valid UTF-8.
-#include "rocplay/pyframes.hpp"
-#include "rocplay/python_stacks.hpp"
+#include "rocplay/pyframes/pyframes.hpp"
+#include "rocplay/snapshot/python_stacks.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,9 +2,9 @@
 // the snapshot (every dialect), the single-snapshot, pair and cross-rank heuristics, the wave
 // grouping, and the snapshot's JSON, which must dump (valid UTF-8, as the CLI's reports need)
 // and read back to the same snapshot.
-#include "rocplay/grouping.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/snapshot/grouping.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -4,8 +4,8 @@
 // target), the host-deadlock finding names the threads, the mutexes and the lines, and caller
 // frames' source lines are the lines of the calls. Every thread of the target runs again after.
 #include "cli_util.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/playbook.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/playbook/playbook.hpp"
 #include "session_target.hpp"
 
 #include <catch2/catch.hpp>

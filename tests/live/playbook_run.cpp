@@ -1,8 +1,8 @@
 // Playbooks against a real process with Debian's gdb: what the snapshot holds afterwards, that
 // `info line` is asked once per unique PC and points at the right lines, and that the target is
 // running again after every run, whatever happened in it.
-#include "rocplay/frames.hpp"
-#include "rocplay/playbook.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "rocplay/snapshot/frames.hpp"
 #include "session_target.hpp"
 
 #include <catch2/catch.hpp>

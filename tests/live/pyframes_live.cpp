@@ -7,8 +7,8 @@
 // named by ROCPLAY_TEST_PYTHONS (colon-separated paths) are run the same way.
 #include "cli_util.hpp"
 #include "rocplay/mi/transcript.hpp"
-#include "rocplay/sampling.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/sampling.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 #include "session_target.hpp"
 
 #include <catch2/catch.hpp>

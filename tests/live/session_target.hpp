@@ -4,8 +4,8 @@
 // the test process (PR_SET_PDEATHSIG), so no test leaves a process behind.
 #pragma once
 
-#include "rocplay/process.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/session/process.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

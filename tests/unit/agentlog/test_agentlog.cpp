@@ -1,7 +1,7 @@
 // rocm-debug-agent wave dumps: parsing and fault reports over the fixtures in fixtures/agentlog
 // (the seed's sample dump and variants written from its format; see that directory's README).
 #include "agentlog/lines.hpp"
-#include "rocplay/agentlog.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // agent-log --code-objects: the saved code object of a fault group is opened and decoded (the
 // fixture's object is the real gfx90a build of tests/codeobj/kernels.hip).
-#include "rocplay/agentlog.hpp"
+#include "rocplay/agentlog/agentlog.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
-// The one analysis step (rocplay/analyse.hpp) and the one join (rocplay/join.hpp), over real
-// inputs: the cuda-gdb recordings of a TP=4 server (fixtures/cuda-gdb/h200x4-server) and the
+// The one analysis step (rocplay/case/analyse.hpp) and the one join (rocplay/case/join.hpp), over
+// real inputs: the cuda-gdb recordings of a TP=4 server (fixtures/cuda-gdb/h200x4-server) and the
 // crash evidence of a TP=4 job whose rank 2 faulted first (fixtures/crash/tp4-rank2-first).
-#include "rocplay/analyse.hpp"
-#include "rocplay/crash.hpp"
-#include "rocplay/join.hpp"
+#include "rocplay/case/analyse.hpp"
+#include "rocplay/case/join.hpp"
+#include "rocplay/crash/crash.hpp"
 #include "rocplay/mi/transcript.hpp"
 
 #include <catch2/catch.hpp>

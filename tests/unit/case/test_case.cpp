@@ -1,6 +1,6 @@
-// The incident model (rocplay/case.hpp): the one exit-code rule, where each case stands, and the
-// STAT-style grouping of ranks the incident-first report prints.
-#include "rocplay/case.hpp"
+// The incident model (rocplay/case/case.hpp): the one exit-code rule, where each case stands, and
+// the STAT-style grouping of ranks the incident-first report prints.
+#include "rocplay/case/case.hpp"
 
 #include <catch2/catch.hpp>
 

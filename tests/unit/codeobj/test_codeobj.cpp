@@ -1,10 +1,10 @@
 // Code objects read from real HIP builds (tests/codeobj, rebuilt by tests/codeobj/rebuild.sh):
 // the metadata is compared with what `llvm-readelf-14 --notes` printed for the same file and the
 // disassembly with `llvm-objdump-14 -d`; malformed inputs give problems, never crashes.
-#include "rocplay/codeobj.hpp"
-#include "rocplay/disasm.hpp"
-#include "rocplay/fit.hpp"
-#include "rocplay/kernel_info.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
+#include "rocplay/codeobj/disasm.hpp"
+#include "rocplay/codeobj/fit.hpp"
+#include "rocplay/codeobj/kernel_info.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // Branch targets and loops over instruction text as each debugger prints it.
-#include "rocplay/instructions.hpp"
+#include "rocplay/isa/instructions.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
 // nvdisasm listings of the device ELFs cuda-gdb kept, recorded on an H100
 // (fixtures/cuda-gdb/h100-nvdisasm, `nvdisasm -c` by tests/hardware/disasm_elf.sh), and the
 // .symtab index nvdisasm -fun takes, checked against llvm-readelf on a real code object.
-#include "rocplay/codeobj.hpp"
-#include "rocplay/instructions.hpp"
-#include "rocplay/sass_listing.hpp"
+#include "rocplay/codeobj/codeobj.hpp"
+#include "rocplay/isa/instructions.hpp"
+#include "rocplay/isa/sass_listing.hpp"
 
 #include <catch2/catch.hpp>
 

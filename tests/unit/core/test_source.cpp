@@ -1,7 +1,7 @@
-// The one rank rule (rocplay/source.hpp): each case below is a line, an environment or a file
+// The one rank rule (rocplay/core/source.hpp): each case below is a line, an environment or a file
 // name that two readers used to read differently; tests/unit/crash and tests/unit/agentlog check
 // that both readers now give the same answer through it.
-#include "rocplay/source.hpp"
+#include "rocplay/core/source.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // Private temporary directories: named by pid, and those of a rocplay that died are swept.
-#include "rocplay/temp_dir.hpp"
+#include "rocplay/core/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // The one worker pool: every index is taken exactly once, by up to the asked number of threads,
 // and cancel() stops the taking.
-#include "rocplay/worker_pool.hpp"
+#include "rocplay/core/worker_pool.hpp"
 
 #include <catch2/catch.hpp>
 

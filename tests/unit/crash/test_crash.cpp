@@ -1,6 +1,6 @@
 // Crash-evidence readers and the joined verdict, over the reconstructed fixtures in
 // fixtures/crash (written from the formats in docs/crash-evidence.md).
-#include "rocplay/crash.hpp"
+#include "rocplay/crash/crash.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -447,7 +447,7 @@ TEST_CASE("kernel-log evidence alone gives a node verdict") {
 
 TEST_CASE(
     "an SGLang `(Worker_TP3 pid=7)` line is rank 3, pid 7, as the agent-log reader reads it") {
-  // Before the one rank rule (rocplay/source.hpp) this reader needed `rank=` in the prefix.
+  // Before the one rank rule (rocplay/core/source.hpp) this reader needed `rank=` in the prefix.
   const Evidence ev =
       read_text("(Worker_TP3 pid=7) RuntimeError: HIP error: an illegal memory access was "
                 "encountered\n");

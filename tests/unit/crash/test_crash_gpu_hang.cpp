@@ -1,6 +1,6 @@
 // GPU hangs, CLR queue aborts, KFD/MES failures and dbgapi diagnostics as crash evidence
 // (fixtures/crash/gpu-hang/, docs/crash-evidence.md).
-#include "rocplay/crash.hpp"
+#include "rocplay/crash/crash.hpp"
 
 #include <catch2/catch.hpp>
 

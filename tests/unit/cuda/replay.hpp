@@ -4,8 +4,8 @@
 
 #include "../snapshot/support.hpp"
 
-#include "rocplay/heuristics.hpp"
-#include "rocplay/sampling.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/snapshot/sampling.hpp"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 // The heuristics over real cuda-gdb recordings: what rocplay reports offline for each H200 hang.
-#include "rocplay/heuristics.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
 #include "rocplay/mi/transcript.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The cuda-gdb dialect over real cuda-gdb 13.0 recordings (H200): the two README recordings
 // (raw MI stdout) and the hardware-scenario recordings of tests/hardware (rocplay recordings).
 #include "rocplay/mi/transcript.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <catch2/catch.hpp>
 

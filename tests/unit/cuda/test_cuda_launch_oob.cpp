@@ -3,8 +3,8 @@
 // (the store at oob_store.cu:8), not the frame's, which lies past it at line 10.
 #include "../snapshot/support.hpp"
 
-#include "rocplay/fault.hpp"
-#include "rocplay/heuristics.hpp"
+#include "rocplay/core/fault.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
 
 #include <catch2/catch.hpp>
 

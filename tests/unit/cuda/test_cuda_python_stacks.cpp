@@ -6,8 +6,8 @@
 // Python line that waits on the GPU (`print(z.item(), flush=True)`, line 25).
 #include "replay.hpp"
 
-#include "rocplay/frames.hpp"
-#include "rocplay/progress.hpp"
+#include "rocplay/heuristics/progress.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <catch2/catch.hpp>
 

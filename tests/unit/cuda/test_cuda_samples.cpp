@@ -3,8 +3,8 @@
 // no finding; through the same path `rocplay postmortem` takes.
 #include "replay.hpp"
 
-#include "rocplay/code_loops.hpp"
-#include "rocplay/progress.hpp"
+#include "rocplay/heuristics/progress.hpp"
+#include "rocplay/snapshot/code_loops.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -4,7 +4,7 @@
 // stuck in every sample, the sync-lane spin confirmed, and the recording ends with the detach.
 #include "replay.hpp"
 
-#include "rocplay/progress.hpp"
+#include "rocplay/heuristics/progress.hpp"
 
 #include <catch2/catch.hpp>
 

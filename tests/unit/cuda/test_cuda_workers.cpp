@@ -4,7 +4,7 @@
 // attach's run window, when a recording has them, decide what the stacks alone cannot.
 #include "replay.hpp"
 
-#include "rocplay/progress.hpp"
+#include "rocplay/heuristics/progress.hpp"
 #include "snapshot/cuda_api_errors.hpp"
 
 #include <catch2/catch.hpp>

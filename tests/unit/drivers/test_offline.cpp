@@ -2,8 +2,8 @@
 // report::write print exactly what the command printed before the writer moved
 // (fixtures/agentlog/expected: `rocplay agent-log --color=never -f FORMAT NAME.log`, run in
 // fixtures/agentlog), and its exit code and unreadable files are the command's.
-#include "rocplay/drivers.hpp"
-#include "rocplay/report_incident.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/report/incident.hpp"
 
 #include <catch2/catch.hpp>
 

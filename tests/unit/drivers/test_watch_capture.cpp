@@ -6,8 +6,8 @@
 // or by stand-ins that attach and see nothing or fail. The pids are above any kernel's pid_max,
 // so nothing on this machine is read, stopped or sent SIGCONT.
 #include "../playbook/replay_driver.hpp"
-#include "rocplay/drivers.hpp"
-#include "rocplay/report_incident.hpp"
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/report/incident.hpp"
 
 #include <catch2/catch.hpp>
 

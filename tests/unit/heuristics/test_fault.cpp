@@ -1,7 +1,7 @@
 // The fault model and the gpu-fault / host-fault finding: the reconstructed rocgdb fault stops,
 // a cuda-gdb exception stop, a host signal, a catchpoint, and stops that are no fault.
 #include "../snapshot/support.hpp"
-#include "rocplay/heuristics.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

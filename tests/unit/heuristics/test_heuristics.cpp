@@ -1,6 +1,6 @@
 // Each heuristic's evidence and its edges: what makes it fire, what keeps it silent.
 #include "../snapshot/support.hpp"
-#include "rocplay/heuristics.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
 
 #include <catch2/catch.hpp>
 

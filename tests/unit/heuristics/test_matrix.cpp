@@ -3,7 +3,7 @@
 // run_ranks() on rank*), and every heuristic fires on at least one case (a heuristic of what only
 // cuda-gdb prints, on a real recording).
 #include "../snapshot/support.hpp"
-#include "rocplay/heuristics.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
 #include "snapshot/text.hpp"
 
 #include <catch2/catch.hpp>

@@ -3,8 +3,8 @@
 // from one rank, missing-rank's quorum, host mutex deadlocks and the other host waits, and the
 // caller-frame line (PC - 1) offline.
 #include "../snapshot/support.hpp"
-#include "rocplay/frames.hpp"
-#include "rocplay/heuristics.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/snapshot/frames.hpp"
 #include "snapshot/text.hpp"
 
 #include <catch2/catch.hpp>

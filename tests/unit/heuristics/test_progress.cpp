@@ -3,8 +3,8 @@
 // recording's exchanges split into samples at their notes.
 #include "../snapshot/support.hpp"
 
-#include "rocplay/progress.hpp"
-#include "rocplay/sampling.hpp"
+#include "rocplay/heuristics/progress.hpp"
+#include "rocplay/snapshot/sampling.hpp"
 
 #include <catch2/catch.hpp>
 

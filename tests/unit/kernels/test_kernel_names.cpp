@@ -1,7 +1,7 @@
 // Kernel-name demangling and classification on names as debuggers, profilers and
 // rocm-debug-agent print them (shapes taken from the seed notes: debug-agent wave dumps, the
 // AMD kernel-source-finder table, rocgdb `info dispatches`).
-#include "rocplay/kernel_names.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // `^error` (what gdb says to an unknown command); faults can be injected per command.
 #pragma once
 
-#include "rocplay/playbook.hpp"
+#include "rocplay/playbook/playbook.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // The built-in playbooks, and the search path that finds user playbooks after them.
-#include "rocplay/playbook.hpp"
+#include "rocplay/playbook/playbook.hpp"
 
 #include <catch2/catch.hpp>
 

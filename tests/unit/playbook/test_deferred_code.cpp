@@ -3,8 +3,8 @@
 // H100 for the same function; the live path is checked on the device (tests/hardware/run.sh,
 // docs/code-objects.md).
 #include "playbook/deferred_code.hpp"
-#include "rocplay/deferred_code.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/deferred_code.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

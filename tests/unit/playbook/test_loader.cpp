@@ -1,6 +1,6 @@
 // Loading and validating playbooks: every error names FILE:LINE:COLUMN and, for a misspelt key,
 // the nearest valid one.
-#include "rocplay/playbook.hpp"
+#include "rocplay/playbook/playbook.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 // The runner over a replayed gdb session (fixtures/playbook/spin-gdb.rec): step order and status,
 // skip rules, foreach, register/expect/fail_when, on_error, faults, and detach on every path.
 #include "replay_driver.hpp"
-#include "rocplay/frames.hpp"
-#include "rocplay/report_run.hpp"
+#include "rocplay/report/run.hpp"
+#include "rocplay/snapshot/frames.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -6,8 +6,8 @@
 // stand-ins run on the pool's threads, where Catch's macros may not: they note what they saw and
 // the test checks it after.
 #include "replay_driver.hpp"
-#include "rocplay/process.hpp"
-#include "rocplay/run_targets.hpp"
+#include "rocplay/playbook/run_targets.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -150,7 +150,7 @@ TEST_CASE("run_targets: eight replayed ranks, each one's findings, missing-rank 
   CHECK(m.targets[5].report->findings == &r.targets[5].result->findings);
   CHECK(m.cross_rank.size() == r.cross_rank.size());
 
-  // The same fan-out as an incident (rocplay/case.hpp): a case per target, the run's snapshot
+  // The same fan-out as an incident (rocplay/case/case.hpp): a case per target, the run's snapshot
   // and findings moved into it, and rank 5 standing apart from the seven that spin.
   TargetsResult copy = r;
   const Incident inc = incident_of("hang-triage", std::move(copy));

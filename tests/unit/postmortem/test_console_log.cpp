@@ -1,8 +1,8 @@
-// Debugger console text as post-mortem input (rocplay/console_log.hpp, fixtures/rocgdb-console/):
-// the same snapshot and findings as the MI transcript of the same state.
-#include "rocplay/console_log.hpp"
-#include "rocplay/crash.hpp"
-#include "rocplay/postmortem.hpp"
+// Debugger console text as post-mortem input (rocplay/snapshot/console_log.hpp,
+// fixtures/rocgdb-console/): the same snapshot and findings as the MI transcript of the same state.
+#include "rocplay/crash/crash.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
+#include "rocplay/snapshot/console_log.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,9 +1,9 @@
 // Crash evidence through the layers above src/crash: the verdict as a report renders it, and
 // crash inputs read by a post-mortem beside transcripts (tests/unit/crash tests the readers).
-#include "rocplay/crash.hpp"
-#include "rocplay/postmortem.hpp"
-#include "rocplay/report.hpp"
-#include "rocplay/report_crash.hpp"
+#include "rocplay/crash/crash.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
+#include "rocplay/report/crash.hpp"
+#include "rocplay/report/report.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
-#include "rocplay/postmortem.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
 
-#include "rocplay/error.hpp"
+#include "rocplay/core/error.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -3,8 +3,8 @@
 // event), raw MI with findings, rocplay JSON Lines (members), two recordings of one process with
 // two samples each (a series), crash evidence, an agent log and a missing file.
 #include "../report/schema_doc.hpp"
-#include "rocplay/postmortem.hpp"
-#include "rocplay/report_postmortem.hpp"
+#include "rocplay/postmortem/postmortem.hpp"
+#include "rocplay/report/postmortem.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,7 +2,7 @@
 // hold tables of CPython 3.10-3.13's own code objects (threading, json.decoder) with the line
 // each range of code has by code.co_lines() of that interpreter (tests/targets/py_linetables.py).
 // Every code unit of every range must decode to CPython's line.
-#include "rocplay/pyframes.hpp"
+#include "rocplay/pyframes/pyframes.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

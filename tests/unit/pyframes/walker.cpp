@@ -2,7 +2,7 @@
 // src/pyframes/reader.cpp), built in a buffer: frames, names, lines and the GIL read; a frame
 // list that loops, a frame that cannot be read and a thread state that is not one end the walk
 // with a note, never a crash. Real interpreters: tests/live/pyframes_live.cpp.
-#include "rocplay/pyframes.hpp"
+#include "rocplay/pyframes/pyframes.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,8 +2,8 @@
 // group becomes, the JSON (`rocplay.agent-log`, exactly the keys docs/json-schema.md documents)
 // and the text, verdict first; and for three of them every byte, as fixtures/agentlog/expected
 // holds it.
-#include "rocplay/report.hpp"
-#include "rocplay/report_agent_log.hpp"
+#include "rocplay/report/agent_log.hpp"
+#include "rocplay/report/report.hpp"
 #include "schema_doc.hpp"
 
 #include <catch2/catch.hpp>

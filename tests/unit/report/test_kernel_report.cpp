@@ -1,7 +1,7 @@
 // Kernel-info reports (text and JSON) over the real code objects of tests/codeobj/; the JSON
 // holds exactly the keys docs/json-schema.md documents.
-#include "rocplay/kernel_info.hpp"
-#include "rocplay/kernel_report.hpp"
+#include "rocplay/codeobj/kernel_info.hpp"
+#include "rocplay/report/kernel_report.hpp"
 #include "schema_doc.hpp"
 
 #include <catch2/catch.hpp>

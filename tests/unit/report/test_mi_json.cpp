@@ -1,7 +1,7 @@
 // The MI JSON shape is lossless: every record of every MI fixture goes to JSON and back to MI
 // and comes back the same record (order, repeated names, bare values, both list kinds, bytes).
 #include "rocplay/mi/parser.hpp"
-#include "rocplay/mi_json.hpp"
+#include "rocplay/report/mi_json.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

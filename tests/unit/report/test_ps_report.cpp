@@ -1,7 +1,7 @@
 // `rocplay ps`'s report over a process tree built here (a server, its GPU workers, a helper of a
 // worker, another user's process): the JSON holds exactly the keys docs/json-schema.md documents,
 // and the text is the tree `ps --forest` users expect.
-#include "rocplay/report_ps.hpp"
+#include "rocplay/report/ps.hpp"
 #include "schema_doc.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,9 +1,9 @@
 // Report writers on real fixture snapshots: text verdict first, versioned JSON, JSONL, SARIF.
 #include "../snapshot/support.hpp"
-#include "rocplay/code_loops.hpp"
-#include "rocplay/error.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/report.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/report/report.hpp"
+#include "rocplay/snapshot/code_loops.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // The `run` section of a playbook run's report, rendered by the report layer from a run's result
 // alone (no playbook, no debugger): the Target line as docs/session.md gives it, the steps as
 // text and the `run` object's keys (docs/json-schema.md, "The `run` object").
-#include "rocplay/report_run.hpp"
+#include "rocplay/report/run.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,12 +2,12 @@
 // documents, as JSON and as JSON Lines; its text names each target and the cross-rank findings.
 // `rocplay.report` (run, record, launch) and its `launch` object hold exactly theirs too.
 #include "../snapshot/support.hpp"
-#include "rocplay/heuristics.hpp"
-#include "rocplay/report_incident.hpp"
-#include "rocplay/report_launch.hpp"
-#include "rocplay/report_run.hpp"
-#include "rocplay/run_result.hpp"
-#include "rocplay/sampling.hpp"
+#include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/report/incident.hpp"
+#include "rocplay/report/launch.hpp"
+#include "rocplay/report/run.hpp"
+#include "rocplay/report/run_result.hpp"
+#include "rocplay/snapshot/sampling.hpp"
 #include "schema_doc.hpp"
 
 #include <catch2/catch.hpp>
@@ -27,7 +27,7 @@ struct Fanout {
   std::vector<Sample> samples;
   SampleProgress progress;
   report::MultiTargetReport report;
-  // The same three targets as the model every driver fills (rocplay/case.hpp).
+  // The same three targets as the model every driver fills (rocplay/case/case.hpp).
   Incident incident;
 
   Fanout() {

@@ -1,6 +1,6 @@
 // `rocplay watch`'s one-line capture summary of a capture's incident
 // (src/report/watch_summary.cpp).
-#include "rocplay/report_watch.hpp"
+#include "rocplay/report/watch.hpp"
 
 #include <catch2/catch.hpp>
 

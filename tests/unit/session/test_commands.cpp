@@ -1,7 +1,7 @@
 // What may reach the debugger's input: validation and MI c-string quoting.
 #include "rocplay/mi/parser.hpp"
 #include "rocplay/mi/value.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // Debugger discovery against real (tiny) executables in a temporary directory.
-#include "rocplay/session.hpp"
+#include "rocplay/session/session.hpp"
 
 #include <catch2/catch.hpp>
 

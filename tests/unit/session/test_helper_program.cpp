@@ -1,6 +1,6 @@
 // Helper programs run with a bound on time and output (nvdisasm after a cuda-gdb detach, a
 // debugger's --version), against /bin/sh.
-#include "rocplay/helper_program.hpp"
+#include "rocplay/session/helper_program.hpp"
 
 #include <catch2/catch.hpp>
 

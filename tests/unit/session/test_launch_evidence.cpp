@@ -1,8 +1,8 @@
 // How `rocplay launch` tells that cuda-gdb lost the program (a kernel's fault ended it without an
 // exception stop): the real H100 recordings of fixtures/cuda-gdb/h100-launch/. The CUDA API errors
 // of the same recordings are read by the snapshot (tests/unit/heuristics/test_fault.cpp).
-#include "rocplay/launch.hpp"
 #include "rocplay/mi/transcript.hpp"
+#include "rocplay/session/launch.hpp"
 
 #include <catch2/catch.hpp>
 

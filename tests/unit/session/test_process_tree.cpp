@@ -1,7 +1,7 @@
 // The process tree on this machine's real processes, and the dispatcher -> worker rule on a real
 // process tree this test builds (a "server" whose children open a stand-in GPU device file).
-#include "rocplay/error.hpp"
-#include "rocplay/process.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <catch2/catch.hpp>
 

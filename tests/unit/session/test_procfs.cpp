@@ -1,6 +1,6 @@
 // /proc parsing, on real files of this machine and on texts in the kernel's documented format.
-#include "rocplay/process.hpp"
-#include "rocplay/session.hpp"
+#include "rocplay/session/process.hpp"
+#include "rocplay/session/session.hpp"
 #include "session/internal.hpp"
 
 #include <catch2/catch.hpp>

@@ -3,8 +3,8 @@
 // grouping accounts for every wave, JSON round-trips exactly).
 #pragma once
 
-#include "rocplay/grouping.hpp"
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/grouping.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 // stuck PC. The rocgdb case is reconstructed from the real gfx90a build of
 // tests/codeobj/kernels.hip, the cuda-gdb one adds a hand-written SASS window to a real
 // recording (both marked so in their first line), the gdb one is a real recording.
-#include "rocplay/code_loops.hpp"
+#include "rocplay/snapshot/code_loops.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>

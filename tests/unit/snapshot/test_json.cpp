@@ -1,5 +1,5 @@
 // Snapshot JSON: every fixture round-trips (check_invariants), and bad JSON names its field.
-#include "rocplay/error.hpp"
+#include "rocplay/core/error.hpp"
 #include "support.hpp"
 
 #include <catch2/catch.hpp>

@@ -2,7 +2,7 @@
 // thread's stack instead of replacing it: frames merge by level.
 #include "support.hpp"
 
-#include "rocplay/snapshot.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
 
 #include <catch2/catch.hpp>
 

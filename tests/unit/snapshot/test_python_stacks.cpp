@@ -1,8 +1,8 @@
-// Python frames in host stacks (rocplay/python_stacks.hpp): the recording's notes round-trip, the
-// merge replaces each eval-loop frame by the Python frames its call ran and keeps every other
-// native frame, bad notes are ignored, and the JSON keeps the frames marked as Python.
-#include "rocplay/frames.hpp"
-#include "rocplay/python_stacks.hpp"
+// Python frames in host stacks (rocplay/snapshot/python_stacks.hpp): the recording's notes
+// round-trip, the merge replaces each eval-loop frame by the Python frames its call ran and keeps
+// every other native frame, bad notes are ignored, and the JSON keeps the frames marked as Python.
+#include "rocplay/snapshot/frames.hpp"
+#include "rocplay/snapshot/python_stacks.hpp"
 
 #include <catch2/catch.hpp>
 

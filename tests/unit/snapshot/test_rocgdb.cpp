@@ -1,6 +1,6 @@
 // The rocgdb dialect on the reconstructed fixtures (fixtures/rocgdb/*) and on inline MI in the
 // shapes rocgdb-formats.md quotes. Every snapshot goes through check_invariants().
-#include "rocplay/grouping.hpp"
+#include "rocplay/snapshot/grouping.hpp"
 #include "snapshot/text.hpp"
 #include "support.hpp"
 

@@ -2,8 +2,8 @@
 // GPU counters (sysfs and nvidia-smi, from fake trees and a fake nvidia-smi), the workers, the
 // back-off and the decision, on real files and real processes. The summary line is in
 // tests/unit/report/test_watch_summary.cpp.
-#include "rocplay/error.hpp"
-#include "rocplay/watch.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/watch/watch.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,0 +1,24 @@
+// Host stack frames: which belong to the system (C library, C++ runtime, GPU runtime and driver
+// libraries) and which to the user's own code. Reports collapse the former; findings name the
+// innermost frame of the latter as "where the thread waits".
+// Layer: src/snapshot/ (library rocplay_snapshot; docs/architecture.md).
+#pragma once
+
+#include "rocplay/snapshot/snapshot.hpp"
+
+#include <string>
+
+namespace rocplay {
+
+// A frame of the C library, the C++ runtime, the dynamic loader, a GPU runtime/driver or
+// collective library (HSA, HIP, CUDA, thunk, DRM, NCCL/RCCL), the Python interpreter (its
+// executable or libpython, its C sources, its evaluation loop), or one with no name at all.
+bool is_system_frame(const Frame& frame);
+
+// The innermost frame in the user's own code, nullptr when every frame is a system one.
+const Frame* innermost_user_frame(const HostThread& thread);
+
+// `take_second at deadlock_target.cpp:40` (the file's last component), `ioctl from libc.so.6`.
+std::string frame_where(const Frame& frame);
+
+} // namespace rocplay

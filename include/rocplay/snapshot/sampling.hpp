@@ -1,0 +1,63 @@
+// Several samples of one live target in one debugger session: what one sample is, and how a
+// session's exchanges (live or from a recording) split into samples (docs/transcript-format.md,
+// "Samples").
+// Layer: src/snapshot/ (library rocplay_snapshot; docs/architecture.md).
+#pragma once
+
+#include "rocplay/mi/transcript.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rocplay {
+
+// One full snapshot of a live target, taken while it was stopped; the target ran between two.
+struct Sample {
+  std::uint32_t index = 1; // 1-based, in the order taken
+  double at = 0;           // seconds since the first sample's stop began
+  double stop_seconds = 0; // how long the target was stopped for this sample (0: unknown)
+  // Windows (session seconds) inside this sample's stop in which the target ran after all:
+  // cuda-gdb resumes every thread during its attach. stop_seconds leaves them out.
+  std::vector<std::pair<double, double>> ran_in_stop;
+  double wall_time = 0; // UNIX seconds when its stop began; 0 when unknown
+  Snapshot snapshot;
+};
+
+namespace snapshot {
+
+// The note that marks where sample `index` begins: `sample 2: stop began at 12.345678 s (unix
+// 1763940000.123456)`. Written by `rocplay run` after each sample's stop was seen.
+std::string sample_note(std::uint32_t index, double stop_began_at, double unix_time);
+
+// Sample 1 starts at the first exchange (its stop at `-target-attach`); sample N (N >= 2) at
+// the exchange carrying its note, when the notes count up 2, 3, ... (others are ignored). A
+// sample's stop ends at the answer of the next `-exec-continue` or of `-target-detach`. A session
+// without notes is one sample. Streams: exchanges are not kept.
+class SampleBuilder {
+public:
+  explicit SampleBuilder(BuildOptions options = {});
+  ~SampleBuilder();
+  SampleBuilder(SampleBuilder&&) noexcept;
+  SampleBuilder& operator=(SampleBuilder&&) noexcept;
+  void add(const mi::Exchange& exchange);
+  // Every sample with its snapshot and times. Source lines looked up in an earlier sample are
+  // carried into later ones for the PCs they did not ask again.
+  std::vector<Sample> finish();
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// SampleBuilder over a whole session.
+std::vector<Sample> build_samples(const std::vector<mi::Exchange>& exchanges,
+                                  const BuildOptions& options = {});
+
+} // namespace snapshot
+} // namespace rocplay
