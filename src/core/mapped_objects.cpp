@@ -1,11 +1,8 @@
 // /proc/PID/maps read into the files a process has mapped (rocplay/core/mapped_objects.hpp).
 #include "rocplay/core/mapped_objects.hpp"
-
-#include <fcntl.h>
-#include <unistd.h>
+#include "rocplay/core/proc_file.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <map>
 
@@ -95,31 +92,12 @@ std::optional<std::vector<MappedObject>> read_mapped_objects(std::int64_t pid) {
   if (pid <= 0) {
     return std::nullopt;
   }
-  // /proc files report size 0: read to the end, bounded.
   constexpr std::size_t kMaxBytes = std::size_t{64} << 20;
-  const std::string path = "/proc/" + std::to_string(pid) + "/maps";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const auto text = read_proc_file("/proc/" + std::to_string(pid) + "/maps", kMaxBytes);
+  if (!text) {
     return std::nullopt;
   }
-  std::string text;
-  char buf[16384];
-  while (text.size() < kMaxBytes) {
-    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, kMaxBytes - text.size()));
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) {
-      break;
-    }
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return parse_maps(text);
+  return parse_maps(*text);
 }
 
 } // namespace rocplay::process

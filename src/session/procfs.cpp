@@ -1,5 +1,6 @@
 // Readers of /proc/PID/{stat,status,environ,cmdline,fd}. Bounded reads; a vanished process or an
 // unreadable file is "unknown", not an error.
+#include "rocplay/core/proc_file.hpp"
 #include "rocplay/session/process.hpp"
 
 #include <dirent.h>
@@ -16,33 +17,6 @@
 namespace rocplay::process {
 
 namespace {
-
-// Reads a whole (small) /proc file; nullopt on any error. /proc files report size 0, so read in a
-// loop up to max_bytes.
-std::optional<std::string> slurp(const std::string& path, std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return std::nullopt;
-  }
-  std::string out;
-  char buf[8192];
-  while (out.size() < max_bytes) {
-    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - out.size()));
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) {
-      break;
-    }
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
 
 std::string proc_path(std::int64_t pid, const char* leaf) {
   return "/proc/" + std::to_string(pid) + "/" + leaf;
@@ -138,7 +112,7 @@ std::optional<Stat> read_stat(std::int64_t pid) {
   if (pid <= 0) {
     return std::nullopt;
   }
-  const auto text = slurp(proc_path(pid, "stat"), 4096);
+  const auto text = read_proc_file(proc_path(pid, "stat"), 4096);
   if (!text) {
     return std::nullopt;
   }
@@ -185,7 +159,7 @@ std::optional<Status> read_status(std::int64_t pid) {
   if (pid <= 0) {
     return std::nullopt;
   }
-  const auto text = slurp(proc_path(pid, "status"), 16384);
+  const auto text = read_proc_file(proc_path(pid, "status"), 16384);
   if (!text) {
     return std::nullopt;
   }
@@ -211,8 +185,8 @@ std::vector<ThreadTracer> traced_threads(std::int64_t pid, std::int64_t ignore,
     if (++seen > max_threads) {
       break;
     }
-    const auto text =
-        slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(*tid) + "/status", 16384);
+    const auto text = read_proc_file(
+        "/proc/" + std::to_string(pid) + "/task/" + std::to_string(*tid) + "/status", 16384);
     if (!text) {
       continue; // the thread ended
     }
@@ -251,8 +225,8 @@ std::vector<TaskStat> read_task_stats(std::int64_t pid, std::size_t max_threads)
     if (out.size() >= max_threads) {
       break;
     }
-    const auto text =
-        slurp("/proc/" + std::to_string(pid) + "/task/" + std::to_string(*tid) + "/stat", 4096);
+    const auto text = read_proc_file(
+        "/proc/" + std::to_string(pid) + "/task/" + std::to_string(*tid) + "/stat", 4096);
     if (!text) {
       continue; // the thread ended
     }
@@ -284,7 +258,7 @@ std::optional<bool> ptrace_read_allowed(std::int64_t pid) {
 }
 
 std::optional<int> read_ptrace_scope() {
-  const auto text = slurp("/proc/sys/kernel/yama/ptrace_scope", 64);
+  const auto text = read_proc_file("/proc/sys/kernel/yama/ptrace_scope", 64);
   if (!text) {
     return std::nullopt;
   }
@@ -314,7 +288,7 @@ std::optional<std::map<std::string, std::string>> read_environ(std::int64_t pid)
   if (pid <= 0) {
     return std::nullopt;
   }
-  const auto raw = slurp(proc_path(pid, "environ"), std::size_t{4} << 20);
+  const auto raw = read_proc_file(proc_path(pid, "environ"), std::size_t{4} << 20);
   if (!raw) {
     return std::nullopt;
   }
@@ -347,7 +321,7 @@ std::map<std::string, std::string> relevant_env(const std::map<std::string, std:
 }
 
 std::string read_cmdline(std::int64_t pid, std::size_t max_bytes) {
-  auto raw = slurp(proc_path(pid, "cmdline"), max_bytes);
+  auto raw = read_proc_file(proc_path(pid, "cmdline"), max_bytes);
   if (!raw) {
     return {};
   }
