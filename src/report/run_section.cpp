@@ -73,6 +73,14 @@ std::string target_account(const RunResult& r) {
                           "{:.1f} s into the session), not counted as stopped",
                           seconds_text(to - from), from, to);
     }
+    // A resume that never answered (the samples' intervals are counted per sample above).
+    if (r.samples.size() <= 1) {
+      for (const auto& [from, to] : t.run_windows) {
+        text += fmt::format("; the debugger let it run for {} ({:.1f} s to {:.1f} s into the "
+                            "session), not counted as stopped",
+                            seconds_text(to - from), from, to);
+      }
+    }
   } else {
     text = fmt::format("the attach did not complete; stopped for {}", seconds_text(t.stop_seconds));
   }

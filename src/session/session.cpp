@@ -196,12 +196,20 @@ void Session::Impl::on_line(const mi::RecordView& rec) {
   case mi::RecordKind::Exec:
     if (rec.klass() == "running") {
       target_running = true;
-      if (in_attach() && attach_run_began == 0 && rec["thread-id"].str_or() == "all") {
-        attach_run_began = at;
-        attach_run_cpu = pid ? process_cpu_seconds(*pid) : std::nullopt;
+      if (rec["thread-id"].str_or() == "all") {
+        if (in_attach() && attach_run_began == 0) {
+          attach_run_began = at;
+          attach_run_cpu = pid ? process_cpu_seconds(*pid) : std::nullopt;
+        } else if (attach_sent && !in_attach() && run_began == 0) {
+          run_began = at;
+        }
       }
     } else if (rec.klass() == "stopped") {
       target_running = false;
+      if (run_began > 0) {
+        times.run_windows.emplace_back(run_began, at);
+        run_began = 0;
+      }
       if (in_attach() && attach_run_began > 0) {
         times.attach_run_windows.emplace_back(attach_run_began, at);
         std::optional<double> cpu;

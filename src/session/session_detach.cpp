@@ -99,9 +99,15 @@ void Session::Impl::shutdown(bool interrupt) noexcept {
     }
     times.detached = true;
     gdb_attached = false;
+    if (run_began > 0) { // running when the debugger let go of it
+      times.run_windows.emplace_back(run_began, now());
+      run_began = 0;
+    }
     times.stop_seconds = now() - attach_sent_at;
-    for (const auto& [from, to] : times.attach_run_windows) {
-      *times.stop_seconds -= to - from; // it ran then
+    for (const auto* windows : {&times.attach_run_windows, &times.run_windows}) {
+      for (const auto& [from, to] : *windows) {
+        *times.stop_seconds -= to - from; // it ran then
+      }
     }
     times.total_seconds = now();
     if (target_end == TargetEnd::Kill) {

@@ -197,6 +197,8 @@ struct Session::Impl {
   // the attach's stop); 0 when it has not.
   double attach_run_began = 0;
   std::optional<double> attach_run_cpu; // the process's CPU seconds then
+  // When the debugger last resumed every thread after the attach; 0 while it is stopped.
+  double run_began = 0;
   std::optional<std::int64_t> pid;
   TargetInfo target;
   TargetTimes times;

@@ -323,4 +323,10 @@ TEST_CASE("run_for: waiting for the interval to begin (a lockstep) lets the targ
   CHECK(process::is_stopped(target.state()));
   s.detach();
   CHECK(target.advances());
+  // The run is one window of the target's account, left out of its stop.
+  const auto& t = s.times();
+  REQUIRE(t.run_windows.size() == 1);
+  CHECK(t.run_windows[0].second - t.run_windows[0].first >= 0.55);
+  REQUIRE(t.stop_seconds.has_value());
+  CHECK(*t.stop_seconds < *t.total_seconds - 0.55);
 }

@@ -55,6 +55,11 @@ struct TargetTimes {
   // attach: cuda-gdb resumes every thread (`*running,thread-id="all"`) while it loads the CUDA
   // state and stops them again. The target was not stopped then; stop_seconds leaves them out.
   std::vector<std::pair<double, double>> attach_run_windows;
+  // Windows after the attach in which the debugger had every thread running, to a `*stopped` or
+  // to the detach: the intervals between samples, and a resume whose result never came (cuda-gdb
+  // after a failed GPU attach marks every thread running and then answers nothing until
+  // interrupted). stop_seconds leaves them out too.
+  std::vector<std::pair<double, double>> run_windows;
   // The launcher started the program (Session::adopt_target), and ended it with `kill`.
   bool launched = false;
   bool killed = false;
