@@ -546,6 +546,22 @@ private:
       result_.sampling_stopped = "this debugger driver cannot let the target run: one sample";
       return;
     }
+    // cuda-gdb that failed to attach to the GPU side sees no more of it in a later sample, and
+    // resuming such a target hung: no answer to -exec-continue for 30 s, four ranks on H200
+    // (docs/hardware-validation.md). Detach after the one sample instead.
+    std::string gpu_attach_error;
+    for (const auto& ex : driver_.exchanges()) { // the attach's, and the output after it
+      if (ex.command.empty() || ex.command.rfind("-target-attach", 0) == 0) {
+        snapshot::take_gpu_attach_error(ex, gpu_attach_error);
+      }
+    }
+    if (!gpu_attach_error.empty()) {
+      result_.samples_wanted = 1;
+      result_.sampling_stopped =
+          "cuda-gdb could not attach to the GPU side, so a later sample would show no more: one "
+          "sample, then the detach";
+      return;
+    }
     struct Done {
       const RunOptions& o;
       ~Done() {

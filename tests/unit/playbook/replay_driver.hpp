@@ -84,6 +84,21 @@ public:
   bool has_mi_command(const std::string& name) const override {
     return mi_commands_.count(name) != 0;
   }
+  // resumable: run_for() answers at once as if the target ran and was stopped again (the
+  // recording's later samples are not replayed); run_for_calls counts the resumes asked.
+  bool resumable = false;
+  int run_for_calls = 0;
+  bool can_resume() const override { return resumable; }
+  session::ResumeResult run_for(std::chrono::milliseconds /*interval*/,
+                                std::chrono::milliseconds /*stop_timeout*/,
+                                const session::IntervalStart& /*interval_start*/) override {
+    ++run_for_calls;
+    session::ResumeResult r;
+    r.resumed_at = 1;
+    r.interrupted_at = 2;
+    r.stopped_at = 2;
+    return r;
+  }
   const session::Debugger& debugger() const override { return debugger_; }
   const std::vector<mi::Exchange>& exchanges() const override { return exchanges_; }
   session::TargetTimes times() const override { return times_; }

@@ -524,3 +524,32 @@ steps:
   CHECK(test::step_named(r, "unread").message == "built after the detach");
   CHECK(r.snapshot.host_threads.size() == 4);
 }
+
+// Four ranks on H200 (fixtures/cuda-gdb/h200x4-server): cuda-gdb failed to attach to rank 2's GPU
+// side, and resuming such a rank for a second sample got no answer for 30 s while the rank was
+// counted stopped. The runner now detaches after the one sample; rank 0 (attached) still resumes.
+TEST_CASE("no second sample after cuda-gdb failed to attach to the GPU side") {
+  const std::string dir = "fixtures/cuda-gdb/h200x4-server/";
+  RunOptions ro;
+  ro.samples = 2;
+  {
+    test::ReplayDriver driver(test::read_fixture(dir + "server-rank2.rec"));
+    driver.resumable = true;
+    ro.pid = 1577;
+    const auto r = run(find_playbook("hang-triage"), driver, ro);
+    CHECK(driver.run_for_calls == 0);
+    CHECK(r.samples_wanted == 1);
+    CHECK_THAT(r.sampling_stopped, Catch::Contains("could not attach to the GPU side"));
+    CHECK(driver.detach_calls >= 1);
+    CHECK_FALSE(driver.attached);
+  }
+  {
+    test::ReplayDriver driver(test::read_fixture(dir + "server-rank0.rec"));
+    driver.resumable = true;
+    ro.pid = 1575;
+    const auto r = run(find_playbook("hang-triage"), driver, ro);
+    CHECK(driver.run_for_calls == 1);
+    CHECK(r.samples_wanted == 2);
+    CHECK_FALSE(driver.attached);
+  }
+}
