@@ -11,7 +11,8 @@
 # healthy_long (a minute-long healthy kernel), graph (a graph-replayed kernel polling a flag never
 # set), mapped (a kernel polling mapped host memory). Default: ipc server graph mapped healthy_long
 # skip_rank mismatch.
-# TP, SKIP: the server's tensor-parallel size and the rank that skips (2 and 1). ALONE: the
+# TP, SKIP: the server's tensor-parallel size and the rank that skips (2 and 1). ROCPLAY_ARGS:
+# more options for every rocplay run (e.g. "--jobs 2"). ALONE: the
 # two-rank scenarios that are also triaged on rank 0 alone (default: all four).
 # ROCPLAY: the rocplay to run (default: build one from this tree, as run.sh does). OUT: where the
 # recordings, reports and x2-summary.txt go (default /tmp/hw-out); `$OUT/x2.tar.gz` holds them all.
@@ -134,7 +135,8 @@ triage() { # stem target-args...
   rec=$work/$stem.rec
   [ "$1" = --pid ] || rec=$work/$stem-rank%r.rec
   t0=$(date +%s%N)
-  timeout 150 "$rocplay" run hang-triage "$@" --debugger cuda-gdb --record "$rec" \
+  # shellcheck disable=SC2086 # ROCPLAY_ARGS: options split on spaces, e.g. "--jobs 2"
+  timeout 150 "$rocplay" run hang-triage "$@" ${ROCPLAY_ARGS:-} --debugger cuda-gdb --record "$rec" \
     --format json --output "$work/$stem.json" >"$work/$stem.log" 2>&1
   rc=$?
   say "$stem: rocplay $* -> exit $rc in $(hw_ms "$t0") ms"
