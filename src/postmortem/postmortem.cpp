@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -1104,6 +1105,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     Snapshot snapshot;
     std::string rule;
     std::string path;
+    std::string process_key; // host, pid and command of a recording; empty when not known
+    double started_unix = 0;
   };
   std::map<std::string, std::vector<Ranked>> ranked;
   // Unranked snapshots whose file names hold a rank, by directory and then by the name with the
@@ -1123,6 +1126,41 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   };
   std::map<std::string, std::vector<SeriesMember>> by_process;
   std::size_t series_count = 0;
+  // A rank recorded twice from the same process (the workers, then rank 0 alone a minute later)
+  // is one rank, not two hangs: the event takes the recording made nearest the other ranks' (the
+  // series compares them all). `members` is sorted by rank.
+  auto keep_one_recording_per_process = [&](std::vector<Ranked>& members) {
+    std::vector<double> times;
+    for (const auto& m : members) {
+      if (m.started_unix > 0) {
+        times.push_back(m.started_unix);
+      }
+    }
+    if (times.empty()) {
+      return;
+    }
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
+                     times.end());
+    const double middle = times[times.size() / 2];
+    std::vector<Ranked> kept;
+    for (auto& m : members) {
+      Ranked* same = kept.empty() ? nullptr : &kept.back();
+      if (same == nullptr || same->snapshot.rank != m.snapshot.rank || m.process_key.empty() ||
+          same->process_key != m.process_key || m.started_unix <= 0 || same->started_unix <= 0) {
+        kept.push_back(std::move(m));
+        continue;
+      }
+      const bool nearer = std::abs(m.started_unix - middle) < std::abs(same->started_unix - middle);
+      summary.warnings.push_back(fmt::format(
+          "{} and {} are recordings of one process (rank {}, {}); the cross-rank event takes {}, "
+          "made with the other ranks' (the series below compares both)",
+          same->path, m.path, *m.snapshot.rank, m.process_key, nearer ? m.path : same->path));
+      if (nearer) {
+        *same = std::move(m);
+      }
+    }
+    members = std::move(kept);
+  };
   // By value: callers pass a key that lives in `ranked`, and the node is erased below.
   auto close_event = [&](std::string key) {
     auto it = ranked.find(key);
@@ -1137,6 +1175,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     std::stable_sort(members.begin(), members.end(), [](const Ranked& a, const Ranked& b) {
       return a.snapshot.rank < b.snapshot.rank;
     });
+    keep_one_recording_per_process(members);
     // Two inputs claiming one rank are not one event (two hangs recorded into one directory):
     // joining them would make up a cross-rank finding.
     for (std::size_t i = 1; i < members.size(); ++i) {
@@ -1246,7 +1285,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         r.rank_rule = "input order";
         r.snapshot.rank = r.rank;
       }
-      ranked[kOneEvent].push_back({std::move(r.snapshot), r.rank_rule, r.path + r.member});
+      ranked[kOneEvent].push_back(
+          {std::move(r.snapshot), r.rank_rule, r.path + r.member, r.process_key, r.started_unix});
       ++ranked_count;
       return;
     }
@@ -1256,14 +1296,15 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         r.rank_rule = "file name";
         r.snapshot.rank = r.rank;
         by_name[fs::path(r.path).parent_path().string()][named->first].push_back(
-            {std::move(r.snapshot), r.rank_rule, r.path});
+            {std::move(r.snapshot), r.rank_rule, r.path, r.process_key, r.started_unix});
         return;
       }
     }
     if (r.rank && usable) {
       if (ranked_count < options.max_ranked_snapshots) {
         const std::string key = r.member.empty() ? fs::path(r.path).parent_path().string() : r.path;
-        ranked[key].push_back({std::move(r.snapshot), r.rank_rule, r.path + r.member});
+        ranked[key].push_back(
+            {std::move(r.snapshot), r.rank_rule, r.path + r.member, r.process_key, r.started_unix});
         ++ranked_count;
       } else if (ranked_count++ == options.max_ranked_snapshots) {
         summary.warnings.push_back("more than " + std::to_string(options.max_ranked_snapshots) +

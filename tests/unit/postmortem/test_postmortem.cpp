@@ -449,10 +449,41 @@ TEST_CASE("two inputs claiming one rank are never joined into a false event",
           "[postmortem][ranks]") {
   TempDir dir;
   dir.write("a.rec", slurp(kNccl / "nccl-rank0.rec"));
-  dir.write("b.rec", slurp(kNccl / "nccl-rank0.rec"));
+  // Another process (its meta's pid changed) that also says it is rank 0: a second hang.
+  std::string other = slurp(kNccl / "nccl-rank0.rec");
+  const auto at = other.find("\"pid\":");
+  REQUIRE(at != std::string::npos);
+  other.insert(at + 6, "9");
+  dir.write("b.rec", other);
   dir.write("c.rec", slurp(kNccl / "nccl-rank1.rec"));
   const Summary summary = summary_of(dir);
   CHECK(summary.events.empty());
   REQUIRE_FALSE(summary.warnings.empty());
   CHECK(summary.warnings.front().find("both are rank 0") != std::string::npos);
+}
+
+// Four ranks on H200 (fixtures/cuda-gdb/h200x4-server-alone), and rank 0 recorded again alone
+// 40 s later: one process recorded twice is one rank, and the event keeps the recording made
+// with the other ranks'.
+TEST_CASE("a rank recorded twice from one process still makes the event", "[postmortem][ranks]") {
+  const fs::path dir = kFixtures / "cuda-gdb/h200x4-server-alone";
+  Options options;
+  options.paths = {dir.string()};
+  Summary summary;
+  collect(options, &summary);
+  REQUIRE(summary.events.size() == 1);
+  CHECK(summary.events[0].ranks == std::vector<int>{0, 1, 2, 3});
+  REQUIRE(has_finding(summary.events[0], "missing-rank"));
+  bool named = false;
+  for (const auto& f : summary.events[0].findings) {
+    named = named || (f.id == "missing-rank" && f.title.find("rank 3") != std::string::npos);
+  }
+  CHECK(named);
+  REQUIRE(summary.warnings.size() == 1);
+  CHECK_THAT(summary.warnings[0], Catch::Contains("are recordings of one process (rank 0"));
+  CHECK_THAT(summary.warnings[0], Catch::EndsWith("takes " + (dir / "server-rank0.rec").string() +
+                                                  ", made with the other ranks' (the series "
+                                                  "below compares both)"));
+  REQUIRE(summary.series.size() == 1);
+  CHECK(summary.series[0].members.size() == 2);
 }
