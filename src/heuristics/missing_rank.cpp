@@ -108,10 +108,10 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
                           in == 1 ? std::string("the other rank waits")
                                   : fmt::format("the other {} ranks wait", in));
     f.summary = fmt::format(
-        "{} of {} ranks have {} in flight; rank{} {} {} not. A collective completes only when "
+        "{} of {} ranks {} {} in flight; rank{} {} {} not. A collective completes only when "
         "every rank joins, so {} waiting for the flag of the rank{} that never arrived.",
-        in, n, kernel, missing.size() == 1 ? "" : "s", fmt::join(ids, ", "),
-        missing.size() == 1 ? "does" : "do",
+        in, n, in == 1 ? "has" : "have", kernel, missing.size() == 1 ? "" : "s",
+        fmt::join(ids, ", "), missing.size() == 1 ? "does" : "do",
         in == 1 ? std::string("the rank inside it spins")
                 : fmt::format("the {} ranks inside it spin", in),
         missing.size() == 1 ? "" : "s");
