@@ -1,10 +1,12 @@
 // Post-mortem throughput and memory over a large batch of transcripts.
 //
-//   bench_postmortem [--short] [--files N] [--file-kb K] [--runs R] [--jobs J] [--corpus DIR]
+//   bench_postmortem [--short] [--files N] [--file-kb K] [--runs R] [--jobs J] [--details]
+//                    [--corpus DIR]
 //
 // Builds (once) a corpus of N rocgdb recordings of about K KiB each, grouped in directories of 8
 // ranks: the TP=8 sync-spin fixture with its -thread-info inflated to many waves. Then runs the
-// batch post-mortem (every input read, snapshot built, all heuristics, cross-rank per directory)
+// batch post-mortem (every input read, snapshot built, all heuristics, cross-rank per directory;
+// the findings' structured details only with --details, as for a JSON report)
 // in a child process, R times; prints the median wall time, MB/s, the child's peak RSS and its
 // median CPU time (user + system) with MB per CPU-second, the figure that a busy machine moves
 // least. The corpus lives under $TMPDIR/rocplay-bench-corpus-NxK (or --corpus DIR), made again
@@ -112,6 +114,7 @@ int main(int argc, char** argv) {
   unsigned jobs = 0;
   fs::path corpus = fs::temp_directory_path() / "rocplay-bench-corpus";
   bool corpus_given = false;
+  bool details = false; // as `rocplay postmortem` writing text (its default format)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--short") {
@@ -128,13 +131,15 @@ int main(int argc, char** argv) {
       runs = std::stoi(argv[++i]);
     } else if (a == "--jobs" && i + 1 < argc) {
       jobs = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else if (a == "--details") {
+      details = true; // as a JSON, JSON Lines or SARIF report
     } else if (a == "--corpus" && i + 1 < argc) {
       corpus = argv[++i];
       corpus_given = true;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--short] [--files N] [--file-kb K] [--runs R] [--jobs J] "
-                   "[--corpus DIR]\n",
+                   "[--details] [--corpus DIR]\n",
                    argv[0]);
       return 64;
     }
@@ -193,6 +198,7 @@ int main(int argc, char** argv) {
       postmortem::Options options;
       options.paths = {corpus.string()};
       options.jobs = jobs;
+      options.details = details;
       std::size_t n = 0;
       const auto summary = postmortem::run(
           options, [&](const postmortem::InputResult& result) { n += result.findings.size(); });
