@@ -1,11 +1,16 @@
 // Post-mortem throughput and memory over a large batch of transcripts.
 //
-//   bench_postmortem [--short] [--files N] [--file-kb K] [--runs R] [--jobs J] [--corpus DIR]
+//   bench_postmortem [--short] [--files N] [--file-kb K] [--runs R] [--jobs J] [--details]
+//                    [--corpus DIR]
 //
 // Builds (once) a corpus of N rocgdb recordings of about K KiB each, grouped in directories of 8
 // ranks: the TP=8 sync-spin fixture with its -thread-info inflated to many waves. Then runs the
-// batch post-mortem (every input read, snapshot built, all heuristics, cross-rank per directory)
-// in a child process, R times; prints the median wall time, MB/s and the child's peak RSS.
+// batch post-mortem (every input read, snapshot built, all heuristics, cross-rank per directory;
+// the findings' structured details only with --details, as for a JSON report)
+// in a child process, R times; prints the median wall time, MB/s, the child's peak RSS and its
+// median CPU time (user + system) with MB per CPU-second, the figure that a busy machine moves
+// least. The corpus lives under $TMPDIR/rocplay-bench-corpus-NxK (or --corpus DIR), made again
+// when the marker beside it names another size.
 #include "rocplay/postmortem/postmortem.hpp"
 
 #include "rocplay/mi/transcript.hpp"
@@ -108,6 +113,8 @@ int main(int argc, char** argv) {
   int runs = 3;
   unsigned jobs = 0;
   fs::path corpus = fs::temp_directory_path() / "rocplay-bench-corpus";
+  bool corpus_given = false;
+  bool details = false; // as `rocplay postmortem` writing text (its default format)
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--short") {
@@ -115,6 +122,7 @@ int main(int argc, char** argv) {
       file_kb = 256;
       runs = 1;
       corpus = fs::temp_directory_path() / "rocplay-bench-corpus-short";
+      corpus_given = true;
     } else if (a == "--files" && i + 1 < argc) {
       files = std::stoul(argv[++i]);
     } else if (a == "--file-kb" && i + 1 < argc) {
@@ -123,12 +131,15 @@ int main(int argc, char** argv) {
       runs = std::stoi(argv[++i]);
     } else if (a == "--jobs" && i + 1 < argc) {
       jobs = static_cast<unsigned>(std::stoul(argv[++i]));
+    } else if (a == "--details") {
+      details = true; // as a JSON, JSON Lines or SARIF report
     } else if (a == "--corpus" && i + 1 < argc) {
       corpus = argv[++i];
+      corpus_given = true;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--short] [--files N] [--file-kb K] [--runs R] [--jobs J] "
-                   "[--corpus DIR]\n",
+                   "[--details] [--corpus DIR]\n",
                    argv[0]);
       return 64;
     }
@@ -141,10 +152,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_postmortem: cannot read %s\n", fixture_path.c_str());
     return 66;
   }
-  // Beside the corpus, not in it: the post-mortem reads every file of the directory.
-  const fs::path stamp =
-      corpus.string() + ".corpus-" + std::to_string(files) + "x" + std::to_string(file_kb) + "-v2";
-  if (!fs::exists(stamp)) {
+  // The size is in the default directory's name, so corpora of several sizes live side by side;
+  // the marker beside the directory (not in it: the post-mortem reads every file there) names the
+  // size it holds, so a directory made for another size (a --corpus passed before with other
+  // sizes) is made again instead of being reused under the wrong name.
+  if (!corpus_given) {
+    corpus += "-" + std::to_string(files) + "x" + std::to_string(file_kb);
+  }
+  const fs::path stamp = corpus.string() + ".corpus";
+  const std::string made = std::to_string(files) + "x" + std::to_string(file_kb) + "-v3\n";
+  if (slurp(stamp) != made || !fs::is_directory(corpus)) {
+    fs::remove(stamp);
     fs::remove_all(corpus);
     for (std::size_t f = 0; f < files; ++f) {
       const int rank = static_cast<int>(f % 8);
@@ -153,7 +171,7 @@ int main(int argc, char** argv) {
       std::ofstream(dir / ("rank" + std::to_string(rank) + ".mi"), std::ios::binary)
           << make_transcript(fixture, file_kb * 1024, rank, 4300 + static_cast<int>(f));
     }
-    std::ofstream(stamp) << "ok\n";
+    std::ofstream(stamp) << made;
   }
   std::uint64_t total = 0;
   for (const auto& e : fs::recursive_directory_iterator(corpus)) {
@@ -163,6 +181,8 @@ int main(int argc, char** argv) {
   }
 
   std::vector<double> seconds;
+  std::vector<double>
+      cpu; // the child's user + system time: the figure the builder's load moves least
   double rss = 0;
   std::size_t findings = 0;
   std::size_t events = 0;
@@ -178,6 +198,7 @@ int main(int argc, char** argv) {
       postmortem::Options options;
       options.paths = {corpus.string()};
       options.jobs = jobs;
+      options.details = details;
       std::size_t n = 0;
       const auto summary = postmortem::run(
           options, [&](const postmortem::InputResult& result) { n += result.findings.size(); });
@@ -194,6 +215,8 @@ int main(int argc, char** argv) {
     ::wait4(child, &status, 0, &usage);
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     rss = std::max(rss, peak_rss_mb(usage));
+    cpu.push_back(static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                  static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6);
     findings = in[0];
     events = in[1];
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -202,10 +225,14 @@ int main(int argc, char** argv) {
     }
   }
   std::sort(seconds.begin(), seconds.end());
+  std::sort(cpu.begin(), cpu.end());
   const double median = seconds[seconds.size() / 2];
+  const double mb = static_cast<double>(total) / (1 << 20);
+  const double cpu_median = cpu[cpu.size() / 2];
   std::printf("postmortem: %zu transcripts, %.0f MB, %u jobs (0 = all cores), %d runs: median "
-              "%.2f s = %.0f MB/s; %zu findings, %zu events; peak RSS %.0f MB\n",
-              files, static_cast<double>(total) / (1 << 20), jobs, runs, median,
-              static_cast<double>(total) / (1 << 20) / median, findings, events, rss);
+              "%.2f s = %.0f MB/s; %zu findings, %zu events; peak RSS %.0f MB; CPU median %.3f "
+              "s, %.0f MB per CPU-second\n",
+              files, mb, jobs, runs, median, mb / median, findings, events, rss, cpu_median,
+              cpu_median > 0 ? mb / cpu_median : 0.0);
   return 0;
 }

@@ -44,6 +44,7 @@ int run_postmortem(const Options& o) {
   options.paths = o.paths;
   options.jobs = o.jobs;
   options.one_event = o.one_event;
+  options.details = format != report::Format::Text; // text never prints the findings' details
   if (!o.rank_from.empty()) {
     options.rank_pattern = o.rank_from;
   }

@@ -46,7 +46,10 @@ private:
 std::vector<Finding> program_fault(detail::Analysis& analysis);
 std::vector<Finding> sync_lane_barrier_spin(detail::Analysis& analysis, const Context& context);
 std::vector<Finding> splitk_clean_race(detail::Analysis& analysis);
-std::vector<Finding> collective_wait(detail::Analysis& analysis);
+// Dispatches in `explained` (the sync-lane findings' own) are not looked at: their finding would
+// be dropped, and building it was a seventh of a small input's analysis.
+std::vector<Finding> collective_wait(detail::Analysis& analysis,
+                                     const std::set<std::string>& explained = {});
 std::vector<Finding> host_blocked_on_gpu(detail::Analysis& analysis);
 // Queues with packets pending and no dispatch in flight beside a host GPU wait; many such queues
 // (queue_pending.cpp).

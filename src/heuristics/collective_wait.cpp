@@ -77,12 +77,13 @@ std::vector<Finding> collective_wait(const Snapshot& s) {
   return collective_wait(analysis);
 }
 
-std::vector<Finding> collective_wait(detail::Analysis& analysis) {
+std::vector<Finding> collective_wait(detail::Analysis& analysis,
+                                     const std::set<std::string>& explained) {
   const Snapshot& s = analysis.snapshot();
   std::vector<Finding> out;
   std::vector<const Dispatch*> collectives;
   for (const auto& d : s.dispatches) {
-    if (detail::is_collective(d)) {
+    if (!explained.count(d.id) && detail::is_collective(d)) {
       collectives.push_back(&d);
     }
   }
@@ -139,7 +140,9 @@ std::vector<Finding> collective_wait(detail::Analysis& analysis) {
     f.locations.push_back(detail::location_of(*most, s));
     for (const auto& c : cs) {
       f.evidence.push_back(detail::describe(c, s));
-      cj.push_back(detail::class_json(c, s));
+      if (kernels.details) {
+        cj.push_back(detail::class_json(c, s));
+      }
       if (f.locations.size() < 4 && &c != &*most) {
         f.locations.push_back(detail::location_of(c, s));
       }
@@ -149,7 +152,9 @@ std::vector<Finding> collective_wait(detail::Analysis& analysis) {
                                        s.label.empty() ? std::string("the snapshot") : s.label));
     }
     nlohmann::json dj = detail::dispatch_json(*d, kernels);
-    dj["wave_classes"] = std::move(cj);
+    if (kernels.details) {
+      dj["wave_classes"] = std::move(cj);
+    }
     f.details = {{"dispatch", std::move(dj)},
                  {"loops", loops},
                  {"line_info", line_info},

@@ -265,6 +265,9 @@ std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClas
 
 nlohmann::json dispatch_json(const Dispatch& d, Kernels& kernels) {
   nlohmann::json j = {{"id", d.id}, {"kernel", kernel_label(d)}};
+  if (!kernels.details) {
+    return j;
+  }
   if (!d.linkage_name.empty()) {
     j["linkage_name"] = d.linkage_name;
   }

@@ -51,6 +51,9 @@ public:
   // `dispatch` is one of the snapshot's dispatches (std::logic_error otherwise).
   const KernelInfo& of(const Dispatch& dispatch);
   const std::string& source_file(const Dispatch& dispatch);
+  // Context::details of the run: off, dispatch_json gives the dispatch's id and kernel only, and
+  // the heuristics leave the wave classes out of their details.
+  bool details = true;
 
 private:
   std::size_t index_of(const Dispatch& dispatch) const;
@@ -74,7 +77,8 @@ Location location_of(const snapshot::WaveClass& c, const Snapshot& snapshot);
 // Classes of one dispatch (matched on agent, queue, dispatch_no).
 std::vector<snapshot::WaveClass> classes_of(const std::vector<snapshot::WaveClass>& classes,
                                             const Dispatch& dispatch);
-// `kind`, `category`, `op`, `dtype` and `source` of the dispatch's kernel (classify_kernel).
+// `kind`, `category`, `op`, `dtype` and `source` of the dispatch's kernel (classify_kernel); only
+// `id` and `kernel` when kernels.details is off.
 nlohmann::json dispatch_json(const Dispatch& dispatch, Kernels& kernels);
 // `kernel allgather_vec: collective (collective), bfloat16; source: aiter/csrc/ ...`; empty when
 // the kernel has no name.

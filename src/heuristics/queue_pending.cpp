@@ -30,7 +30,12 @@ std::string queue_label(const Queue& q) {
 std::string gpu_wait(const HostThread& t) {
   std::string found;
   for (const auto& f : t.frames) {
-    const std::string name = short_function_name(f.function);
+    // Each call below appears as it is in the frame's function: most frames are none of them and
+    // need no shortening.
+    const bool may_be_call = detail::contains(f.function, "Synchronize") ||
+                             detail::contains(f.function, "WaitEvent") ||
+                             detail::contains(f.function, "hsa_signal_wait");
+    const std::string name = may_be_call ? short_function_name(f.function) : std::string();
     static constexpr std::string_view kCalls[] = {
         "hipDeviceSynchronize",   "hipStreamSynchronize",      "hipEventSynchronize",
         "hipStreamWaitEvent",     "hsa_signal_wait_scacquire", "hsa_signal_wait_relaxed",

@@ -30,6 +30,7 @@ namespace {
 
 std::vector<Finding> run_over(detail::Analysis& analysis, const Context& context) {
   const Snapshot& snapshot = analysis.snapshot();
+  analysis.kernels().details = context.details;
   std::vector<Finding> out = program_fault(analysis);
   append(out, sync_lane_barrier_spin(analysis, context));
   // The sync-lane finding already says "waiting for peers" for its dispatches, more precisely.
@@ -43,11 +44,8 @@ std::vector<Finding> run_over(detail::Analysis& analysis, const Context& context
     spinning.insert(f.details["dispatch"]["id"].get<std::string>());
     out.push_back(std::move(f));
   }
-  for (auto& f : collective_wait(analysis)) {
-    if (!spinning.count(f.details["dispatch"]["id"].get<std::string>())) {
-      out.push_back(std::move(f));
-    }
-  }
+  // Its dispatches are skipped before their finding is built, not dropped after.
+  append(out, collective_wait(analysis, spinning));
   append(out, splitk_clean_race(analysis));
   append(out, nothing_visible(snapshot, context));
   append(out, host_blocked_on_gpu(analysis));

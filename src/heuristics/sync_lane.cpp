@@ -363,19 +363,23 @@ std::vector<Finding> sync_lane_barrier_spin(detail::Analysis& analysis, const Co
     }
     f.details = {{"dispatch", detail::dispatch_json(d, kernels)},
                  {"routine", routine},
-                 {"collective", collective},
-                 {"spin", detail::class_json(spin, s)}};
+                 {"collective", collective}};
+    if (kernels.details) {
+      f.details["spin"] = detail::class_json(spin, s);
+    }
     nlohmann::json spin_pcs = nlohmann::json::array();
     for (const auto* c : pattern->spin) {
       spin_pcs.push_back(detail::hex(c->pc));
     }
     f.details["spin_pcs"] = std::move(spin_pcs);
     f.details["spin_threads"] = pattern->spin_threads;
-    nlohmann::json rest_json = nlohmann::json::array();
-    for (const auto* c : others) {
-      rest_json.push_back(detail::class_json(*c, s));
+    if (kernels.details) {
+      nlohmann::json rest_json = nlohmann::json::array();
+      for (const auto* c : others) {
+        rest_json.push_back(detail::class_json(*c, s));
+      }
+      f.details["rest"] = std::move(rest_json);
     }
-    f.details["rest"] = std::move(rest_json);
     if (ngpus) {
       f.details["ngpus"] = *ngpus;
       f.details["ngpus_source"] = ngpus_source;

@@ -267,52 +267,70 @@ std::string process_key_of(const nlohmann::json& j, double& unix) {
                      comm.empty() ? std::string() : " (" + comm + ")");
 }
 
-// How many of the inputs are recordings of each process, from each file's header and meta line
-// (its first 64 KiB; standard input, pipes and FIFOs are not looked at). Only a process recorded
-// more than once can form a series, so only such recordings keep their samples to the end of the
-// batch; the others are let go as they are read, and memory stays per-event however many inputs
-// there are.
-std::map<std::string, std::size_t> recordings_per_process(const std::vector<std::string>& files) {
-  std::map<std::string, std::size_t> out;
-  std::string head(64 * 1024, '\0');
-  for (const auto& path : files) {
-    // Regular files only: a pipe or a FIFO would block here, and lose what it read.
-    struct stat st {};
-    if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      continue;
+// What the first look at an input's header found, carried with the file to its analysis: the
+// process it records (from the meta line) and what the rest of the meta says, so the meta is
+// parsed once per input. Only regular files are looked at; the others carry nothing.
+struct FirstLook {
+  std::string process_key; // `host pid 4242 (python3)`; empty: no meta with a pid
+  double started_unix = 0; // the meta's started_at
+  heuristics::Context context;
+  // The meta line these came from, by size and hash: the reader's meta must be the same text.
+  std::size_t meta_size = 0;
+  std::size_t meta_hash = 0;
+};
+
+constexpr std::size_t kLookBytes = 8 * 1024; // a header and a meta line, usually
+
+// The header and meta line of a recording at `path`: its first 8 KiB, or up to 64 KiB when the
+// meta line is longer. Standard input, pipes and FIFOs are not looked at: a pipe or a FIFO would
+// block here, and lose what it read.
+FirstLook first_look(const std::string& path) {
+  FirstLook look;
+  struct stat st {};
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return look;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return look;
+  }
+  std::string head;
+  std::size_t n = 0;
+  std::size_t meta_at = std::string_view::npos;
+  std::size_t meta_end = std::string_view::npos;
+  for (std::size_t want = kLookBytes; want <= kSniffBytes; want *= 8) {
+    head.resize(want);
+    const ssize_t got = ::pread(fd, head.data() + n, want - n, static_cast<off_t>(n));
+    if (got <= 0) {
+      break;
     }
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-      continue;
-    }
-    const ssize_t n = ::read(fd, head.data(), head.size());
-    ::close(fd);
-    if (n <= 0) {
-      continue;
-    }
-    const std::string_view text(head.data(), static_cast<std::size_t>(n));
+    n += static_cast<std::size_t>(got);
+    const std::string_view text(head.data(), n);
     // Comment lines may come before the header, as the reader allows.
     if (text.front() != '#' || (text.rfind("# rocplay-transcript", 0) != 0 &&
                                 text.find("\n# rocplay-transcript") == std::string_view::npos)) {
+      if (n < want || text.front() != '#') {
+        break; // not a recording, or one whose header lies past what is read
+      }
       continue;
     }
-    const auto at = text.find("\n# meta ");
-    if (at == std::string_view::npos) {
-      continue;
-    }
-    const auto begin = at + 8;
-    const auto end = text.find('\n', begin);
-    if (end == std::string_view::npos) {
-      continue;
-    }
-    double unix = 0;
-    const auto key = process_key_of(
-        nlohmann::json::parse(text.substr(begin, end - begin), nullptr, false), unix);
-    if (!key.empty()) {
-      ++out[key];
+    meta_at = text.find("\n# meta ");
+    meta_end = meta_at == std::string_view::npos ? meta_at : text.find('\n', meta_at + 8);
+    if (meta_end != std::string_view::npos || n < want) {
+      break; // the whole meta line, or the whole file
     }
   }
-  return out;
+  ::close(fd);
+  if (meta_end == std::string_view::npos) {
+    return look;
+  }
+  const std::string_view meta(head.data() + meta_at + 8, meta_end - meta_at - 8);
+  const auto j = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
+  look.process_key = process_key_of(j, look.started_unix);
+  look.context = heuristics::context_from_parsed_meta(j);
+  look.meta_size = meta.size();
+  look.meta_hash = std::hash<std::string_view>{}(meta);
+  return look;
 }
 
 // The input as the analysis step sees it: its path and the rank --rank-from gave it.
@@ -336,13 +354,13 @@ void take_case(InputResult& r, Case&& c) {
   }
 }
 
-void analyse_transcript(std::istream& in, InputResult& r, const Options& options) {
+// `whole`: the input's bytes when they are in memory already (a file up to 16 MB, a pipe), parsed
+// where they lie, its lines (often one MB-sized -thread-info) never reassembled across chunks;
+// empty: `in` is streamed. `look`: what the first look at the file's header found (or nullptr).
+void analyse_transcript(std::istream& in, std::string_view whole, InputResult& r,
+                        const Options& options, const FirstLook* look) {
   mi::TranscriptReader reader(options.limits);
   std::optional<snapshot::SampleBuilder> builder;
-  // A file that fits is read in one piece, so its lines (often one MB-sized -thread-info) are
-  // parsed where they lie instead of being reassembled across chunks; larger ones stream.
-  const std::size_t chunk = r.bytes > 0 && r.bytes <= kWholeFileBytes ? r.bytes + 1 : kChunkBytes;
-  std::vector<char, mi::UninitAllocator<char>> buf(chunk);
   auto take = [&](mi::Exchange&& ex) {
     if (!builder) {
       snapshot::BuildOptions bo;
@@ -352,13 +370,21 @@ void analyse_transcript(std::istream& in, InputResult& r, const Options& options
     }
     builder->add(ex);
   };
-  read_chunks(in, buf, [&](std::string_view chunk) {
-    reader.feed(chunk);
+  if (!whole.empty()) {
+    reader.feed(whole);
     while (auto ex = reader.next()) {
       take(std::move(*ex));
     }
-  });
-  if (in.bad()) {
+  } else {
+    std::vector<char, mi::UninitAllocator<char>> buf(kChunkBytes);
+    read_chunks(in, buf, [&](std::string_view chunk) {
+      reader.feed(chunk);
+      while (auto ex = reader.next()) {
+        take(std::move(*ex));
+      }
+    });
+  }
+  if (whole.empty() && in.bad()) {
     r.warnings.push_back("read error part-way through; what was read is used");
     r.status = InputStatus::Partial;
   }
@@ -392,19 +418,28 @@ void analyse_transcript(std::istream& in, InputResult& r, const Options& options
     r.error = "no MI records found";
     return;
   }
-  // The meta, parsed once here for the process key and the heuristics' context (the builder
-  // read its pid, rank, env and times already).
-  const auto meta = info.meta_json.empty() ? nlohmann::json()
-                                           : nlohmann::json::parse(info.meta_json, nullptr,
-                                                                   /*allow_exceptions=*/false);
-  r.process_key = process_key_of(meta, r.started_unix);
+  // A recording's meta names the workers rocplay saw (and the TP size): the same context the
+  // live run had, so a post-mortem says what the live report said. The process key and the
+  // context come from the first look when it read this very meta line; otherwise the meta is
+  // parsed here (the builder read its pid, rank, env and times already).
+  incident::AnalyseOptions ao;
+  const std::string& meta_text = info.meta_json;
+  if (look != nullptr && look->meta_size > 0 && look->meta_size == meta_text.size() &&
+      look->meta_hash == std::hash<std::string_view>{}(meta_text)) {
+    r.process_key = look->process_key;
+    r.started_unix = look->started_unix;
+    ao.context = look->context;
+  } else {
+    const auto meta = meta_text.empty() ? nlohmann::json()
+                                        : nlohmann::json::parse(meta_text, nullptr,
+                                                                /*allow_exceptions=*/false);
+    r.process_key = process_key_of(meta, r.started_unix);
+    ao.context = heuristics::context_from_parsed_meta(meta);
+  }
   if (samples.front().wall_time > 0) {
     r.started_unix = samples.front().wall_time;
   }
-  // A recording's meta names the workers rocplay saw (and the TP size): the same context the
-  // live run had, so a post-mortem says what the live report said.
-  incident::AnalyseOptions ao;
-  ao.context = heuristics::context_from_parsed_meta(meta);
+  ao.context.details = options.details;
   take_case(r, incident::analyse(std::move(samples), source_of(r), ao));
 }
 
@@ -618,9 +653,7 @@ bool read_stream(int fd, std::string& data, std::string& error) {
 // An istream over bytes already in memory (no copy, unlike std::istringstream).
 class MemoryBuf : public std::streambuf {
 public:
-  explicit MemoryBuf(std::string& data) {
-    setg(data.data(), data.data(), data.data() + data.size());
-  }
+  MemoryBuf(char* data, std::size_t size) { setg(data, data, data + size); }
 
 protected:
   pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
@@ -898,9 +931,34 @@ std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& 
 
 namespace {
 
-// `rank_regex`: --rank-from, compiled once for the whole batch (nullptr: none).
+// A regular file of at most kWholeFileBytes, read whole into `data` from `fd` (to its end, should
+// it have grown since fstat). False with errno set on a read error.
+bool read_file(int fd, std::size_t size, std::vector<char, mi::UninitAllocator<char>>& data) {
+  data.resize(size + 1); // one more: a file that grew is read to its end
+  std::size_t n = 0;
+  for (;;) {
+    if (n == data.size()) {
+      data.resize(data.size() * 2);
+    }
+    const ssize_t got = ::read(fd, data.data() + n, data.size() - n);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      return false;
+    }
+    if (got == 0) {
+      data.resize(n);
+      return true;
+    }
+    n += static_cast<std::size_t>(got);
+  }
+}
+
+// `rank_regex`: --rank-from, compiled once for the whole batch (nullptr: none). `look`: what the
+// first look at the file's header found (nullptr: not looked at).
 std::vector<InputResult> analyse_input(const std::string& path, const Options& options,
-                                       const std::regex* rank_regex) {
+                                       const std::regex* rank_regex, const FirstLook* look) {
   InputResult r;
   r.path = path;
   r.rank = rank_from_path(path, rank_regex);
@@ -925,11 +983,28 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
     }
     return just(std::move(r));
   }
-  std::string data; // a pipe's whole content; empty for a regular file, which is streamed
-  std::ifstream file;
+  std::string data; // a pipe's whole content
+  // A regular file of up to 16 MB, read whole once: sniffed, then parsed where it lies.
+  std::vector<char, mi::UninitAllocator<char>> file_data;
+  std::ifstream file; // a larger one, streamed
   std::unique_ptr<MemoryBuf> membuf_owner;
   std::unique_ptr<std::istream> stream_owner;
-  if (S_ISREG(st.st_mode)) {
+  std::string_view whole; // the bytes in memory, if they are
+  if (S_ISREG(st.st_mode) && !from_stdin &&
+      static_cast<std::uint64_t>(st.st_size) <= kWholeFileBytes) {
+    const bool ok = read_file(fd, static_cast<std::size_t>(st.st_size), file_data);
+    const int read_errno = errno;
+    ::close(fd);
+    if (!ok) {
+      r.status = InputStatus::Unreadable;
+      r.error = std::string("cannot read: ") + std::strerror(read_errno);
+      return just(std::move(r));
+    }
+    r.bytes = static_cast<std::uint64_t>(st.st_size);
+    whole = std::string_view(file_data.data(), file_data.size());
+    membuf_owner = std::make_unique<MemoryBuf>(file_data.data(), file_data.size());
+    stream_owner = std::make_unique<std::istream>(membuf_owner.get());
+  } else if (S_ISREG(st.st_mode)) {
     if (!from_stdin) {
       ::close(fd);
       file.open(path, std::ios::binary);
@@ -950,7 +1025,7 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
               ", not a file: nothing to read a transcript from";
     return just(std::move(r));
   }
-  if (!file.is_open()) {
+  if (!file.is_open() && !stream_owner) {
     // A pipe, FIFO, `<(...)`, or standard input: read whole, the size is what was read.
     std::string error;
     const bool ok = read_stream(fd, data, error);
@@ -966,13 +1041,19 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
       r.warnings.push_back(error);
     }
     r.bytes = data.size();
-    membuf_owner = std::make_unique<MemoryBuf>(data);
+    whole = data;
+    membuf_owner = std::make_unique<MemoryBuf>(data.data(), data.size());
     stream_owner = std::make_unique<std::istream>(membuf_owner.get());
   }
   std::istream& in = file.is_open() ? static_cast<std::istream&>(file) : *stream_owner;
-  std::string head(kSniffBytes, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
+  std::string head_copy; // a streamed file's first bytes
+  std::string_view head = whole.substr(0, kSniffBytes);
+  if (file.is_open()) {
+    head_copy.resize(kSniffBytes);
+    in.read(head_copy.data(), static_cast<std::streamsize>(head_copy.size()));
+    head_copy.resize(static_cast<std::size_t>(in.gcount()));
+    head = head_copy;
+  }
   if (head.empty()) {
     r.status = InputStatus::Empty;
     r.error = S_ISFIFO(st.st_mode) ? "empty (a pipe or FIFO that nobody wrote to)" : "empty file";
@@ -1000,7 +1081,7 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
     switch (r.kind) {
     case InputKind::Recording:
     case InputKind::RawMi:
-      analyse_transcript(in, r, options);
+      analyse_transcript(in, whole, r, options, look);
       break;
     case InputKind::ReportJson: {
       auto results = analyse_report_json(in, r);
@@ -1056,7 +1137,7 @@ std::optional<std::regex> compile_rank_pattern(const Options& options) {
 
 std::vector<InputResult> analyse_file(const std::string& path, const Options& options) {
   const std::optional<std::regex> rank_regex = compile_rank_pattern(options);
-  return analyse_input(path, options, rank_regex ? &*rank_regex : nullptr);
+  return analyse_input(path, options, rank_regex ? &*rank_regex : nullptr, nullptr);
 }
 
 Summary run(const Options& options, const std::function<void(const InputResult&)>& on_result,
@@ -1073,12 +1154,27 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   }
   Summary summary;
   summary.inputs = files.size() + missing.size() + rejected.size();
-  const auto recordings = recordings_per_process(files);
+  // The first look at every input's header, in parallel: which process each records. Only a
+  // process recorded more than once can form a series, so only such recordings keep their
+  // samples to the end of the batch; the others are let go as they are read, and memory stays
+  // per-event however many inputs there are. What the look read is carried to the file's
+  // analysis, which does not parse that meta again.
+  const unsigned jobs =
+      std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
+  std::vector<FirstLook> looks(files.size());
+  {
+    WorkerPool lookers(files.size(), jobs, [&](std::size_t i) { looks[i] = first_look(files[i]); });
+    lookers.join();
+  }
+  std::map<std::string, std::size_t> recordings; // inputs per process key
+  for (const FirstLook& look : looks) {
+    if (!look.process_key.empty()) {
+      ++recordings[look.process_key];
+    }
+  }
 
   // Workers analyse files; the caller's thread hands results out in input order. A bounded
   // window of finished-but-not-yet-emitted results keeps memory flat however many files there are.
-  const unsigned jobs =
-      std::max(1u, options.jobs ? options.jobs : std::thread::hardware_concurrency());
   const std::size_t window = std::size_t{4} * jobs;
   std::mutex mutex;
   std::condition_variable ready_cv;
@@ -1092,7 +1188,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
       space_cv.wait(lock, [&] { return i < next_to_emit + window || stop; });
     }
     std::vector<InputResult> results =
-        analyse_input(files[i], options, rank_regex ? &*rank_regex : nullptr);
+        analyse_input(files[i], options, rank_regex ? &*rank_regex : nullptr, &looks[i]);
     std::lock_guard lock(mutex);
     done.emplace(i, std::move(results));
     ready_cv.notify_one();

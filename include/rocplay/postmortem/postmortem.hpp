@@ -25,6 +25,10 @@ struct Options {
   // --one-event: every input is a rank of one event; ranks without meta or --rank-from are the
   // order the inputs were given in.
   bool one_event = false;
+  // The findings' full structured details (heuristics::Context::details): only a report that
+  // prints them (JSON, JSON Lines, SARIF) needs them; a text report reads the dispatch's id and
+  // kernel, which are kept either way.
+  bool details = true;
 };
 
 struct Progress {

@@ -487,3 +487,42 @@ TEST_CASE("a rank recorded twice from one process still makes the event", "[post
   REQUIRE(summary.series.size() == 1);
   CHECK(summary.series[0].members.size() == 2);
 }
+
+TEST_CASE("findings without their full details say the same, with the dispatch's id and kernel",
+          "[postmortem]") {
+  // A text report asks for no details (Options::details off): the wave classes and the
+  // dispatch's other fields are left out; what the report prints and the later steps read stay.
+  Options full;
+  full.paths = {(kFixtures / "rocgdb/tp8-allgather-sync-spin/snapshot.mi").string()};
+  Options lite = full;
+  lite.details = false;
+  const auto a = collect(full);
+  const auto b = collect(lite);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  REQUIRE(a[0].findings.size() == b[0].findings.size());
+  REQUIRE_FALSE(a[0].findings.empty());
+  for (std::size_t i = 0; i < a[0].findings.size(); ++i) {
+    const Finding& x = a[0].findings[i];
+    const Finding& y = b[0].findings[i];
+    CHECK(x.id == y.id);
+    CHECK(x.title == y.title);
+    CHECK(x.summary == y.summary);
+    CHECK(x.evidence == y.evidence);
+    CHECK(x.next_step == y.next_step);
+    CHECK(x.locations == y.locations);
+    CHECK(x.kernel == y.kernel);
+    if (x.details.contains("dispatch")) {
+      REQUIRE(y.details.contains("dispatch"));
+      CHECK(y.details["dispatch"]["id"] == x.details["dispatch"]["id"]);
+      CHECK(y.details["dispatch"]["kernel"] == x.details["dispatch"]["kernel"]);
+    }
+  }
+  const Finding& spin = a[0].findings.front();
+  REQUIRE(spin.id == "sync-lane-barrier-spin");
+  CHECK(spin.details.contains("spin"));
+  CHECK(spin.details["dispatch"].contains("kernel_info"));
+  CHECK_FALSE(b[0].findings.front().details.contains("spin"));
+  CHECK_FALSE(b[0].findings.front().details["dispatch"].contains("kernel_info"));
+  CHECK(a[0].signatures == b[0].signatures);
+}
