@@ -1,6 +1,8 @@
 // The incident model (rocplay/case/case.hpp): the one exit-code rule, and where each case stands.
 #include "rocplay/case/case.hpp"
 
+#include "rocplay/core/names.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,18 +10,16 @@
 
 namespace rocplay {
 
+constexpr NameTable<CaseStatus, 4> kCaseStatusNames{{
+    {CaseStatus::Examined, "examined"},
+    {CaseStatus::Partial, "partial"},
+    {CaseStatus::NotExamined, "not-examined"},
+    {CaseStatus::Unreadable, "unreadable"},
+}};
+static_assert(names_cover(kCaseStatusNames, CaseStatus::Unreadable));
+
 std::string_view to_string(CaseStatus status) {
-  switch (status) {
-  case CaseStatus::Examined:
-    return "examined";
-  case CaseStatus::Partial:
-    return "partial";
-  case CaseStatus::NotExamined:
-    return "not-examined";
-  case CaseStatus::Unreadable:
-    return "unreadable";
-  }
-  return "?";
+  return name_of(kCaseStatusNames, status, "?");
 }
 
 ExitCode Incident::exit_code() const {

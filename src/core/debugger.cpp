@@ -1,6 +1,8 @@
 // Debugger kinds: their names and the one banner-to-kind rule.
 #include "rocplay/core/debugger.hpp"
 
+#include "rocplay/core/names.hpp"
+
 #include <filesystem>
 
 namespace rocplay {
@@ -23,27 +25,20 @@ bool contains(const std::string& hay, std::string_view needle) {
 
 } // namespace
 
+constexpr NameTable<DebuggerKind, 4> kDebuggerNames{{
+    {DebuggerKind::Unknown, "unknown"},
+    {DebuggerKind::Gdb, "gdb"},
+    {DebuggerKind::RocGdb, "rocgdb"},
+    {DebuggerKind::CudaGdb, "cuda-gdb"},
+}};
+static_assert(names_cover(kDebuggerNames, DebuggerKind::CudaGdb));
+
 std::string_view to_string(DebuggerKind kind) {
-  switch (kind) {
-  case DebuggerKind::Gdb:
-    return "gdb";
-  case DebuggerKind::RocGdb:
-    return "rocgdb";
-  case DebuggerKind::CudaGdb:
-    return "cuda-gdb";
-  case DebuggerKind::Unknown:
-    break;
-  }
-  return "unknown";
+  return name_of(kDebuggerNames, kind, "unknown");
 }
 
 DebuggerKind debugger_kind_from_string(std::string_view name) {
-  for (DebuggerKind k : {DebuggerKind::Gdb, DebuggerKind::RocGdb, DebuggerKind::CudaGdb}) {
-    if (to_string(k) == name) {
-      return k;
-    }
-  }
-  return DebuggerKind::Unknown;
+  return value_of(kDebuggerNames, name).value_or(DebuggerKind::Unknown);
 }
 
 DebuggerKind debugger_kind_from_banner(std::string_view banner, std::string_view path) {

@@ -2,13 +2,12 @@
 // session (which stops are faults while a launched program runs) and the snapshot model.
 #include "rocplay/core/fault.hpp"
 
-#include <array>
-#include <utility>
+#include "rocplay/core/names.hpp"
 
 namespace rocplay {
 
 namespace {
-constexpr std::array<std::pair<FaultKind, std::string_view>, 8> kFaultIds{{
+constexpr NameTable<FaultKind, 8> kFaultIds{{
     {FaultKind::MemoryViolation, "memory-violation"},
     {FaultKind::Assert, "assert"},
     {FaultKind::IllegalInstruction, "illegal-instruction"},
@@ -18,6 +17,7 @@ constexpr std::array<std::pair<FaultKind, std::string_view>, 8> kFaultIds{{
     {FaultKind::Exception, "exception"},
     {FaultKind::Signal, "signal"},
 }};
+static_assert(names_cover(kFaultIds, FaultKind::Signal));
 
 bool fault_text_has(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
@@ -25,21 +25,11 @@ bool fault_text_has(std::string_view hay, std::string_view needle) {
 } // namespace
 
 std::string_view to_string(FaultKind kind) {
-  for (const auto& [k, id] : kFaultIds) {
-    if (k == kind) {
-      return id;
-    }
-  }
-  return "signal";
+  return name_of(kFaultIds, kind, "signal");
 }
 
 std::optional<FaultKind> fault_kind_from_string(std::string_view id) {
-  for (const auto& [k, name] : kFaultIds) {
-    if (name == id) {
-      return k;
-    }
-  }
-  return std::nullopt;
+  return value_of(kFaultIds, id);
 }
 
 std::optional<FaultKind> fault_kind_of_signal(std::string_view name, std::string_view meaning) {

@@ -1,33 +1,30 @@
 // Severity names and the signature that groups like findings.
 #include "rocplay/core/finding.hpp"
 
+#include "rocplay/core/names.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
 
 namespace rocplay {
 
+namespace {
+constexpr NameTable<Severity, 4> kSeverityNames{{
+    {Severity::Info, "info"},
+    {Severity::Warning, "warning"},
+    {Severity::Error, "error"},
+    {Severity::Critical, "critical"},
+}};
+static_assert(names_cover(kSeverityNames, Severity::Critical));
+} // namespace
+
 std::string_view to_string(Severity severity) {
-  switch (severity) {
-  case Severity::Info:
-    return "info";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Error:
-    return "error";
-  case Severity::Critical:
-    return "critical";
-  }
-  return "info";
+  return name_of(kSeverityNames, severity, "info");
 }
 
 std::optional<Severity> severity_from_string(std::string_view name) {
-  for (Severity s : {Severity::Info, Severity::Warning, Severity::Error, Severity::Critical}) {
-    if (to_string(s) == name) {
-      return s;
-    }
-  }
-  return std::nullopt;
+  return value_of(kSeverityNames, name);
 }
 
 Signature signature_of(const Finding& finding) {

@@ -2,6 +2,7 @@
 #include "rocplay/core/source.hpp"
 
 #include "core/text_scan.hpp"
+#include "rocplay/core/names.hpp"
 
 #include <filesystem>
 #include <regex>
@@ -39,26 +40,20 @@ std::optional<int> tp_rank(std::string_view inner) {
 
 } // namespace
 
+constexpr NameTable<RankRule, 8> kRankRuleNames{{
+    {RankRule::None, ""},
+    {RankRule::Pattern, "--rank-from"},
+    {RankRule::Meta, "meta"},
+    {RankRule::Environment, "environment"},
+    {RankRule::Prefix, "launcher prefix"},
+    {RankRule::FileName, "file name"},
+    {RankRule::Device, "device"},
+    {RankRule::Order, "input order"},
+}};
+static_assert(names_cover(kRankRuleNames, RankRule::Order));
+
 std::string_view to_string(RankRule rule) {
-  switch (rule) {
-  case RankRule::None:
-    return "";
-  case RankRule::Pattern:
-    return "--rank-from";
-  case RankRule::Meta:
-    return "meta";
-  case RankRule::Environment:
-    return "environment";
-  case RankRule::Prefix:
-    return "launcher prefix";
-  case RankRule::FileName:
-    return "file name";
-  case RankRule::Device:
-    return "device";
-  case RankRule::Order:
-    return "input order";
-  }
-  return "";
+  return name_of(kRankRuleNames, rule);
 }
 
 bool Source::offer_rank(std::optional<int> r, RankRule rule) {

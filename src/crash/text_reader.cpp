@@ -4,6 +4,7 @@
 #include "rocplay/crash/crash.hpp"
 
 #include "crash/util.hpp"
+#include "rocplay/core/names.hpp"
 #include "rocplay/core/source.hpp"
 #include "rocplay/mi/value.hpp"
 
@@ -262,54 +263,39 @@ std::string_view strip_log_prefix(std::string_view s, std::string& time) {
 
 } // namespace
 
+constexpr NameTable<Format, 4> kCrashFormatNames{{
+    {Format::Text, "text"},
+    {Format::DumpMetadata, "dump-metadata"},
+    {Format::Diagnostics, "diagnostics"},
+    {Format::DumpTensors, "dump-tensors"},
+}};
+static_assert(names_cover(kCrashFormatNames, Format::DumpTensors));
+
 std::string_view to_string(Format format) {
-  switch (format) {
-  case Format::Text:
-    return "text";
-  case Format::DumpMetadata:
-    return "dump-metadata";
-  case Format::Diagnostics:
-    return "diagnostics";
-  case Format::DumpTensors:
-    return "dump-tensors";
-  }
-  return "text";
+  return name_of(kCrashFormatNames, format, "text");
 }
 
+constexpr NameTable<EventKind, 15> kEventKindNames{{
+    {EventKind::PageFault, "page-fault"},
+    {EventKind::RingTimeout, "ring-timeout"},
+    {EventKind::GpuReset, "gpu-reset"},
+    {EventKind::Xid, "xid"},
+    {EventKind::MemoryAccessFault, "memory-access-fault"},
+    {EventKind::CoreDump, "core-dump"},
+    {EventKind::GpuError, "gpu-error"},
+    {EventKind::OutOfMemory, "out-of-memory"},
+    {EventKind::CollectiveTimeout, "collective-timeout"},
+    {EventKind::ExitStatus, "exit-status"},
+    {EventKind::GpuHang, "gpu-hang"},
+    {EventKind::QueueAbort, "queue-abort"},
+    {EventKind::QueueEvictFailure, "queue-evict-failure"},
+    {EventKind::MesFailure, "mes-failure"},
+    {EventKind::DebuggerDiagnostic, "debugger-diagnostic"},
+}};
+static_assert(names_cover(kEventKindNames, EventKind::DebuggerDiagnostic));
+
 std::string_view to_string(EventKind kind) {
-  switch (kind) {
-  case EventKind::PageFault:
-    return "page-fault";
-  case EventKind::RingTimeout:
-    return "ring-timeout";
-  case EventKind::GpuReset:
-    return "gpu-reset";
-  case EventKind::Xid:
-    return "xid";
-  case EventKind::MemoryAccessFault:
-    return "memory-access-fault";
-  case EventKind::CoreDump:
-    return "core-dump";
-  case EventKind::GpuError:
-    return "gpu-error";
-  case EventKind::OutOfMemory:
-    return "out-of-memory";
-  case EventKind::CollectiveTimeout:
-    return "collective-timeout";
-  case EventKind::ExitStatus:
-    return "exit-status";
-  case EventKind::GpuHang:
-    return "gpu-hang";
-  case EventKind::QueueAbort:
-    return "queue-abort";
-  case EventKind::QueueEvictFailure:
-    return "queue-evict-failure";
-  case EventKind::MesFailure:
-    return "mes-failure";
-  case EventKind::DebuggerDiagnostic:
-    return "debugger-diagnostic";
-  }
-  return "gpu-error";
+  return name_of(kEventKindNames, kind, "gpu-error");
 }
 
 bool is_hang(EventKind kind) {

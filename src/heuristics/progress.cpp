@@ -3,6 +3,7 @@
 #include "rocplay/heuristics/progress.hpp"
 
 #include "heuristics/common.hpp"
+#include "rocplay/core/names.hpp"
 #include "rocplay/snapshot/code_loops.hpp"
 #include "rocplay/snapshot/frames.hpp"
 #include "rocplay/snapshot/grouping.hpp"
@@ -18,18 +19,16 @@
 
 namespace rocplay {
 
+constexpr NameTable<Motion, 4> kMotionNames{{
+    {Motion::Unknown, "unknown"},
+    {Motion::Stuck, "stuck"},
+    {Motion::Blocked, "blocked"},
+    {Motion::Moving, "moving"},
+}};
+static_assert(names_cover(kMotionNames, Motion::Moving));
+
 std::string_view to_string(Motion motion) {
-  switch (motion) {
-  case Motion::Unknown:
-    return "unknown";
-  case Motion::Stuck:
-    return "stuck";
-  case Motion::Blocked:
-    return "blocked";
-  case Motion::Moving:
-    return "moving";
-  }
-  return "unknown";
+  return name_of(kMotionNames, motion, "unknown");
 }
 
 nlohmann::json to_json(const SampleProgress& p) {

@@ -1,6 +1,8 @@
 // Branch targets and loops over disassembled instructions (see rocplay/isa/instructions.hpp).
 #include "rocplay/isa/instructions.hpp"
 
+#include "rocplay/core/names.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -128,18 +130,16 @@ bool touches_memory(std::string_view m) {
 
 } // namespace
 
+constexpr NameTable<Arch, 4> kArchNames{{
+    {Arch::Amdgpu, "amdgpu"},
+    {Arch::Sass, "sass"},
+    {Arch::X86_64, "x86-64"},
+    {Arch::Unknown, "unknown"},
+}};
+static_assert(names_cover(kArchNames, Arch::Unknown));
+
 std::string_view to_string(Arch arch) {
-  switch (arch) {
-  case Arch::Amdgpu:
-    return "amdgpu";
-  case Arch::Sass:
-    return "sass";
-  case Arch::X86_64:
-    return "x86-64";
-  case Arch::Unknown:
-    break;
-  }
-  return "unknown";
+  return name_of(kArchNames, arch, "unknown");
 }
 
 Arch arch_from_name(std::string_view name) {

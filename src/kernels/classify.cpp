@@ -3,6 +3,7 @@
 // Table-driven: kernels/rules.hpp.
 #include "kernels/name_parts.hpp"
 #include "kernels/rules.hpp"
+#include "rocplay/core/names.hpp"
 #include "rocplay/kernels/kernel_names.hpp"
 
 #include <algorithm>
@@ -292,56 +293,40 @@ void classify_hip(const std::vector<std::string>& components, std::string_view n
 
 } // namespace
 
+constexpr NameTable<KernelFamily, 8> kKernelFamilyNames{{
+    {KernelFamily::Unknown, "unknown"},
+    {KernelFamily::Triton, "triton"},
+    {KernelFamily::Tensile, "tensile"},
+    {KernelFamily::CkTile, "ck_tile"},
+    {KernelFamily::Aten, "aten"},
+    {KernelFamily::Collective, "collective"},
+    {KernelFamily::Aiter, "aiter"},
+    {KernelFamily::HipCpp, "hip_cpp"},
+}};
+static_assert(names_cover(kKernelFamilyNames, KernelFamily::HipCpp));
+
 std::string_view to_string(KernelFamily family) {
-  switch (family) {
-  case KernelFamily::Triton:
-    return "triton";
-  case KernelFamily::Tensile:
-    return "tensile";
-  case KernelFamily::CkTile:
-    return "ck_tile";
-  case KernelFamily::Aten:
-    return "aten";
-  case KernelFamily::Collective:
-    return "collective";
-  case KernelFamily::Aiter:
-    return "aiter";
-  case KernelFamily::HipCpp:
-    return "hip_cpp";
-  case KernelFamily::Unknown:
-    break;
-  }
-  return "unknown";
+  return name_of(kKernelFamilyNames, family, "unknown");
 }
 
+constexpr NameTable<KernelCategory, 12> kKernelCategoryNames{{
+    {KernelCategory::Unknown, "unknown"},
+    {KernelCategory::Attention, "attention"},
+    {KernelCategory::Gemm, "gemm"},
+    {KernelCategory::MoeGemm, "moe_gemm"},
+    {KernelCategory::Layernorm, "layernorm"},
+    {KernelCategory::Softmax, "softmax"},
+    {KernelCategory::Elementwise, "elementwise"},
+    {KernelCategory::Reduce, "reduce"},
+    {KernelCategory::Router, "router"},
+    {KernelCategory::KvCache, "kv_cache"},
+    {KernelCategory::Collective, "collective"},
+    {KernelCategory::Copy, "copy"},
+}};
+static_assert(names_cover(kKernelCategoryNames, KernelCategory::Copy));
+
 std::string_view to_string(KernelCategory category) {
-  switch (category) {
-  case KernelCategory::Attention:
-    return "attention";
-  case KernelCategory::Gemm:
-    return "gemm";
-  case KernelCategory::MoeGemm:
-    return "moe_gemm";
-  case KernelCategory::Layernorm:
-    return "layernorm";
-  case KernelCategory::Softmax:
-    return "softmax";
-  case KernelCategory::Elementwise:
-    return "elementwise";
-  case KernelCategory::Reduce:
-    return "reduce";
-  case KernelCategory::Router:
-    return "router";
-  case KernelCategory::KvCache:
-    return "kv_cache";
-  case KernelCategory::Collective:
-    return "collective";
-  case KernelCategory::Copy:
-    return "copy";
-  case KernelCategory::Unknown:
-    break;
-  }
-  return "unknown";
+  return name_of(kKernelCategoryNames, category, "unknown");
 }
 
 KernelInfo classify_kernel(std::string_view raw) {

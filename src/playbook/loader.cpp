@@ -7,6 +7,7 @@
 // send (src/playbook/safety.cpp).
 #include "core/text_scan.hpp"
 #include "playbook/internal.hpp"
+#include "rocplay/core/names.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -46,12 +47,7 @@ const std::vector<std::string_view> kActionKeys = [] {
   return keys;
 }();
 std::optional<StepKind> action_kind(std::string_view key) {
-  for (const StepKind kind : kStepKinds) {
-    if (to_string(kind) == key) {
-      return kind;
-    }
-  }
-  return std::nullopt;
+  return step_kind_from_string(key);
 }
 const std::vector<std::string_view> kCommonKeys = {
     "name",      "when",        "requires", "register", "expect",
@@ -1056,16 +1052,15 @@ private:
 
 } // namespace
 
+constexpr NameTable<ForeachOver, 3> kForeachOverNames{{
+    {ForeachOver::Threads, "threads"},
+    {ForeachOver::Waves, "waves"},
+    {ForeachOver::Dispatches, "dispatches"},
+}};
+static_assert(names_cover(kForeachOverNames, ForeachOver::Dispatches));
+
 std::string_view to_string(ForeachOver over) {
-  switch (over) {
-  case ForeachOver::Threads:
-    return "threads";
-  case ForeachOver::Waves:
-    return "waves";
-  case ForeachOver::Dispatches:
-    return "dispatches";
-  }
-  return "?";
+  return name_of(kForeachOverNames, over, "?");
 }
 
 Playbook load(std::string_view yaml, const std::string& origin, const LoadOptions& options) {

@@ -2,6 +2,7 @@
 // findings. The driver (src/postmortem) only reads inputs and joins them.
 #include "rocplay/report/postmortem.hpp"
 
+#include "rocplay/core/names.hpp"
 #include "rocplay/crash/crash.hpp"
 #include "rocplay/report/crash.hpp"
 #include "rocplay/report/progress.hpp"
@@ -13,42 +14,33 @@
 
 namespace rocplay::postmortem {
 
+constexpr NameTable<InputKind, 9> kInputKindNames{{
+    {InputKind::Unknown, "unknown"},
+    {InputKind::Recording, "recording"},
+    {InputKind::RawMi, "raw-mi"},
+    {InputKind::ReportJson, "report-json"},
+    {InputKind::AgentLog, "agent-log"},
+    {InputKind::CrashLog, "crash-log"},
+    {InputKind::CrashDump, "crash-dump"},
+    {InputKind::CrashDiagnostics, "crash-diagnostics"},
+    {InputKind::ConsoleLog, "console-log"},
+}};
+static_assert(names_cover(kInputKindNames, InputKind::ConsoleLog));
+
 std::string_view to_string(InputKind kind) {
-  switch (kind) {
-  case InputKind::Unknown:
-    return "unknown";
-  case InputKind::Recording:
-    return "recording";
-  case InputKind::RawMi:
-    return "raw-mi";
-  case InputKind::ReportJson:
-    return "report-json";
-  case InputKind::AgentLog:
-    return "agent-log";
-  case InputKind::CrashLog:
-    return "crash-log";
-  case InputKind::CrashDump:
-    return "crash-dump";
-  case InputKind::CrashDiagnostics:
-    return "crash-diagnostics";
-  case InputKind::ConsoleLog:
-    return "console-log";
-  }
-  return "unknown";
+  return name_of(kInputKindNames, kind, "unknown");
 }
 
+constexpr NameTable<InputStatus, 4> kInputStatusNames{{
+    {InputStatus::Ok, "ok"},
+    {InputStatus::Partial, "partial"},
+    {InputStatus::Empty, "empty"},
+    {InputStatus::Unreadable, "unreadable"},
+}};
+static_assert(names_cover(kInputStatusNames, InputStatus::Unreadable));
+
 std::string_view to_string(InputStatus status) {
-  switch (status) {
-  case InputStatus::Ok:
-    return "ok";
-  case InputStatus::Partial:
-    return "partial";
-  case InputStatus::Empty:
-    return "empty";
-  case InputStatus::Unreadable:
-    return "unreadable";
-  }
-  return "unreadable";
+  return name_of(kInputStatusNames, status, "unreadable");
 }
 
 } // namespace rocplay::postmortem

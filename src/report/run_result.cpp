@@ -2,6 +2,8 @@
 // position and the names of step kinds and statuses, as playbooks and reports spell them.
 #include "rocplay/report/run_result.hpp"
 
+#include "rocplay/core/names.hpp"
+
 #include <fmt/format.h>
 
 namespace rocplay::playbook {
@@ -14,48 +16,40 @@ std::string Position::str() const {
 }
 
 // The one map between a step kind and its playbook key; the loader reads keys through it.
+constexpr NameTable<StepKind, 10> kStepKindNames{{
+    {StepKind::Mi, "mi"},
+    {StepKind::Cli, "cli"},
+    {StepKind::Attach, "attach"},
+    {StepKind::Detach, "detach"},
+    {StepKind::Snapshot, "snapshot"},
+    {StepKind::Threads, "threads"},
+    {StepKind::InfoLine, "info-line"},
+    {StepKind::Backtrace, "backtrace"},
+    {StepKind::Disassemble, "disassemble"},
+    {StepKind::Foreach, "foreach"},
+}};
+static_assert(names_cover(kStepKindNames, StepKind::Foreach));
+
 std::string_view to_string(StepKind kind) {
-  switch (kind) {
-  case StepKind::Mi:
-    return "mi";
-  case StepKind::Cli:
-    return "cli";
-  case StepKind::Attach:
-    return "attach";
-  case StepKind::Detach:
-    return "detach";
-  case StepKind::Snapshot:
-    return "snapshot";
-  case StepKind::Threads:
-    return "threads";
-  case StepKind::InfoLine:
-    return "info-line";
-  case StepKind::Backtrace:
-    return "backtrace";
-  case StepKind::Disassemble:
-    return "disassemble";
-  case StepKind::Foreach:
-    return "foreach";
-  }
-  return "?";
+  return name_of(kStepKindNames, kind, "?");
 }
 
+std::optional<StepKind> step_kind_from_string(std::string_view key) {
+  return value_of(kStepKindNames, key);
+}
+
+constexpr NameTable<StepStatus, 6> kStepStatusNames{{
+    {StepStatus::Ok, "ok"},
+    {StepStatus::Failed, "failed"},
+    {StepStatus::Ignored, "ignored"},
+    {StepStatus::TimedOut, "timed-out"},
+    {StepStatus::Skipped, "skipped"},
+    {StepStatus::NotRun, "not-run"},
+}};
+static_assert(names_cover(kStepStatusNames, StepStatus::NotRun));
+
 std::string_view to_string(StepStatus status) {
-  switch (status) {
-  case StepStatus::Ok:
-    return "ok";
-  case StepStatus::Failed:
-    return "failed";
-  case StepStatus::Ignored:
-    return "ignored";
-  case StepStatus::TimedOut:
-    return "timed-out";
-  case StepStatus::Skipped:
-    return "skipped";
-  case StepStatus::NotRun:
-    return "not-run";
-  }
-  return "?";
+  return name_of(kStepStatusNames, status, "?");
 }
 
 ExitCode RunResult::exit_code() const {

@@ -10,6 +10,7 @@
 #include "rocplay/session/launch.hpp"
 
 #include "rocplay/core/fault.hpp"
+#include "rocplay/core/names.hpp"
 #include "rocplay/session/helper_program.hpp"
 #include "rocplay/session/process.hpp"
 
@@ -210,24 +211,19 @@ LaunchResult run_until_fault(Session& session, Clock::time_point deadline,
 
 } // namespace
 
+constexpr NameTable<LaunchOutcome, 7> kLaunchOutcomeNames{{
+    {LaunchOutcome::Faulted, "faulted"},
+    {LaunchOutcome::Exited, "exited"},
+    {LaunchOutcome::Signalled, "killed-by-signal"},
+    {LaunchOutcome::TimedOut, "timed-out"},
+    {LaunchOutcome::Interrupted, "interrupted"},
+    {LaunchOutcome::NotStarted, "not-started"},
+    {LaunchOutcome::Lost, "lost"},
+}};
+static_assert(names_cover(kLaunchOutcomeNames, LaunchOutcome::Lost));
+
 std::string_view to_string(LaunchOutcome outcome) {
-  switch (outcome) {
-  case LaunchOutcome::Faulted:
-    return "faulted";
-  case LaunchOutcome::Exited:
-    return "exited";
-  case LaunchOutcome::Signalled:
-    return "killed-by-signal";
-  case LaunchOutcome::TimedOut:
-    return "timed-out";
-  case LaunchOutcome::Interrupted:
-    return "interrupted";
-  case LaunchOutcome::NotStarted:
-    return "not-started";
-  case LaunchOutcome::Lost:
-    return "lost";
-  }
-  return "?";
+  return name_of(kLaunchOutcomeNames, outcome, "?");
 }
 
 std::string resolve_program(const std::string& command) {

@@ -4,6 +4,7 @@
 // back is equal to the one written. Addresses are `0x` hex strings: readable, and safe from
 // JavaScript's 53-bit numbers.
 #include "rocplay/core/error.hpp"
+#include "rocplay/core/names.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
 #include <fmt/format.h>
@@ -211,28 +212,17 @@ std::string_view queue_type_text(QueueType t) {
 std::optional<QueueType> parse_queue_type(std::string_view s) {
   return queue_type_from_string(s); // another name is an Unknown queue type, never an error
 }
+constexpr NameTable<FenceScope, 3> kFenceScopeNames{{
+    {FenceScope::None, "none"},
+    {FenceScope::Agent, "agent"},
+    {FenceScope::System, "system"},
+}};
+static_assert(names_cover(kFenceScopeNames, FenceScope::System));
 std::string_view fence_scope_text(FenceScope s) {
-  switch (s) {
-  case FenceScope::Agent:
-    return "agent";
-  case FenceScope::System:
-    return "system";
-  case FenceScope::None:
-    break;
-  }
-  return "none";
+  return name_of(kFenceScopeNames, s, "none");
 }
 std::optional<FenceScope> parse_fence_scope(std::string_view s) {
-  if (s.empty() || s == "none") {
-    return FenceScope::None;
-  }
-  if (s == "agent") {
-    return FenceScope::Agent;
-  }
-  if (s == "system") {
-    return FenceScope::System;
-  }
-  return std::nullopt;
+  return s.empty() ? FenceScope::None : value_of(kFenceScopeNames, s);
 }
 std::string_view debugger_text(DebuggerKind kind) {
   return to_string(kind);

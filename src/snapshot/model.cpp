@@ -1,34 +1,28 @@
 // Small accessors of the typed model.
 #include "rocplay/snapshot/snapshot.hpp"
 
+#include "rocplay/core/names.hpp"
+
 #include <algorithm>
 #include <charconv>
 
 namespace rocplay {
 
+constexpr NameTable<QueueType, 5> kQueueTypeNames{{
+    {QueueType::Unknown, "Unknown"},
+    {QueueType::Hsa, "HSA"},
+    {QueueType::Pm4, "PM4"},
+    {QueueType::Dma, "DMA"},
+    {QueueType::Xgmi, "XGMI"},
+}};
+static_assert(names_cover(kQueueTypeNames, QueueType::Xgmi));
+
 std::string_view to_string(QueueType type) {
-  switch (type) {
-  case QueueType::Hsa:
-    return "HSA";
-  case QueueType::Pm4:
-    return "PM4";
-  case QueueType::Dma:
-    return "DMA";
-  case QueueType::Xgmi:
-    return "XGMI";
-  case QueueType::Unknown:
-    break;
-  }
-  return "Unknown";
+  return name_of(kQueueTypeNames, type, "Unknown");
 }
 
 QueueType queue_type_from_string(std::string_view name) {
-  for (QueueType t : {QueueType::Hsa, QueueType::Pm4, QueueType::Dma, QueueType::Xgmi}) {
-    if (name == to_string(t)) {
-      return t;
-    }
-  }
-  return QueueType::Unknown;
+  return value_of(kQueueTypeNames, name).value_or(QueueType::Unknown);
 }
 
 std::optional<std::uint32_t> agent_number(const Agent& agent) {

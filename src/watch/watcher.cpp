@@ -1,5 +1,6 @@
 // The decision: every sign of a hang held for --quiet-for (docs/watch.md, "When it captures").
 #include "rocplay/core/error.hpp"
+#include "rocplay/core/names.hpp"
 #include "rocplay/watch/watch.hpp"
 
 #include <fmt/chrono.h>
@@ -27,20 +28,17 @@ std::string busiest(const GpuBusy& b) {
 
 } // namespace
 
+constexpr NameTable<Verdict, 5> kVerdictNames{{
+    {Verdict::Healthy, "healthy"},
+    {Verdict::Quiet, "quiet"},
+    {Verdict::Hang, "hang"},
+    {Verdict::Waiting, "waiting"},
+    {Verdict::Gone, "gone"},
+}};
+static_assert(names_cover(kVerdictNames, Verdict::Gone));
+
 std::string_view to_string(Verdict verdict) {
-  switch (verdict) {
-  case Verdict::Healthy:
-    return "healthy";
-  case Verdict::Quiet:
-    return "quiet";
-  case Verdict::Hang:
-    return "hang";
-  case Verdict::Waiting:
-    return "waiting";
-  case Verdict::Gone:
-    return "gone";
-  }
-  return "?";
+  return name_of(kVerdictNames, verdict, "?");
 }
 
 void Backoff::captured(Clock::time_point now) {

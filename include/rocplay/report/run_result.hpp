@@ -42,6 +42,7 @@ enum class StepKind : std::uint8_t {
   Foreach,     // run nested steps once per thread, wave or dispatch that matches `where:`
 };
 std::string_view to_string(StepKind kind); // the playbook key: `mi`, `info-line` ...
+std::optional<StepKind> step_kind_from_string(std::string_view key); // its inverse; nullopt else
 // Every kind, in the order the loader's messages list their keys.
 inline constexpr std::array<StepKind, 10> kStepKinds = {
     StepKind::Mi,          StepKind::Cli,     StepKind::Attach,   StepKind::Detach,

@@ -86,3 +86,19 @@ TEST_CASE("architecture names") {
   CHECK(arch_from_name("aarch64") == Arch::Unknown);
   CHECK(find_loop({}, 0) == std::nullopt);
 }
+
+TEST_CASE("architecture names in JSON: each enumerator's own, none shared") {
+  // A code loop's `arch` in snapshot JSON; walks every enumerator, in declaration order.
+  const std::pair<Arch, std::string_view> expected[] = {{Arch::Amdgpu, "amdgpu"},
+                                                        {Arch::Sass, "sass"},
+                                                        {Arch::X86_64, "x86-64"},
+                                                        {Arch::Unknown, "unknown"}};
+  for (std::size_t i = 0; i < std::size(expected); ++i) {
+    const auto arch = static_cast<Arch>(i);
+    CHECK(arch == expected[i].first);
+    CHECK(to_string(arch) == expected[i].second);
+    for (std::size_t j = 0; j < i; ++j) {
+      CHECK(to_string(arch) != to_string(expected[j].first));
+    }
+  }
+}
