@@ -214,7 +214,20 @@ TEST_CASE("a Record owns its line and nodes through copies and moves", "[parser]
       }
     }
   }
-  CHECK(kept[2 * 45].is_error());
+  for (const Record* r : {&kept[2 * 45], &kept[2 * 45 + 1]}) {
+    // The error lives behind a pointer (Error records only): copies and moves keep it.
+    CHECK(r->is_error());
+    CHECK(r->error().errc == Errc::NotMi);
+    CHECK(r->error().line == 1);
+    CHECK(r->view().error().errc == Errc::NotMi);
+  }
+  Record assigned;
+  assigned = kept[2 * 45]; // copy-assigned over a default record
+  CHECK(assigned.error().errc == Errc::NotMi);
+  assigned = kept[0]; // and over an error record
+  CHECK(assigned.error().errc == Errc::None);
+  CHECK(assigned.token() == std::optional<std::uint64_t>(12));
+  CHECK(assigned.line() == lines[0]);
   CHECK(kept[2 * 46].stream_text() == "console \"text\"\n");
   const Record& big = kept.back();
   CHECK(big.line() == "^done,v=[\"a\",\"b\",\"c\"]");
