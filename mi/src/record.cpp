@@ -94,9 +94,11 @@ Record::Record(const RecordView& view, NodeTable&& nodes)
   const std::string_view line = view.line();
   node_count_ = view.node_count();
   line_size_ = static_cast<std::uint32_t>(line.size());
-  if (nodes.data() == view.nodes() && nodes.size() == view.node_count()) {
-    // A big record: its table is taken, and the line gets a buffer of its own.
+  if (nodes.data() == view.nodes() && nodes.size() >= view.node_count() && node_count_ != 0) {
+    // A big record: its table is taken (its slots past the record's nodes dropped), and the
+    // line gets a buffer of its own.
     nodes_ = std::move(nodes);
+    nodes_.resize(node_count_);
     if (!line.empty()) {
       line_.resize(line.size());
       std::memcpy(line_.data(), line.data(), line.size());
