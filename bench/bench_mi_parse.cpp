@@ -5,7 +5,8 @@
 // Throughput: the fixtures (fixtures/**/*.mi, *.rocplay) concatenated to at least N MB (default
 // 32), parsed single-threaded with every value visited; median over runs. Pipe: the same corpus
 // fed to a Parser in --pipe-kb chunks (default 64, what a read of a full pipe returns), so that
-// lines cross chunk boundaries as they do from a debugger; median over the same number of runs.
+// lines cross chunk boundaries as they do from a debugger; median over the same number of runs
+// (--pipe-kb 0 leaves the phase out).
 // Memory: a transcript of --stream-mb (default 1024) generated chunk by chunk and streamed
 // through TranscriptReader; the figure is the process's peak RSS.
 #include "rocplay/mi/transcript.hpp"
@@ -104,9 +105,11 @@ int main(int argc, char** argv) {
     } else if (a == "--runs" && i + 1 < argc) {
       runs = std::stoi(argv[++i]);
     } else if (a == "--pipe-kb" && i + 1 < argc) {
-      pipe_kb = std::max<std::size_t>(1, std::stoul(argv[++i]));
+      pipe_kb = std::stoul(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--short] [--corpus-mb N] [--stream-mb N] [--runs N]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--short] [--corpus-mb N] [--stream-mb N] [--runs N] "
+                   "[--pipe-kb N]\n",
                    argv[0]);
       return 64;
     }
@@ -165,7 +168,7 @@ int main(int argc, char** argv) {
   std::vector<double> pipe_cpu_rates;
   std::uint64_t pipe_records = 0;
   const std::size_t pipe_bytes = pipe_kb << 10;
-  for (int r = 0; r < runs; ++r) {
+  for (int r = 0; r < runs && pipe_bytes != 0; ++r) {
     Parser parser;
     std::size_t sink = 0;
     pipe_records = 0;
@@ -194,12 +197,14 @@ int main(int argc, char** argv) {
   }
   std::sort(pipe_rates.begin(), pipe_rates.end());
   std::sort(pipe_cpu_rates.begin(), pipe_cpu_rates.end());
-  std::printf("pipe: the corpus in %zu KB chunks, %llu records, %d runs: median %.0f MB/s wall "
-              "(min %.0f, max %.0f), %.0f MB/s per CPU-second\n",
-              pipe_kb, static_cast<unsigned long long>(pipe_records), runs,
-              pipe_rates[pipe_rates.size() / 2], pipe_rates.front(), pipe_rates.back(),
-              pipe_cpu_rates[pipe_cpu_rates.size() / 2]);
-  if (pipe_records != records) {
+  if (pipe_bytes != 0) {
+    std::printf("pipe: the corpus in %zu KB chunks, %llu records, %d runs: median %.0f MB/s wall "
+                "(min %.0f, max %.0f), %.0f MB/s per CPU-second\n",
+                pipe_kb, static_cast<unsigned long long>(pipe_records), runs,
+                pipe_rates[pipe_rates.size() / 2], pipe_rates.front(), pipe_rates.back(),
+                pipe_cpu_rates[pipe_cpu_rates.size() / 2]);
+  }
+  if (pipe_bytes != 0 && pipe_records != records) {
     std::fprintf(stderr, "bench_mi_parse: %llu records in chunks, %llu in one piece\n",
                  static_cast<unsigned long long>(pipe_records),
                  static_cast<unsigned long long>(records));
