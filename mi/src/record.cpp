@@ -109,7 +109,7 @@ Record::Record(const RecordView& view, NodeTable&& nodes)
     // pointers even for 0 bytes.
     const std::size_t line_nodes = (line.size() + sizeof(Node) - 1) / sizeof(Node);
     if (node_count_ + line_nodes != 0) {
-      nodes_.resize(node_count_ + line_nodes);
+      nodes_ = NodeTable(node_count_ + line_nodes); // sized at birth: no out-of-line resize
     }
     if (node_count_ != 0) {
       std::memcpy(nodes_.data(), view.nodes(), node_count_ * sizeof(Node));
