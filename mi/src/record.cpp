@@ -86,13 +86,19 @@ const ParseError& RecordView::error() const {
 Record::Record(const RecordView& view) : Record(view, NodeTable()) {}
 
 Record::Record(const RecordView& view, NodeTable&& nodes)
-    : kind_(view.kind()), token_(view.token()), line_no_(view.line_no()), error_(view.error()) {
+    : kind_(view.kind()), has_token_(view.has_token_), token_value_(view.token_value_),
+      line_no_(view.line_no()) {
+  if (const ParseError& error = view.error(); error.errc != Errc::None) {
+    error_ = std::make_unique<ParseError>(error);
+  }
   const std::string_view line = view.line();
   node_count_ = view.node_count();
   line_size_ = static_cast<std::uint32_t>(line.size());
-  if (nodes.data() == view.nodes() && nodes.size() == view.node_count()) {
-    // A big record: its table is taken, and the line gets a buffer of its own.
+  if (nodes.data() == view.nodes() && nodes.size() >= view.node_count() && node_count_ != 0) {
+    // A big record: its table is taken (its slots past the record's nodes dropped), and the
+    // line gets a buffer of its own.
     nodes_ = std::move(nodes);
+    nodes_.resize(node_count_);
     if (!line.empty()) {
       line_.resize(line.size());
       std::memcpy(line_.data(), line.data(), line.size());
@@ -103,7 +109,7 @@ Record::Record(const RecordView& view, NodeTable&& nodes)
     // pointers even for 0 bytes.
     const std::size_t line_nodes = (line.size() + sizeof(Node) - 1) / sizeof(Node);
     if (node_count_ + line_nodes != 0) {
-      nodes_.resize(node_count_ + line_nodes);
+      nodes_ = NodeTable(node_count_ + line_nodes); // sized at birth: no out-of-line resize
     }
     if (node_count_ != 0) {
       std::memcpy(nodes_.data(), view.nodes(), node_count_ * sizeof(Node));
@@ -129,10 +135,31 @@ std::string_view Record::line() const {
   return {reinterpret_cast<const char*>(nodes_.data() + node_count_), line_size_};
 }
 
+Record::Record(const Record& other)
+    : kind_(other.kind_), has_token_(other.has_token_), klass_off_(other.klass_off_),
+      klass_len_(other.klass_len_), node_count_(other.node_count_),
+      token_value_(other.token_value_), nodes_(other.nodes_), line_(other.line_),
+      line_size_(other.line_size_), line_no_(other.line_no_),
+      error_(other.error_ ? std::make_unique<ParseError>(*other.error_) : nullptr) {}
+
+Record& Record::operator=(const Record& other) {
+  if (this != &other) {
+    Record copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+const ParseError& Record::error() const {
+  static const ParseError kNone;
+  return error_ ? *error_ : kNone;
+}
+
 RecordView Record::view() const {
   RecordView v(kind_, line(), nodes_.data(), node_count_, line_no_,
-               kind_ == RecordKind::Error ? &error_ : nullptr);
-  v.set_token(token_);
+               kind_ == RecordKind::Error ? &error() : nullptr);
+  v.has_token_ = has_token_;
+  v.token_value_ = token_value_;
   v.klass_ = klass();
   return v;
 }

@@ -1,5 +1,7 @@
 #include "rocplay/mi/transcript.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -51,29 +53,47 @@ double EventLine::seconds() const {
   return std::strtod(buf, nullptr);
 }
 
+namespace {
+// The bytes a recording's time may hold: digits, a point, an exponent and its sign.
+constexpr std::array<bool, 256> make_time_table() {
+  std::array<bool, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) {
+    t[c] = true;
+  }
+  t['.'] = t['e'] = t['-'] = t['+'] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kTimeChar = make_time_table();
+constexpr std::size_t kMaxTimeBytes = 32;
+} // namespace
+
+// Once per line of a recording: one table look-up per byte of the time, and the views built from
+// pointers (substr() checks its bounds and was not inlined).
 bool parse_event_line(std::string_view line, EventLine& out) {
-  if (line.size() < 3 || (line[0] != '>' && line[0] != '<' && line[0] != '!') || line[1] != ' ') {
+  const char* const s = line.data();
+  const std::size_t n = line.size();
+  if (n < 3 || (s[0] != '>' && s[0] != '<' && s[0] != '!') || s[1] != ' ') {
     return false;
   }
+  const std::size_t limit = std::min(n, 2 + kMaxTimeBytes + 1);
   std::size_t space = 2;
-  while (space < line.size() && line[space] != ' ') {
-    const char c = line[space];
-    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == '-' || c == '+')) {
+  while (space < limit && s[space] != ' ') {
+    if (!kTimeChar[static_cast<unsigned char>(s[space])]) {
       return false;
     }
     ++space;
   }
-  const std::string_view time = line.substr(2, space - 2);
-  if (time.empty() || time.size() > 32) {
+  const std::size_t time_size = space - 2;
+  if (time_size == 0 || time_size > kMaxTimeBytes) {
     return false;
   }
-  out.direction = line[0];
-  out.time = time;
-  if (space >= line.size()) {
-    out.payload = {};
-    out.payload_column = line.size();
+  out.direction = s[0];
+  out.time = std::string_view(s + 2, time_size);
+  if (space >= n) {
+    out.payload = std::string_view(s + n, 0);
+    out.payload_column = n;
   } else {
-    out.payload = line.substr(space + 1);
+    out.payload = std::string_view(s + space + 1, n - space - 1);
     out.payload_column = space + 1;
   }
   return true;
@@ -146,7 +166,11 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
     count_error(error);
     return;
   }
-  const std::string_view text = line.text;
+  // Read as two scalars: LineSplitter::next() wrote them as two, and a 16-byte copy of the view
+  // would wait for both stores to retire (a failed store-to-load forward, once per line).
+  const char* const text_data = line.text.data();
+  const std::size_t text_size = line.text.size();
+  const std::string_view text(text_data, text_size);
   if (text.empty()) {
     return;
   }
@@ -192,7 +216,7 @@ void TranscriptReader::take_line(const LineSplitter::Line& line) {
   }
   switch (event->direction) {
   case '>': {
-    std::string_view payload = event->payload;
+    const std::string_view payload(event->payload.data(), event->payload.size()); // see above
     std::size_t digits = 0;
     while (digits < payload.size() && payload[digits] >= '0' && payload[digits] <= '9') {
       ++digits;

@@ -177,6 +177,39 @@ TEST_CASE("zero-copy: values point into the line", "[parser]") {
   CHECK(v["value"].str_or() == "abc");
 }
 
+TEST_CASE("one node table for many lines: each view holds only its own nodes", "[parser]") {
+  // The table keeps the size the longest line gave it; a shorter line after it must read back
+  // exactly its own values, and a record that takes the table must keep only those.
+  NodeTable scratch;
+  ParseError error;
+  std::string longest = "^done,v=[";
+  for (int i = 0; i < 500; ++i) {
+    longest += (i == 0 ? "" : ",") + std::string("{a=\"") + std::to_string(i) + "\"}";
+  }
+  longest += "]";
+  const RecordView big = parse_line(longest, 1, scratch, error);
+  REQUIRE_FALSE(big.is_error());
+  CHECK(big.node_count() == 1 + 1 + 500 * 2);
+  const std::size_t kept = scratch.size();
+  CHECK(kept >= big.node_count());
+  const std::string small = "^done,x=\"1\",t={y=\"2\"}";
+  const RecordView view = parse_line(small, 2, scratch, error);
+  REQUIRE_FALSE(view.is_error());
+  CHECK(view.node_count() == 4);
+  CHECK(scratch.size() == kept); // not sized down
+  CHECK(view.results().size() == 2);
+  CHECK(view["t"]["y"].str_or() == "2");
+  CHECK(view.results().to_mi() == "{x=\"1\",t={y=\"2\"}}");
+  const Record took(view, std::move(scratch));
+  CHECK(took.view().node_count() == 4);
+  CHECK(took.line() == small);
+  CHECK(took["x"].str_or() == "1");
+  // A malformed line after them: no nodes, the error, and the table still usable.
+  NodeTable again;
+  CHECK(parse_line("^done,x=", 3, again, error).is_error());
+  CHECK(parse_line(small, 4, again, error)["t"]["y"].str_or() == "2");
+}
+
 TEST_CASE("a Record owns its line and nodes through copies and moves", "[parser]") {
   // The line's bytes share one allocation with the nodes; every length of line (not only
   // multiples of a node's size), error records (no nodes) and a record that took the parser's
@@ -214,7 +247,20 @@ TEST_CASE("a Record owns its line and nodes through copies and moves", "[parser]
       }
     }
   }
-  CHECK(kept[2 * 45].is_error());
+  for (const Record* r : {&kept[2 * 45], &kept[2 * 45 + 1]}) {
+    // The error lives behind a pointer (Error records only): copies and moves keep it.
+    CHECK(r->is_error());
+    CHECK(r->error().errc == Errc::NotMi);
+    CHECK(r->error().line == 1);
+    CHECK(r->view().error().errc == Errc::NotMi);
+  }
+  Record assigned;
+  assigned = kept[2 * 45]; // copy-assigned over a default record
+  CHECK(assigned.error().errc == Errc::NotMi);
+  assigned = kept[0]; // and over an error record
+  CHECK(assigned.error().errc == Errc::None);
+  CHECK(assigned.token() == std::optional<std::uint64_t>(12));
+  CHECK(assigned.line() == lines[0]);
   CHECK(kept[2 * 46].stream_text() == "console \"text\"\n");
   const Record& big = kept.back();
   CHECK(big.line() == "^done,v=[\"a\",\"b\",\"c\"]");

@@ -179,3 +179,31 @@ TEST_CASE("event times read exactly as strtod reads them", "[transcript]") {
     CHECK(event->seconds() == std::strtod(t.c_str(), nullptr));
   }
 }
+
+TEST_CASE("event lines: direction, time of at most 32 bytes, payload after one space",
+          "[transcript]") {
+  const std::string t32(32, '1');
+  const std::string line = "< " + t32 + " ^done"; // the views point into it
+  auto ok = parse_event_line(line);
+  REQUIRE(ok);
+  CHECK(ok->direction == '<');
+  CHECK(ok->time == t32);
+  CHECK(ok->payload == "^done");
+  CHECK(ok->payload_column == 35);
+  CHECK_FALSE(parse_event_line("< " + t32 + "1 ^done")); // 33 bytes of time
+  CHECK_FALSE(parse_event_line("< " + t32 + "1"));       // the same, at the end of the line
+  auto bare = parse_event_line("! 1.5");                 // a time and no payload
+  REQUIRE(bare);
+  CHECK(bare->time == "1.5");
+  CHECK(bare->payload.empty());
+  CHECK(bare->payload_column == 5);
+  auto empty = parse_event_line("> 2.0 "); // an empty payload after the space
+  REQUIRE(empty);
+  CHECK(empty->payload.empty());
+  CHECK(empty->payload_column == 6);
+  CHECK_FALSE(parse_event_line("< 1x5 ^done")); // not a time
+  CHECK_FALSE(parse_event_line("<  ^done"));    // no time
+  CHECK_FALSE(parse_event_line("? 1.0 x"));     // no direction
+  CHECK_FALSE(parse_event_line("<1.0 x"));      // no space after it
+  CHECK_FALSE(parse_event_line("< "));          // too short
+}

@@ -66,6 +66,7 @@ private:
   Exchange& current(double at);
   bool closes(const RecordView& record) const;
   bool added(const RecordView& record, bool closes_it, double at);
+  static void reserve_records(Exchange& ex);
 
   std::size_t max_exchange_bytes_;
   std::vector<Exchange> exchanges_;

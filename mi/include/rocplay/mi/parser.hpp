@@ -31,8 +31,9 @@ struct Limits {
   std::size_t max_exchange_bytes = std::size_t{1} << 30;
 };
 
-// Parses one line (without its line ending). Nodes go into `scratch`, which the returned view
-// points into; `error_out` receives the error of an Error record.
+// Parses one line (without its line ending). Nodes go into the first node_count() slots of
+// `scratch`, which the returned view points into (the table keeps the size of the longest line
+// so far, so it may hold more); `error_out` receives the error of an Error record.
 RecordView parse_line(std::string_view line, std::uint64_t line_no, NodeTable& scratch,
                       ParseError& error_out, const Limits& limits = {});
 

@@ -4,6 +4,7 @@
 #include "rocplay/mi/value.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,7 +115,8 @@ private:
 };
 
 // An owned record: a copy of the line and its nodes. Node offsets are relative to the line, so
-// copying needs no fix-ups.
+// copying needs no fix-ups. 96 bytes: an exchange's records are moved as its vector grows and as
+// exchanges are handed on, so the error (of Error records only) lives behind a pointer.
 class Record {
 public:
   Record() = default;
@@ -122,10 +124,17 @@ public:
   // Takes the node table the view points into instead of copying it: for a multi-MB record the
   // copy (and the fresh pages it touches) costs as much as parsing did.
   Record(const RecordView& view, NodeTable&& nodes);
+  Record(const Record& other);
+  Record& operator=(const Record& other);
+  Record(Record&&) noexcept = default;
+  Record& operator=(Record&&) noexcept = default;
+  ~Record() = default;
   RecordView view() const;
 
   RecordKind kind() const { return kind_; }
-  std::optional<std::uint64_t> token() const { return token_; }
+  std::optional<std::uint64_t> token() const {
+    return has_token_ ? std::optional<std::uint64_t>(token_value_) : std::nullopt;
+  }
   std::string_view klass() const { return line().substr(klass_off_, klass_len_); }
   std::string_view line() const;
   std::uint64_t line_no() const { return line_no_; }
@@ -133,21 +142,22 @@ public:
   Value operator[](std::string_view key) const { return results()[key]; }
   std::string stream_text() const { return view().stream_text(); }
   bool is_error() const { return kind_ == RecordKind::Error; }
-  const ParseError& error() const { return error_; }
+  const ParseError& error() const;
 
 private:
   RecordKind kind_ = RecordKind::Error;
-  std::optional<std::uint64_t> token_;
+  bool has_token_ = false;
   std::uint32_t klass_off_ = 0;
   std::uint32_t klass_len_ = 0;
+  std::uint32_t node_count_ = 0;
+  std::uint64_t token_value_ = 0;
   // The nodes and then the line's bytes, one allocation per record; a record that took the
   // parser's table keeps its line in line_ instead.
   NodeTable nodes_;
   std::vector<char, UninitAllocator<char>> line_;
-  std::uint32_t node_count_ = 0;
   std::uint32_t line_size_ = 0;
   std::uint64_t line_no_ = 0;
-  ParseError error_;
+  std::unique_ptr<ParseError> error_; // a view's error, when it had one
 };
 
 // Joins the text of consecutive console (`~`) records starting at `first`: cuda-gdb splits one
