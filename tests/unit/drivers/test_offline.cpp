@@ -68,6 +68,8 @@ TEST_CASE("agent-log through its driver and report::write: the bytes the command
     CHECK(inc["exit_code"] == static_cast<int>(ExitCode::Findings));
     REQUIRE(inc["groups"].size() == 1);
     CHECK(inc["groups"][0]["verdict"] == incident.cases.front().findings.front().title);
+    CHECK(inc["groups"][0]["inputs"] == nlohmann::json::array({name + ".log"})); // the log read
+    CHECK(inc["groups"][0]["who"] == name + ".log");
     CHECK(inc["groups"][0]["where"].get<std::string>().find(
               incident.cases.front().findings.front().kernel) != std::string::npos);
     json.erase("incident");
