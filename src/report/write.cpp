@@ -135,8 +135,9 @@ void write_agent_log_case(std::ostream& out, const Incident& inc, Format format,
 
 // One offline input with a snapshot (`postmortem` of one recording): the findings report as a
 // live run shows it, the progress over its samples, its warnings.
-void write_input_case(std::ostream& out, const Case& c, Format format, const TextOptions& options,
-                      std::string_view tool_version) {
+void write_input_case(std::ostream& out, const Incident& inc, Format format,
+                      const TextOptions& options, std::string_view tool_version) {
+  const Case& c = inc.cases.front();
   switch (format) {
   case Format::Text:
     write_text(out, c.snapshot, c.findings, options);
@@ -149,7 +150,7 @@ void write_input_case(std::ostream& out, const Case& c, Format format, const Tex
     }
     break;
   case Format::Json:
-    out << json_line(report_to_json(c.snapshot, c.findings), 2) << '\n';
+    out << json_line(with_incident(report_to_json(c.snapshot, c.findings), inc), 2) << '\n';
     break;
   case Format::Jsonl:
     write_jsonl(out, c.findings);
@@ -183,7 +184,7 @@ void write(std::ostream& out, const Incident& inc, Format format, const TextOpti
       return;
     }
     if (!c.source.path.empty()) {
-      write_input_case(out, c, format, options, tool_version);
+      write_input_case(out, inc, format, options, tool_version);
       return;
     }
   }

@@ -57,8 +57,8 @@ std::vector<nlohmann::json> multi_target_to_jsonl(const Incident& incident);
 // live run's (Case::run: `run --pid`), an agent log's (Case::faults: `agent-log`), one offline
 // input's (Source::path: `postmortem` of one recording). With `batch` (a post-mortem: its inputs
 // rendered as they were read, in `format`), the batch's report: the incident first (several
-// inputs), then the inputs and the summary. Anything else is written by write_cases. Every JSON
-// document written here carries `incident`.
+// inputs), then the inputs and the summary. Anything else is written by write_cases. Every
+// `--format json` document written here carries `incident`; SARIF over several cases too.
 void write(std::ostream& out, const Incident& incident, Format format, const TextOptions& options,
            std::string_view tool_version, const PostmortemBatch* batch = nullptr);
 // The report of several live cases, in `format`: the incident first (two cases or more), then each
