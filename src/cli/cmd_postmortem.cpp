@@ -1,11 +1,12 @@
 // `rocplay postmortem PATH...`: snapshots and findings from recorded transcripts in batch. Options
-// to drivers::read_inputs (src/drivers/offline.cpp), each input and the end to the batch's one
-// writer (report::PostmortemWriter).
+// to drivers::read_inputs (src/drivers/offline.cpp), each input rendered as it is read
+// (report::PostmortemBatch), then the incident and the batch to the one writer (report::write).
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/drivers/drivers.hpp"
 #include "rocplay/postmortem/postmortem.hpp"
+#include "rocplay/report/incident.hpp"
 #include "rocplay/report/postmortem.hpp"
 
 #include <unistd.h>
@@ -58,8 +59,7 @@ int run_postmortem(const Options& o) {
   write_options.snapshots = o.snapshots;
   write_options.details = o.details;
   write_options.max_listed = o.max_listed;
-  report::PostmortemWriter writer(out.stream(), format, text_options, write_options,
-                                  ROCPLAY_VERSION);
+  report::PostmortemBatch batch(format, text_options, write_options);
   auto on_progress = [&](const Progress& p) {
     if (!show_progress || p.total < 2) {
       return;
@@ -74,9 +74,10 @@ int run_postmortem(const Options& o) {
     }
   };
 
-  const drivers::OfflineResult result = drivers::read_inputs(
-      options, [&writer](const InputResult& r) { writer.add(r); }, on_progress);
-  writer.finish(result.incident, result.summary);
+  drivers::OfflineResult result = drivers::read_inputs(
+      options, [&batch](const InputResult& r) { batch.add(r); }, on_progress);
+  batch.close(std::move(result.summary));
+  report::write(out.stream(), result.incident, format, text_options, ROCPLAY_VERSION, &batch);
   out.commit();
   return static_cast<int>(result.incident.exit_code());
 }

@@ -87,6 +87,10 @@ Incident read_agent_logs(const AgentLogRequest& rq) {
 
   Case c;
   c.source.rank = rq.rank;
+  // The logs read, for the incident's group (`who`, `inputs`): one case over all of them.
+  for (const auto& name : faults->sources) {
+    c.source.path += (c.source.path.empty() ? "" : ", ") + name;
+  }
   c.findings = report::agent_log_findings(*faults);
   const bool any_fault = std::any_of(faults->groups.begin(), faults->groups.end(),
                                      [](const auto& g) { return g.reason_info.fault; });

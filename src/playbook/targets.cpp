@@ -322,34 +322,6 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
   return out;
 }
 
-report::MultiTargetReport multi_target_report(const std::string& playbook,
-                                              const TargetsResult& result) {
-  report::MultiTargetReport m;
-  m.playbook = playbook;
-  m.examined = result.examined;
-  for (const auto& t : result.targets) {
-    report::TargetReport r;
-    r.pid = t.target.pid;
-    r.rank = t.target.rank;
-    r.exit_code = static_cast<int>(t.exit_code());
-    r.seconds = t.seconds;
-    if (t.error) {
-      r.error = t.error->what();
-      r.error_hint = t.error->hint();
-    }
-    if (const RunResult* run = t.reported()) {
-      r.report = report::run_report_of(*run);
-      r.attached = run->attached;
-    }
-    m.targets.push_back(std::move(r));
-  }
-  m.cross_rank = result.cross_rank;
-  m.sample_skew = result.sample_skew;
-  m.lockstep = result.lockstep;
-  m.notes = result.notes;
-  return m;
-}
-
 Incident incident_of(const std::string& playbook, TargetsResult&& result) {
   Incident inc;
   inc.title = playbook;

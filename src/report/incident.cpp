@@ -1,11 +1,10 @@
 // The incident-first report (rocplay/report/incident.hpp).
 #include "rocplay/report/incident.hpp"
 
+#include "rocplay/report/run.hpp"
 #include "rocplay/report/run_result.hpp"
 
 #include <fmt/format.h>
-
-#include <sstream>
 
 namespace rocplay::report {
 
@@ -98,68 +97,133 @@ nlohmann::json incident_to_json(const Incident& inc) {
                            {"verdict", g.at.verdict},
                            {"where", g.at.where}});
   }
+  j["cross_rank_findings"] = findings_to_json(inc.cross_rank);
+  j["crash_verdict"] = findings_to_json(inc.crash_verdict);
+  j["series_findings"] = findings_to_json(inc.series);
+  j["notes"] = inc.notes;
   return j;
 }
 
-RunReport run_report_of(const Case& c) {
-  RunReport r;
-  r.snapshot = &c.snapshot;
-  r.findings = &c.findings;
-  if (c.run) {
-    r.run = run_section_to_json(*c.run);
-    if (c.run->samples_wanted > 1) {
-      r.progress = &c.progress;
-      r.samples = &c.samples;
-    }
-    std::ostringstream steps;
-    write_run_section_text(steps, *c.run);
-    r.steps_text = steps.str();
-  }
-  return r;
+nlohmann::json incident_jsonl_line(const Incident& inc, std::string_view schema) {
+  nlohmann::json head = incident_to_json(inc);
+  head["type"] = "incident";
+  head["schema"] = schema;
+  head["schema_version"] = kIncidentSchemaVersion;
+  return head;
 }
 
-MultiTargetReport multi_target_report(const Incident& inc) {
-  MultiTargetReport m;
-  m.playbook = inc.title;
-  m.examined = examined_of(inc);
-  for (const auto& c : inc.cases) {
-    TargetReport t;
-    t.pid = c.source.pid.value_or(0);
-    t.rank = c.source.rank;
-    t.exit_code = static_cast<int>(c.exit_code);
-    t.seconds = c.seconds;
-    t.error = c.error;
-    t.error_hint = c.error_hint;
-    if (c.run && c.status != CaseStatus::NotExamined) {
-      t.report = run_report_of(c);
-      t.attached = c.run->attached;
-    }
-    m.targets.push_back(std::move(t));
+nlohmann::json sarif_with_incident(nlohmann::json sarif, const Incident& inc) {
+  for (auto& run : sarif["runs"]) {
+    run["properties"]["incident"] = incident_to_json(inc);
   }
-  m.cross_rank = inc.cross_rank;
-  m.sample_skew = inc.sample_skew;
-  m.lockstep = inc.lockstep;
-  m.notes = inc.notes;
-  return m;
+  return sarif;
 }
+
+namespace {
+
+// A target of several: what a run of it alone exits with, its wall time, why it was not examined,
+// and its report when the playbook ran.
+nlohmann::json target_to_json(const Case& c) {
+  nlohmann::json j = {
+      {"pid", c.source.pid.value_or(0)},
+      {"rank", c.source.rank ? nlohmann::json(*c.source.rank) : nlohmann::json(nullptr)},
+      {"exit_code", static_cast<int>(c.exit_code)},
+      {"seconds", c.seconds}};
+  if (!c.error.empty()) {
+    j["error"] = {{"message", c.error}, {"hint", c.error_hint}};
+  }
+  if (c.run && c.status != CaseStatus::NotExamined) {
+    j["report"] = run_case_to_json(c);
+  }
+  return j;
+}
+
+// Each target (`=== pid 4301 (rank 0): exit 1, 2.31s`, its report and steps), then the
+// cross-rank part: sample skew, notes and findings.
+void write_targets_text(std::ostream& os, const Incident& inc, const TextOptions& options) {
+  for (const auto& c : inc.cases) {
+    os << fmt::format("=== pid {} (rank {}): ", c.source.pid.value_or(0),
+                      c.source.rank ? std::to_string(*c.source.rank) : "?");
+    if (!c.run || c.status == CaseStatus::NotExamined) {
+      os << "not examined: " << c.error << "\n";
+      if (!c.error_hint.empty()) {
+        os << "    hint: " << c.error_hint << "\n";
+      }
+      os << "\n";
+      continue;
+    }
+    os << fmt::format("exit {}, {:.2f}s\n", static_cast<int>(c.exit_code), c.seconds);
+    if (c.run->attached) {
+      write_run_case_text(os, c, options);
+    } else {
+      write_run_section_text(os, *c.run);
+    }
+    os << "\n";
+  }
+  os << fmt::format("=== across {} examined of {} targets\n", examined_of(inc), inc.cases.size());
+  for (const auto& [k, skew] : inc.sample_skew) {
+    os << fmt::format("sample {}: stops began within {:.3f} s of each other{}\n", k, skew,
+                      inc.lockstep ? " (lockstep)" : "");
+  }
+  for (const auto& n : inc.notes) {
+    os << n << "\n";
+  }
+  if (inc.cross_rank.empty()) {
+    os << "no cross-rank finding\n";
+  }
+  for (const auto& f : inc.cross_rank) {
+    write_finding_entry(os, f, options.width);
+  }
+}
+
+// For SARIF: the cross-rank findings, then each target's.
+std::vector<Finding> all_findings(const Incident& inc) {
+  std::vector<Finding> all = inc.cross_rank;
+  for (const auto& c : inc.cases) {
+    if (c.run && c.status != CaseStatus::NotExamined) {
+      all.insert(all.end(), c.findings.begin(), c.findings.end());
+    }
+  }
+  return all;
+}
+
+} // namespace
 
 nlohmann::json multi_target_to_json(const Incident& inc) {
-  nlohmann::json j = multi_target_to_json(multi_target_report(inc));
-  j["schema_version"] = kIncidentSchemaVersion;
-  j["incident"] = incident_to_json(inc);
+  nlohmann::json j = {{"schema", "rocplay.run.multi"},
+                      {"schema_version", kIncidentSchemaVersion},
+                      {"playbook", inc.title},
+                      {"incident", incident_to_json(inc)}};
+  j["targets"] = nlohmann::json::array();
+  for (const auto& c : inc.cases) {
+    j["targets"].push_back(target_to_json(c));
+  }
+  j["cross_rank_findings"] = findings_to_json(inc.cross_rank);
+  j["sample_skew"] = nlohmann::json::array();
+  for (const auto& [k, skew] : inc.sample_skew) {
+    j["sample_skew"].push_back({{"sample", k}, {"seconds", skew}, {"lockstep", inc.lockstep}});
+  }
   return j;
 }
 
 std::vector<nlohmann::json> multi_target_to_jsonl(const Incident& inc) {
   std::vector<nlohmann::json> lines;
-  nlohmann::json head = incident_to_json(inc);
-  head["type"] = "incident";
-  head["schema"] = "rocplay.run.multi";
-  head["schema_version"] = kIncidentSchemaVersion;
-  lines.push_back(std::move(head));
-  for (auto& line : multi_target_to_jsonl(multi_target_report(inc))) {
-    lines.push_back(std::move(line));
+  lines.push_back(incident_jsonl_line(inc, "rocplay.run.multi"));
+  for (const auto& c : inc.cases) {
+    nlohmann::json j = target_to_json(c);
+    j["type"] = "target";
+    if (j.contains("report")) {
+      // `rocplay postmortem` reads the snapshot back from the top of the line; it is written
+      // once (schema v2: no second copy inside `report`).
+      j["snapshot"] = std::move(j["report"]["snapshot"]);
+      j["report"].erase("snapshot");
+    }
+    lines.push_back(std::move(j));
   }
+  lines.push_back({{"type", "summary"},
+                   {"targets", inc.cases.size()},
+                   {"examined", examined_of(inc)},
+                   {"cross_rank_findings", findings_to_json(inc.cross_rank)}});
   return lines;
 }
 
@@ -173,7 +237,7 @@ void write_cases(std::ostream& out, const Incident& inc, Format format, const Te
     if (inc.cases.size() >= 2) { // one target's report is its own verdict
       write_incident_text(out, inc, options);
     }
-    write_multi_target_text(out, multi_target_report(inc), options);
+    write_targets_text(out, inc, options);
     break;
   case Format::Json:
     out << text(multi_target_to_json(inc), 2) << "\n";
@@ -184,7 +248,7 @@ void write_cases(std::ostream& out, const Incident& inc, Format format, const Te
     }
     break;
   case Format::Sarif:
-    out << text(to_sarif(multi_target_findings(multi_target_report(inc)), tool_version), 2) << "\n";
+    out << text(sarif_with_incident(to_sarif(all_findings(inc), tool_version), inc), 2) << "\n";
     break;
   }
 }

@@ -141,11 +141,11 @@ nlohmann::json launch_to_json(const LaunchInfo& l) {
   return j;
 }
 
-nlohmann::json launch_report_to_json(const LaunchInfo& launch, const RunReport* run) {
-  nlohmann::json j = run != nullptr ? run_report_to_json(*run)
-                                    : nlohmann::json{{"schema", "rocplay.report"},
-                                                     {"schema_version", kJsonSchemaVersion},
-                                                     {"findings", nlohmann::json::array()}};
+nlohmann::json launch_report_to_json(const LaunchInfo& launch, const Case* stopped, bool partial) {
+  nlohmann::json j = stopped != nullptr ? run_case_to_json(*stopped, partial)
+                                        : nlohmann::json{{"schema", "rocplay.report"},
+                                                         {"schema_version", kJsonSchemaVersion},
+                                                         {"findings", nlohmann::json::array()}};
   j["launch"] = launch_to_json(launch);
   return j;
 }

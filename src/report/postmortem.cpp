@@ -5,6 +5,7 @@
 #include "rocplay/core/names.hpp"
 #include "rocplay/crash/crash.hpp"
 #include "rocplay/report/crash.hpp"
+#include "rocplay/report/incident.hpp"
 #include "rocplay/report/progress.hpp"
 
 #include <fmt/format.h>
@@ -191,9 +192,11 @@ nlohmann::json postmortem_summary_to_json(const Summary& s) {
           {"warnings", s.warnings}};
 }
 
-nlohmann::json postmortem_to_json(nlohmann::json inputs, const Summary& summary) {
+nlohmann::json postmortem_to_json(nlohmann::json inputs, const Summary& summary,
+                                  const Incident& incident) {
   return {{"schema", "rocplay.postmortem"},
           {"schema_version", postmortem::kSchemaVersion},
+          {"incident", incident_to_json(incident)},
           {"inputs", std::move(inputs)},
           {"summary", postmortem_summary_to_json(summary)}};
 }

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cctype>
 #include <ostream>
-#include <sstream>
 #include <vector>
 
 namespace rocplay::report {
@@ -293,21 +292,6 @@ void write_run_section_text(std::ostream& out, const RunResult& r) {
   if (r.fatal) {
     out << "Stopped early: " << mi::lossy_utf8(r.fatal->what()) << '\n';
   }
-}
-
-RunReport run_report_of(const RunResult& result) {
-  RunReport r;
-  r.snapshot = &result.snapshot;
-  r.findings = &result.findings;
-  r.run = run_section_to_json(result);
-  if (result.samples_wanted > 1) {
-    r.progress = &result.progress;
-    r.samples = &result.samples;
-  }
-  std::ostringstream steps;
-  write_run_section_text(steps, result);
-  r.steps_text = steps.str();
-  return r;
 }
 
 bool attach_refused(const RunResult& r) {

@@ -1,13 +1,15 @@
 // The one writer (rocplay/report/incident.hpp): an Incident in the format chosen once. A report
-// over several cases opens with the incident (src/report/incident.cpp); a single case keeps the
-// layout its command always had: a launched program's (`launch`, `run --wait-for-fault`), one
-// live run's (`run --pid`), an agent log's (`agent-log`), one offline input's (`postmortem` of one
-// recording).
+// over several cases opens with the incident (live: src/report/incident.cpp; a post-mortem batch:
+// src/report/postmortem_writer.cpp); a single case keeps the layout its command always had: a
+// launched program's (`launch`, `run --wait-for-fault`), one live run's (`run --pid`), an agent
+// log's (`agent-log`), one offline input's (`postmortem` of one recording), with the incident
+// beside its keys in JSON.
 #include "rocplay/report/incident.hpp"
 
 #include "rocplay/agentlog/agentlog.hpp"
 #include "rocplay/report/agent_log.hpp"
 #include "rocplay/report/launch.hpp"
+#include "rocplay/report/postmortem.hpp"
 #include "rocplay/report/progress.hpp"
 
 #include <fmt/format.h>
@@ -51,19 +53,13 @@ void write_launch_case(std::ostream& out, const Incident& inc, Format format,
     }
     break;
   }
-  case Format::Json: {
-    RunReport rr;
-    if (run != nullptr) {
-      rr.snapshot = &c.snapshot;
-      rr.findings = &c.findings;
-      rr.partial = run->fatal.has_value();
-      rr.run = run_section_to_json(*run);
-    }
-    out << json_line(
-               with_incident(launch_report_to_json(launch, run != nullptr ? &rr : nullptr), inc), 2)
+  case Format::Json:
+    out << json_line(with_incident(launch_report_to_json(launch, run != nullptr ? &c : nullptr,
+                                                         run != nullptr && run->fatal.has_value()),
+                                   inc),
+                     2)
         << '\n';
     break;
-  }
   case Format::Jsonl:
     if (run != nullptr) {
       write_jsonl(out, c.findings);
@@ -93,31 +89,27 @@ void write_run_case(std::ostream& out, const Incident& inc, Format format,
         to.failure_label = failure_label(run);
         to.target = target_account(run);
       }
-      write_run_text(out, run_report_of(c), to);
+      write_run_case_text(out, c, to);
     }
     break;
-  case Format::Json: {
-    RunReport rr = run_report_of(c);
-    rr.partial = !failure.empty();
-    out << json_line(with_incident(run_report_to_json(rr), inc), 2) << '\n';
+  case Format::Json:
+    out << json_line(with_incident(run_case_to_json(c, !failure.empty()), inc), 2) << '\n';
     break;
-  }
-  case Format::Jsonl: {
+  case Format::Jsonl:
     write_jsonl(out, c.findings);
-    RunReport rr = run_report_of(c);
-    rr.partial = !failure.empty();
-    out << json_line(run_jsonl_line(rr)) << '\n';
+    out << json_line(run_jsonl_line(c, !failure.empty())) << '\n';
     break;
-  }
   case Format::Sarif:
     out << json_line(to_sarif(c.findings, tool_version), 2) << '\n';
     break;
   }
 }
 
-// `rocplay agent-log`: the fault groups; JSON Lines and SARIF carry them as findings.
-void write_agent_log_case(std::ostream& out, const Case& c, Format format,
+// `rocplay agent-log`: the fault groups; JSON Lines and SARIF carry them as findings. Its JSON
+// (`rocplay.agent-log` v2) carries the incident beside its keys, as one live case's does.
+void write_agent_log_case(std::ostream& out, const Incident& inc, Format format,
                           const TextOptions& options, std::string_view tool_version) {
+  const Case& c = inc.cases.front();
   const agentlog::Report& faults = *c.faults;
   switch (format) {
   case Format::Text: {
@@ -129,7 +121,8 @@ void write_agent_log_case(std::ostream& out, const Case& c, Format format,
     break;
   }
   case Format::Json:
-    out << json_line(agent_log_to_json(faults), 2) << "\n"; // file names need not be UTF-8
+    // File names need not be UTF-8: json_line replaces what is not.
+    out << json_line(with_incident(agent_log_to_json(faults), inc), 2) << "\n";
     break;
   case Format::Jsonl:
     write_jsonl(out, c.findings);
@@ -142,8 +135,9 @@ void write_agent_log_case(std::ostream& out, const Case& c, Format format,
 
 // One offline input with a snapshot (`postmortem` of one recording): the findings report as a
 // live run shows it, the progress over its samples, its warnings.
-void write_input_case(std::ostream& out, const Case& c, Format format, const TextOptions& options,
-                      std::string_view tool_version) {
+void write_input_case(std::ostream& out, const Incident& inc, Format format,
+                      const TextOptions& options, std::string_view tool_version) {
+  const Case& c = inc.cases.front();
   switch (format) {
   case Format::Text:
     write_text(out, c.snapshot, c.findings, options);
@@ -156,7 +150,7 @@ void write_input_case(std::ostream& out, const Case& c, Format format, const Tex
     }
     break;
   case Format::Json:
-    out << json_line(report_to_json(c.snapshot, c.findings), 2) << '\n';
+    out << json_line(with_incident(report_to_json(c.snapshot, c.findings), inc), 2) << '\n';
     break;
   case Format::Jsonl:
     write_jsonl(out, c.findings);
@@ -170,7 +164,11 @@ void write_input_case(std::ostream& out, const Case& c, Format format, const Tex
 } // namespace
 
 void write(std::ostream& out, const Incident& inc, Format format, const TextOptions& options,
-           std::string_view tool_version) {
+           std::string_view tool_version, const PostmortemBatch* batch) {
+  if (batch != nullptr) {
+    batch->write(out, inc, format, options, tool_version);
+    return;
+  }
   if (inc.cases.size() == 1 && !inc.several) {
     const Case& c = inc.cases.front();
     if (c.launch) {
@@ -182,11 +180,11 @@ void write(std::ostream& out, const Incident& inc, Format format, const TextOpti
       return;
     }
     if (c.faults) {
-      write_agent_log_case(out, c, format, options, tool_version);
+      write_agent_log_case(out, inc, format, options, tool_version);
       return;
     }
     if (!c.source.path.empty()) {
-      write_input_case(out, c, format, options, tool_version);
+      write_input_case(out, inc, format, options, tool_version);
       return;
     }
   }

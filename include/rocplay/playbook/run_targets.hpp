@@ -6,7 +6,8 @@
 //   playbook::TargetsOptions o;
 //   o.debugger = session::find_debugger("");
 //   auto result = playbook::run_targets(pb, targets, o);     // every target detached
-//   report::write_multi_target_text(out, playbook::multi_target_report(pb.name, result), {});
+//   Incident inc = playbook::incident_of(pb.name, std::move(result));
+//   report::write(out, inc, report::Format::Text, {}, ROCPLAY_VERSION);  // the one writer
 //
 // Layer: src/playbook/ (library rocplay_playbook; docs/architecture.md).
 #pragma once
@@ -15,7 +16,7 @@
 
 #include "rocplay/core/error.hpp"
 #include "rocplay/playbook/playbook.hpp"
-#include "rocplay/report/run.hpp"
+#include "rocplay/report/run_result.hpp"
 #include "rocplay/session/session.hpp"
 
 #include <chrono>
@@ -118,10 +119,5 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
 // account kept as Case::run), the cross-rank findings, sample skew, notes and lockstep.
 // report::write prints it; Incident::exit_code is the command's exit code.
 Incident incident_of(const std::string& playbook, TargetsResult&& result);
-
-// The report writers' view of several runs (borrowing: `result` outlives it); of one run:
-// report::run_report_of.
-report::MultiTargetReport multi_target_report(const std::string& playbook,
-                                              const TargetsResult& result);
 
 } // namespace rocplay::playbook

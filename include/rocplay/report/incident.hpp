@@ -29,19 +29,24 @@ namespace rocplay::report {
 // `rocplay.postmortem`): 2 since the incident came first (docs/json-schema.md, "v2").
 constexpr int kIncidentSchemaVersion = 2;
 
+class PostmortemBatch; // rocplay/report/postmortem.hpp: a post-mortem batch's inputs, as read
+
 // The INCIDENT block: the verdict across the cases, then one line per group of cases that
 // stand in the same place, with the verdict each case's own report leads with.
 void write_incident_text(std::ostream& out, const Incident& incident, const TextOptions& options);
-// {"cases": N, "examined": N, "exit_code": N, "verdict": finding or null, "groups": [{"ranks",
-//  "pids", "inputs", "who", "verdict", "where"}]}
+// {"title", "cases": N, "examined": N, "exit_code": N, "verdict": finding or null, "groups":
+//  [{"ranks", "pids", "inputs", "who", "verdict", "where"}], "cross_rank_findings",
+//  "crash_verdict", "series_findings", "notes"}
 nlohmann::json incident_to_json(const Incident& incident);
+// The incident as the first line of a JSON Lines report over several cases:
+// incident_to_json with `"type":"incident"`, `schema` and `"schema_version":2`.
+nlohmann::json incident_jsonl_line(const Incident& incident, std::string_view schema);
+// A SARIF log (to_sarif) with the incident in its run's property bag
+// (`runs[0].properties.incident`).
+nlohmann::json sarif_with_incident(nlohmann::json sarif, const Incident& incident);
 
-// One live case's run report, borrowing the case (it outlives the report).
-RunReport run_report_of(const Case& live_case);
-// The several-target view of a live incident, borrowing it.
-MultiTargetReport multi_target_report(const Incident& incident);
-
-// `rocplay.run.multi` v2: v1's document with `incident` (incident_to_json) beside it.
+// `rocplay.run.multi` v2, written from the incident's cases: each target (`targets[]`, its
+// report run_case_to_json), the cross-rank findings, the sample skew, and `incident`.
 nlohmann::json multi_target_to_json(const Incident& incident);
 // Its JSON Lines: `{"type":"incident",...}` first, then each target's line (its snapshot once, at
 // the top), then the summary line.
@@ -50,9 +55,12 @@ std::vector<nlohmann::json> multi_target_to_jsonl(const Incident& incident);
 // The one writer: the incident in `format`. A single case (Incident::several unset) keeps its
 // command's layout: a launched program's (Case::launch: `launch`, `run --wait-for-fault`), one
 // live run's (Case::run: `run --pid`), an agent log's (Case::faults: `agent-log`), one offline
-// input's (Source::path: `postmortem` of one recording); anything else is written by write_cases.
+// input's (Source::path: `postmortem` of one recording). With `batch` (a post-mortem: its inputs
+// rendered as they were read, in `format`), the batch's report: the incident first (several
+// inputs), then the inputs and the summary. Anything else is written by write_cases. Every
+// `--format json` document written here carries `incident`; SARIF over several cases too.
 void write(std::ostream& out, const Incident& incident, Format format, const TextOptions& options,
-           std::string_view tool_version);
+           std::string_view tool_version, const PostmortemBatch* batch = nullptr);
 // The report of several live cases, in `format`: the incident first (two cases or more), then each
 // target's report, then what holds across them.
 void write_cases(std::ostream& out, const Incident& incident, Format format,

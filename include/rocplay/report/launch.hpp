@@ -18,10 +18,11 @@ namespace rocplay::report {
 // `Program  ./app 'a b' (pid 4242): stopped on SIGSEGV after 0.41 s; killed after the report`.
 void write_launch_text(std::ostream& out, const LaunchInfo& launch, std::size_t width, bool color);
 nlohmann::json launch_to_json(const LaunchInfo& launch);
-// The whole report of a launched program (`rocplay.report`, schema_version 1): with `run` (the
-// playbook ran at its stop) run_report_to_json's document, else no snapshot and no findings; and
-// `launch` beside it.
-nlohmann::json launch_report_to_json(const LaunchInfo& launch, const RunReport* run);
+// The whole report of a launched program (`rocplay.report`, schema_version 1): with `stopped` (a
+// case whose playbook ran at the program's stop) run_case_to_json's document with `partial`, else
+// no snapshot and no findings; and `launch` beside it.
+nlohmann::json launch_report_to_json(const LaunchInfo& launch, const Case* stopped,
+                                     bool partial = false);
 // The last line of `--format jsonl`, after the findings: {"type":"launch","launch":{...}}.
 nlohmann::json launch_jsonl_line(const LaunchInfo& launch);
 // An argument as a shell would need it quoted, for the report only (nothing runs it).

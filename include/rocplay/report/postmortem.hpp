@@ -10,9 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rocplay::report {
@@ -21,9 +25,11 @@ namespace rocplay::report {
 // snapshot's counts only.
 nlohmann::json postmortem_input_to_json(const postmortem::InputResult& input, bool with_snapshot);
 nlohmann::json postmortem_summary_to_json(const postmortem::Summary& summary);
-// {"schema":"rocplay.postmortem","schema_version":1,"inputs":[...],"summary":{...}}; `inputs`
-// holds postmortem_input_to_json objects, collected as the batch ran.
-nlohmann::json postmortem_to_json(nlohmann::json inputs, const postmortem::Summary& summary);
+// {"schema":"rocplay.postmortem","schema_version":2,"incident":{...},"inputs":[...],
+//  "summary":{...}}; `inputs` holds postmortem_input_to_json objects, `incident` is
+// incident_to_json. report::write of a batch writes this document input by input (the same bytes).
+nlohmann::json postmortem_to_json(nlohmann::json inputs, const postmortem::Summary& summary,
+                                  const Incident& incident);
 
 // Whether the input holds a snapshot a live run's report could have shown (a recording, raw MI,
 // rocplay's JSON), readable; agent logs and crash evidence keep their own summary and verdict.
@@ -48,36 +54,59 @@ void write_postmortem_summary_text(std::ostream& out, const postmortem::Summary&
 std::vector<Finding> postmortem_sarif_findings(const postmortem::InputResult& input);
 std::vector<Finding> postmortem_sarif_findings(const postmortem::Summary& summary);
 
-// The one writer of a post-mortem batch, in the format chosen once: each input added as the
-// batch reads it (in input order; JSON Lines and JSON keep them until the end, where the incident
-// goes first), then the end. One input with a snapshot, in text, is that input's own report
-// (report::write of its case: verdict, evidence, tables, progress, warnings); several open with the
-// incident, then the batch summary.
+// Text held in memory up to a bound, then in an unnamed temporary file: the parts of a report
+// that are rendered as they come but written after what can only be said at the end (the
+// incident). A batch's memory stays bounded however many inputs it reads.
+class Spool {
+public:
+  explicit Spool(std::size_t memory_bound = std::size_t{8} << 20);
+  void append(std::string_view text);
+  // Everything appended, in order, to `out`. Throws Error(CantCreate) when the file part cannot be
+  // read back.
+  void write_to(std::ostream& out) const;
+  bool empty() const { return size_ == 0; }
+  std::uint64_t size() const { return size_; }
+
+private:
+  std::size_t memory_bound_;
+  std::string memory_;
+  std::shared_ptr<std::FILE> file_; // once memory_ would pass the bound
+  std::uint64_t size_ = 0;
+};
+
+// A post-mortem batch as its inputs are read (in input order, PostmortemBatch::add) for the one
+// writer: each input rendered at once in the format chosen once (JSON: its
+// `rocplay.postmortem.input` object; JSON Lines: its line; SARIF: its findings located under its
+// path; text: its line in the list, and with --details its full report), kept in a Spool, so no
+// input's snapshot is kept. report::write(incident, format, ..., &batch) then writes the incident
+// first (several inputs), these parts, and the batch summary (src/report/postmortem_writer.cpp).
 struct PostmortemWriteOptions {
   bool snapshots = false;      // JSON: each input's whole snapshot
   bool details = false;        // text: every input's full report before the summary
   std::size_t max_listed = 50; // text: inputs listed one by one
 };
-class PostmortemWriter {
+class PostmortemBatch {
 public:
-  PostmortemWriter(std::ostream& out, Format format, TextOptions text,
-                   PostmortemWriteOptions options, std::string tool_version);
+  PostmortemBatch(Format format, TextOptions text, PostmortemWriteOptions options);
   void add(const postmortem::InputResult& input);
-  void finish(const Incident& incident, const postmortem::Summary& summary);
+  // The batch's summary, once every input was added.
+  void close(postmortem::Summary summary);
+
+  // For report::write.
+  void write(std::ostream& out, const Incident& incident, Format format, const TextOptions& options,
+             std::string_view tool_version) const;
 
 private:
-  std::ostream& out_;
   Format format_;
   TextOptions text_;
   PostmortemWriteOptions options_;
-  std::string tool_version_;
-  std::vector<std::string> listed_;
+  postmortem::Summary summary_;
+  std::size_t added_ = 0;
+  Spool parts_;                     // json: the inputs' objects; jsonl: their lines; text: details
+  std::vector<Finding> findings_;   // sarif: each input's, located
+  std::vector<std::string> listed_; // text: the inputs' lines
   std::size_t not_listed_ = 0;
-  std::vector<Finding> sarif_findings_;
-  nlohmann::json inputs_ = nlohmann::json::array();
-  std::string jsonl_inputs_;
-  std::optional<postmortem::InputResult> only_; // text: the one input, kept for its full report
-  std::size_t results_ = 0;
+  std::optional<Incident> only_; // text: the first input, whole, while it is the only one
 };
 
 } // namespace rocplay::report

@@ -1,9 +1,11 @@
-// A playbook run's report, one target or several at once (`rocplay run --pid`, `--pids`,
-// `--workers-of`): the findings report, what the run did, its samples, and for several targets
-// the cross-rank findings (`rocplay.run.multi`). docs/json-schema.md documents every key.
+// A playbook run's report (`rocplay run --pid`, and each target of `--pids`, `--workers-of`): the
+// findings report, what the run did, its samples, read from the run's Case. Several targets
+// together are written by report::write (rocplay/report/incident.hpp). docs/json-schema.md
+// documents every key.
 // Layer: src/report/ (library rocplay_report; docs/architecture.md).
 #pragma once
 
+#include "rocplay/case/case.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/report/report.hpp"
 #include "rocplay/report/run_result.hpp"
@@ -14,7 +16,6 @@
 #include <optional>
 #include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace rocplay::report {
@@ -41,61 +42,14 @@ std::string failed_step_position(const playbook::RunResult& result);
 bool has_text_report(const playbook::RunResult& result);
 bool attach_refused(const playbook::RunResult& result);
 
-// What one target's run saw. The pointers borrow the run's result: it outlives the report.
-struct RunReport {
-  const Snapshot* snapshot = nullptr;
-  const std::vector<Finding>* findings = nullptr;
-  nlohmann::json run; // what the playbook did (run_section_to_json)
-  // Set when several samples were asked for: the Progress section and each sample.
-  const SampleProgress* progress = nullptr;
-  const std::vector<Sample>* samples = nullptr;
-  std::optional<bool> partial; // written as `partial` when set: the run ended early
-  std::string steps_text;      // the playbook's steps as text (write_run_section_text)
-};
-// The report of one run (borrowing: `result` outlives it): its snapshot, findings, `run` section,
-// steps as text, and with several samples its progress.
-RunReport run_report_of(const playbook::RunResult& result);
-// report_to_json's document plus `run`, and with samples `progress` and `samples`.
-nlohmann::json run_report_to_json(const RunReport& report);
+// One live case's report (`run --pid`, each target of `--pids`), read from the case itself:
+// report_to_json's document (its snapshot and findings) plus `run` (run_section_to_json of
+// Case::run), with several samples wanted `progress` and `samples`, and `partial` when given.
+nlohmann::json run_case_to_json(const Case& live_case, std::optional<bool> partial = std::nullopt);
 // The last line of `run --format jsonl`, after the findings: `{"type": "run", "partial", "run"}`.
-nlohmann::json run_jsonl_line(const RunReport& report);
+nlohmann::json run_jsonl_line(const Case& live_case, bool partial);
 // As `rocplay run` prints it: the report (write_text; `options` carries a failure), the Progress
-// section with samples, then the steps.
-void write_run_text(std::ostream& out, const RunReport& report, const TextOptions& options);
-
-struct TargetReport {
-  std::int64_t pid = 0;
-  std::optional<int> rank;
-  int exit_code = 0;
-  double seconds = 0;
-  std::string error; // why it was not examined; empty when the playbook ran
-  std::string error_hint;
-  std::optional<RunReport> report; // absent when the playbook never ran
-  bool attached = false;           // without it, the text report holds the steps alone
-};
-
-struct MultiTargetReport {
-  std::string playbook;
-  std::vector<TargetReport> targets;
-  std::size_t examined = 0;
-  std::vector<Finding> cross_rank;
-  // Per sample index: how far apart the targets' stops began, in seconds.
-  std::vector<std::pair<std::uint32_t, double>> sample_skew;
-  bool lockstep = false;          // the samples were taken in lockstep
-  std::vector<std::string> notes; // said once, after the targets
-};
-
-// Each target (`=== pid 4301 (rank 0): exit 1, 2.31s`, its report and steps), then the
-// cross-rank part: sample skew, notes and findings.
-void write_multi_target_text(std::ostream& out, const MultiTargetReport& report,
-                             const TextOptions& options);
-// {"schema":"rocplay.run.multi","schema_version":1,"playbook",..,"targets":[...],
-//  "cross_rank_findings":[...],"sample_skew":[...]}
-nlohmann::json multi_target_to_json(const MultiTargetReport& report);
-// JSON Lines: one `{"type":"target",...}` per target (with its snapshot at the top, which
-// `rocplay postmortem` reads back), then `{"type":"summary",...}`.
-std::vector<nlohmann::json> multi_target_to_jsonl(const MultiTargetReport& report);
-// For SARIF: the cross-rank findings, then each target's.
-std::vector<Finding> multi_target_findings(const MultiTargetReport& report);
+// section with several samples wanted, then the steps (write_run_section_text).
+void write_run_case_text(std::ostream& out, const Case& live_case, const TextOptions& options);
 
 } // namespace rocplay::report

@@ -60,7 +60,22 @@ TEST_CASE("agent-log through its driver and report::write: the bytes the command
     REQUIRE(incident.cases.size() == 1);
     REQUIRE(incident.cases.front().faults != nullptr);
     CHECK(written(incident, report::Format::Text) == read_expected(name + ".txt"));
-    CHECK(written(incident, report::Format::Json) == read_expected(name + ".json"));
+    // JSON: `rocplay.agent-log` v2, v1's bytes with the incident beside them.
+    nlohmann::json json = nlohmann::json::parse(written(incident, report::Format::Json));
+    CHECK(json["schema_version"] == 2);
+    const nlohmann::json inc = json["incident"];
+    CHECK(inc["cases"] == 1);
+    CHECK(inc["exit_code"] == static_cast<int>(ExitCode::Findings));
+    REQUIRE(inc["groups"].size() == 1);
+    CHECK(inc["groups"][0]["verdict"] == incident.cases.front().findings.front().title);
+    CHECK(inc["groups"][0]["inputs"] == nlohmann::json::array({name + ".log"})); // the log read
+    CHECK(inc["groups"][0]["who"] == name + ".log");
+    CHECK(inc["groups"][0]["where"].get<std::string>().find(
+              incident.cases.front().findings.front().kernel) != std::string::npos);
+    json.erase("incident");
+    json["schema_version"] = 1;
+    CHECK(json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" ==
+          read_expected(name + ".json"));
     CHECK(written(incident, report::Format::Jsonl) == read_expected(name + ".jsonl"));
     CHECK(incident.exit_code() == ExitCode::Findings); // each holds a fault
   }

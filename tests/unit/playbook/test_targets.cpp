@@ -141,15 +141,6 @@ TEST_CASE("run_targets: eight replayed ranks, each one's findings, missing-rank 
   CHECK(missing->rank == 5);
   CHECK(r.exit_code() == ExitCode::Findings);
 
-  // The report writers' view keeps all of it.
-  const report::MultiTargetReport m = multi_target_report("hang-triage", r);
-  CHECK(m.examined == 8);
-  REQUIRE(m.targets.size() == 8);
-  CHECK(m.targets[5].rank == 5);
-  REQUIRE(m.targets[5].report.has_value());
-  CHECK(m.targets[5].report->findings == &r.targets[5].result->findings);
-  CHECK(m.cross_rank.size() == r.cross_rank.size());
-
   // The same fan-out as an incident (rocplay/case/case.hpp): a case per target, the run's snapshot
   // and findings moved into it, and rank 5 standing apart from the seven that spin.
   TargetsResult copy = r;
@@ -317,11 +308,15 @@ TEST_CASE("run_targets: a target that fails before its first sample is not waite
   CHECK(failed.reported() == nullptr);
   CHECK(r.exit_code() == ExitCode::PartialInput);
 
-  const report::MultiTargetReport m = multi_target_report("host-stacks", r);
-  CHECK(m.targets[1].error == "no process 4302");
-  CHECK(m.targets[1].error_hint == "check the pid");
-  CHECK(m.targets[1].exit_code == 67);
-  CHECK_FALSE(m.targets[1].report.has_value());
+  // As an incident: the target's case says why it was not examined, and holds no run.
+  TargetsResult copy = r;
+  const Incident inc = incident_of("host-stacks", std::move(copy));
+  REQUIRE(inc.cases.size() == 3);
+  CHECK(inc.cases[1].status == CaseStatus::NotExamined);
+  CHECK(inc.cases[1].error == "no process 4302");
+  CHECK(inc.cases[1].error_hint == "check the pid");
+  CHECK(inc.cases[1].exit_code == ExitCode::NoSuchProcess);
+  CHECK(inc.cases[1].run == nullptr);
 }
 
 TEST_CASE("run_targets: a run that never attached is kept, its fatal error is the reason") {

@@ -66,10 +66,12 @@ TEST_CASE("post-mortem JSON holds exactly the keys docs/json-schema.md documents
   options.paths = {corpus.root.string(), (corpus.root / "missing.mi").string()};
   std::vector<nlohmann::json> inputs;
   std::vector<nlohmann::json> with_snapshots;
+  Incident incident; // a light case per input, as the offline driver makes it
   const postmortem::Summary summary =
       postmortem::run(options, [&](const postmortem::InputResult& r) {
         inputs.push_back(report::postmortem_input_to_json(r, false));
         with_snapshots.push_back(report::postmortem_input_to_json(r, true));
+        incident.cases.push_back(postmortem::case_of(r));
       });
   // The corpus holds what every documented key needs.
   REQUIRE(summary.unreadable == 1);
@@ -92,7 +94,8 @@ TEST_CASE("post-mortem JSON holds exactly the keys docs/json-schema.md documents
   CHECK(summary_json["schema"] == "rocplay.postmortem.summary");
 
   const auto document_keys = documented_keys("(`rocplay.postmortem`)");
-  const nlohmann::json document = report::postmortem_to_json(nlohmann::json(inputs), summary);
+  const nlohmann::json document =
+      report::postmortem_to_json(nlohmann::json(inputs), summary, incident);
   CHECK(emitted_keys({document}, document_keys) == document_keys);
   CHECK(document["schema"] == "rocplay.postmortem");
   CHECK(document["inputs"].size() == inputs.size());

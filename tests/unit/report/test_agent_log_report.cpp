@@ -3,6 +3,7 @@
 // and the text, verdict first; and for three of them every byte, as fixtures/agentlog/expected
 // holds it.
 #include "rocplay/report/agent_log.hpp"
+#include "rocplay/report/incident.hpp"
 #include "rocplay/report/report.hpp"
 #include "schema_doc.hpp"
 
@@ -166,7 +167,24 @@ TEST_CASE("rocplay.agent-log holds exactly the keys docs/json-schema.md document
     }
   }
   std::sort(names.begin(), names.end());
-  const auto all = report::agent_log_to_json(analyze_logs(names));
+  // As the command writes it: the one writer over its incident (one case with the faults), so
+  // `incident` is there too (schema_version 2).
+  Incident inc;
+  inc.title = "agent-log";
+  auto faults = std::make_shared<const agentlog::Report>(analyze_logs(names));
+  inc.cases.emplace_back().findings = report::agent_log_findings(*faults);
+  inc.cases.back().exit_code = ExitCode::Findings;
+  inc.cases.back().faults = faults;
+  std::ostringstream written;
+  report::write(written, inc, report::Format::Json, {}, "test");
+  const auto all = nlohmann::json::parse(written.str());
+  CHECK(all["schema_version"] == 2);
+  CHECK(all["incident"]["exit_code"] == 1);
+  CHECK(all["incident"]["groups"][0]["verdict"] == inc.cases[0].findings.front().title);
+  nlohmann::json v1 = all;
+  v1.erase("incident");
+  v1["schema_version"] = 1;
+  CHECK(v1 == report::agent_log_to_json(*faults)); // beside `incident`, v1's document
   const auto decoded = report::agent_log_to_json(analyze_with_code_objects());
   const auto empty = report::agent_log_to_json(analyze_logs({"no_dumps.log"}));
 

@@ -14,13 +14,13 @@ using namespace rocplay;
 
 namespace {
 
-struct Case {
+struct Loaded {
   Snapshot snapshot;
   std::vector<Finding> findings;
 };
 
-Case tp8() {
-  Case c{test::load("rocgdb/tp8-allgather-sync-spin/snapshot.mi"), {}};
+Loaded tp8() {
+  Loaded c{test::load("rocgdb/tp8-allgather-sync-spin/snapshot.mi"), {}};
   c.findings = heuristics::run(c.snapshot);
   return c;
 }
@@ -37,7 +37,7 @@ std::vector<std::string> lines_of(const std::string& s) {
 } // namespace
 
 TEST_CASE("text: the verdict comes first, then the evidence tables", "[report][text]") {
-  Case c = tp8();
+  Loaded c = tp8();
   std::ostringstream out;
   report::write_text(out, c.snapshot, c.findings);
   const std::string text = out.str();
@@ -148,7 +148,7 @@ TEST_CASE("text_width: $COLUMNS, else the terminal, else 100", "[report][text]")
 }
 
 TEST_CASE("JSON report: versioned, with the snapshot and its wave classes", "[report][json]") {
-  Case c = tp8();
+  Loaded c = tp8();
   nlohmann::json j = report::report_to_json(c.snapshot, c.findings);
   CHECK(j["schema"] == "rocplay.report");
   CHECK(j["schema_version"] == report::kJsonSchemaVersion);

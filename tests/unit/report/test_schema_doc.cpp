@@ -26,8 +26,7 @@ struct Fanout {
   std::vector<std::vector<Finding>> findings;
   std::vector<Sample> samples;
   SampleProgress progress;
-  report::MultiTargetReport report;
-  // The same three targets as the model every driver fills (rocplay/case/case.hpp).
+  // Three targets as the model every driver fills (rocplay/case/case.hpp).
   Incident incident;
 
   Fanout() {
@@ -43,38 +42,6 @@ struct Fanout {
     samples[1].at = 2.0;
     samples[1].snapshot = snapshots[0];
     progress = heuristics::analyze_progress(samples);
-    report.playbook = "hang-triage";
-    for (std::size_t i = 0; i < snapshots.size(); ++i) {
-      report::TargetReport t;
-      t.pid = 4301 + static_cast<std::int64_t>(i);
-      t.rank = static_cast<int>(i);
-      t.exit_code = 1;
-      t.seconds = 1.5;
-      t.attached = true;
-      report::RunReport r;
-      r.snapshot = &snapshots[i];
-      r.findings = &findings[i];
-      r.run = {{"playbook", "hang-triage"}};
-      r.steps_text = "steps of rank " + std::to_string(i) + "\n";
-      if (i == 0) {
-        r.progress = &progress;
-        r.samples = &samples;
-      }
-      t.report = std::move(r);
-      report.targets.push_back(std::move(t));
-    }
-    report::TargetReport gone;
-    gone.pid = 4399;
-    gone.rank = 2;
-    gone.exit_code = 67;
-    gone.error = "no process with pid 4399";
-    gone.error_hint = "check the pid with `rocplay ps`";
-    report.targets.push_back(std::move(gone));
-    report.examined = 2;
-    report.cross_rank = heuristics::run_ranks(snapshots);
-    report.sample_skew = {{1, 0.002}, {2, 0.004}};
-    report.lockstep = true;
-
     incident.title = "hang-triage";
     for (std::size_t i = 0; i < snapshots.size(); ++i) {
       rocplay::Case c;
@@ -105,8 +72,8 @@ struct Fanout {
     gone_case.error = "no process with pid 4399";
     gone_case.error_hint = "check the pid with `rocplay ps`";
     incident.cases.push_back(std::move(gone_case));
-    incident.cross_rank = report.cross_rank;
-    incident.sample_skew = report.sample_skew;
+    incident.cross_rank = heuristics::run_ranks(snapshots);
+    incident.sample_skew = {{1, 0.002}, {2, 0.004}};
     incident.lockstep = true;
   }
 };
@@ -116,7 +83,7 @@ struct Fanout {
 TEST_CASE("rocplay.run.multi holds exactly the keys docs/json-schema.md documents",
           "[report][schema]") {
   const Fanout f;
-  REQUIRE_FALSE(f.report.cross_rank.empty());
+  REQUIRE_FALSE(f.incident.cross_rank.empty());
   // v2 (the incident model): written from the Incident, with `incident` beside v1's keys.
   const nlohmann::json j = report::multi_target_to_json(f.incident);
   CHECK(j["schema"] == "rocplay.run.multi");
@@ -153,11 +120,12 @@ TEST_CASE("several targets in text: each target, then the cross-rank findings wh
   const Fanout f;
   report::TextOptions options;
   std::ostringstream out;
-  report::write_multi_target_text(out, f.report, options);
+  report::write(out, f.incident, report::Format::Text, options, "test");
   const std::string text = out.str();
   INFO(text);
-  CHECK(text.rfind("=== pid 4301 (rank 0): exit 1, 1.50s\nVERDICT", 0) == 0);
-  CHECK(text.find("steps of rank 1") != std::string::npos);
+  CHECK(text.rfind("INCIDENT  3 targets, 2 examined", 0) == 0);
+  CHECK(text.find("\n=== pid 4301 (rank 0): exit 1, 1.50s\nVERDICT") != std::string::npos);
+  CHECK(text.find("Playbook hang-triage on pid 4302") != std::string::npos); // rank 1's steps
   CHECK(text.find("Progress") != std::string::npos); // rank 0's two samples, as `run` prints them
   CHECK(text.find("=== pid 4399 (rank 2): not examined: no process with pid 4399\n    hint: "
                   "check the pid") != std::string::npos);
@@ -165,7 +133,7 @@ TEST_CASE("several targets in text: each target, then the cross-rank findings wh
   CHECK(text.find("sample 2: stops began within 0.004 s of each other (lockstep)") !=
         std::string::npos);
   // A cross-rank finding as a live report words it: title, meaning, evidence, next step.
-  const Finding& cross = f.report.cross_rank.front();
+  const Finding& cross = f.incident.cross_rank.front();
   CHECK(text.find("[" + cross.id + "] ") != std::string::npos);
   if (!cross.next_step.empty()) {
     CHECK(text.find("  next: ") != std::string::npos);
@@ -181,10 +149,9 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
   // One snapshot, several, a run with samples that ended early, and a launched program's
   // report with and without a stop.
   const auto single = report::report_to_json(f.snapshots[0], f.findings[0]);
-  const auto several = report::report_to_json(f.snapshots, f.report.cross_rank);
-  report::RunReport run = *f.report.targets[0].report;
-  run.partial = true;
-  const auto with_run = report::run_report_to_json(run);
+  const auto several = report::report_to_json(f.snapshots, f.incident.cross_rank);
+  const rocplay::Case& run = f.incident.cases[0];
+  const auto with_run = report::run_case_to_json(run, true);
   LaunchInfo launch;
   launch.argv = {"./app", "--steps", "3"};
   launch.pid = 4242;
@@ -196,7 +163,7 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
   launch.passed_signals = 1;
   launch.api_errors = {"cudaMemcpy returned cudaErrorIllegalAddress"};
   launch.after = "killed after the report";
-  const auto stopped = report::launch_report_to_json(launch, &run);
+  const auto stopped = report::launch_report_to_json(launch, &run, true);
   LaunchInfo exited;
   exited.pid = 4243;
   exited.outcome = "exited";
@@ -209,7 +176,7 @@ TEST_CASE("rocplay.report holds exactly the keys docs/json-schema.md documents, 
                                   {"findings", nlohmann::json::array()},
                                   {"launch", report::launch_to_json(exited)}});
   CHECK(stopped["partial"] == true);
-  CHECK(stopped["run"] == run.run);
+  CHECK(stopped["run"] == report::run_section_to_json(*run.run));
   CHECK(report::launch_jsonl_line(launch) ==
         nlohmann::json{{"type", "launch"}, {"launch", report::launch_to_json(launch)}});
 
@@ -227,7 +194,7 @@ TEST_CASE("a finding holds exactly the keys docs/json-schema.md documents", "[re
   located.rank = 3;
   located.locations.push_back({"fault_target.cpp", 22, "write_through_null", 0x55555555739bULL});
   std::vector<nlohmann::json> findings = {report::finding_to_json(located)};
-  for (const auto& finding : f.report.cross_rank) {
+  for (const auto& finding : f.incident.cross_rank) {
     findings.push_back(report::finding_to_json(finding));
   }
   const auto keys = documented_keys("### Finding");
@@ -310,18 +277,16 @@ TEST_CASE("one live case's JSON (run --pid, launch) is v1's report with the inci
   CHECK(no_stop["incident"]["exit_code"] == 0);
 
   // Beside `incident` and the version, the bytes of v1 (what `run --pid` wrote before).
-  report::RunReport rr = report::run_report_of(one.cases[0]);
-  rr.partial = false;
   auto v1 = run;
   v1.erase("incident");
   v1["schema_version"] = 1;
-  CHECK(v1 == report::run_report_to_json(rr));
+  CHECK(v1 == report::run_case_to_json(one.cases[0], false));
 
   // The text of one case is the run's report, as `run --pid` always printed it: no INCIDENT block.
   std::ostringstream text;
   report::write(text, one, report::Format::Text, {}, "test");
   std::ostringstream before;
-  report::write_run_text(before, report::run_report_of(one.cases[0]), {});
+  report::write_run_case_text(before, one.cases[0], {});
   CHECK(text.str() == before.str());
   CHECK(text.str().rfind("INCIDENT", 0) == std::string::npos);
 }
