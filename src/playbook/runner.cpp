@@ -594,14 +594,14 @@ private:
       const auto start = Clock::now();
       // The snapshot as last built, not rebuilt inside the stop (1,000 threads: about 50 ms);
       // the PCs the info-line step asked are in looked_up_ whatever it holds. The backtrace step
-      // reads thread ids without a peek: where it was the last to look, the peek is taken here,
-      // over what the builder held then (nothing was fed since).
-      if (unpeeked_at_ && *unpeeked_at_ != snapshot_exchanges_ && *unpeeked_at_ == fed_) {
+      // reads thread ids without a peek: where it was the last to look, the snapshot is the one
+      // of that point, a peek when no exchange came since, else built from the exchanges then.
+      if (unpeeked_at_ && *unpeeked_at_ != snapshot_exchanges_) {
         try {
-          if (const snapshot::Builder* b = fed_builder()) {
-            snapshot_ = b->peek();
-            snapshot_exchanges_ = *unpeeked_at_;
-          }
+          const snapshot::Builder* b =
+              *unpeeked_at_ == driver_.exchanges().size() ? fed_builder() : nullptr;
+          snapshot_ = b != nullptr ? b->peek() : build_window(*unpeeked_at_);
+          snapshot_exchanges_ = *unpeeked_at_;
         } catch (const std::exception& e) {
           snapshot_ = Snapshot{};
           snapshot_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
@@ -719,10 +719,10 @@ private:
   }
 
   // The current sample so far, built from its exchanges (what fed_builder() stands for).
-  Snapshot build_window() const {
+  Snapshot build_window(std::size_t end) const {
     snapshot::Builder builder(build_options());
     const auto& exchanges = driver_.exchanges();
-    for (std::size_t i = window_start_; i < exchanges.size(); ++i) {
+    for (std::size_t i = window_start_; i < end && i < exchanges.size(); ++i) {
       builder.add(exchanges[i]);
     }
     return builder.finish();
@@ -732,10 +732,11 @@ private:
   // after the detach.
   const Snapshot& current_snapshot() {
     const std::size_t n = driver_.exchanges().size();
+    unpeeked_at_.reset(); // this look is the latest
     if (n != snapshot_exchanges_) {
       try {
         const snapshot::Builder* b = fed_builder();
-        snapshot_ = b != nullptr ? b->peek() : build_window();
+        snapshot_ = b != nullptr ? b->peek() : build_window(n);
       } catch (const std::exception& e) {
         snapshot_ = Snapshot{};
         snapshot_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
