@@ -609,7 +609,21 @@ private:
       }
       const auto start = Clock::now();
       // The snapshot as last built, not rebuilt inside the stop (1,000 threads: about 50 ms);
-      // the PCs the info-line step asked are in looked_up_ whatever it holds.
+      // the PCs the info-line step asked are in looked_up_ whatever it holds. The backtrace step
+      // reads thread ids without a peek: where it was the last to look, the snapshot is the one
+      // of that point, a peek when no exchange came since, else built from the exchanges then.
+      if (unpeeked_at_ && *unpeeked_at_ != snapshot_exchanges_) {
+        try {
+          const snapshot::Builder* b =
+              *unpeeked_at_ == driver_.exchanges().size() ? fed_builder() : nullptr;
+          snapshot_ = b != nullptr ? b->peek() : build_window(*unpeeked_at_);
+          snapshot_exchanges_ = *unpeeked_at_;
+        } catch (const std::exception& e) {
+          snapshot_ = Snapshot{};
+          snapshot_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
+        }
+      }
+      unpeeked_at_.reset();
       for (const auto& sl : snapshot_.source_lines) {
         earlier_pcs_.insert(sl.pc);
       }
@@ -672,20 +686,73 @@ private:
     }
   }
 
-  // The snapshot of the current sample so far.
+  snapshot::BuildOptions build_options() const {
+    snapshot::BuildOptions bo;
+    bo.debugger = driver_.debugger().kind;
+    bo.label = pb_.name;
+    return bo;
+  }
+
+  // Hands the exchanges that arrived since the last call to the samples' builder, once each, as
+  // they come (one builder per sample, finished after the detach: finish_snapshot). The last
+  // exchange handed over may take more records or notes after it (an async record after a
+  // result): then the builder starts over, so that it holds exactly what a build over the
+  // exchanges after the fact would. Returns the builder of the current sample, or nullptr when
+  // it cannot stand for the sample this runner is taking (its windows split otherwise, or it
+  // failed): callers then build the sample from its exchanges, as before.
+  const snapshot::Builder* fed_builder() {
+    if (feed_failed_) {
+      return nullptr;
+    }
+    const auto& exchanges = driver_.exchanges();
+    try {
+      if (fed_ > exchanges.size() ||
+          (fed_ > 0 && (exchanges[fed_ - 1].records.size() != fed_records_ ||
+                        exchanges[fed_ - 1].notes.size() != fed_notes_))) {
+        samples_.reset();
+        fed_ = 0;
+      }
+      if (!samples_) {
+        samples_.emplace(build_options());
+        samples_kind_ = driver_.debugger().kind;
+      }
+      for (; fed_ < exchanges.size(); ++fed_) {
+        samples_->add(exchanges[fed_]);
+      }
+      if (fed_ > 0) {
+        fed_records_ = exchanges[fed_ - 1].records.size();
+        fed_notes_ = exchanges[fed_ - 1].notes.size();
+      }
+    } catch (const std::exception&) {
+      feed_failed_ = true;
+      samples_.reset();
+      return nullptr;
+    }
+    if (samples_kind_ != driver_.debugger().kind || samples_->current_sample() != sample_) {
+      return nullptr;
+    }
+    return samples_->current();
+  }
+
+  // The current sample so far, built from its exchanges (what fed_builder() stands for).
+  Snapshot build_window(std::size_t end) const {
+    snapshot::Builder builder(build_options());
+    const auto& exchanges = driver_.exchanges();
+    for (std::size_t i = window_start_; i < end && i < exchanges.size(); ++i) {
+      builder.add(exchanges[i]);
+    }
+    return builder.finish();
+  }
+
+  // The snapshot of the current sample so far: a peek at its builder, which is finished only
+  // after the detach.
   const Snapshot& current_snapshot() {
     const std::size_t n = driver_.exchanges().size();
+    unpeeked_at_.reset(); // this look is the latest
     if (n != snapshot_exchanges_) {
-      snapshot::BuildOptions bo;
-      bo.debugger = driver_.debugger().kind;
-      bo.label = pb_.name;
       try {
-        snapshot::Builder builder(bo);
-        const auto& exchanges = driver_.exchanges();
-        for (std::size_t i = window_start_; i < n; ++i) {
-          builder.add(exchanges[i]);
-        }
-        snapshot_ = builder.finish();
+        const snapshot::Builder* b = fed_builder();
+        snapshot_ = b != nullptr ? b->peek() : build_window(n);
       } catch (const std::exception& e) {
         snapshot_ = Snapshot{};
         snapshot_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
@@ -693,6 +760,29 @@ private:
       snapshot_exchanges_ = n;
     }
     return snapshot_;
+  }
+
+  // The host thread ids of the current sample so far, in the snapshot's order, without a peek.
+  std::vector<std::string> current_thread_ids() {
+    const std::size_t n = driver_.exchanges().size();
+    std::vector<std::string> ids;
+    if (n != snapshot_exchanges_) {
+      try {
+        if (const snapshot::Builder* b = fed_builder()) {
+          ids = b->host_thread_ids();
+          // The snapshot as last built stays, but a later sample's first look at it (its
+          // earlier PCs) wants the one of this point.
+          unpeeked_at_ = n;
+          return ids;
+        }
+      } catch (const std::exception&) {
+        // as below
+      }
+    }
+    for (const auto& t : current_snapshot().host_threads) {
+      ids.push_back(t.id);
+    }
+    return ids;
   }
 
   Value info_line(const Step& s) {
@@ -858,13 +948,12 @@ private:
 
   Value backtrace(const Step& s) {
     ensure_threads(s);
-    // Copy the ids: the snapshot is rebuilt as exchanges arrive.
     std::vector<std::string> ids;
-    for (const auto& t : current_snapshot().host_threads) {
-      if (is_thread_id(t.id)) {
-        ids.push_back(t.id);
+    for (auto& id : current_thread_ids()) {
+      if (is_thread_id(id)) {
+        ids.push_back(std::move(id));
       } else {
-        result_.warnings.push_back(fmt::format("backtrace: skipped thread id `{}`", t.id));
+        result_.warnings.push_back(fmt::format("backtrace: skipped thread id `{}`", id));
       }
     }
     std::size_t failed = 0;
@@ -1034,17 +1123,23 @@ private:
   // The snapshot of each sample, built once here, after the detach (the target runs again), then
   // the one analysis step (incident::analyse) shared with the post-mortem.
   void finish_snapshot() {
-    snapshot::BuildOptions bo;
-    bo.debugger = driver_.debugger().kind;
-    bo.label = pb_.name;
+    const snapshot::BuildOptions bo = build_options();
     const auto times = driver_.times();
     std::vector<Sample> samples;
+    // The builder fed as the exchanges came, when it split them as this run took its samples;
+    // else a build over the exchanges now.
+    std::optional<snapshot::SampleBuilder> fed;
+    if (fed_builder() != nullptr) {
+      fed = std::move(samples_);
+    }
+    samples_.reset();
     if (sample_ > 1) {
       try {
-        samples = snapshot::build_samples(driver_.exchanges(), bo);
+        samples = fed ? fed->finish() : snapshot::build_samples(driver_.exchanges(), bo);
       } catch (const std::exception& e) {
         result_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
       }
+      fed.reset();
     }
     incident::AnalyseOptions ao;
     ao.context = options_.context;
@@ -1052,7 +1147,8 @@ private:
       samples.clear();
       Sample one;
       try {
-        one.snapshot = snapshot::build(driver_.exchanges(), bo);
+        std::optional<Snapshot> single = fed ? fed->finish_single() : std::nullopt;
+        one.snapshot = single ? std::move(*single) : snapshot::build(driver_.exchanges(), bo);
       } catch (const std::exception& e) {
         one.snapshot = Snapshot{};
         one.snapshot.warnings.push_back(fmt::format("snapshot: {}", e.what()));
@@ -1105,6 +1201,14 @@ private:
   std::unique_ptr<detail::DeferredCode> deferred_; // cuda-gdb's windows, decoded after the detach
   bool deferred_checked_ = false;
   std::size_t snapshot_exchanges_ = static_cast<std::size_t>(-1);
+  // Every exchange, once, into one builder per sample (fed_builder).
+  std::optional<snapshot::SampleBuilder> samples_;
+  DebuggerKind samples_kind_ = DebuggerKind::Unknown;
+  std::size_t fed_ = 0;         // exchanges fed
+  std::size_t fed_records_ = 0; // the last one's records and notes when it was fed
+  std::size_t fed_notes_ = 0;
+  bool feed_failed_ = false;
+  std::optional<std::size_t> unpeeked_at_; // the backtrace step read ids here, peeking at nothing
   std::unordered_set<std::uint64_t> looked_up_; // PCs `info-line` asked about
   bool python_located_ = false;                 // _PyRuntime looked for (once per run)
   std::optional<pyframes::Runtime> python_runtime_;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <set>
@@ -47,6 +48,14 @@ bool has_marker(const mi::Exchange& exchange, const Markers& markers) {
   return false;
 }
 namespace {
+
+struct Counters {
+  std::atomic<std::uint64_t> builders{0}, added{0}, finished{0}, peeked{0};
+};
+Counters& counters() {
+  static Counters c;
+  return c;
+}
 
 bool contains_nocase(std::string_view hay, std::string_view needle) {
   auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
@@ -190,6 +199,7 @@ struct Builder::Impl {
   bool cuda_used = false;
 
   explicit Impl(BuildOptions o) : options(std::move(o)) {
+    counters().builders.fetch_add(1, std::memory_order_relaxed);
     apply_meta(state.snapshot, options.meta_json);
     kind = options.debugger != DebuggerKind::Unknown ? options.debugger : state.snapshot.debugger;
     if (!options.label.empty()) {
@@ -282,20 +292,62 @@ struct Builder::Impl {
   }
 
   Snapshot finish() {
-    faults.take_frames(state.stacks); // before the dialects file the stacks away
-    gdb->finish(state);
-    if (rocgdb_used) {
-      rocgdb->finish(state);
+    counters().finished.fetch_add(1, std::memory_order_relaxed);
+    return finish_state(state, faults, kind);
+  }
+
+  // finish() over copies: the builder's own state stays as it was. The dialects' finish() reads
+  // their own members and writes only the state it is given.
+  Snapshot peek() const {
+    counters().peeked.fetch_add(1, std::memory_order_relaxed);
+    BuildState copy = state;
+    copy.strings = Interner{}; // the copied table's keys would view the original's texts
+    copy.forget_console();
+    FaultReader fault_copy = faults;
+    DebuggerKind kind_copy = kind;
+    return finish_state(copy, fault_copy, kind_copy);
+  }
+
+  // The host thread ids after finish(): the gdb dialect appends the threads known only by their
+  // stacks (not waves) in id order, and the cuda-gdb dialect drops its focus stack.
+  std::vector<std::string> host_thread_ids() const {
+    const Snapshot& s = state.snapshot;
+    std::vector<std::string> ids;
+    ids.reserve(s.host_threads.size());
+    for (const auto& t : s.host_threads) {
+      ids.push_back(t.id);
+    }
+    for (const auto& [tid, frames] : state.stacks) {
+      if (frames.empty() || state.wave_index.count(tid) ||
+          std::any_of(s.waves.begin(), s.waves.end(),
+                      [&](const Wave& w) { return w.thread_id == tid; }) ||
+          std::find(ids.begin(), ids.end(), tid) != ids.end()) {
+        continue;
+      }
+      ids.push_back(tid);
     }
     if (cuda_used) {
-      cuda->finish(state);
+      std::erase(ids, std::string(kCudaFocusThread));
     }
-    Snapshot& s = state.snapshot;
-    if (kind == DebuggerKind::Unknown && !s.host_threads.empty()) {
-      kind = DebuggerKind::Gdb;
+    return ids;
+  }
+
+  // What finish() does, over `st`.
+  Snapshot finish_state(BuildState& st, FaultReader& fault_reader, DebuggerKind& k) const {
+    fault_reader.take_frames(st.stacks); // before the dialects file the stacks away
+    gdb->finish(st);
+    if (rocgdb_used) {
+      rocgdb->finish(st);
     }
-    s.debugger = kind;
-    faults.finish(s);
+    if (cuda_used) {
+      cuda->finish(st);
+    }
+    Snapshot& s = st.snapshot;
+    if (k == DebuggerKind::Unknown && !s.host_threads.empty()) {
+      k = DebuggerKind::Gdb;
+    }
+    s.debugger = k;
+    fault_reader.finish(s);
     snapshot::demangle_names(s);
     python.apply(s); // after the demangling: Python names are not C++ names
     check_attribution(s);
@@ -380,11 +432,30 @@ Builder::Builder(Builder&&) noexcept = default;
 Builder& Builder::operator=(Builder&&) noexcept = default;
 
 void Builder::add(const mi::Exchange& exchange) {
+  counters().added.fetch_add(1, std::memory_order_relaxed);
   impl_->add(exchange);
 }
 
 Snapshot Builder::finish() {
   return impl_->finish();
+}
+
+Snapshot Builder::peek() const {
+  return impl_->peek();
+}
+
+std::vector<std::string> Builder::host_thread_ids() const {
+  return impl_->host_thread_ids();
+}
+
+BuilderCounts builder_counts() {
+  const Counters& c = counters();
+  BuilderCounts out;
+  out.builders = c.builders.load(std::memory_order_relaxed);
+  out.added = c.added.load(std::memory_order_relaxed);
+  out.finished = c.finished.load(std::memory_order_relaxed);
+  out.peeked = c.peeked.load(std::memory_order_relaxed);
+  return out;
 }
 
 Snapshot build(const std::vector<mi::Exchange>& exchanges, BuildOptions options) {

@@ -162,14 +162,16 @@ struct SampleBuilder::Impl {
   BuildOptions options;
   std::optional<Builder> builder;
   SampleWindow window; // of the sample being built
-  std::vector<std::pair<SampleWindow, Snapshot>> done;
+  // Samples whose exchanges are all in, finished by finish(): a live run adds a sample's first
+  // exchange inside its stop, and finishing the one before it there would lengthen the stop.
+  std::vector<std::pair<SampleWindow, Builder>> done;
   // Thread figures of the run before the next sample, and those of each sample (by index).
   std::map<std::int64_t, ThreadFigures> pending_figures;
   std::map<std::uint32_t, std::map<std::int64_t, ThreadFigures>> figures;
 
   void close() {
     if (builder) {
-      done.emplace_back(window, builder->finish());
+      done.emplace_back(window, std::move(*builder));
       builder.reset();
     }
   }
@@ -254,16 +256,37 @@ static void share_code_windows(std::vector<Sample>& samples) {
   }
 }
 
+const Builder* SampleBuilder::current() const {
+  return impl_->builder ? &*impl_->builder : nullptr;
+}
+
+std::uint32_t SampleBuilder::current_sample() const {
+  return impl_->window.index;
+}
+
+std::optional<Snapshot> SampleBuilder::finish_single() {
+  Impl& s = *impl_;
+  if (!s.done.empty()) {
+    return std::nullopt;
+  }
+  if (!s.builder) {
+    s.builder.emplace(s.options);
+  }
+  Snapshot out = s.builder->finish();
+  s.builder.reset();
+  return out;
+}
+
 std::vector<Sample> SampleBuilder::finish() {
   Impl& s = *impl_;
   s.close();
   std::vector<Sample> out;
   std::vector<SourceLine> known;
   const double origin = s.done.empty() ? 0 : s.done.front().first.stop_began;
-  for (auto& [w, snap] : s.done) {
+  for (auto& [w, builder] : s.done) {
     Sample sample;
     sample.index = w.index;
-    sample.snapshot = std::move(snap);
+    sample.snapshot = builder.finish();
     std::set<std::uint64_t> have;
     for (const auto& sl : sample.snapshot.source_lines) {
       have.insert(sl.pc);

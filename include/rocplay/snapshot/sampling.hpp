@@ -46,9 +46,17 @@ public:
   SampleBuilder(SampleBuilder&&) noexcept;
   SampleBuilder& operator=(SampleBuilder&&) noexcept;
   void add(const mi::Exchange& exchange);
+  // The builder of the sample being added to (nullptr before the first exchange), to peek at the
+  // sample so far; and that sample's index.
+  const Builder* current() const;
+  std::uint32_t current_sample() const;
   // Every sample with its snapshot and times. Source lines looked up in an earlier sample are
-  // carried into later ones for the PCs they did not ask again.
+  // carried into later ones for the PCs they did not ask again. Each sample is finished here.
   std::vector<Sample> finish();
+  // When every exchange fell in one sample: its snapshot exactly as Builder::finish() makes it
+  // over them, without what finish() stamps on a sample (times, carried lines); nullopt, and
+  // nothing finished, when there were several.
+  std::optional<Snapshot> finish_single();
 
 private:
   struct Impl;

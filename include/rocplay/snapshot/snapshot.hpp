@@ -297,11 +297,27 @@ public:
   Builder& operator=(Builder&&) noexcept;
   void add(const mi::Exchange& exchange);
   Snapshot finish();
+  // The snapshot of the exchanges added so far, as finish() would make it, leaving the builder
+  // as it was to take more: a live run's steps read the sample they are taking with it, inside
+  // the stop, and the sample is finished once, after the detach. Costs a copy of the state and
+  // the finishing work, not the exchanges' reading again.
+  Snapshot peek() const;
+  // The ids of the host threads finish() would list, in its order: cheaper than a peek.
+  std::vector<std::string> host_thread_ids() const;
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// What every Builder of this process did so far (for tests and benchmarks).
+struct BuilderCounts {
+  std::uint64_t builders = 0; // made
+  std::uint64_t added = 0;    // exchanges added
+  std::uint64_t finished = 0; // finish() calls
+  std::uint64_t peeked = 0;   // peek() calls
+};
+BuilderCounts builder_counts();
 
 Snapshot build(const std::vector<mi::Exchange>& exchanges, BuildOptions options = {});
 

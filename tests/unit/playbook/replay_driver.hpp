@@ -106,6 +106,14 @@ public:
 
   session::Debugger debugger_;
 
+protected:
+  // A note as the session files it after a finished command: an exchange of its own.
+  void add_note(std::string text) {
+    mi::Exchange ex;
+    ex.notes.push_back(std::move(text));
+    exchanges_.push_back(std::move(ex));
+  }
+
 private:
   // The first unused recorded exchange for `command`, and the command-less exchanges after it
   // (the `*stopped` after an attach), as the session groups them.
