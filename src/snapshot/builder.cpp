@@ -317,8 +317,9 @@ struct Builder::Impl {
     for (const auto& t : s.host_threads) {
       ids.push_back(t.id);
     }
-    for (const auto& [tid, frames] : state.stacks) {
-      if (frames.empty() || state.wave_index.count(tid) ||
+    for (const auto& stack : state.stacks) {
+      const std::string& tid = stack.first; // a name, not a binding: clang 14 captures it
+      if (stack.second.empty() || state.wave_index.count(tid) ||
           std::any_of(s.waves.begin(), s.waves.end(),
                       [&](const Wave& w) { return w.thread_id == tid; }) ||
           std::find(ids.begin(), ids.end(), tid) != ids.end()) {
