@@ -424,6 +424,7 @@ Finding unfinished_call_finding(const ApiCall& call, const std::string& source,
     f.evidence.push_back(
         fmt::format("inside the still-open call(s): {}", fmt::join(api.open_callers, " > ")));
   }
+  f.kernel = call.function;
   f.details = {{"call", to_json(call)}, {"kernel", call.function}, {"level", api.level}};
   f.locations.push_back(Location{source, static_cast<std::uint32_t>(call.line), call.function, {}});
   f.rank = rank;
@@ -495,6 +496,7 @@ std::vector<Finding> findings(const Evidence& ev) {
       if (!d.input_metadata.empty()) {
         f.evidence.push_back("other inputs: " + d.input_metadata);
       }
+      f.kernel = d.function;
       f.details = {{"dump", dump_json(d)}, {"kernel", d.function}};
       f.next_step = fmt::format("torch.load('{}/inputs.pt') and call {} with those inputs under "
                                 "HIP_LAUNCH_BLOCKING=1 to reproduce it offline.",

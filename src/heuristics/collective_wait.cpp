@@ -155,6 +155,7 @@ std::vector<Finding> collective_wait(detail::Analysis& analysis,
     if (kernels.details) {
       dj["wave_classes"] = std::move(cj);
     }
+    f.dispatches = {{d->id, detail::kernel_label(*d)}};
     f.details = {{"dispatch", std::move(dj)},
                  {"loops", loops},
                  {"line_info", line_info},

@@ -319,12 +319,14 @@ std::vector<Finding> program_fault(detail::Analysis& analysis) {
     }
     if (d) {
       details["dispatch"] = detail::dispatch_json(*d, analysis.kernels());
+      out.dispatches = {{d->id, detail::kernel_label(*d)}};
       if (auto line = detail::kernel_line(*d, analysis.kernels()); !line.empty()) {
         out.evidence.push_back(line);
       }
       out.evidence.push_back(fmt::format("in {}", detail::dispatch_label(*d)));
     } else if (!kernel.empty()) {
       details["kernel"] = kernel;
+      out.kernel = kernel;
     }
   } else {
     out.id = std::string(kHostFault);

@@ -87,6 +87,7 @@ std::vector<Finding> host_blocked_on_gpu(detail::Analysis& analysis) {
   for (const auto& d : s.dispatches) {
     kernels.push_back(short_function_name(detail::kernel_label(d)));
     dj.push_back(detail::dispatch_json(d, kernel_info));
+    f.dispatches.push_back({d.id, detail::kernel_label(d)});
   }
   const auto& first = blocked.front();
   const bool item = first.call == "_local_scalar_dense";

@@ -706,7 +706,8 @@ void add_threads(const std::vector<Sample>& samples, SampleProgress& p) {
                           e.samples, frame_text(t.frames.front()),
                           near_pc(widest, t.frames.front().pc), used.empty() ? "" : "; " + used);
     }
-    e.details = {{"frame0", frame_text(t.frames.front())}, {"pc", hex(t.frames.front().pc)}};
+    e.frame0 = frame_text(t.frames.front());
+    e.details = {{"frame0", e.frame0}, {"pc", hex(t.frames.front().pc)}};
     if (const Frame* user = innermost_user_frame(t)) {
       e.details["user_frame"] = frame_text(*user);
       if (user != &t.frames.front() && e.motion != Motion::Moving) {
@@ -1002,6 +1003,7 @@ std::optional<Finding> no_progress(const std::vector<Sample>& samples, const Sam
                {"progress", {{"samples", p.samples}, {"seconds", p.seconds}, {"confirmed", true}}}};
   if (!dispatches.empty()) {
     f.details["dispatch"] = {{"id", dispatches.front()->id}, {"kernel", dispatches.front()->label}};
+    f.dispatches = {{dispatches.front()->id, dispatches.front()->label}};
   }
   f.next_step = "Anchor on the PC where it spins and read that loop: find the flag, counter or "
                 "lock it polls and who should have changed it. Take more samples (--samples 4) "

@@ -134,6 +134,7 @@ std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later)
         f.locations.push_back(detail::location_of(c, later));
       }
     }
+    f.dispatches = {{head->id, detail::kernel_label(*head)}};
     f.details = {{"queue",
                   {{"id", q.id},
                    {"target_id", q.target_id},

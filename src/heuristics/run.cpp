@@ -36,12 +36,14 @@ std::vector<Finding> run_over(detail::Analysis& analysis, const Context& context
   // The sync-lane finding already says "waiting for peers" for its dispatches, more precisely.
   std::set<std::string> spinning;
   for (const auto& f : out) {
-    if (auto d = f.details.find("dispatch"); d != f.details.end() && d->contains("id")) {
-      spinning.insert((*d)["id"].get<std::string>());
+    if (!f.dispatches.empty()) {
+      spinning.insert(f.dispatches.front().id);
     }
   }
   for (auto& f : sync_lane_spin_unknown_positions(analysis, spinning)) {
-    spinning.insert(f.details["dispatch"]["id"].get<std::string>());
+    if (!f.dispatches.empty()) {
+      spinning.insert(f.dispatches.front().id);
+    }
     out.push_back(std::move(f));
   }
   // Its dispatches are skipped before their finding is built, not dropped after.

@@ -59,6 +59,7 @@ std::optional<Finding> single_clean(const Snapshot& s, const Dispatch& d,
   }
   dj["wave_classes"] = std::move(cj);
   f.kernel = detail::kernel_label(d);
+  f.dispatches = {{d.id, f.kernel}};
   f.details = {{"dispatches", nlohmann::json::array({std::move(dj)})},
                {"single", true},
                {"queues_known", d.queue.has_value()},
@@ -140,6 +141,7 @@ std::vector<Finding> splitk_clean_race(detail::Analysis& analysis) {
       }
       j["wave_classes"] = std::move(cj);
       dj.push_back(std::move(j));
+      f.dispatches.push_back({d->id, detail::kernel_label(*d)});
       f.evidence.push_back(fmt::format("{}: {} queue {} fence {} grid [{}] workgroup [{}]",
                                        detail::dispatch_label(*d), d->kernel_name,
                                        d->queue ? fmt::format("{}", *d->queue) : "?",

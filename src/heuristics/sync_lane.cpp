@@ -207,6 +207,7 @@ Finding lane_finding(const Dispatch& d, const PollingLanes& pl, const Snapshot& 
   f.evidence.push_back(ctx.ngpus
                            ? fmt::format("ngpus = {} (given)", *ctx.ngpus)
                            : fmt::format("ngpus >= {} (the highest polling lane + 1)", bound));
+  f.dispatches = {{d.id, detail::kernel_label(d)}};
   f.details = {{"dispatch", detail::dispatch_json(d, kernels)},
                {"routine", ""},
                {"collective", detail::is_collective(d)},
@@ -361,6 +362,7 @@ std::vector<Finding> sync_lane_barrier_spin(detail::Analysis& analysis, const Co
       f.evidence.push_back(
           fmt::format("{} wave(s) of the dispatch have unknown (`?`) coordinates", unknown));
     }
+    f.dispatches = {{d.id, detail::kernel_label(d)}};
     f.details = {{"dispatch", detail::dispatch_json(d, kernels)},
                  {"routine", routine},
                  {"collective", collective}};

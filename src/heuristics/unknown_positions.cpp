@@ -174,6 +174,7 @@ std::vector<Finding> sync_lane_spin_unknown_positions(detail::Analysis& analysis
     f.evidence.push_back(
         fmt::format("unknown: the waves' dispatch, work-group and slot (tied by {}); next time: {}",
                     tied_by, kNextTime));
+    f.dispatches = {{d.id, detail::kernel_label(d)}};
     f.details = {{"dispatch", detail::dispatch_json(d, kernels)},
                  {"routine", routine},
                  {"collective", collective},

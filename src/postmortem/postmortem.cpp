@@ -696,12 +696,6 @@ bool is_crash_kind(InputKind kind) {
 // Crash evidence is read by src/crash; this only routes it and files the result.
 void take_crash(InputResult& r, std::shared_ptr<crash::Evidence> ev) {
   for (auto& f : crash::findings(*ev)) {
-    // The crash readers name their kernel in details only; the signature wants it typed.
-    if (f.kernel.empty() && f.details.is_object()) {
-      if (auto k = f.details.find("kernel"); k != f.details.end() && k->is_string()) {
-        f.kernel = k->get<std::string>();
-      }
-    }
     r.findings.push_back(std::move(f));
   }
   r.warnings.insert(r.warnings.end(), ev->warnings.begin(), ev->warnings.end());

@@ -165,36 +165,16 @@ std::string queue_type(QueueType t) {
   return t == QueueType::Unknown ? "?" : std::string(to_string(t));
 }
 
-// The stuck kernel a finding names, from its structured details.
+// The stuck kernel a finding names: its dispatches, else its kernel.
 std::string stuck_kernel(const Finding& f) {
-  const auto& d = f.details;
-  if (!d.is_object()) {
-    return {};
+  if (f.dispatches.empty()) {
+    return f.kernel;
   }
-  for (const char* key : {"dispatch", "head_dispatch"}) {
-    if (auto it = d.find(key); it != d.end() && it->is_object() && it->contains("kernel")) {
-      std::string k = (*it)["kernel"].get<std::string>();
-      if (it->contains("id")) {
-        k += fmt::format(" (dispatch {})", (*it)["id"].get<std::string>());
-      }
-      return k;
-    }
+  std::vector<std::string> ks;
+  for (const auto& d : f.dispatches) {
+    ks.push_back(fmt::format("{} (dispatch {})", d.kernel, d.id));
   }
-  if (auto it = d.find("dispatches"); it != d.end() && it->is_array() && !it->empty() &&
-                                      (*it)[0].is_object() && (*it)[0].contains("kernel")) {
-    std::vector<std::string> ks;
-    for (const auto& e : *it) {
-      if (e.contains("kernel") && e.contains("id")) {
-        ks.push_back(fmt::format("{} (dispatch {})", e["kernel"].get<std::string>(),
-                                 e["id"].get<std::string>()));
-      }
-    }
-    return fmt::format("{}", fmt::join(ks, "; "));
-  }
-  if (auto it = d.find("kernel"); it != d.end() && it->is_string()) {
-    return it->get<std::string>();
-  }
-  return {};
+  return fmt::format("{}", fmt::join(ks, "; "));
 }
 
 std::string where_of(const Finding& f) {
@@ -253,7 +233,8 @@ void write_verdict(std::ostream& out, const std::vector<Finding>& findings, cons
               " " + st.bold(v.title));
   if (auto k = stuck_kernel(v); !k.empty()) {
     // A fault names the kernel that faulted, not one that is stuck.
-    wrapped(out, st.width, v.details.contains("fault") ? "  Kernel:  " : "  Stuck:   ", k);
+    const bool fault = v.id == heuristics::kGpuFault || v.id == heuristics::kHostFault;
+    wrapped(out, st.width, fault ? "  Kernel:  " : "  Stuck:   ", k);
   }
   if (auto w = where_of(v); !w.empty()) {
     wrapped(out, st.width, "  Where:   ", w);

@@ -36,10 +36,7 @@ std::string stuck_of(const Case& t) {
     if (e.motion != Motion::Stuck) {
       continue;
     }
-    std::string place = e.label;
-    if (e.details.is_object() && e.details.contains("frame0") && e.details["frame0"].is_string()) {
-      place = e.details["frame0"].get<std::string>();
-    }
+    const std::string& place = e.frame0.empty() ? e.label : e.frame0;
     const std::string key = e.kind + "\x1f" + place;
     if (where[key]++ == 0) {
       order.push_back(key);

@@ -27,6 +27,13 @@ struct Location {
   bool operator==(const Location&) const = default;
 };
 
+// A dispatch a finding is about, as its report names it: `kernel (dispatch id)`.
+struct DispatchRef {
+  std::string id;
+  std::string kernel;
+  bool operator==(const DispatchRef&) const = default;
+};
+
 struct Finding {
   std::string id;    // stable, e.g. `sync-lane-barrier-spin`
   std::string title; // one line
@@ -41,6 +48,9 @@ struct Finding {
   // The kernel the finding is about, as its report names it; empty when it names none (then
   // the first location's function stands for it in a signature).
   std::string kernel;
+  // The dispatches it is about, the one it leads with first; the report reads these, never
+  // `details` (which only the JSON carries, and is trimmed when no format prints it).
+  std::vector<DispatchRef> dispatches;
 };
 
 // What one stuck pattern looks like, so inputs can be grouped: heuristic + kernel + source line.

@@ -39,7 +39,8 @@ struct ProgressEntry {
   std::string why;           // `stayed within 16 bytes of 0x...`, `read index 412 -> 518`
   std::uint32_t samples = 0; // samples it was seen in
   double seconds = 0;        // from the first sample it was seen in to the last
-  nlohmann::json details;
+  std::string frame0;        // a thread's innermost frame, as the report names its place
+  nlohmann::json details;    // the same and more, for the JSON only
 };
 
 struct SampleProgress {

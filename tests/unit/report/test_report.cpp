@@ -70,6 +70,31 @@ TEST_CASE("text: the verdict comes first, then the evidence tables", "[report][t
                     [](char ch) { return static_cast<unsigned char>(ch) < 0x80; }));
 }
 
+// The text names the stuck kernel from the finding's typed dispatches, never from `details`
+// (which the post-mortem trims when no format prints it).
+TEST_CASE("text: the Stuck line reads the typed dispatches, not the details", "[report][text]") {
+  Loaded c = tp8();
+  REQUIRE_FALSE(c.findings.empty());
+  REQUIRE(c.findings.front().dispatches.size() == 1);
+  auto text_of = [&](const std::vector<Finding>& fs) {
+    std::ostringstream out;
+    report::write_text(out, c.snapshot, fs);
+    return out.str();
+  };
+  auto first_lines = [&](const std::vector<Finding>& fs) { return lines_of(text_of(fs)); };
+  const std::string full = text_of(c.findings);
+  CHECK_THAT(full, Catch::Contains("  Stuck:   " + c.findings.front().dispatches.front().kernel));
+  CHECK_THAT(full, Catch::Contains("(dispatch\n           " +
+                                   c.findings.front().dispatches.front().id + ")"));
+  std::vector<Finding> no_details = c.findings;
+  no_details.front().details = nlohmann::json::object();
+  CHECK(text_of(no_details) == full);
+  std::vector<Finding> no_dispatches = c.findings;
+  no_dispatches.front().dispatches.clear();
+  no_dispatches.front().kernel.clear();
+  CHECK_THAT(first_lines(no_dispatches)[1], !Catch::StartsWith("  Stuck:"));
+}
+
 TEST_CASE("text: no findings, row limits, several snapshots", "[report][text]") {
   Snapshot s = test::load("rocgdb/rocm5-old-format/snapshot.mi");
   std::ostringstream out;

@@ -23,7 +23,7 @@ TEST_CASE("capture summary: one line, stuck places per rank, findings, bounded",
       e.kind = "thread";
       e.label = "engine\n_spin";
       e.motion = Motion::Stuck;
-      e.details = {{"frame0", "start_sync(int) at fake_server.cpp:61"}};
+      e.frame0 = "start_sync(int) at fake_server.cpp:61";
       t.progress.entries.push_back(e);
     }
     Finding f;
