@@ -1,8 +1,8 @@
 // The incident-first report (rocplay/report/incident.hpp).
 #include "rocplay/report/incident.hpp"
 
+#include "rocplay/case/run_result.hpp"
 #include "rocplay/report/run.hpp"
-#include "rocplay/report/run_result.hpp"
 
 #include <fmt/format.h>
 

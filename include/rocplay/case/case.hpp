@@ -33,7 +33,7 @@
 namespace rocplay {
 
 namespace playbook {
-struct RunResult; // rocplay/report/run_result.hpp: the steps, the target account (report layer)
+struct RunResult; // rocplay/case/run_result.hpp: the steps, the target account
 }
 namespace crash {
 struct Evidence; // rocplay/crash/crash.hpp

@@ -12,11 +12,11 @@
 // docs/playbooks.md is the reference for the format.
 #pragma once
 
+#include "rocplay/case/run_result.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/heuristics/heuristics.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/mi/transcript.hpp"
-#include "rocplay/report/run_result.hpp"
 #include "rocplay/session/session.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
@@ -250,7 +250,7 @@ struct RunOptions {
 // the steps and `always`, detaches, builds the snapshot over every exchange and runs the
 // heuristics. Errors during the run are recorded in the result, never thrown; the target is
 // detached before run() returns on every path. The result's types are in
-// rocplay/report/run_result.hpp; report::run_section_to_json and write_run_section_text
+// rocplay/case/run_result.hpp; report::run_section_to_json and write_run_section_text
 // (rocplay/report/run.hpp) render it.
 RunResult run(const Playbook& playbook, Driver& driver, const RunOptions& options);
 

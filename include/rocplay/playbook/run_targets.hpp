@@ -14,9 +14,9 @@
 
 #include "rocplay/case/case.hpp"
 
+#include "rocplay/case/run_result.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/playbook/playbook.hpp"
-#include "rocplay/report/run_result.hpp"
 #include "rocplay/session/session.hpp"
 
 #include <chrono>

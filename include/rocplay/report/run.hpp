@@ -6,9 +6,9 @@
 #pragma once
 
 #include "rocplay/case/case.hpp"
+#include "rocplay/case/run_result.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/report/report.hpp"
-#include "rocplay/report/run_result.hpp"
 
 #include <nlohmann/json.hpp>
 

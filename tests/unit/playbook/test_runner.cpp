@@ -1,7 +1,6 @@
 // The runner over a replayed gdb session (fixtures/playbook/spin-gdb.rec): step order and status,
 // skip rules, foreach, register/expect/fail_when, on_error, faults, and detach on every path.
 #include "replay_driver.hpp"
-#include "rocplay/report/run.hpp"
 #include "rocplay/snapshot/frames.hpp"
 
 #include <catch2/catch.hpp>
@@ -467,40 +466,7 @@ TEST_CASE("with --allow-unsafe-commands the run lists the unsafe commands that r
   const auto r = replay(pb, driver);
   CHECK(r.unsafe_commands_allowed);
   CHECK(r.unsafe_commands_run.empty()); // `info threads` needed no flag
-  const auto j = report::run_section_to_json(r);
-  CHECK(j.at("unsafe_commands") ==
-        nlohmann::json({{"allowed", true}, {"ran", nlohmann::json::array()}}));
-  std::ostringstream text;
-  report::write_run_section_text(text, r);
-  CHECK(text.str().find("Unsafe commands: allowed by --allow-unsafe-commands; none ran") !=
-        std::string::npos);
-}
-
-TEST_CASE("the run's report: JSON and text") {
-  test::ReplayDriver driver(recording());
-  const auto r = replay(user("steps:\n  - threads\n  - mi: -no-such-command\n    name: bad\n"
-                             "    on_error: continue\n"),
-                        driver);
-  const auto j = report::run_section_to_json(r);
-  CHECK(j.at("playbook") == "unit");
-  CHECK(j.at("pid") == 24224);
-  CHECK(j.at("debugger").at("kind") == "gdb");
-  CHECK(j.at("target").at("detached") == true);
-  const auto& steps = j.at("steps");
-  REQUIRE(steps.size() == 4); // implicit attach, threads, bad, implicit detach
-  CHECK(steps[0].at("name") == "attach (implicit)");
-  CHECK(steps[1].at("kind") == "threads");
-  CHECK(steps[1].at("commands") == nlohmann::json::array({"-thread-info"}));
-  CHECK(steps[2].at("status") == "ignored");
-  CHECK(steps[2].at("position") == "unit.yaml:3:5");
-  CHECK(steps[3].at("always") == true);
-  CHECK(j.at("exit_code") == static_cast<int>(r.exit_code()));
-  std::ostringstream text;
-  report::write_run_section_text(text, r);
-  const std::string t = text.str();
-  CHECK(t.find("Playbook unit on pid 24224 with gdb") != std::string::npos);
-  CHECK(t.find("ignored") != std::string::npos);
-  CHECK(t.find("bad: Undefined MI command: no-such-command") != std::string::npos);
+  // Its report: tests/unit/drivers/test_run_report.cpp.
 }
 
 TEST_CASE("a registered snapshot step holds the counts of the snapshot so far") {

@@ -1,9 +1,9 @@
 // Report-layer enum names (rocplay/core/names.hpp tables): a step's playbook key and status, a
 // post-mortem input's kind and status, as JSON, SARIF and text print them, written out so a
 // changed name fails.
+#include "rocplay/case/run_result.hpp"
 #include "rocplay/core/names.hpp"
 #include "rocplay/report/postmortem_result.hpp"
-#include "rocplay/report/run_result.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -2,11 +2,11 @@
 // documents, as JSON and as JSON Lines; its text names each target and the cross-rank findings.
 // `rocplay.report` (run, record, launch) and its `launch` object hold exactly theirs too.
 #include "../snapshot/support.hpp"
+#include "rocplay/case/run_result.hpp"
 #include "rocplay/heuristics/heuristics.hpp"
 #include "rocplay/report/incident.hpp"
 #include "rocplay/report/launch.hpp"
 #include "rocplay/report/run.hpp"
-#include "rocplay/report/run_result.hpp"
 #include "rocplay/snapshot/sampling.hpp"
 #include "schema_doc.hpp"
 

@@ -1,6 +1,6 @@
-// The few functions of a playbook run's vocabulary (rocplay/report/run_result.hpp): a step's
+// The few functions of a playbook run's vocabulary (rocplay/case/run_result.hpp): a step's
 // position and the names of step kinds and statuses, as playbooks and reports spell them.
-#include "rocplay/report/run_result.hpp"
+#include "rocplay/case/run_result.hpp"
 
 #include "rocplay/core/names.hpp"
 

@@ -1,7 +1,8 @@
 // What one playbook run did and found: each step's record, the target's times, the snapshot, the
 // samples and the findings. The playbook driver (src/playbook, rocplay/playbook/playbook.hpp) fills
-// it; the report writers render it (src/report/run_section.cpp, rocplay/report/run.hpp). Layer:
-// src/report/ (library rocplay_report; docs/architecture.md).
+// it; a Case carries it; the report writers render it (src/report/run_section.cpp,
+// rocplay/report/run.hpp). Layer: src/case/ (library rocplay_case, below both, so the playbook
+// links the incident model and not the report; docs/architecture.md).
 #pragma once
 
 #include "rocplay/core/debugger.hpp"
