@@ -23,7 +23,9 @@ RunResult replay(const Playbook& pb, test::ReplayDriver& driver) {
   return run(pb, driver, ro);
 }
 
-Playbook user(const std::string& yaml) { return load(yaml, "unit.yaml", LoadOptions{}); }
+Playbook user(const std::string& yaml) {
+  return load(yaml, "unit.yaml", LoadOptions{});
+}
 
 } // namespace
 
@@ -70,4 +72,3 @@ TEST_CASE("the run's report: JSON and text") {
   CHECK(t.find("ignored") != std::string::npos);
   CHECK(t.find("bad: Undefined MI command: no-such-command") != std::string::npos);
 }
-
