@@ -13,8 +13,7 @@ using namespace rocplay::playbook;
 namespace {
 
 const std::string& recording() {
-  static const std::string text = test::read_fixture("fixtures/playbook/spin-gdb.rec");
-  return text;
+  return test::spin_gdb_recording();
 }
 
 RunResult replay(const Playbook& pb, test::ReplayDriver& driver) {

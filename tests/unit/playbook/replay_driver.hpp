@@ -27,6 +27,12 @@ inline std::string read_fixture(const std::string& rel) {
   return ss.str();
 }
 
+// The recorded gdb session most runner tests replay: hang-triage on spin_target.
+inline const std::string& spin_gdb_recording() {
+  static const std::string text = read_fixture("fixtures/playbook/spin-gdb.rec");
+  return text;
+}
+
 class ReplayDriver : public Driver {
 public:
   explicit ReplayDriver(const std::string& recording) {

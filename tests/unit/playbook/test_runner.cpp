@@ -13,8 +13,7 @@ using namespace rocplay::playbook;
 namespace {
 
 const std::string& recording() {
-  static const std::string text = test::read_fixture("fixtures/playbook/spin-gdb.rec");
-  return text;
+  return test::spin_gdb_recording();
 }
 
 Playbook user(const std::string& yaml, bool allow_unsafe = false) {
