@@ -1,0 +1,89 @@
+// rocplay's own stop of a host process: every thread held with ptrace for as long as it takes to
+// copy its registers and the live part of its stack, then let go, and the copy written as an ELF
+// core file that the debugger reads afterwards (`-target-select core`). The target is stopped for
+// the copy only, not for the debugger's attach and unwinding (docs/benchmarks.md, "The floor a
+// gdb attach sets"): that is what lets a plain-gdb run stop a 1,000-thread process for a tenth of
+// the time raw gdb does.
+//
+// PTRACE_SEIZE + PTRACE_INTERRUPT, never PTRACE_ATTACH: no SIGSTOP is queued, so a thread let go
+// (or a tracer that dies, which the kernel detaches for it) simply runs on. Linux x86-64 only;
+// elsewhere supported() is false and the session attaches the debugger as before.
+// Layer: src/capture/ (library rocplay_capture): /proc and ptrace, no debugger, no GPU.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rocplay::capture {
+
+// Whether this build can take a capture at all (Linux x86-64).
+bool supported();
+
+// A copy of target memory: `bytes` read from `address`.
+struct Region {
+  std::uint64_t address = 0;
+  std::string bytes;
+};
+
+// One thread as it was held.
+struct Thread {
+  std::int64_t tid = 0;
+  std::string name;           // /proc/PID/task/TID/comm, without the newline
+  std::string prstatus_regs;  // struct user_regs_struct, as PTRACE_GETREGSET NT_PRSTATUS gave it
+  std::string fp_regs;        // struct user_fpregs_struct (NT_PRFPREG); empty when unreadable
+  int pending_signal = 0;     // a signal-delivery-stop met instead of the interrupt; re-sent on detach
+};
+
+// A file-backed mapping, for the core's NT_FILE note: the debugger reads the code of every mapped
+// file from the file itself, so none of it is copied.
+struct FileMapping {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  std::uint64_t offset = 0; // bytes into the file
+  std::string path;
+};
+
+struct Options {
+  // The most of one thread's stack copied, from its stack pointer (less the 128-byte red zone)
+  // up to the end of the mapping holding it.
+  std::uint64_t stack_bytes_per_thread = 1 << 20;
+  // Called once while every thread is held (after the copies, before the detach): the runner reads
+  // a CPython target's frames here. Whatever it throws is caught; the threads are let go anyway.
+  std::function<void()> while_stopped;
+  // The longest the whole stop may take before the capture gives up (threads let go, Error).
+  std::chrono::milliseconds timeout{10'000};
+};
+
+struct Capture {
+  std::int64_t pid = 0;
+  std::string command_name;          // /proc/PID/comm
+  std::vector<Thread> threads;       // the thread-group leader first, when it was held
+  std::vector<Region> memory;        // stacks, futex words, the dynamic linker's list (below)
+  std::vector<FileMapping> files;    // every file-backed mapping
+  std::string auxv;                  // /proc/PID/auxv, as read
+  // Timings: from the first PTRACE_SEIZE to the last detach, and of the seizes alone.
+  double stop_seconds = 0;
+  double seize_seconds = 0;
+  std::vector<std::string> warnings; // threads that exited meanwhile, unreadable stacks, ...
+};
+
+// Holds every thread of `pid` (threads created meanwhile too: /proc/PID/task is read again until
+// no new one appears), copies each one's registers, the live part of its stack and the 64 bytes at
+// the address a thread blocked in futex(2) waits on, lets every thread go (re-sending any
+// signal met), and returns the copy. The dynamic linker's list of loaded objects (r_debug, each
+// link_map's first five fields and its name, the executable's dynamic section) is copied before
+// the stop, while the target runs: the debugger finds the shared libraries through it.
+// Every path out lets every held thread go, exceptions included.
+// Throws Error(NoSuchProcess) when `pid` is gone, Error(PtraceDenied) when it cannot be traced
+// (another tracer, Yama ptrace_scope, permissions), each with a hint.
+Capture take(std::int64_t pid, const Options& options = {});
+
+// Writes `capture` as an ELF core file (ET_CORE, EM_X86_64): NT_PRSTATUS (+ NT_PRFPREG) per
+// thread, NT_PRPSINFO, NT_AUXV, NT_FILE, and one PT_LOAD per memory region. Throws Error on a
+// write failure, naming the path.
+void write_core(const Capture& capture, const std::string& path);
+
+} // namespace rocplay::capture
