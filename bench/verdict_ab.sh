@@ -4,7 +4,10 @@
 # spin_target with SPIN_THREADS napping threads (+ 1 blocked + main), ROUNDS rounds, the ways'
 # order rotated every round. Ways (WAYS, default "raw named"):
 #   raw     the gdb batch run above
-#   named   rocplay --debugger gdb --samples 1 (the banner from MI, issue 33)
+#   named   rocplay --debugger gdb --samples 1 (the banner from MI, issue 33; hang-triage's
+#           `stop: copy` since the stops by copy: rocplay holds the threads, gdb reads a copy)
+#   attach  the named run with --stop attach (gdb attaches and holds the target, as before)
+#   twoatt  the two-sample run with --stop attach
 #   before  `gdb --version`, then the named run: what every run did before issue 33
 #   two     rocplay --debugger gdb with the playbook's own two samples, 2 s apart
 #   base    the named run with BASE_BUILD/rocplay (another build: before and after a change)
@@ -44,6 +47,8 @@ run_way() { # way -> "wall stop"
   case $1 in
   raw) gdb -q -nx -p "$target" -x "$work/cmds" -batch ;;
   named) rocplay --samples 1 ;;
+  attach) rocplay --samples 1 --stop attach ;;
+  twoatt) rocplay --stop attach ;;
   before) gdb --version && rocplay --samples 1 ;;
   two) rocplay ;;
   base) base_rocplay --samples 1 ;;

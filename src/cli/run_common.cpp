@@ -76,6 +76,12 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   sub.add_option("--interval", o.interval,
                  "How long the target runs between two samples: seconds, or with ms/s/m "
                  "(default: the playbook's, else 2s)");
+  sub.add_option("--stop", o.stop,
+                 "How a sample stops the target: `copy` (plain gdb: rocplay holds the threads "
+                 "only while it copies their registers and stacks, and gdb reads the copy as a "
+                 "core file) or `attach` (the debugger holds it for the whole sample). Default: "
+                 "the playbook's (hang-triage: copy); rocgdb and cuda-gdb always attach")
+      ->check(CLI::IsMember({"attach", "copy"}));
   add_color_option(sub, o.color);
   add_wide_option(sub, o.wide);
   sub.add_flag("--quiet,-q", o.quiet, "No progress lines on stderr");
@@ -105,6 +111,9 @@ void apply_sampling_options(const RunCommandOptions& o, playbook::RunOptions& ro
   }
   if (!o.interval.empty()) {
     ro.interval = duration_option(o.interval, "--interval");
+  }
+  if (!o.stop.empty()) {
+    ro.stop = playbook::stop_mode_of(o.stop);
   }
   // The stop for a later sample gets the command deadline.
   ro.stop_timeout = duration_option(o.timeout, "--timeout");

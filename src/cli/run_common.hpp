@@ -51,6 +51,7 @@ struct RunCommandOptions {
   // --samples / --interval: 0 takes the playbook's (`samples:`, `interval:`; else 1 and 2 s).
   unsigned samples = 0;
   std::string interval; // --interval: a duration as --timeout takes; empty: the playbook's
+  std::string stop;     // --stop attach|copy; empty: the playbook's `stop:`
   // --wait-for-fault: let the target run and report at its first fault; --timeout then bounds
   // the wait (fault_timeout; empty: no limit) and commands keep the default deadline.
   bool wait_for_fault = false;

@@ -34,6 +34,9 @@ public:
     return s_.run_for(interval, stop_timeout, interval_start);
   }
   bool can_resume() const override { return true; }
+  bool stop_by_copy(std::function<void()> while_stopped) override {
+    return s_.stop_by_copy(std::move(while_stopped));
+  }
   void note(std::string_view text) override { s_.note(text); }
   double now() const override { return s_.now(); }
 

@@ -36,7 +36,7 @@ constexpr auto kMaxTimeout = std::chrono::hours(1);
 
 const std::vector<std::string_view> kTopKeys = {"name",    "description", "requirements", "vars",
                                                 "timeout", "on_error",    "steps",        "tasks",
-                                                "always",  "samples",     "interval"};
+                                                "always",  "samples",     "interval",     "stop"};
 const std::vector<std::string_view> kRequirementKeys = {"debuggers", "min_version"};
 // The action keys, in the order messages list them (to_string(StepKind) maps kinds to keys).
 const std::vector<std::string_view> kActionKeys = [] {
@@ -315,6 +315,15 @@ public:
     }
     if (const YAML::Node v = root["interval"]) {
       pb.interval = duration(v);
+    }
+    if (const YAML::Node v = root["stop"]) {
+      const std::string text = scalar(v, "stop");
+      pb.stop = stop_mode_of(text);
+      if (!pb.stop) {
+        fail(v, fmt::format("`stop: {}` is neither `attach` nor `copy`", text),
+             "`stop: copy` lets plain gdb read a copy of the threads instead of holding the "
+             "target; `stop: attach` (the default) holds it for the whole sample");
+      }
     }
     if (const YAML::Node v = root["vars"]) {
       vars(v, pb);
@@ -1061,6 +1070,20 @@ static_assert(names_cover(kForeachOverNames, ForeachOver::Dispatches));
 
 std::string_view to_string(ForeachOver over) {
   return name_of(kForeachOverNames, over, "?");
+}
+
+constexpr NameTable<StopMode, 2> kStopModeNames{{
+    {StopMode::Attach, "attach"},
+    {StopMode::Copy, "copy"},
+}};
+static_assert(names_cover(kStopModeNames, StopMode::Copy));
+
+std::string_view to_string(StopMode mode) {
+  return name_of(kStopModeNames, mode, "?");
+}
+
+std::optional<StopMode> stop_mode_of(std::string_view text) {
+  return value_of(kStopModeNames, text);
 }
 
 Playbook load(std::string_view yaml, const std::string& origin, const LoadOptions& options) {

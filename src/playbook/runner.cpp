@@ -466,6 +466,11 @@ private:
       return exchange_value(driver_.console(cmd, timeout_of(s)), convert);
     }
     case StepKind::Attach:
+      if (options_.stop.value_or(pb_.stop.value_or(StopMode::Attach)) == StopMode::Copy) {
+        // The copy's stop is short; finding CPython's runtime (ELF symbols) is not: before it.
+        locate_python();
+        copying_ = driver_.stop_by_copy([this] { held_python_ = read_python(); });
+      }
       driver_.attach(options_.pid);
       attached_ = true;
       result_.attached = true;
@@ -578,6 +583,12 @@ private:
         if (e.command.rfind("-target-attach", 0) == 0) {
           attach_at = e.sent_at;
           began = attach_at;
+        }
+        for (const auto& n : e.notes) {
+          if (const auto copy = snapshot::parse_copy_note(n); copy && began < 0) {
+            attach_at = copy->held_from;
+            began = attach_at;
+          }
         }
       }
       driver_.note(snapshot::sample_note(1, attach_at, unix_now() - (driver_.now() - attach_at)));
@@ -972,18 +983,40 @@ private:
   // (rocplay/pyframes/pyframes.hpp) and written as notes the snapshot builder puts into the host
   // stacks. Nothing is asked of the debugger or the target; a process that is not CPython gets
   // nothing (found once per run).
+  // With stops by copy, the frames were read inside the copy's stop (read_python) and are only
+  // written here.
   void python_frames() {
     if (options_.pid <= 0 || !attached_ || stopped_) {
       return;
     }
-    const auto start = Clock::now();
-    if (!python_located_) {
+    std::optional<snapshot::PythonStacks> stacks;
+    if (copying_) {
+      stacks = std::move(held_python_);
+      held_python_.reset();
+    } else {
+      locate_python();
+      stacks = read_python();
+    }
+    if (stacks) {
+      for (const auto& n : snapshot::python_notes(*stacks)) {
+        driver_.note(n);
+      }
+    }
+  }
+
+  void locate_python() {
+    if (!python_located_ && options_.pid > 0) {
       python_located_ = true;
       python_runtime_ = pyframes::locate(static_cast<int>(options_.pid));
     }
+  }
+
+  // Reads the Python frames of a stopped CPython target; nothing for any other process.
+  std::optional<snapshot::PythonStacks> read_python() {
     if (!python_runtime_) {
-      return;
+      return std::nullopt;
     }
+    const auto start = Clock::now();
     pyframes::ProcessMemory memory(static_cast<int>(options_.pid));
     const pyframes::Stacks read = pyframes::read(memory, *python_runtime_);
     snapshot::PythonStacks stacks;
@@ -1008,9 +1041,7 @@ private:
       stacks.threads.push_back(std::move(pt));
     }
     stacks.seconds = seconds_since(start);
-    for (const auto& n : snapshot::python_notes(stacks)) {
-      driver_.note(n);
-    }
+    return stacks;
   }
 
   Value foreach (const Step& s, std::uint32_t depth, bool in_always, StepStatus & status,
@@ -1210,6 +1241,8 @@ private:
   bool feed_failed_ = false;
   std::optional<std::size_t> unpeeked_at_; // the backtrace step read ids here, peeking at nothing
   std::unordered_set<std::uint64_t> looked_up_; // PCs `info-line` asked about
+  bool copying_ = false; // the stops are copies (Driver::stop_by_copy): the target runs meanwhile
+  std::optional<snapshot::PythonStacks> held_python_; // read in the last copy's stop
   bool python_located_ = false;                 // _PyRuntime looked for (once per run)
   std::optional<pyframes::Runtime> python_runtime_;
   Snapshot snapshot_;

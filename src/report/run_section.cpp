@@ -60,6 +60,13 @@ std::string target_account(const RunResult& r) {
                        t.killed ? "killed after it" : "detached after it");
   } else if (!t.attach_sent) {
     text = "not attached: rocplay never stopped it";
+  } else if (r.attached && t.copied) {
+    text = fmt::format("held only while rocplay copied its threads: stopped for {}{}; the debugger "
+                       "read the copy and never attached",
+                       seconds_text(t.stop_seconds),
+                       r.samples.size() > 1
+                           ? fmt::format(" in {} copies, running between them", r.samples.size())
+                           : std::string());
   } else if (r.attached && t.attach_seconds) {
     text = fmt::format("attach took {}, stopped for {}{}", seconds_text(t.attach_seconds),
                        seconds_text(t.stop_seconds),
@@ -148,6 +155,7 @@ nlohmann::json run_section_to_json(const RunResult& r) {
         {"detached", r.times.detached},
         {"left_stopped", r.times.left_stopped},
         {"attach_sent", r.times.attach_sent},
+        {"copied", r.times.copied},
         {"state_after", r.times.state_after == '?'
                             ? nlohmann::json(nullptr)
                             : nlohmann::json(std::string(1, r.times.state_after))},

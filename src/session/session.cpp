@@ -442,6 +442,7 @@ Session::~Session() {
   impl_->shutdown(false);
   impl_->quit();
   impl_->light_files.clear(); // the debugger that read them has quit
+  impl_->remove_copies();
   if (impl_->fault && !impl_->fault->fired) {
     // The sweep learns here that it has passed the last exchange.
     std::fprintf(stderr, "rocplay: fault injection: exchange %llu never came (%llu in all)\n",
@@ -516,6 +517,19 @@ void Session::attach(std::int64_t pid) {
                       seconds_text(s.options.attach_timeout) + "); the target was never stopped",
                   "raise the attach timeout, or attach fast (no shared-library symbols)");
     }
+  }
+
+  if (s.copy_stop) {
+    s.attach_sent = true;
+    s.times.attach_sent = true;
+    s.attach_sent_at = s.now();
+    const auto left = std::max(
+        milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    s.take_copy(pid, left);
+    if (s.solib_add_off) {
+      s.load_unpreloaded_libraries(pid, s.options.command_timeout);
+    }
+    return;
   }
 
   const std::string cmd = "-target-attach " + std::to_string(pid);
@@ -723,6 +737,9 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
                               const IntervalStart& interval_start) {
   Impl& s = *impl_;
   s.ensure_open();
+  if (s.copy_stop && s.copies > 0) {
+    return s.run_by_copy(interval, interval_start);
+  }
   if (!attached() || !s.gdb_attached) {
     throw Error(ExitCode::Usage, "run_for: the session is not attached",
                 "attach before taking another sample");
@@ -824,6 +841,71 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
   r.exited = s.target_gone;
   if (s.solib_add_off && !s.target_gone && s.pid) {
     s.load_unpreloaded_libraries(*s.pid, s.options.command_timeout); // dlopen()ed in the run
+  }
+  return r;
+}
+
+// The target has run since the copy before: wait out the interval with it running, then copy it
+// again. The same waits, notes and signals as run_for's.
+ResumeResult Session::Impl::run_by_copy(milliseconds interval, const IntervalStart& interval_start) {
+  ResumeResult r;
+  r.resumed_at = now();
+  std::map<std::int64_t, std::uint64_t> ticks_before;
+  for (const auto& t : process::read_task_stats(*pid, kMaxTaskFigures)) {
+    ticks_before.emplace(t.tid, t.cpu_ticks);
+  }
+  flush_recording();
+  auto never = [] { return false; };
+  auto w = Wait::Deadline;
+  Clock::time_point interval_from = Clock::now();
+  if (interval_start) {
+    for (;;) {
+      if (const auto start = interval_start()) {
+        interval_from = *start;
+        break;
+      }
+      w = pump(never, Clock::now() + milliseconds(20), true);
+      if (w != Wait::Deadline) {
+        break;
+      }
+    }
+  }
+  if (w == Wait::Deadline) {
+    w = pump(never, interval_from + interval, true);
+  }
+  if (w == Wait::Dead) {
+    debugger_died("while the target ran between samples");
+  }
+  if (w == Wait::Signal) {
+    interrupted();
+  }
+  const auto st = process::read_stat(*pid);
+  if (!st || st->state == 'Z' || st->state == 'X') {
+    r.exited = true;
+    target_gone = true;
+    times.state_after = 'X';
+    return r;
+  }
+  if (!ticks_before.empty()) {
+    for (const auto& n : task_notes(process::read_task_stats(*pid, kMaxTaskFigures), ticks_before,
+                                    now() - r.resumed_at)) {
+      on_note(n);
+    }
+  }
+  try {
+    r.interrupted_at = take_copy(*pid, options.command_timeout);
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::NoSuchProcess) {
+      r.exited = true;
+      target_gone = true;
+      return r;
+    }
+    throw;
+  }
+  r.stopped_at = r.interrupted_at;
+  r.released_at = times.total_seconds.value_or(now());
+  if (solib_add_off) {
+    load_unpreloaded_libraries(*pid, options.command_timeout); // dlopen()ed in the run
   }
   return r;
 }

@@ -228,6 +228,13 @@ struct Session::Impl {
   detail::Recorder recorder;
   bool registered = false;
 
+  // Stops by copy (Session::stop_by_copy): the debugger reads core files, never the process.
+  bool copy_stop = false;
+  std::function<void()> copy_while_stopped;
+  std::string copy_dir;            // private temp directory of the core files
+  std::string core_loaded;         // the core file the debugger has open
+  std::uint32_t copies = 0;
+
   Impl(const Debugger& d, const Options& o) : debugger(d), options(o) {}
 
   void flush_recording() { recorder.flush(); }
@@ -365,6 +372,15 @@ struct Session::Impl {
   void end_program();
 
   void check_target_state();
+
+  // ---- stops by copy (session_copy.cpp) --------------------------------------------------------
+
+  // Holds and copies `pid` (capture::take), lets it go, writes the copy as a core file and has the
+  // debugger read it. Returns when the hold began, on the session's clock. Throws Error; the
+  // target is never left held.
+  double take_copy(std::int64_t target_pid, milliseconds timeout);
+  ResumeResult run_by_copy(milliseconds interval, const IntervalStart& interval_start);
+  void remove_copies() noexcept;
 
   void quit() noexcept;
 };

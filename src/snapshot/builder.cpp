@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -194,6 +195,9 @@ struct Builder::Impl {
   FaultReader faults;
   CodeNoteReader code_notes; // windows decoded after the detach
   PythonNoteReader python;   // Python frames read in the stop (rocplay/snapshot/python_stacks.hpp)
+  // Thread names from the session's `thread names:` notes: a stop by copy's core file carries
+  // none, so the session writes /proc's (session_copy.cpp). By LWP; bounded.
+  std::map<std::uint64_t, std::string> copied_names;
   DebuggerKind kind = DebuggerKind::Unknown;
   bool rocgdb_used = false;
   bool cuda_used = false;
@@ -274,7 +278,8 @@ struct Builder::Impl {
     }
     for (const auto& note : ex.notes) {
       auto& notes = state.snapshot.notes;
-      if (code_notes.take(note, state.snapshot.code_windows) || python.take(note)) {
+      if (code_notes.take(note, state.snapshot.code_windows) || python.take(note) ||
+          take_thread_names(note)) {
         continue;
       }
       if (note.starts_with(kLightSymbolsNote)) {
@@ -289,6 +294,28 @@ struct Builder::Impl {
       state.snapshot.warnings.push_back(mi::lossy_utf8(fmt::format(
           "`{}` failed: {}", ex.command.empty() ? std::string("a command") : ex.command, *msg)));
     }
+  }
+
+  bool take_thread_names(std::string_view note) {
+    constexpr std::string_view kPrefix = "thread names: ";
+    constexpr std::size_t kMaxNames = 65'536;
+    constexpr std::size_t kMaxName = 64;
+    if (!note.starts_with(kPrefix)) {
+      return false;
+    }
+    const auto j = nlohmann::json::parse(note.substr(kPrefix.size()), nullptr, false);
+    if (!j.is_object()) {
+      return true; // ours, but not readable
+    }
+    for (const auto& [tid, name] : j.items()) {
+      const auto lwp = text::parse_u64(tid);
+      if (!lwp || !name.is_string() || copied_names.size() >= kMaxNames) {
+        continue;
+      }
+      copied_names[*lwp] =
+          mi::lossy_utf8(std::string_view(name.get_ref<const std::string&>()).substr(0, kMaxName));
+    }
+    return true;
   }
 
   Snapshot finish() {
@@ -344,6 +371,15 @@ struct Builder::Impl {
       cuda->finish(st);
     }
     Snapshot& s = st.snapshot;
+    if (!copied_names.empty()) {
+      for (auto& t : s.host_threads) {
+        if (t.name.empty() && t.lwp) {
+          if (const auto it = copied_names.find(*t.lwp); it != copied_names.end()) {
+            t.name = it->second;
+          }
+        }
+      }
+    }
     if (k == DebuggerKind::Unknown && !s.host_threads.empty()) {
       k = DebuggerKind::Gdb;
     }

@@ -68,6 +68,21 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// `... from 0.198070 s to ...`: the number after `key`, or nullopt.
+std::optional<double> number_after(std::string_view text, std::string_view key) {
+  const auto at = text.find(key);
+  if (at == std::string_view::npos) {
+    return std::nullopt;
+  }
+  text.remove_prefix(at + key.size());
+  double v = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || !(v >= 0) || p == text.data()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 // `the target ran during the attach: the debugger resumed every thread at 1.315420 s and stopped
 // them at 16.134932 s` (docs/transcript-format.md, "Runs during the attach").
 std::optional<std::pair<double, double>> parse_attach_run(std::string_view note) {
@@ -158,6 +173,24 @@ std::string sample_note(std::uint32_t index, double stop_began_at, double unix_t
                      unix_time);
 }
 
+std::optional<CopyNote> parse_copy_note(std::string_view note) {
+  constexpr std::string_view kHead = "copy: held ";
+  if (!starts_with(note, kHead)) {
+    return std::nullopt;
+  }
+  note.remove_prefix(kHead.size());
+  CopyNote c;
+  const auto [p, ec] = std::from_chars(note.data(), note.data() + note.size(), c.threads);
+  const auto from = number_after(note, " from ");
+  const auto to = number_after(note, " s to ");
+  if (ec != std::errc() || p == note.data() || !from || !to || *to < *from) {
+    return std::nullopt;
+  }
+  c.held_from = *from;
+  c.held_to = *to;
+  return c;
+}
+
 struct SampleBuilder::Impl {
   BuildOptions options;
   std::optional<Builder> builder;
@@ -168,6 +201,8 @@ struct SampleBuilder::Impl {
   // Thread figures of the run before the next sample, and those of each sample (by index).
   std::map<std::int64_t, ThreadFigures> pending_figures;
   std::map<std::uint32_t, std::map<std::int64_t, ThreadFigures>> figures;
+  // A copy's hold seen before the note of the sample it belongs to.
+  std::optional<CopyNote> pending_copy;
 
   void close() {
     if (builder) {
@@ -190,6 +225,15 @@ void SampleBuilder::add(const mi::Exchange& ex) {
     if (parse_thread_figures(n, s.pending_figures)) {
       continue;
     }
+    if (const auto copy = parse_copy_note(n)) {
+      if (s.window.index == 1 && s.done.empty() && s.window.stop_ended == 0) {
+        s.window.stop_began = copy->held_from;
+        s.window.stop_ended = copy->held_to;
+      } else {
+        s.pending_copy = copy; // the next sample's: its note follows
+      }
+      continue;
+    }
     if (auto run = parse_attach_run(n); run && s.done.empty()) {
       s.window.ran += run->second - run->first;
       s.window.runs.push_back(*run);
@@ -201,12 +245,17 @@ void SampleBuilder::add(const mi::Exchange& ex) {
     }
     if (w->index == 1 && s.done.empty() && s.window.index == 1) {
       s.window.unix_time = w->unix_time;
-      if (w->stop_began > 0) {
+      if (w->stop_began > 0 && s.window.stop_ended == 0) {
         s.window.stop_began = w->stop_began;
       }
     } else if (w->index == s.window.index + 1 && w->index <= kMaxSampleNotes) {
       s.close();
       s.window = *w;
+      if (s.pending_copy) {
+        s.window.stop_began = s.pending_copy->held_from;
+        s.window.stop_ended = s.pending_copy->held_to;
+        s.pending_copy.reset();
+      }
       if (!s.pending_figures.empty()) {
         s.figures[w->index] = std::move(s.pending_figures);
         s.pending_figures.clear();

@@ -60,6 +60,9 @@ struct TargetTimes {
   // after a failed GPU attach marks every thread running and then answers nothing until
   // interrupted). stop_seconds leaves them out too.
   std::vector<std::pair<double, double>> run_windows;
+  // Every stop was rocplay's own copy (Session::stop_by_copy): the debugger read core files of
+  // the copies and never attached; stop_seconds is the copies' holds added up.
+  bool copied = false;
   // The launcher started the program (Session::adopt_target), and ended it with `kill`.
   bool launched = false;
   bool killed = false;

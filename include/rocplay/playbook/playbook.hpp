@@ -129,6 +129,13 @@ struct Step {
   std::vector<Step> body;                  // foreach `steps:`
 };
 
+// How the target is stopped for a sample: the debugger attaches and holds it for the whole
+// sample, or rocplay holds it just long enough to copy its threads and the debugger reads the copy
+// (session::Session::stop_by_copy; plain gdb only, the others always attach).
+enum class StopMode : std::uint8_t { Attach, Copy };
+std::string_view to_string(StopMode mode);
+std::optional<StopMode> stop_mode_of(std::string_view text);
+
 struct Requirements {
   std::vector<DebuggerKind> debuggers;             // empty: any
   std::map<DebuggerKind, std::string> min_version; // `13.1`
@@ -151,6 +158,9 @@ struct Playbook {
   // (--samples / --interval win). Unset: one sample.
   std::optional<std::uint32_t> samples;
   std::optional<std::chrono::milliseconds> interval;
+  // `stop: copy`: the playbook reads only what a copy holds (threads, registers, stacks, code), so
+  // plain gdb may read a copy instead of holding the target (--stop wins). Unset: attach.
+  std::optional<StopMode> stop;
 };
 // Most samples one run may take.
 inline constexpr std::uint32_t kMaxSamples = 100;
@@ -215,6 +225,9 @@ public:
   virtual session::ResumeResult run_for(std::chrono::milliseconds interval,
                                         std::chrono::milliseconds stop_timeout,
                                         const session::IntervalStart& interval_start);
+  // Takes the stops by copy (session::Session::stop_by_copy), `while_stopped` run inside each,
+  // when the debugger allows it; false: the debugger attaches. Called before attach().
+  virtual bool stop_by_copy(std::function<void()> /*while_stopped*/) { return false; }
   // Whether run_for() works; a replayed recording cannot let the target run, so a run over it
   // takes one sample.
   virtual bool can_resume() const { return false; }
@@ -235,6 +248,8 @@ struct RunOptions {
   // two (the playbook's `interval:`, else 2 s). 1: one snapshot, as before.
   std::optional<std::uint32_t> samples;
   std::optional<std::chrono::milliseconds> interval;
+  // --stop: how each sample stops the target; unset: the playbook's `stop:`, else attach.
+  std::optional<StopMode> stop;
   // How long the stop for a later sample may take before the run ends with what it has.
   std::chrono::milliseconds stop_timeout{30'000};
   // Lockstep (--pids): asked again and again while the target runs towards sample `next` (2, 3,

@@ -186,6 +186,8 @@ struct ResumeResult {
   std::string stop_reason;   // its `reason` (`signal-received`, `exited`, ...)
   std::string signal_name;   // its `signal-name`, when there is one
   bool exited = false;       // the target exited while it ran: there is nothing left to sample
+  // A stop by copy (Session::stop_by_copy): when rocplay let the target go again; 0 otherwise.
+  double released_at = 0;
 };
 
 // When the interval of a run_for() begins; nothing while still waiting (see run_for).
@@ -203,6 +205,14 @@ public:
   // Checks preconditions (process exists, ptrace allowed, HSA_TOOLS_LIB) and attaches; returns
   // once the target is stopped. Throws Error(NoSuchProcess|PtraceDenied|HookHeld|Timeout|...).
   void attach(std::int64_t pid);
+  // Takes every stop by copy instead of attaching the debugger (rocplay/capture/capture.hpp):
+  // rocplay holds the target's threads only while it copies their registers and stacks, lets them
+  // go, and the debugger reads the copy as a core file while the target runs. Plain gdb on Linux
+  // x86-64 only: false (the session attaches as before) for rocgdb and cuda-gdb, whose GPU state is
+  // not in a copy, elsewhere, and once attach() was called. `while_stopped` runs inside each
+  // copy's stop (the runner reads a CPython target's frames there).
+  bool stop_by_copy(std::function<void()> while_stopped);
+  bool stops_by_copy() const;
   // Sends one MI command (starts with `-`; no token, no newline; validated) and waits for its
   // result record. Lifecycle commands follow classify_mi_command(). A `^error` result is returned,
   // not thrown. Throws Error(Timeout) when the deadline passes (the session then detaches and ends:

@@ -35,9 +35,20 @@ namespace snapshot {
 // 1763940000.123456)`. Written by `rocplay run` after each sample's stop was seen.
 std::string sample_note(std::uint32_t index, double stop_began_at, double unix_time);
 
+// The session's note for a stop by copy (session::Session::stop_by_copy): `copy: held 10 threads
+// of pid 4242 from 0.198070 s to 0.199311 s, then let them go; ...`. The hold is that sample's
+// whole stop: the debugger reads the copy while the target runs.
+struct CopyNote {
+  std::uint64_t threads = 0;
+  double held_from = 0; // session seconds
+  double held_to = 0;
+};
+std::optional<CopyNote> parse_copy_note(std::string_view note);
+
 // Sample 1 starts at the first exchange (its stop at `-target-attach`); sample N (N >= 2) at
 // the exchange carrying its note, when the notes count up 2, 3, ... (others are ignored). A
-// sample's stop ends at the answer of the next `-exec-continue` or of `-target-detach`. A session
+// sample's stop ends at the answer of the next `-exec-continue` or of `-target-detach`; with stops
+// by copy it is the copy's hold (the copy note comes just before its sample's note). A session
 // without notes is one sample. Streams: exchanges are not kept.
 class SampleBuilder {
 public:

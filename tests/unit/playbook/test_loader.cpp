@@ -370,3 +370,13 @@ TEST_CASE("load_file reports unreadable files as NoInput") {
     CHECK(e.code() == ExitCode::NoInput);
   }
 }
+
+TEST_CASE("stop: copy or attach, and nothing else") {
+  CHECK_FALSE(load("name: t\nsteps:\n  - attach\n", "t.yaml").stop);
+  CHECK(load("name: t\nstop: copy\nsteps:\n  - attach\n", "t.yaml").stop == StopMode::Copy);
+  CHECK(load("name: t\nstop: attach\nsteps:\n  - attach\n", "t.yaml").stop == StopMode::Attach);
+  CHECK_FAILS_AT("name: t\nstop: core\nsteps:\n  - attach\n", "2:7", "`stop: core` is neither",
+                 "`stop: copy`");
+  // hang-triage reads only what a copy holds.
+  CHECK(find_playbook("hang-triage").stop == StopMode::Copy);
+}

@@ -20,3 +20,16 @@ TEST_CASE("foreach targets keep their names", "[playbook][names]") {
     CHECK(value_of(expected, to_string(value)) == value);
   }
 }
+
+TEST_CASE("stop modes keep their names", "[playbook][names]") {
+  constexpr NameTable<StopMode, 2> expected{{
+      {StopMode::Attach, "attach"},
+      {StopMode::Copy, "copy"},
+  }};
+  static_assert(names_cover(expected, StopMode::Copy));
+  for (const auto& [value, name] : expected) {
+    CHECK(to_string(value) == name);
+    CHECK(stop_mode_of(name) == value);
+  }
+  CHECK_FALSE(stop_mode_of("core"));
+}

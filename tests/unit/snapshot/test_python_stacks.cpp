@@ -5,6 +5,7 @@
 #include "rocplay/snapshot/python_stacks.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace rocplay;
 using namespace rocplay::snapshot;

@@ -1,0 +1,142 @@
+// Stops by copy: rocplay holds the target itself for as long as the copy takes, and the debugger
+// reads the copy as a core file (rocplay/capture/capture.hpp; docs/session.md, "Stops by copy").
+#include "rocplay/capture/capture.hpp"
+#include "rocplay/core/temp_dir.hpp"
+#include "session/session_impl.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+namespace rocplay::session {
+
+namespace {
+
+// The threads' names, which a core file does not carry, as notes the snapshot builder reads
+// (snapshot::ThreadNameNotes): `thread names: {"TID":"NAME",...}`, a few hundred per note.
+std::vector<std::string> thread_name_notes(const capture::Capture& c) {
+  constexpr std::size_t kNoteBytes = 3'000;
+  std::vector<std::string> notes;
+  nlohmann::json names = nlohmann::json::object();
+  auto flush = [&] {
+    if (!names.empty()) {
+      notes.push_back("thread names: " +
+                      names.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      names = nlohmann::json::object();
+    }
+  };
+  std::size_t bytes = 0;
+  for (const auto& t : c.threads) {
+    if (t.name.empty()) {
+      continue;
+    }
+    names[std::to_string(t.tid)] = t.name;
+    bytes += t.name.size() + 16;
+    if (bytes > kNoteBytes) {
+      flush();
+      bytes = 0;
+    }
+  }
+  flush();
+  return notes;
+}
+
+} // namespace
+
+double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
+  if (copy_dir.empty()) {
+    std::string why;
+    auto dir = make_private_temp_dir("rocplay-copy", why);
+    if (!dir) {
+      throw Error(ExitCode::NoInput, "no place for the copy of pid " + std::to_string(target_pid) +
+                                         ": " + why,
+                  "set TMPDIR to a writable directory, or attach the debugger (--stop attach)");
+    }
+    copy_dir = *dir;
+  }
+  capture::Options co;
+  co.while_stopped = copy_while_stopped;
+  co.timeout = timeout;
+  const double asked_at = now();
+  capture::Capture c;
+  try {
+    c = capture::take(target_pid, co);
+  } catch (const Error& e) {
+    if (copies == 0 &&
+        (e.code() == ExitCode::PtraceDenied || e.code() == ExitCode::NoSuchProcess)) {
+      // Refused before anything was held.
+      attach_sent = false;
+      times.attach_sent = false;
+    } else {
+      times.stop_seconds = times.stop_seconds.value_or(0) + (now() - asked_at);
+      times.detached = true;
+    }
+    check_target_state();
+    throw;
+  }
+  const double released_at = now();
+  const double held_from = std::max(asked_at, released_at - c.stop_seconds);
+  ++copies;
+  times.copied = true;
+  times.detached = true; // every thread was let go: nothing is held between copies
+  times.stop_seconds = times.stop_seconds.value_or(0) + c.stop_seconds;
+  if (copies == 1) {
+    times.attach_seconds = c.seize_seconds;
+  }
+  times.total_seconds = released_at;
+  // The format snapshot::parse_copy_note reads.
+  on_note(fmt::format("copy: held {} threads of pid {} from {:.6f} s to {:.6f} s, then let them go; "
+                      "the debugger reads the copy",
+                      c.threads.size(), target_pid, held_from, released_at));
+  for (const auto& n : thread_name_notes(c)) {
+    on_note(n);
+  }
+  for (auto& w : c.warnings) {
+    warn("copy: " + w);
+  }
+  check_target_state();
+
+  const std::string path = fmt::format("{}/core.{}", copy_dir, copies);
+  capture::write_core(c, path);
+  // The first copy is opened as the debugger's target; a later one replaces it.
+  const std::string cmd = core_loaded.empty() ? "-target-select core " + path
+                                              : console_command("core-file " + path);
+  const auto ex = command(cmd, options.command_timeout);
+  if (const auto msg = ex.error_message()) {
+    throw Error(ExitCode::StepFailed,
+                "the debugger could not read the copy of pid " + std::to_string(target_pid) +
+                    ": " + *msg,
+                "the target runs; attach the debugger instead (--stop attach)");
+  }
+  if (!core_loaded.empty()) {
+    std::error_code ignored;
+    std::filesystem::remove(core_loaded, ignored); // the debugger has let go of it
+  }
+  core_loaded = path;
+  return held_from;
+}
+
+void Session::Impl::remove_copies() noexcept {
+  if (copy_dir.empty()) {
+    return;
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(copy_dir, ignored);
+  copy_dir.clear();
+}
+
+bool Session::stop_by_copy(std::function<void()> while_stopped) {
+  Impl& s = *impl_;
+  if (s.attach_sent || s.debugger.kind != DebuggerKind::Gdb || !capture::supported()) {
+    return false;
+  }
+  s.copy_stop = true;
+  s.copy_while_stopped = std::move(while_stopped);
+  return true;
+}
+
+bool Session::stops_by_copy() const {
+  return impl_->copy_stop;
+}
+
+} // namespace rocplay::session

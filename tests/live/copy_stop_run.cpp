@@ -1,0 +1,182 @@
+// Stops by copy (`stop: copy`, `--stop copy`; rocplay/capture/capture.hpp) with Debian's gdb
+// against real processes: rocplay holds the threads only while it copies them and gdb reads the
+// copy as a core file. The snapshot must be the one an attach gives (threads, names, stacks,
+// mutex owners), every thread must run again, and the report must say how the target was held.
+#include "cli_util.hpp"
+#include "rocplay/playbook/playbook.hpp"
+#include "session_target.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <dirent.h>
+
+#include <fstream>
+#include <map>
+
+using namespace rocplay;
+using namespace rocplay::testing;
+
+namespace {
+
+RunResult triage(std::int64_t pid, playbook::StopMode stop, std::uint32_t samples,
+                 std::vector<mi::Exchange>* exchanges = nullptr) {
+  session::Session s(test_gdb(), test_options());
+  auto driver = playbook::make_driver(s);
+  playbook::RunOptions ro;
+  ro.pid = pid;
+  ro.samples = samples;
+  ro.interval = std::chrono::milliseconds(600);
+  ro.stop = stop;
+  auto r = playbook::run(playbook::find_playbook("hang-triage"), *driver, ro);
+  if (exchanges != nullptr) {
+    *exchanges = s.exchanges();
+  }
+  return r;
+}
+
+// Every thread of `pid`: its state letter and tracer, from /proc/PID/task/*/stat and status.
+std::map<std::int64_t, std::pair<char, std::int64_t>> thread_states(std::int64_t pid) {
+  std::map<std::int64_t, std::pair<char, std::int64_t>> out;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  REQUIRE(d != nullptr);
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') {
+      continue;
+    }
+    std::ifstream stat(dir + "/" + e->d_name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    char state = close != std::string::npos && close + 2 < text.size() ? text[close + 2] : '?';
+    std::ifstream status(dir + "/" + e->d_name + "/status");
+    std::int64_t tracer = -1;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("TracerPid:", 0) == 0) {
+        tracer = std::stoll(line.substr(10));
+      }
+    }
+    out[std::stoll(e->d_name)] = {state, tracer};
+  }
+  ::closedir(d);
+  return out;
+}
+
+void require_every_thread_free(std::int64_t pid, std::size_t threads) {
+  const auto states = thread_states(pid);
+  CHECK(states.size() == threads);
+  for (const auto& [tid, st] : states) {
+    INFO("thread " << tid << " state " << st.first << " tracer " << st.second);
+    CHECK(st.first != 't');
+    CHECK(st.first != 'T');
+    CHECK(st.second == 0);
+  }
+}
+
+std::vector<std::string> functions(const HostThread& t) {
+  std::vector<std::string> out;
+  for (const auto& f : t.frames) {
+    out.push_back(f.function);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("hang-triage by copy on a mutex deadlock: what an attach sees, every thread let go") {
+  DeadlockTarget target;
+  std::vector<mi::Exchange> copy_exchanges;
+  const auto copied = triage(target.pid(), playbook::StopMode::Copy, 1, &copy_exchanges);
+  const auto attached = triage(target.pid(), playbook::StopMode::Attach, 1);
+  REQUIRE_FALSE(copied.fatal.has_value());
+  REQUIRE_FALSE(attached.fatal.has_value());
+  require_every_thread_free(target.pid(), DeadlockTarget::kThreads);
+
+  // How the target was held, and that the debugger never attached to it.
+  CHECK(copied.times.copied);
+  CHECK(copied.times.detached);
+  CHECK_FALSE(copied.times.left_stopped);
+  REQUIRE(copied.times.stop_seconds.has_value());
+  CHECK(*copied.times.stop_seconds > 0);
+  CHECK_FALSE(attached.times.copied);
+  bool read_core = false;
+  for (const auto& ex : copy_exchanges) {
+    CHECK(ex.command.rfind("-target-attach", 0) == std::string::npos);
+    read_core = read_core || ex.command.rfind("-target-select core ", 0) == 0;
+  }
+  CHECK(read_core);
+
+  // The same threads, names, stacks and mutex owners.
+  REQUIRE(copied.snapshot.host_threads.size() == DeadlockTarget::kThreads);
+  REQUIRE(attached.snapshot.host_threads.size() == DeadlockTarget::kThreads);
+  std::map<std::uint64_t, const HostThread*> by_lwp;
+  for (const auto& t : attached.snapshot.host_threads) {
+    REQUIRE(t.lwp);
+    by_lwp[*t.lwp] = &t;
+  }
+  std::size_t owners = 0;
+  for (const auto& t : copied.snapshot.host_threads) {
+    REQUIRE(t.lwp);
+    REQUIRE(by_lwp.count(*t.lwp));
+    const HostThread& a = *by_lwp[*t.lwp];
+    INFO("thread " << *t.lwp << " " << t.name);
+    CHECK(t.name == a.name);
+    CHECK(functions(t) == functions(a));
+    CHECK(t.mutex_wait.has_value() == a.mutex_wait.has_value());
+    if (t.mutex_wait && a.mutex_wait) {
+      CHECK(t.mutex_wait->symbol == a.mutex_wait->symbol);
+      CHECK(t.mutex_wait->owner == a.mutex_wait->owner);
+      owners += t.mutex_wait->owner.has_value() ? 1 : 0;
+    }
+  }
+  CHECK(owners == 2); // both lockers' owners: read from the futex words the copy holds
+  auto ids = [](const RunResult& r) {
+    std::vector<std::string> out;
+    for (const auto& f : r.findings) {
+      out.push_back(f.id);
+    }
+    return out;
+  };
+  CHECK(ids(copied) == ids(attached));
+}
+
+TEST_CASE("two samples by copy: each sample's stop is its copy's hold, the target runs between") {
+  SpinTarget target;
+  const auto r = triage(target.pid(), playbook::StopMode::Copy, 2);
+  REQUIRE_FALSE(r.fatal.has_value());
+  CHECK(r.sampling_stopped.empty());
+  REQUIRE(r.samples.size() == 2);
+  for (const auto& s : r.samples) {
+    INFO("sample " << s.index);
+    CHECK(s.stop_seconds > 0);
+    CHECK_FALSE(s.snapshot.host_threads.empty());
+  }
+  CHECK(r.samples[1].at >= 0.3); // the interval (600 ms) less what the first sample took
+  CHECK(r.times.copied);
+  require_running_again(target);
+  require_every_thread_free(target.pid(), static_cast<std::size_t>(r.samples[1].snapshot.host_threads.size()));
+}
+
+TEST_CASE("rocplay run hang-triage with gdb copies by default; --stop attach attaches") {
+  SpinTarget target;
+  auto args = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = {"run",     "hang-triage", "--pid",          std::to_string(target.pid()),
+                                  "--debugger", "gdb",      "--samples",      "1",
+                                  "--timeout",  "20",       "--attach-timeout", "30"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const auto copy = run_rocplay(args({}));
+  INFO("stderr: " << copy.err << "\nstdout: " << copy.out);
+  REQUIRE_FALSE(copy.timed_out);
+  CHECK((copy.exit_code == 0 || copy.exit_code == 1));
+  CHECK(copy.out.find("held only while rocplay copied its threads") != std::string::npos);
+  CHECK(copy.out.find("start_sync") != std::string::npos);
+  const auto attach = run_rocplay(args({"--stop", "attach"}));
+  INFO("stderr: " << attach.err << "\nstdout: " << attach.out);
+  CHECK(attach.out.find("attach took") != std::string::npos);
+  CHECK(attach.out.find("start_sync") != std::string::npos);
+  const auto bad = run_rocplay(args({"--stop", "core"}));
+  CHECK(bad.exit_code == 64);
+  require_running_again(target);
+}

@@ -1,0 +1,82 @@
+// Stops by copy (session::Session::stop_by_copy): the session's notes for each copy's hold and for
+// the threads' names, which a core file does not carry, as the snapshot and the samples read them.
+#include "rocplay/mi/parser.hpp"
+#include "rocplay/snapshot/sampling.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace rocplay;
+
+namespace {
+
+mi::Exchange exchange(std::string command, double sent, double done) {
+  mi::Exchange e;
+  e.command = std::move(command);
+  e.sent_at = sent;
+  e.done_at = done;
+  return e;
+}
+
+// A -thread-info answer as gdb 13 gives it for a core file: no `name`, `LWP n` target ids.
+mi::Exchange core_thread_info(double at) {
+  auto e = exchange("-thread-info", at, at + 0.001);
+  const std::string line =
+      R"(^done,threads=[{id="1",target-id="LWP 4242",frame={level="0",addr="0x401000",)"
+      R"(func="main"},state="stopped"},{id="2",target-id="LWP 4243",frame={level="0",)"
+      R"(addr="0x401100",func="worker"},state="stopped"}],current-thread-id="1")";
+  auto records = mi::parse_all(line + "\n");
+  REQUIRE(records.size() == 1);
+  e.records.push_back(std::move(records.front()));
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("copy notes: the hold's times and thread count, and nothing else") {
+  const auto c = snapshot::parse_copy_note("copy: held 10 threads of pid 4242 from 0.198070 s to "
+                                           "0.199311 s, then let them go; the debugger reads it");
+  REQUIRE(c);
+  CHECK(c->threads == 10);
+  CHECK(c->held_from == Approx(0.198070));
+  CHECK(c->held_to == Approx(0.199311));
+  CHECK_FALSE(snapshot::parse_copy_note("copy: held many threads"));
+  CHECK_FALSE(snapshot::parse_copy_note("copy: held 3 threads of pid 1 from 2.0 s to 1.0 s"));
+  CHECK_FALSE(snapshot::parse_copy_note("sample 2: stop began at 1.0 s"));
+  CHECK_FALSE(snapshot::parse_copy_note("copy: held 3 threads of pid 1 from -1 s to 1.0 s"));
+}
+
+TEST_CASE("copy notes: each sample's stop is its copy's hold") {
+  std::vector<mi::Exchange> exchanges;
+  exchanges.push_back(exchange("-gdb-set auto-solib-add off", 0.1, 0.2));
+  exchanges.back().notes.push_back("copy: held 2 threads of pid 4242 from 0.300000 s to 0.302000 s, "
+                                   "then let them go; the debugger reads the copy");
+  exchanges.push_back(exchange("-target-select core /tmp/core.1", 0.31, 0.4));
+  exchanges.push_back(core_thread_info(0.5));
+  exchanges.back().notes.push_back(snapshot::sample_note(1, 0.3, 1000.0));
+  // The second copy's note comes before the note of the sample it belongs to.
+  exchanges.back().notes.push_back("copy: held 2 threads of pid 4242 from 2.300000 s to 2.305000 s, "
+                                   "then let them go; the debugger reads the copy");
+  exchanges.back().notes.push_back(snapshot::sample_note(2, 2.3, 1002.0));
+  exchanges.push_back(exchange("-interpreter-exec console \"core-file /tmp/core.2\"", 2.31, 2.4));
+  exchanges.push_back(core_thread_info(2.5));
+  const auto samples = snapshot::build_samples(exchanges);
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[0].stop_seconds == Approx(0.002));
+  CHECK(samples[1].stop_seconds == Approx(0.005));
+  CHECK(samples[1].at == Approx(2.0));
+}
+
+TEST_CASE("thread names: the session's notes name the threads a core file leaves unnamed") {
+  auto info = core_thread_info(0.5);
+  info.notes.push_back(R"(thread names: {"4242":"python3","4243":"pt_nccl_watchdg"})");
+  info.notes.push_back(R"(thread names: not json)"); // ours, unreadable: ignored
+  info.notes.push_back(R"(thread names: {"x":"y","4244":7})");
+  snapshot::Builder b;
+  b.add(info);
+  const auto s = b.finish();
+  REQUIRE(s.host_threads.size() == 2);
+  CHECK(s.host_threads[0].lwp == 4242u);
+  CHECK(s.host_threads[0].name == "python3");
+  CHECK(s.host_threads[1].name == "pt_nccl_watchdg");
+  CHECK(s.notes.empty()); // the names are not notes of the snapshot
+}
