@@ -389,6 +389,14 @@ public:
 
   // Lets every thread go; returns how many could not be (never seen stopped within `grace`).
   std::size_t release(std::chrono::milliseconds grace) {
+    // A thread seized and not yet interrupted (an exception between the two) would run on traced,
+    // and stop at its next signal with no tracer waiting: interrupt it too (a second interrupt of
+    // one already interrupted changes nothing).
+    for (auto& h : held_) {
+      if (h.state == HeldState::Seized) {
+        ::ptrace(PTRACE_INTERRUPT, h.tid, nullptr, nullptr);
+      }
+    }
     std::size_t left = 0;
     const auto deadline = Clock::now() + grace;
     for (;;) {
@@ -620,6 +628,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
   seen.reserve(tasks.size() * 2 + 16);
   std::vector<pid_t> exited;
   bool first = true;
+  std::size_t interrupted = 0;
   for (;;) {
     bool any_new = false;
     for (pid_t tid : tasks) {
@@ -627,8 +636,10 @@ Capture take(std::int64_t pid_arg, const Options& options) {
         continue;
       }
       any_new = true;
+      held.push_back(Held{tid}); // before the seize: an allocation failure holds nothing
       if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
         const int err = errno;
+        held.pop_back();
         if (err == ESRCH) {
           exited.push_back(tid);
         } else if (first && held.empty() && err == EPERM && task_state(pid, tid) != 'Z') {
@@ -649,11 +660,14 @@ Capture take(std::int64_t pid_arg, const Options& options) {
         continue;
       }
       first = false;
-      if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
-        // Seized but gone already: the wait reports it.
-      }
-      held.push_back(Held{tid});
     }
+    // The interrupts after the seizes: each wakes a thread that then competes for a CPU with this
+    // loop (1,000 napping threads: 1.2 ms of seizes, then 5 ms of interrupts and stops).
+    for (std::size_t i = interrupted; i < held.size(); ++i) {
+      // ESRCH: gone already; the wait reports it.
+      ::ptrace(PTRACE_INTERRUPT, held[i].tid, nullptr, nullptr);
+    }
+    interrupted = held.size();
     if (!any_new) {
       break;
     }
