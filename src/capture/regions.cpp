@@ -60,6 +60,7 @@ std::vector<MapEntry> parse_maps(std::string_view text) {
       continue;
     }
     e.readable = perms[0] == 'r';
+    e.writable = perms[1] == 'w';
     while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) {
       ++at;
     }
@@ -89,6 +90,28 @@ std::vector<FileMapping> file_mappings(const std::vector<MapEntry>& maps) {
       continue;
     }
     out.push_back(FileMapping{m.start, m.end, m.offset, m.path});
+  }
+  return out;
+}
+
+std::vector<Range> runtime_data(const std::vector<MapEntry>& maps, std::uint64_t ld_base,
+                                std::uint64_t max_bytes) {
+  std::vector<Range> out;
+  const long ld = ld_base != 0 ? find_mapping(maps, ld_base) : -1;
+  const std::string ld_path = ld >= 0 ? maps[static_cast<std::size_t>(ld)].path : std::string();
+  for (const auto& m : maps) {
+    if (!m.readable || !m.writable || m.path.empty() || m.path[0] != '/' ||
+        m.end - m.start > max_bytes) {
+      continue;
+    }
+    const std::string_view p = m.path;
+    const std::string_view base = p.substr(p.rfind('/') + 1);
+    // libc.so.6, libc-2.31.so; libpthread.so.0, libpthread-2.31.so.
+    const bool runtime = starts_with(base, "libc.so") || starts_with(base, "libc-") ||
+                         starts_with(base, "libpthread.so") || starts_with(base, "libpthread-");
+    if (runtime || (!ld_path.empty() && m.path == ld_path)) {
+      out.push_back({m.start, m.end});
+    }
   }
   return out;
 }

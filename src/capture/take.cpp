@@ -44,6 +44,8 @@ constexpr std::size_t kMaxLinkMaps = 4096;
 constexpr std::size_t kMaxNameBytes = 4096;
 constexpr std::uint64_t kRedZone = 128;
 constexpr std::size_t kFutexWindow = 64;
+constexpr std::uint64_t kTcbWindow = 4096; // struct pthread: 2,368 bytes in glibc 2.36
+constexpr std::uint64_t kMaxRuntimeDataBytes = 1 << 20;
 constexpr std::size_t kIovMax = 1024; // IOV_MAX on Linux
 constexpr std::size_t kMaxDynamicBytes = 64 * 1024;
 constexpr std::size_t kMaxVdsoBytes = 64 * 1024;
@@ -163,6 +165,7 @@ struct Auxv {
   std::uint64_t phnum = 0;
   std::uint64_t phent = 0;
   std::uint64_t sysinfo_ehdr = 0;
+  std::uint64_t base = 0; // the dynamic linker's load address
 };
 
 Auxv parse_auxv(const std::string& text) {
@@ -183,6 +186,8 @@ Auxv parse_auxv(const std::string& text) {
       a.phent = value;
     } else if (type == AT_SYSINFO_EHDR) {
       a.sysinfo_ehdr = value;
+    } else if (type == AT_BASE) {
+      a.base = value;
     }
   }
   return a;
@@ -611,6 +616,11 @@ Capture take(std::int64_t pid_arg, const Options& options) {
     }
   }
 
+  // The C runtime's writable data (libthread_db lists a core's threads from it), copied in the
+  // stop with the stacks: 16 KB with glibc 2.36.
+  const std::vector<detail::Range> runtime_data =
+      detail::runtime_data(maps, parse_auxv(cap.auxv).base, kMaxRuntimeDataBytes);
+
   // The stop.
   const auto t0 = Clock::now();
   const auto deadline = t0 + options.timeout;
@@ -733,6 +743,16 @@ Capture take(std::int64_t pid_arg, const Options& options) {
       cap.warnings.push_back(
           fmt::format("thread {}: its stack pointer {:#x} is in no mapping", h.tid, regs.rsp));
     }
+    // The thread's control block (struct pthread at the thread pointer): libthread_db reads it.
+    // Inside the stack copied above for every thread but the main one.
+    if (regs.fs_base != 0) {
+      const long at = detail::find_mapping(maps, regs.fs_base);
+      if (at >= 0) {
+        ranges.push_back(
+            {regs.fs_base, std::min<std::uint64_t>(maps[static_cast<std::size_t>(at)].end,
+                                                   regs.fs_base + kTcbWindow)});
+      }
+    }
     if (regs.orig_rax == SYS_futex && regs.rdi != 0 && regs.rdi < UINT64_MAX - kFutexWindow) {
       ranges.push_back({regs.rdi, regs.rdi + kFutexWindow});
     }
@@ -741,6 +761,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
   if (Clock::now() >= deadline) {
     throw timed_out("reading registers");
   }
+  ranges.insert(ranges.end(), runtime_data.begin(), runtime_data.end());
   std::vector<Region> during =
       read_ranges(mem, detail::merge_ranges(std::move(ranges)), cap.warnings);
   if (options.while_stopped) {

@@ -436,6 +436,24 @@ TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[l
   INFO("gdb attached:\n" << live.out << live.err);
   REQUIRE(live.exit_code == 0);
 
+  // libthread_db lists the core's threads (the C runtime's data and each thread's control block
+  // are in it): the same `Thread 0x... (LWP n)` ids as attached, and no warning.
+  const auto thread_ids = [](const std::string& text) {
+    static const std::regex id(R"(^Thread \d+ \((Thread 0x[0-9a-f]+ \(LWP \d+\)))");
+    std::set<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, id)) {
+        out.insert(m[1].str());
+      }
+    }
+    return out;
+  };
+  CHECK(from_core.err.find("libthread_db") == std::string::npos);
+  CHECK(thread_ids(from_core.out).size() == DeadlockTarget::kThreads);
+  CHECK(thread_ids(from_core.out) == thread_ids(live.out));
   const auto core_bt = backtraces(from_core.out);
   const auto live_bt = backtraces(live.out);
   REQUIRE(core_bt.size() == DeadlockTarget::kThreads);

@@ -62,7 +62,7 @@ struct Capture {
   std::string command_name;       // /proc/PID/comm
   std::string command_line;       // /proc/PID/cmdline, arguments joined by blanks (may be cut)
   std::vector<Thread> threads;    // the thread-group leader first, when it was held
-  std::vector<Region> memory;     // stacks, futex words, the dynamic linker's list (below)
+  std::vector<Region> memory;     // disjoint, ascending: stacks, futex words, ... (take, below)
   std::vector<FileMapping> files; // every file-backed mapping
   std::string auxv;               // /proc/PID/auxv, as read
   // Timings: from the first PTRACE_SEIZE to the last detach, and from the first PTRACE_SEIZE until
@@ -76,8 +76,12 @@ struct Capture {
 // no new one appears), copies each one's registers, the live part of its stack and the 64 bytes at
 // the address a thread blocked in futex(2) waits on, lets every thread go (re-sending any
 // signal met), and returns the copy. The dynamic linker's list of loaded objects (r_debug, each
-// link_map's first five fields and its name, the executable's dynamic section) is copied before
-// the stop, while the target runs: the debugger finds the shared libraries through it.
+// link_map's first five fields and its name, the executable's dynamic section) and the vDSO (a
+// thread stopped in clock_gettime unwinds through its tables) are copied before the stop, while
+// the target runs: the debugger finds the shared libraries through the list. In the stop, with the
+// stacks, it also copies the C runtime's writable data (libc's and the dynamic linker's, 16 KB with
+// glibc 2.36) and each thread's control block at its thread pointer: with them the debugger's
+// libthread_db lists the core's threads as `Thread 0x... (LWP n)`, like a live attach.
 // Every path out lets every held thread go, exceptions included.
 // Throws Error(NoSuchProcess) when `pid` is gone, Error(PtraceDenied) when it cannot be traced
 // (another tracer, Yama ptrace_scope, permissions), each with a hint.

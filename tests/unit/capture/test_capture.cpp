@@ -187,6 +187,25 @@ TEST_CASE("capture maps: every line parsed, the NT_FILE ones chosen", "[capture]
   CHECK(files[2].start == 0x7f1000004000);
   CHECK(files[2].offset == 0x4000);
 
+  // The C runtime's writable data: libc and the dynamic linker (by AT_BASE), not the rest.
+  const auto runtime = detail::parse_maps(
+      "7f0000000000-7f0000001000 r--p 00000000 08:01 5 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+      "7f0000001000-7f0000003000 rw-p 00001000 08:01 5 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+      "7f0000003000-7f0000004000 rw-p 00000000 00:00 0\n"
+      "7f0000004000-7f0000005000 rw-p 00001000 08:01 6 /usr/lib/libtorch_cuda.so\n"
+      "7f0000005000-7f0000006000 rw-p 00001000 08:01 7 /lib/libpthread-2.31.so\n"
+      "7f0000006000-7f0000007000 rw-p 00001000 08:01 7 /lib/libcrypt.so.1\n"
+      "7f0000010000-7f0000011000 r--p 00000000 08:01 8 /lib64/ld-linux-x86-64.so.2\n"
+      "7f0000011000-7f0000013000 rw-p 00001000 08:01 8 /lib64/ld-linux-x86-64.so.2\n"
+      "7f0000020000-7f0000420000 rw-p 00001000 08:01 9 /lib/libc.so.6\n");
+  const auto data = detail::runtime_data(runtime, 0x7f0000010000, 1 << 20);
+  REQUIRE(data.size() == 3);
+  CHECK(data[0].start == 0x7f0000001000);
+  CHECK(data[0].end == 0x7f0000003000);
+  CHECK(data[1].start == 0x7f0000005000);
+  CHECK(data[2].start == 0x7f0000011000);
+  CHECK(detail::runtime_data(runtime, 0, 1 << 20).size() == 2);
+
   CHECK(detail::find_mapping(maps, 0x7f0000001000) == 4);
   CHECK(detail::find_mapping(maps, 0x7f0000800fff) == 4);
   CHECK(detail::find_mapping(maps, 0x7f0000801000) == -1);
