@@ -353,6 +353,7 @@ struct Held {
   pid_t tid = 0;
   HeldState state = HeldState::Seized;
   int pending_signal = 0;
+  bool leader = false; // the thread-group leader
 };
 
 // Every thread seized so far. Whatever way the capture ends, release() (or the destructor) lets
@@ -430,6 +431,24 @@ public:
 private:
   // One waitpid WNOHANG of a seized thread; true once it is stopped or gone.
   static bool poll(Held& h) {
+    if (h.leader) {
+      // The leader's exit is its parent's to reap (the target may be this process's child: a
+      // launched program): look without taking it.
+      siginfo_t info{};
+      int r;
+      do {
+        r = ::waitid(P_PID, static_cast<id_t>(h.tid), &info,
+                     WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL);
+      } while (r < 0 && errno == EINTR);
+      if (r == 0 && info.si_pid == 0) {
+        return false;
+      }
+      if (r < 0 || info.si_code == CLD_EXITED || info.si_code == CLD_KILLED ||
+          info.si_code == CLD_DUMPED) {
+        h.state = HeldState::Gone;
+        return true;
+      }
+    }
     int st = 0;
     pid_t r;
     do {
@@ -646,7 +665,8 @@ Capture take(std::int64_t pid_arg, const Options& options) {
         continue;
       }
       any_new = true;
-      held.push_back(Held{tid}); // before the seize: an allocation failure holds nothing
+      // Recorded before the seize: an allocation failure holds nothing.
+      held.push_back(Held{tid, HeldState::Seized, 0, tid == pid});
       if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
         const int err = errno;
         held.pop_back();
