@@ -31,10 +31,10 @@ struct Region {
 // One thread as it was held.
 struct Thread {
   std::int64_t tid = 0;
-  std::string name;           // /proc/PID/task/TID/comm, without the newline
-  std::string prstatus_regs;  // struct user_regs_struct, as PTRACE_GETREGSET NT_PRSTATUS gave it
-  std::string fp_regs;        // struct user_fpregs_struct (NT_PRFPREG); empty when unreadable
-  int pending_signal = 0;     // a signal-delivery-stop met instead of the interrupt; re-sent on detach
+  std::string name;          // /proc/PID/task/TID/comm, without the newline
+  std::string prstatus_regs; // struct user_regs_struct, as PTRACE_GETREGSET NT_PRSTATUS gave it
+  std::string fp_regs;       // struct user_fpregs_struct (NT_PRFPREG); empty when unreadable
+  int pending_signal = 0; // a signal-delivery-stop met instead of the interrupt; re-sent on detach
 };
 
 // A file-backed mapping, for the core's NT_FILE note: the debugger reads the code of every mapped
@@ -59,12 +59,14 @@ struct Options {
 
 struct Capture {
   std::int64_t pid = 0;
-  std::string command_name;          // /proc/PID/comm
-  std::vector<Thread> threads;       // the thread-group leader first, when it was held
-  std::vector<Region> memory;        // stacks, futex words, the dynamic linker's list (below)
-  std::vector<FileMapping> files;    // every file-backed mapping
-  std::string auxv;                  // /proc/PID/auxv, as read
-  // Timings: from the first PTRACE_SEIZE to the last detach, and of the seizes alone.
+  std::string command_name;       // /proc/PID/comm
+  std::string command_line;       // /proc/PID/cmdline, arguments joined by blanks (may be cut)
+  std::vector<Thread> threads;    // the thread-group leader first, when it was held
+  std::vector<Region> memory;     // disjoint, ascending: stacks, futex words, ... (take, below)
+  std::vector<FileMapping> files; // every file-backed mapping
+  std::string auxv;               // /proc/PID/auxv, as read
+  // Timings: from the first PTRACE_SEIZE to the last detach, and from the first PTRACE_SEIZE until
+  // every thread was held (seized, interrupted and seen stopped).
   double stop_seconds = 0;
   double seize_seconds = 0;
   std::vector<std::string> warnings; // threads that exited meanwhile, unreadable stacks, ...
@@ -74,8 +76,12 @@ struct Capture {
 // no new one appears), copies each one's registers, the live part of its stack and the 64 bytes at
 // the address a thread blocked in futex(2) waits on, lets every thread go (re-sending any
 // signal met), and returns the copy. The dynamic linker's list of loaded objects (r_debug, each
-// link_map's first five fields and its name, the executable's dynamic section) is copied before
-// the stop, while the target runs: the debugger finds the shared libraries through it.
+// link_map's first five fields and its name, the executable's dynamic section) and the vDSO (a
+// thread stopped in clock_gettime unwinds through its tables) are copied before the stop, while
+// the target runs: the debugger finds the shared libraries through the list. In the stop, with the
+// stacks, it also copies the C runtime's writable data (libc's and the dynamic linker's, 16 KB with
+// glibc 2.36) and each thread's control block at its thread pointer: with them the debugger's
+// libthread_db lists the core's threads as `Thread 0x... (LWP n)`, like a live attach.
 // Every path out lets every held thread go, exceptions included.
 // Throws Error(NoSuchProcess) when `pid` is gone, Error(PtraceDenied) when it cannot be traced
 // (another tracer, Yama ptrace_scope, permissions), each with a hint.

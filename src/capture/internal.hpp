@@ -1,0 +1,57 @@
+// The pure parts of the capture (src/capture/): /proc/PID/maps lines and the merge of copied
+// memory into the core's regions. Separate from the ptrace code so the unit tests reach them.
+// Layer: src/capture/ (library rocplay_capture).
+#pragma once
+
+#include "rocplay/capture/capture.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rocplay::capture::detail {
+
+// A range of target memory to copy.
+struct Range {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+};
+
+// One line of /proc/PID/maps.
+struct MapEntry {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  std::uint64_t offset = 0; // bytes into the file
+  bool readable = false;
+  bool writable = false;
+  std::string path; // empty for an anonymous mapping; `[stack]`, `[vdso]` for the pseudo ones
+};
+
+// Every well-formed line of /proc/PID/maps text, in its order (ascending addresses); a malformed
+// line is skipped.
+std::vector<MapEntry> parse_maps(std::string_view text);
+
+// The mappings the core's NT_FILE note names: backed by a file still there (not `(deleted)`), and
+// not a device, memfd, SysV segment or /proc file (the debugger would read those as the file).
+std::vector<FileMapping> file_mappings(const std::vector<MapEntry>& maps);
+
+// The writable data of the C runtime that libthread_db reads to list a core's threads: the
+// file-backed read-write mappings of the dynamic linker (the path mapped at `ld_base`, AT_BASE;
+// `_rtld_global` holds the thread lists), of libc and of libpthread (glibc before 2.34). Each at
+// most `max_bytes`.
+std::vector<Range> runtime_data(const std::vector<MapEntry>& maps, std::uint64_t ld_base,
+                                std::uint64_t max_bytes);
+
+// The index of the entry of `maps` (sorted, as parse_maps returns it) holding `address`; -1 when
+// none does.
+long find_mapping(const std::vector<MapEntry>& maps, std::uint64_t address);
+
+// Sorts `ranges` and merges the ones that overlap or touch; empty ranges are dropped.
+std::vector<Range> merge_ranges(std::vector<Range> ranges);
+
+// The union of `low` and `high` as disjoint regions in ascending order: where two overlap, the
+// bytes of `high` win (memory copied in the stop over memory copied before it).
+std::vector<Region> merge_regions(std::vector<Region> low, std::vector<Region> high);
+
+} // namespace rocplay::capture::detail

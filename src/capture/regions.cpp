@@ -1,0 +1,196 @@
+// /proc/PID/maps lines and the merge of copied memory (src/capture/internal.hpp).
+#include "capture/internal.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+namespace rocplay::capture::detail {
+
+namespace {
+
+bool parse_hex(std::string_view s, std::uint64_t& out) {
+  if (s.empty()) {
+    return false;
+  }
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+  return r.ec == std::errc{} && r.ptr == s.data() + s.size();
+}
+
+// The next blank-separated field of `line` from `pos`; empty at the end.
+std::string_view next_field(std::string_view line, std::size_t& pos) {
+  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) {
+    ++pos;
+  }
+  const std::size_t start = pos;
+  while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t') {
+    ++pos;
+  }
+  return line.substr(start, pos - start);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+} // namespace
+
+std::vector<MapEntry> parse_maps(std::string_view text) {
+  std::vector<MapEntry> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) {
+      eol = text.size();
+    }
+    const std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    // `start-end perms offset dev inode   path`; the path is the rest of the line.
+    std::size_t at = 0;
+    const auto range = next_field(line, at);
+    const auto perms = next_field(line, at);
+    const auto offset = next_field(line, at);
+    const auto dev = next_field(line, at);
+    const auto inode = next_field(line, at);
+    const std::size_t dash = range.find('-');
+    MapEntry e;
+    if (dash == std::string_view::npos || perms.size() < 4 || dev.empty() || inode.empty() ||
+        !parse_hex(range.substr(0, dash), e.start) || !parse_hex(range.substr(dash + 1), e.end) ||
+        !parse_hex(offset, e.offset) || e.end <= e.start) {
+      continue;
+    }
+    e.readable = perms[0] == 'r';
+    e.writable = perms[1] == 'w';
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) {
+      ++at;
+    }
+    std::string_view path = line.substr(at);
+    while (!path.empty() && (path.back() == ' ' || path.back() == '\r')) {
+      path.remove_suffix(1);
+    }
+    e.path = std::string(path);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<FileMapping> file_mappings(const std::vector<MapEntry>& maps) {
+  std::vector<FileMapping> out;
+  constexpr std::string_view kDeleted = " (deleted)";
+  for (const auto& m : maps) {
+    const std::string_view p = m.path;
+    if (p.empty() || p[0] != '/') {
+      continue;
+    }
+    if (p.size() >= kDeleted.size() && p.substr(p.size() - kDeleted.size()) == kDeleted) {
+      continue;
+    }
+    if (starts_with(p, "/dev/") || starts_with(p, "/memfd:") || starts_with(p, "/proc/") ||
+        starts_with(p, "/SYSV") || starts_with(p, "/sys/")) {
+      continue;
+    }
+    out.push_back(FileMapping{m.start, m.end, m.offset, m.path});
+  }
+  return out;
+}
+
+std::vector<Range> runtime_data(const std::vector<MapEntry>& maps, std::uint64_t ld_base,
+                                std::uint64_t max_bytes) {
+  std::vector<Range> out;
+  const long ld = ld_base != 0 ? find_mapping(maps, ld_base) : -1;
+  const std::string ld_path = ld >= 0 ? maps[static_cast<std::size_t>(ld)].path : std::string();
+  for (const auto& m : maps) {
+    if (!m.readable || !m.writable || m.path.empty() || m.path[0] != '/' ||
+        m.end - m.start > max_bytes) {
+      continue;
+    }
+    const std::string_view p = m.path;
+    const std::string_view base = p.substr(p.rfind('/') + 1);
+    // libc.so.6, libc-2.31.so; libpthread.so.0, libpthread-2.31.so.
+    const bool runtime = starts_with(base, "libc.so") || starts_with(base, "libc-") ||
+                         starts_with(base, "libpthread.so") || starts_with(base, "libpthread-");
+    if (runtime || (!ld_path.empty() && m.path == ld_path)) {
+      out.push_back({m.start, m.end});
+    }
+  }
+  return out;
+}
+
+long find_mapping(const std::vector<MapEntry>& maps, std::uint64_t address) {
+  // The first entry ending above `address`: it holds it when it also starts at or below it.
+  const auto it = std::upper_bound(maps.begin(), maps.end(), address,
+                                   [](std::uint64_t a, const MapEntry& m) { return a < m.end; });
+  if (it == maps.end() || it->start > address) {
+    return -1;
+  }
+  return static_cast<long>(it - maps.begin());
+}
+
+std::vector<Range> merge_ranges(std::vector<Range> ranges) {
+  ranges.erase(
+      std::remove_if(ranges.begin(), ranges.end(), [](const Range& r) { return r.end <= r.start; }),
+      ranges.end());
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range& a, const Range& b) { return a.start < b.start; });
+  std::vector<Range> out;
+  for (const auto& r : ranges) {
+    if (!out.empty() && r.start <= out.back().end) {
+      out.back().end = std::max(out.back().end, r.end);
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+std::vector<Region> merge_regions(std::vector<Region> low, std::vector<Region> high) {
+  std::vector<Range> ranges;
+  ranges.reserve(low.size() + high.size());
+  bool disjoint = true; // the common case: nothing to copy, the regions move as they are
+  for (const auto* list : {&low, &high}) {
+    for (const auto& r : *list) {
+      if (!r.bytes.empty()) {
+        ranges.push_back({r.address, r.address + r.bytes.size()});
+      }
+    }
+  }
+  auto merged = merge_ranges(ranges);
+  disjoint = merged.size() == ranges.size();
+  std::vector<Region> out;
+  out.reserve(merged.size());
+  if (disjoint) {
+    for (auto* list : {&low, &high}) {
+      for (auto& r : *list) {
+        if (!r.bytes.empty()) {
+          out.push_back(std::move(r));
+        }
+      }
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Region& a, const Region& b) { return a.address < b.address; });
+    return out;
+  }
+  for (const auto& m : merged) {
+    Region r;
+    r.address = m.start;
+    r.bytes.assign(m.end - m.start, '\0');
+    out.push_back(std::move(r));
+  }
+  // Low first, then high over it.
+  for (const auto* list : {&low, &high}) {
+    for (const auto& r : *list) {
+      if (r.bytes.empty()) {
+        continue;
+      }
+      const auto it =
+          std::upper_bound(out.begin(), out.end(), r.address, [](std::uint64_t a, const Region& o) {
+            return a < o.address + o.bytes.size();
+          });
+      // Every byte of `r` lies in one merged region, by construction.
+      std::memcpy(it->bytes.data() + (r.address - it->address), r.bytes.data(), r.bytes.size());
+    }
+  }
+  return out;
+}
+
+} // namespace rocplay::capture::detail

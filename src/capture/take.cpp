@@ -1,0 +1,843 @@
+// rocplay's own stop of a host process (rocplay/capture/capture.hpp): every thread seized,
+// interrupted, copied and let go, with /proc read before the stop so the stop itself is syscalls
+// only.
+#include "capture/internal.hpp"
+#include "rocplay/capture/capture.hpp"
+#include "rocplay/core/error.hpp"
+#include "rocplay/core/proc_file.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <unordered_set>
+
+#if defined(__linux__) && defined(__x86_64__)
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#endif
+
+namespace rocplay::capture {
+
+#if defined(__linux__) && defined(__x86_64__)
+
+bool supported() {
+  return true;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxLinkMaps = 4096;
+constexpr std::size_t kMaxNameBytes = 4096;
+constexpr std::uint64_t kRedZone = 128;
+constexpr std::size_t kFutexWindow = 64;
+constexpr std::uint64_t kTcbWindow = 4096; // struct pthread: 2,368 bytes in glibc 2.36
+constexpr std::uint64_t kMaxRuntimeDataBytes = 1 << 20;
+constexpr std::size_t kIovMax = 1024; // IOV_MAX on Linux
+constexpr std::size_t kMaxDynamicBytes = 64 * 1024;
+constexpr std::size_t kMaxVdsoBytes = 64 * 1024;
+
+std::string pid_str(std::int64_t pid) {
+  return std::to_string(pid);
+}
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Reads target memory: process_vm_readv, else /proc/PID/mem (a kernel without the former, or a
+// policy refusing it).
+class Memory {
+public:
+  explicit Memory(pid_t pid) : pid_(pid) {}
+  ~Memory() {
+    if (mem_fd_ >= 0) {
+      ::close(mem_fd_);
+    }
+  }
+  Memory(const Memory&) = delete;
+  Memory& operator=(const Memory&) = delete;
+
+  // How many bytes from `address` were read into `out` (a prefix; 0 when none).
+  std::size_t read_some(std::uint64_t address, void* out, std::size_t size) {
+    if (size == 0) {
+      return 0;
+    }
+    iovec local{out, size};
+    iovec remote{reinterpret_cast<void*>(address), size};
+    const ssize_t n = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+    if (n > 0) {
+      return static_cast<std::size_t>(n);
+    }
+    return pread_some(address, out, size);
+  }
+  bool read(std::uint64_t address, void* out, std::size_t size) {
+    return read_some(address, out, size) == size;
+  }
+
+  // /proc/PID/mem alone.
+  std::size_t pread_some(std::uint64_t address, void* out, std::size_t size) {
+    if (mem_fd_ < 0 && !mem_failed_) {
+      mem_fd_ = ::open(("/proc/" + pid_str(pid_) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+      mem_failed_ = mem_fd_ < 0;
+    }
+    if (mem_fd_ < 0 || address > static_cast<std::uint64_t>(INT64_MAX)) {
+      return 0;
+    }
+    std::size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::pread(mem_fd_, static_cast<char*>(out) + done, size - done,
+                                static_cast<off_t>(address + done));
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n <= 0) {
+        break;
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    return done;
+  }
+
+  pid_t pid() const { return pid_; }
+
+private:
+  pid_t pid_;
+  int mem_fd_ = -1;
+  bool mem_failed_ = false;
+};
+
+// The thread ids in /proc/PID/task, into `out` (cleared first); false when the directory is gone.
+bool list_tasks(pid_t pid, std::vector<pid_t>& out) {
+  out.clear();
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
+  DIR* d = ::opendir(path);
+  if (d == nullptr) {
+    return false;
+  }
+  while (const dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long tid = std::strtol(e->d_name, &end, 10);
+    if (end != e->d_name && *end == '\0' && tid > 0) {
+      out.push_back(static_cast<pid_t>(tid));
+    }
+  }
+  ::closedir(d);
+  return true;
+}
+
+std::string trim_newline(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\0')) {
+    s.pop_back();
+  }
+  return s;
+}
+
+// The state letter of /proc/PID/task/TID/stat; '?' when unreadable.
+char task_state(pid_t pid, pid_t tid) {
+  const auto text =
+      process::read_proc_file("/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/stat", 4096);
+  if (!text) {
+    return '?';
+  }
+  const auto close = text->rfind(')');
+  return close != std::string::npos && close + 2 < text->size() ? (*text)[close + 2] : '?';
+}
+
+// --- the dynamic linker's list, copied while the target runs ------------------------------------
+
+struct Auxv {
+  std::uint64_t phdr = 0;
+  std::uint64_t phnum = 0;
+  std::uint64_t phent = 0;
+  std::uint64_t sysinfo_ehdr = 0;
+  std::uint64_t base = 0; // the dynamic linker's load address
+};
+
+Auxv parse_auxv(const std::string& text) {
+  Auxv a;
+  for (std::size_t i = 0; i + 16 <= text.size(); i += 16) {
+    std::uint64_t type = 0;
+    std::uint64_t value = 0;
+    std::memcpy(&type, text.data() + i, 8);
+    std::memcpy(&value, text.data() + i + 8, 8);
+    if (type == AT_NULL) {
+      break;
+    }
+    if (type == AT_PHDR) {
+      a.phdr = value;
+    } else if (type == AT_PHNUM) {
+      a.phnum = value;
+    } else if (type == AT_PHENT) {
+      a.phent = value;
+    } else if (type == AT_SYSINFO_EHDR) {
+      a.sysinfo_ehdr = value;
+    } else if (type == AT_BASE) {
+      a.base = value;
+    }
+  }
+  return a;
+}
+
+// Copies `size` bytes at `address` into `out` as one region; false when not all of it was read.
+bool copy_exact(Memory& mem, std::uint64_t address, std::size_t size, std::vector<Region>& out) {
+  Region r;
+  r.address = address;
+  r.bytes.resize(size);
+  if (!mem.read(address, r.bytes.data(), size)) {
+    return false;
+  }
+  out.push_back(std::move(r));
+  return true;
+}
+
+// The NUL-terminated string at `address` (the NUL included), read a page at a time so that a
+// string ending just before unmapped memory still reads; empty when unreadable or longer than
+// kMaxNameBytes.
+std::string read_c_string(Memory& mem, std::uint64_t address) {
+  std::string out;
+  char buf[4096];
+  std::uint64_t at = address;
+  while (out.size() < kMaxNameBytes) {
+    const std::size_t to_page = 4096 - (at & 4095);
+    const std::size_t want = std::min(to_page, kMaxNameBytes - out.size());
+    const std::size_t got = mem.read_some(at, buf, want);
+    if (got == 0) {
+      return {};
+    }
+    const void* nul = std::memchr(buf, '\0', got);
+    if (nul != nullptr) {
+      out.append(buf, static_cast<const char*>(nul) - buf + 1);
+      return out;
+    }
+    out.append(buf, got);
+    at += got;
+  }
+  return {};
+}
+
+// r_debug (struct r_debug_extended from glibc 2.35: r_next at 40 when r_version >= 2), each
+// link_map's first five fields and name, and the executable's dynamic section.
+std::vector<Region> copy_linker_list(Memory& mem, const std::string& auxv_text,
+                                     std::vector<std::string>& warnings) {
+  std::vector<Region> out;
+  const Auxv aux = parse_auxv(auxv_text);
+  auto warn = [&](const std::string& why) {
+    warnings.push_back("the core lacks the list of shared libraries: " + why);
+  };
+  if (aux.phdr == 0 || aux.phnum == 0 || aux.phnum > 4096 ||
+      (aux.phent != 0 && aux.phent != sizeof(Elf64_Phdr))) {
+    warn("the auxiliary vector names no usable program headers");
+    return out;
+  }
+  std::vector<Elf64_Phdr> phdrs(aux.phnum);
+  if (!mem.read(aux.phdr, phdrs.data(), phdrs.size() * sizeof(Elf64_Phdr))) {
+    warn(fmt::format("the program headers at {:#x} are unreadable", aux.phdr));
+    return out;
+  }
+  const Elf64_Phdr* pt_phdr = nullptr;
+  const Elf64_Phdr* pt_dynamic = nullptr;
+  for (const auto& p : phdrs) {
+    if (p.p_type == PT_PHDR) {
+      pt_phdr = &p;
+    } else if (p.p_type == PT_DYNAMIC) {
+      pt_dynamic = &p;
+    }
+  }
+  if (pt_dynamic == nullptr) {
+    return out; // statically linked: no list to copy
+  }
+  if (pt_phdr == nullptr) {
+    warn("the executable has no PT_PHDR, so its load address is unknown");
+    return out;
+  }
+  const std::uint64_t bias = aux.phdr - pt_phdr->p_vaddr;
+  const std::uint64_t dyn_addr = bias + pt_dynamic->p_vaddr;
+  const std::size_t dyn_size =
+      static_cast<std::size_t>(std::min<std::uint64_t>(pt_dynamic->p_memsz, kMaxDynamicBytes)) /
+      sizeof(Elf64_Dyn) * sizeof(Elf64_Dyn);
+  Region dyn;
+  dyn.address = dyn_addr;
+  dyn.bytes.resize(dyn_size);
+  dyn.bytes.resize(mem.read_some(dyn_addr, dyn.bytes.data(), dyn_size) / sizeof(Elf64_Dyn) *
+                   sizeof(Elf64_Dyn));
+  if (dyn.bytes.empty()) {
+    warn(fmt::format("the dynamic section at {:#x} is unreadable", dyn_addr));
+    return out;
+  }
+  std::uint64_t r_debug = 0;
+  for (std::size_t i = 0; i + sizeof(Elf64_Dyn) <= dyn.bytes.size(); i += sizeof(Elf64_Dyn)) {
+    Elf64_Dyn d;
+    std::memcpy(&d, dyn.bytes.data() + i, sizeof d);
+    if (d.d_tag == DT_NULL) {
+      break;
+    }
+    if (d.d_tag == DT_DEBUG) {
+      r_debug = d.d_un.d_ptr;
+    }
+  }
+  out.push_back(std::move(dyn));
+  if (r_debug == 0) {
+    warn("the executable's DT_DEBUG is 0 (the dynamic linker has not filled it in)");
+    return out;
+  }
+  std::unordered_set<std::uint64_t> seen;
+  std::size_t maps = 0;
+  // One r_debug per link-map namespace (dlmopen), chained by r_next.
+  for (int ns = 0; ns < 16 && r_debug != 0; ++ns) {
+    std::uint64_t rd[6] = {}; // r_version, r_map, r_brk, r_state, r_ldbase, r_next
+    if (!mem.read(r_debug, rd, 40)) {
+      warn(fmt::format("r_debug at {:#x} is unreadable", r_debug));
+      return out;
+    }
+    const auto version = static_cast<std::int32_t>(rd[0] & 0xffffffffu);
+    const bool extended = version >= 2 && mem.read(r_debug + 40, &rd[5], 8);
+    copy_exact(mem, r_debug, extended ? 48 : 40, out);
+    std::uint64_t lm = rd[1];
+    while (lm != 0) {
+      if (maps == kMaxLinkMaps) {
+        warnings.push_back(
+            fmt::format("the list of shared libraries stops after {} entries", maps));
+        return out;
+      }
+      if (!seen.insert(lm).second) {
+        warnings.push_back(
+            fmt::format("the list of shared libraries loops back to {:#x}; cut there", lm));
+        break;
+      }
+      std::uint64_t fields[5] = {}; // l_addr, l_name, l_ld, l_next, l_prev
+      if (!mem.read(lm, fields, sizeof fields)) {
+        warnings.push_back(
+            fmt::format("the list of shared libraries holds an unreadable entry at {:#x}", lm));
+        break;
+      }
+      ++maps;
+      Region r;
+      r.address = lm;
+      r.bytes.assign(reinterpret_cast<const char*>(fields), sizeof fields);
+      out.push_back(std::move(r));
+      if (fields[1] != 0) {
+        Region name;
+        name.address = fields[1];
+        name.bytes = read_c_string(mem, fields[1]);
+        if (!name.bytes.empty()) {
+          out.push_back(std::move(name));
+        }
+      }
+      lm = fields[3];
+    }
+    r_debug = extended ? rd[5] : 0;
+  }
+  return out;
+}
+
+// --- the stop ------------------------------------------------------------------------------------
+
+enum class HeldState { Seized, Stopped, Gone };
+
+struct Held {
+  pid_t tid = 0;
+  HeldState state = HeldState::Seized;
+  int pending_signal = 0;
+  bool leader = false; // the thread-group leader
+};
+
+// Every thread seized so far. Whatever way the capture ends, release() (or the destructor) lets
+// each one go: a stopped thread is detached at once, one not yet seen stopped is waited for (a
+// PTRACE_DETACH needs the tracee in a ptrace-stop) for at most a grace period.
+class Holder {
+public:
+  explicit Holder(std::size_t expected) { held_.reserve(expected + 16); }
+  ~Holder() { release(std::chrono::milliseconds(2000)); }
+  Holder(const Holder&) = delete;
+  Holder& operator=(const Holder&) = delete;
+
+  std::vector<Held>& threads() { return held_; }
+
+  // Polls each seized thread not yet seen stopped (waitpid WNOHANG) until all are, or
+  // `deadline`. Returns whether every one was seen stopped or gone.
+  bool wait_stopped(Clock::time_point deadline) {
+    for (int pass = 0;; ++pass) {
+      bool pending = false;
+      for (auto& h : held_) {
+        if (h.state == HeldState::Seized && !poll(h)) {
+          pending = true;
+        }
+      }
+      if (!pending) {
+        return true;
+      }
+      if (Clock::now() >= deadline) {
+        return false;
+      }
+      if (pass < 20) {
+        ::sched_yield();
+      } else {
+        timespec ts{0, 50'000};
+        ::nanosleep(&ts, nullptr);
+      }
+    }
+  }
+
+  // Lets every thread go; returns how many could not be (never seen stopped within `grace`).
+  std::size_t release(std::chrono::milliseconds grace) {
+    // A thread seized and not yet interrupted (an exception between the two) would run on traced,
+    // and stop at its next signal with no tracer waiting: interrupt it too (a second interrupt of
+    // one already interrupted changes nothing).
+    for (auto& h : held_) {
+      if (h.state == HeldState::Seized) {
+        ::ptrace(PTRACE_INTERRUPT, h.tid, nullptr, nullptr);
+      }
+    }
+    std::size_t left = 0;
+    const auto deadline = Clock::now() + grace;
+    for (;;) {
+      left = 0;
+      for (auto& h : held_) {
+        if (h.state == HeldState::Seized) {
+          poll(h);
+        }
+        if (h.state == HeldState::Stopped) {
+          // ESRCH: killed meanwhile (SIGKILL reaches a traced thread too); nothing to let go.
+          ::ptrace(PTRACE_DETACH, h.tid, nullptr,
+                   reinterpret_cast<void*>(static_cast<long>(h.pending_signal)));
+          h.state = HeldState::Gone;
+        } else if (h.state == HeldState::Seized) {
+          ++left;
+        }
+      }
+      if (left == 0 || Clock::now() >= deadline) {
+        return left;
+      }
+      timespec ts{0, 200'000};
+      ::nanosleep(&ts, nullptr);
+    }
+  }
+
+private:
+  // One waitpid WNOHANG of a seized thread; true once it is stopped or gone.
+  static bool poll(Held& h) {
+    if (h.leader) {
+      // The leader's exit is its parent's to reap (the target may be this process's child: a
+      // launched program): look without taking it.
+      siginfo_t info{};
+      int r;
+      do {
+        r = ::waitid(P_PID, static_cast<id_t>(h.tid), &info,
+                     WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL);
+      } while (r < 0 && errno == EINTR);
+      if (r == 0 && info.si_pid == 0) {
+        return false;
+      }
+      if (r < 0 || info.si_code == CLD_EXITED || info.si_code == CLD_KILLED ||
+          info.si_code == CLD_DUMPED) {
+        h.state = HeldState::Gone;
+        return true;
+      }
+    }
+    int st = 0;
+    pid_t r;
+    do {
+      r = ::waitpid(h.tid, &st, __WALL | WNOHANG);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) {
+      return false;
+    }
+    if (r < 0) { // ECHILD: gone (reaped with its thread group)
+      h.state = HeldState::Gone;
+      return true;
+    }
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      h.state = HeldState::Gone;
+      return true;
+    }
+    if (WIFSTOPPED(st)) {
+      if ((st >> 16) != PTRACE_EVENT_STOP) {
+        // A signal-delivery-stop met before the interrupt's stop: the signal goes back on detach.
+        h.pending_signal = WSTOPSIG(st);
+      }
+      h.state = HeldState::Stopped;
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<Held> held_;
+};
+
+std::string ptrace_denied_why(pid_t pid, int err) {
+  std::string why = std::strerror(err);
+  const auto status = process::read_proc_file("/proc/" + pid_str(pid) + "/status", 16384);
+  if (status) {
+    const auto at = status->find("TracerPid:");
+    if (at != std::string::npos) {
+      const long tracer = std::strtol(status->c_str() + at + 10, nullptr, 10);
+      if (tracer > 0) {
+        const auto comm = process::read_proc_file("/proc/" + pid_str(tracer) + "/comm", 256);
+        why += fmt::format("; another tracer holds it: pid {} ({})", tracer,
+                           comm ? trim_newline(*comm) : std::string("?"));
+      }
+    }
+  }
+  return why;
+}
+
+// The stack to copy for a thread whose stack pointer is `sp`: from the red zone below it up to
+// the end of its mapping, at most `cap` bytes. False when `sp` is in no mapping of `maps`.
+bool stack_range(const std::vector<detail::MapEntry>& maps, std::uint64_t sp, std::uint64_t cap,
+                 detail::Range& out) {
+  const long i = detail::find_mapping(maps, sp);
+  if (i < 0) {
+    return false;
+  }
+  const auto& m = maps[static_cast<std::size_t>(i)];
+  const std::uint64_t from = sp - m.start > kRedZone ? sp - kRedZone : m.start;
+  out.start = from;
+  out.end = std::min(m.end, from + cap);
+  return true;
+}
+
+// Reads `ranges` (disjoint) into regions, many ranges per process_vm_readv. A range read in part
+// keeps the part read (its low end: the stack pointer's side); one unreadable is tried once more
+// through /proc/PID/mem and otherwise dropped with a warning.
+std::vector<Region> read_ranges(Memory& mem, const std::vector<detail::Range>& ranges,
+                                std::vector<std::string>& warnings) {
+  std::vector<Region> regions(ranges.size());
+  std::vector<iovec> local(ranges.size());
+  std::vector<iovec> remote(ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    regions[i].address = ranges[i].start;
+    regions[i].bytes.resize(ranges[i].end - ranges[i].start);
+    local[i] = {regions[i].bytes.data(), regions[i].bytes.size()};
+    remote[i] = {reinterpret_cast<void*>(ranges[i].start), regions[i].bytes.size()};
+  }
+  std::vector<bool> keep(ranges.size(), true);
+  bool vm_works = true;
+  std::size_t i = 0;
+  while (i < ranges.size()) {
+    const std::size_t count = std::min(kIovMax, ranges.size() - i);
+    ssize_t got = -1;
+    if (vm_works) {
+      got = ::process_vm_readv(mem.pid(), &local[i], count, &remote[i], count, 0);
+      if (got < 0 && errno != EFAULT) {
+        vm_works = false; // ENOSYS, EPERM: /proc/PID/mem for the rest
+      }
+    }
+    std::size_t left = got > 0 ? static_cast<std::size_t>(got) : 0;
+    std::size_t j = i;
+    if (vm_works) {
+      while (j < i + count && left >= local[j].iov_len) {
+        left -= local[j].iov_len;
+        ++j;
+      }
+      if (j == i + count) {
+        i = j;
+        continue;
+      }
+    }
+    // Range j read in part (`left` bytes) or not at all.
+    auto& r = regions[j];
+    std::size_t have = left;
+    if (have == 0) {
+      have = mem.pread_some(r.address, r.bytes.data(), r.bytes.size());
+    }
+    if (have == 0) {
+      keep[j] = false;
+      warnings.push_back(fmt::format("target memory at {:#x} ({} bytes) is unreadable", r.address,
+                                     r.bytes.size()));
+    } else if (have < r.bytes.size()) {
+      warnings.push_back(fmt::format("target memory at {:#x}: {} of {} bytes readable", r.address,
+                                     have, r.bytes.size()));
+      r.bytes.resize(have);
+    }
+    i = j + 1;
+  }
+  std::vector<Region> out;
+  out.reserve(regions.size());
+  for (std::size_t k = 0; k < regions.size(); ++k) {
+    if (keep[k]) {
+      out.push_back(std::move(regions[k]));
+    }
+  }
+  return out;
+}
+
+std::string read_maps_text(pid_t pid) {
+  return process::read_proc_file("/proc/" + pid_str(pid) + "/maps", 64 << 20).value_or("");
+}
+
+} // namespace
+
+Capture take(std::int64_t pid_arg, const Options& options) {
+  if (pid_arg <= 0 || pid_arg > INT32_MAX) {
+    throw Error(ExitCode::NoSuchProcess, "no process with pid " + pid_str(pid_arg),
+                "give the pid of a running process");
+  }
+  const auto pid = static_cast<pid_t>(pid_arg);
+  const std::string proc = "/proc/" + pid_str(pid);
+  Capture cap;
+  cap.pid = pid;
+
+  // Before the stop, while the target runs: everything /proc can tell.
+  const auto comm = process::read_proc_file(proc + "/comm", 256);
+  const char state = task_state(pid, pid);
+  std::vector<pid_t> tasks;
+  tasks.reserve(1024);
+  // A leader that called pthread_exit is a zombie while its threads run on: only a zombie with no
+  // thread left has exited.
+  const bool listed = list_tasks(pid, tasks);
+  if (!comm || !listed || ((state == 'Z' || state == 'X') && tasks.size() <= 1)) {
+    throw Error(ExitCode::NoSuchProcess,
+                comm ? "pid " + pid_str(pid) + " has exited (a zombie not yet reaped)"
+                     : "no process with pid " + pid_str(pid),
+                "it may have exited; `rocplay ps` lists the processes holding a GPU");
+  }
+  cap.command_name = trim_newline(*comm);
+  if (auto cmdline = process::read_proc_file(proc + "/cmdline", 4096)) {
+    std::string line = trim_newline(*cmdline);
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    cap.command_line = std::move(line);
+  }
+  cap.auxv = process::read_proc_file(proc + "/auxv", 64 * 1024).value_or("");
+  auto maps = detail::parse_maps(read_maps_text(pid));
+  cap.files = detail::file_mappings(maps);
+
+  std::vector<std::pair<pid_t, std::string>> names; // read before the stop
+  names.reserve(tasks.size());
+  for (pid_t tid : tasks) {
+    const auto name =
+        process::read_proc_file(proc + "/task/" + pid_str(tid) + "/comm", 256).value_or("");
+    names.emplace_back(tid, trim_newline(name));
+  }
+
+  Memory mem(pid);
+  std::vector<Region> before = copy_linker_list(mem, cap.auxv, cap.warnings);
+  // The vDSO: no file holds it, and the debugger unwinds a thread stopped in it (clock_gettime)
+  // with its unwind tables.
+  for (const auto& m : maps) {
+    if (m.path == "[vdso]" && m.end - m.start <= kMaxVdsoBytes &&
+        !copy_exact(mem, m.start, m.end - m.start, before)) {
+      cap.warnings.push_back("the vDSO is unreadable: a thread stopped in it may not unwind");
+    }
+  }
+
+  // The C runtime's writable data (libthread_db lists a core's threads from it), copied in the
+  // stop with the stacks: 16 KB with glibc 2.36.
+  const std::vector<detail::Range> runtime_data =
+      detail::runtime_data(maps, parse_auxv(cap.auxv).base, kMaxRuntimeDataBytes);
+
+  // The stop.
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + options.timeout;
+  auto timed_out = [&](const char* where) {
+    return Error(ExitCode::Timeout,
+                 fmt::format("the capture of pid {} ran past its {} ms ({}); every thread was let "
+                             "go",
+                             pid, options.timeout.count(), where),
+                 "a thread in uninterruptible sleep (state D, a driver call) stops only when the "
+                 "call returns; try again, or attach the debugger itself");
+  };
+  Holder holder(tasks.size());
+  auto& held = holder.threads();
+  std::unordered_set<pid_t> seen;
+  seen.reserve(tasks.size() * 2 + 16);
+  std::vector<pid_t> exited;
+  bool first = true;
+  std::size_t interrupted = 0;
+  for (;;) {
+    bool any_new = false;
+    for (pid_t tid : tasks) {
+      if (!seen.insert(tid).second) {
+        continue;
+      }
+      any_new = true;
+      // Recorded before the seize: an allocation failure holds nothing.
+      held.push_back(Held{tid, HeldState::Seized, 0, tid == pid});
+      if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+        const int err = errno;
+        held.pop_back();
+        if (err == ESRCH) {
+          exited.push_back(tid);
+        } else if (first && held.empty() && err == EPERM && task_state(pid, tid) != 'Z') {
+          throw Error(ExitCode::PtraceDenied,
+                      "cannot stop pid " + pid_str(pid) + " (" + cap.command_name +
+                          "): PTRACE_SEIZE of thread " + pid_str(tid) +
+                          " failed: " + ptrace_denied_why(pid, err),
+                      "another debugger or tracer may hold it (TracerPid in /proc/PID/status); "
+                      "otherwise run as the process's user, with CAP_SYS_PTRACE, or with "
+                      "kernel.yama.ptrace_scope at 0 or 1");
+        } else if (err == EPERM) {
+          exited.push_back(tid); // a zombie thread (an exited leader) cannot be seized
+        } else {
+          cap.warnings.push_back(
+              fmt::format("thread {} could not be seized: {}", tid, std::strerror(err)));
+        }
+        first = false;
+        continue;
+      }
+      first = false;
+    }
+    // The interrupts after the seizes: each wakes a thread that then competes for a CPU with this
+    // loop (1,000 napping threads: 1.2 ms of seizes, then 5 ms of interrupts and stops).
+    for (std::size_t i = interrupted; i < held.size(); ++i) {
+      // ESRCH: gone already; the wait reports it.
+      ::ptrace(PTRACE_INTERRUPT, held[i].tid, nullptr, nullptr);
+    }
+    interrupted = held.size();
+    if (!any_new) {
+      break;
+    }
+    if (!holder.wait_stopped(deadline)) {
+      throw timed_out("waiting for the threads to stop");
+    }
+    // Threads started meanwhile: once every seized thread is stopped, none can start another.
+    if (!list_tasks(pid, tasks)) {
+      break;
+    }
+  }
+  cap.seize_seconds = seconds_since(t0);
+  if (held.empty()) {
+    throw Error(ExitCode::NoSuchProcess, "pid " + pid_str(pid) + " has no thread left to stop",
+                "it has exited");
+  }
+
+  // Registers, in the order of /proc/PID/task with the leader first.
+  std::stable_partition(held.begin(), held.end(), [&](const Held& h) { return h.tid == pid; });
+  cap.threads.reserve(held.size());
+  std::vector<detail::Range> ranges;
+  ranges.reserve(held.size() * 2);
+  bool maps_reread = false;
+  for (auto& h : held) {
+    if (h.state != HeldState::Stopped) {
+      continue;
+    }
+    Thread t;
+    t.tid = h.tid;
+    t.pending_signal = h.pending_signal;
+    t.prstatus_regs.resize(sizeof(user_regs_struct));
+    iovec io{t.prstatus_regs.data(), t.prstatus_regs.size()};
+    if (::ptrace(PTRACE_GETREGSET, h.tid, reinterpret_cast<void*>(NT_PRSTATUS), &io) != 0) {
+      exited.push_back(h.tid); // killed while held
+      continue;
+    }
+    t.prstatus_regs.resize(io.iov_len);
+    t.fp_regs.resize(sizeof(user_fpregs_struct));
+    io = {t.fp_regs.data(), t.fp_regs.size()};
+    if (::ptrace(PTRACE_GETREGSET, h.tid, reinterpret_cast<void*>(NT_PRFPREG), &io) != 0) {
+      t.fp_regs.clear();
+    } else {
+      t.fp_regs.resize(io.iov_len);
+    }
+    if (t.prstatus_regs.size() < sizeof(user_regs_struct)) {
+      cap.warnings.push_back(fmt::format("thread {}: short register set", h.tid));
+      cap.threads.push_back(std::move(t));
+      continue;
+    }
+    user_regs_struct regs;
+    std::memcpy(&regs, t.prstatus_regs.data(), sizeof regs);
+    detail::Range stack;
+    bool found = stack_range(maps, regs.rsp, options.stack_bytes_per_thread, stack);
+    if (!found && !maps_reread) {
+      // A stack mapped since the maps were read (a thread started meanwhile).
+      maps = detail::parse_maps(read_maps_text(pid));
+      maps_reread = true;
+      found = stack_range(maps, regs.rsp, options.stack_bytes_per_thread, stack);
+    }
+    if (found) {
+      ranges.push_back(stack);
+    } else {
+      cap.warnings.push_back(
+          fmt::format("thread {}: its stack pointer {:#x} is in no mapping", h.tid, regs.rsp));
+    }
+    // The thread's control block (struct pthread at the thread pointer): libthread_db reads it.
+    // Inside the stack copied above for every thread but the main one.
+    if (regs.fs_base != 0) {
+      const long at = detail::find_mapping(maps, regs.fs_base);
+      if (at >= 0) {
+        ranges.push_back(
+            {regs.fs_base, std::min<std::uint64_t>(maps[static_cast<std::size_t>(at)].end,
+                                                   regs.fs_base + kTcbWindow)});
+      }
+    }
+    if (regs.orig_rax == SYS_futex && regs.rdi != 0 && regs.rdi < UINT64_MAX - kFutexWindow) {
+      ranges.push_back({regs.rdi, regs.rdi + kFutexWindow});
+    }
+    cap.threads.push_back(std::move(t));
+  }
+  if (Clock::now() >= deadline) {
+    throw timed_out("reading registers");
+  }
+  ranges.insert(ranges.end(), runtime_data.begin(), runtime_data.end());
+  std::vector<Region> during =
+      read_ranges(mem, detail::merge_ranges(std::move(ranges)), cap.warnings);
+  if (options.while_stopped) {
+    try {
+      options.while_stopped();
+    } catch (const std::exception& e) {
+      cap.warnings.push_back(std::string("while the target was stopped: ") + e.what());
+    } catch (...) {
+      cap.warnings.push_back("while the target was stopped: an unknown exception");
+    }
+  }
+  const std::size_t not_released = holder.release(std::chrono::milliseconds(2000));
+  cap.stop_seconds = seconds_since(t0);
+  if (not_released > 0) {
+    cap.warnings.push_back(fmt::format(
+        "{} thread(s) never stopped and are still traced by this process: they run on once it "
+        "exits",
+        not_released));
+  }
+
+  // After the stop: names of threads seen only in it, exits, and the memory.
+  std::sort(names.begin(), names.end());
+  for (auto& t : cap.threads) {
+    const auto it = std::lower_bound(
+        names.begin(), names.end(), t.tid,
+        [](const std::pair<pid_t, std::string>& n, std::int64_t tid) { return n.first < tid; });
+    if (it != names.end() && it->first == t.tid) {
+      t.name = it->second;
+    } else {
+      t.name = trim_newline(
+          process::read_proc_file(proc + "/task/" + pid_str(t.tid) + "/comm", 256).value_or(""));
+    }
+  }
+  if (!exited.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < exited.size() && i < 16; ++i) {
+      list += (i ? ", " : "") + pid_str(exited[i]);
+    }
+    cap.warnings.push_back(fmt::format("{} thread(s) exited during the capture: {}{}",
+                                       exited.size(), list, exited.size() > 16 ? ", ..." : ""));
+  }
+  cap.memory = detail::merge_regions(std::move(before), std::move(during));
+  return cap;
+}
+
+#else // not Linux x86-64
+
+bool supported() {
+  return false;
+}
+
+Capture take(std::int64_t, const Options&) {
+  throw Error(ExitCode::Internal, "rocplay's own capture supports Linux x86-64 only",
+              "the debugger attaches itself on this platform");
+}
+
+#endif
+
+} // namespace rocplay::capture
