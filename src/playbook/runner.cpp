@@ -1243,7 +1243,7 @@ private:
   std::unordered_set<std::uint64_t> looked_up_; // PCs `info-line` asked about
   bool copying_ = false; // the stops are copies (Driver::stop_by_copy): the target runs meanwhile
   std::optional<snapshot::PythonStacks> held_python_; // read in the last copy's stop
-  bool python_located_ = false;                 // _PyRuntime looked for (once per run)
+  bool python_located_ = false;                       // _PyRuntime looked for (once per run)
   std::optional<pyframes::Runtime> python_runtime_;
   Snapshot snapshot_;
   std::uint32_t sample_ = 1;

@@ -300,7 +300,9 @@ void write_header(std::ostream& out, const Snapshot& s, const Style& st) {
     parts.push_back(fmt::format("taken {}", s.taken_at));
   }
   if (s.stop_seconds) {
-    parts.push_back(fmt::format("stopped {:.2f}s", *s.stop_seconds));
+    parts.push_back(*s.stop_seconds < 0.01 // a stop by copy
+                        ? fmt::format("stopped {:.2f}ms", *s.stop_seconds * 1000)
+                        : fmt::format("stopped {:.2f}s", *s.stop_seconds));
   }
   wrapped(out, st.width, st.bold("Snapshot") + "  ", fmt::format("{}", fmt::join(parts, ", ")));
   out << fmt::format("  {} agents, {} queues, {} dispatches, {} waves, {} host threads\n",

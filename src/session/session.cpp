@@ -523,8 +523,8 @@ void Session::attach(std::int64_t pid) {
     s.attach_sent = true;
     s.times.attach_sent = true;
     s.attach_sent_at = s.now();
-    const auto left = std::max(
-        milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    const auto left = std::max(milliseconds(1),
+                               std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
     s.take_copy(pid, left);
     if (s.solib_add_off) {
       s.load_unpreloaded_libraries(pid, s.options.command_timeout);
@@ -847,9 +847,11 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
 
 // The target has run since the copy before: wait out the interval with it running, then copy it
 // again. The same waits, notes and signals as run_for's.
-ResumeResult Session::Impl::run_by_copy(milliseconds interval, const IntervalStart& interval_start) {
+ResumeResult Session::Impl::run_by_copy(milliseconds interval,
+                                        const IntervalStart& interval_start) {
   ResumeResult r;
   r.resumed_at = now();
+  Clock::time_point interval_from = Clock::now(); // the figures below are read in the interval
   std::map<std::int64_t, std::uint64_t> ticks_before;
   for (const auto& t : process::read_task_stats(*pid, kMaxTaskFigures)) {
     ticks_before.emplace(t.tid, t.cpu_ticks);
@@ -857,7 +859,6 @@ ResumeResult Session::Impl::run_by_copy(milliseconds interval, const IntervalSta
   flush_recording();
   auto never = [] { return false; };
   auto w = Wait::Deadline;
-  Clock::time_point interval_from = Clock::now();
   if (interval_start) {
     for (;;) {
       if (const auto start = interval_start()) {

@@ -48,8 +48,8 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
     std::string why;
     auto dir = make_private_temp_dir("rocplay-copy", why);
     if (!dir) {
-      throw Error(ExitCode::NoInput, "no place for the copy of pid " + std::to_string(target_pid) +
-                                         ": " + why,
+      throw Error(ExitCode::NoInput,
+                  "no place for the copy of pid " + std::to_string(target_pid) + ": " + why,
                   "set TMPDIR to a writable directory, or attach the debugger (--stop attach)");
     }
     copy_dir = *dir;
@@ -85,9 +85,10 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
   }
   times.total_seconds = released_at;
   // The format snapshot::parse_copy_note reads.
-  on_note(fmt::format("copy: held {} threads of pid {} from {:.6f} s to {:.6f} s, then let them go; "
-                      "the debugger reads the copy",
-                      c.threads.size(), target_pid, held_from, released_at));
+  on_note(
+      fmt::format("copy: held {} threads of pid {} from {:.6f} s to {:.6f} s, then let them go; "
+                  "the debugger reads the copy",
+                  c.threads.size(), target_pid, held_from, released_at));
   for (const auto& n : thread_name_notes(c)) {
     on_note(n);
   }
@@ -99,13 +100,13 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
   const std::string path = fmt::format("{}/core.{}", copy_dir, copies);
   capture::write_core(c, path);
   // The first copy is opened as the debugger's target; a later one replaces it.
-  const std::string cmd = core_loaded.empty() ? "-target-select core " + path
-                                              : console_command("core-file " + path);
+  const std::string cmd =
+      core_loaded.empty() ? "-target-select core " + path : console_command("core-file " + path);
   const auto ex = command(cmd, options.command_timeout);
   if (const auto msg = ex.error_message()) {
     throw Error(ExitCode::StepFailed,
-                "the debugger could not read the copy of pid " + std::to_string(target_pid) +
-                    ": " + *msg,
+                "the debugger could not read the copy of pid " + std::to_string(target_pid) + ": " +
+                    *msg,
                 "the target runs; attach the debugger instead (--stop attach)");
   }
   if (!core_loaded.empty()) {

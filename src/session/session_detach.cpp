@@ -202,6 +202,13 @@ void Session::Impl::quit() noexcept {
     if (gdb_pid <= 0 || reaped) {
       return;
     }
+    if (out_open && !closed && !core_loaded.empty()) {
+      // A copy's core file, closed first: GDB reports its threads gone and its libraries unloaded
+      // in this exchange, not after -gdb-exit's ^exit, where a reader would take the recording
+      // for one cut mid-exchange.
+      send_and_wait(console_command("core-file"), milliseconds(2000), true);
+      core_loaded.clear();
+    }
     if (out_open && !closed) {
       send_and_wait("-gdb-exit", milliseconds(2000), true);
     } else if (out_open) {

@@ -231,8 +231,8 @@ struct Session::Impl {
   // Stops by copy (Session::stop_by_copy): the debugger reads core files, never the process.
   bool copy_stop = false;
   std::function<void()> copy_while_stopped;
-  std::string copy_dir;            // private temp directory of the core files
-  std::string core_loaded;         // the core file the debugger has open
+  std::string copy_dir;    // private temp directory of the core files
+  std::string core_loaded; // the core file the debugger has open
   std::uint32_t copies = 0;
 
   Impl(const Debugger& d, const Options& o) : debugger(d), options(o) {}

@@ -198,9 +198,6 @@ void Session::Impl::startup() {
   // With DEBUGINFOD_URLS set, GDB 12+ asks whether to download debug info, and `confirm off`
   // answers yes: a stop could then wait on the network. Older GDBs lack the setting.
   command("-gdb-set debuginfod enabled off", remaining());
-  // GDB 17+ prefixes error and warning stream lines with emoji under a UTF-8 locale (`❌️`,
-  // `⚠️`); rocplay's readers strip them either way. Older GDBs refuse the setting.
-  command("-gdb-set style emoji off", remaining());
   if (debugger.version.empty()) {
     // The same first line as `--version` prints (a cuda-gdb wrapper's `exec:` line skipped).
     const auto ex = start_command("-gdb-version", remaining());
@@ -211,6 +208,13 @@ void Session::Impl::startup() {
     if (debugger.kind == DebuggerKind::Unknown) {
       debugger.kind = DebuggerKind::Gdb; // as find_debugger: an unusual banner still speaks MI
     }
+  }
+  // GDB 17+ prefixes error and warning stream lines with emoji under a UTF-8 locale (`❌️`,
+  // `⚠️`); rocplay's readers strip them either way. Older GDBs refuse the setting, and every
+  // snapshot would carry the refusal as a warning: asked of 17+ only.
+  if (const std::string v = version_number(debugger.version);
+      !v.empty() && std::atoi(v.c_str()) >= 17) {
+    command("-gdb-set style emoji off", remaining());
   }
   // GDB 13 on Linux drives threads through a non-stop target even when the user sees all-stop:
   // an attach then stops and accounts for each thread on its own. With the all-stop target,

@@ -79,11 +79,15 @@ bool has_finding(const nlohmann::json& report, const std::string& id) {
 }
 
 // Waits (from run_rocplay's watch) until the recording shows the target resumed for sample 2.
+// Attached, the interval begins with the resume; with stops by copy the target already runs and
+// the interval begins once sample 1 is marked.
 bool in_interval(const std::string& record) {
   std::ifstream in(record);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return text.find("-exec-continue") != std::string::npos &&
-         text.find("^running") != std::string::npos;
+  return (text.find("-exec-continue") != std::string::npos &&
+          text.find("^running") != std::string::npos) ||
+         (text.find("copy: held") != std::string::npos &&
+          text.find("sample 1: stop began") != std::string::npos);
 }
 
 // The debugger rocplay started (its only child), whichever of its threads started it: targets
@@ -202,16 +206,17 @@ TEST_CASE("samples: a loop that ends between samples gives no stuck finding") {
 TEST_CASE(
     "samples: two samples are the interval apart, stop to stop, not the interval and a stop") {
   // 1,000 threads: the first stop takes a large part of a second, which the run that follows
-  // now gives back (before, sample 2 began `interval` after the first stop ended).
+  // now gives back (before, sample 2 began `interval` after the first stop ended). With the
+  // debugger attached (rocgdb and cuda-gdb always are); stops by copy: copy_stop_run.cpp.
   SpinTarget::Config config;
   config.spin_threads = 998;
   config.sleepy = true;
   SpinTarget target(config);
   TempDir dir;
   const std::string report = dir.path() + "/report.json";
-  const auto r =
-      run_rocplay(sample_args(target.pid(), {"--interval", "4", "--format", "json", "-o", report}),
-                  std::chrono::seconds(120));
+  const auto r = run_rocplay(sample_args(target.pid(), {"--interval", "4", "--format", "json", "-o",
+                                                        report, "--stop", "attach"}),
+                             std::chrono::seconds(120));
   INFO("stderr: " << r.err);
   REQUIRE_FALSE(r.timed_out);
   CHECK(r.exit_code == 0);
@@ -257,49 +262,53 @@ TEST_CASE("samples: the text report has a Progress section with the verdict") {
 }
 
 TEST_CASE("samples: SIGINT, SIGTERM or SIGHUP during the interval detaches, the target runs") {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    SpinTarget target;
-    TempDir dir;
-    const std::string record = dir.path() + "/signal.rec";
-    bool sent = false;
-    const auto r = run_rocplay(
-        sample_args(target.pid(), {"--samples", "2", "--interval", "20", "--record", record}),
-        std::chrono::seconds(90), {}, [&](pid_t pid, const std::string&) {
-          if (!sent && in_interval(record)) {
-            ::kill(pid, sig);
-            sent = true;
-          }
-        });
-    INFO("signal " << sig << ", stderr: " << r.err);
-    REQUIRE(sent);
-    REQUIRE_FALSE(r.timed_out);
-    CHECK(r.exit_code == 128 + sig);
-    require_every_thread_running(target);
+  for (const char* stop : {"attach", "copy"}) {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      SpinTarget target;
+      TempDir dir;
+      const std::string record = dir.path() + "/signal.rec";
+      bool sent = false;
+      const auto r = run_rocplay(sample_args(target.pid(), {"--samples", "2", "--interval", "20",
+                                                            "--record", record, "--stop", stop}),
+                                 std::chrono::seconds(90), {}, [&](pid_t pid, const std::string&) {
+                                   if (!sent && in_interval(record)) {
+                                     ::kill(pid, sig);
+                                     sent = true;
+                                   }
+                                 });
+      INFO("--stop " << stop << ", signal " << sig << ", stderr: " << r.err);
+      REQUIRE(sent);
+      REQUIRE_FALSE(r.timed_out);
+      CHECK(r.exit_code == 128 + sig);
+      require_every_thread_running(target);
+    }
   }
 }
 
 TEST_CASE("samples: the debugger killed during the interval, the target runs") {
-  SpinTarget target;
-  TempDir dir;
-  const std::string record = dir.path() + "/crash.rec";
-  bool killed = false;
-  const auto r = run_rocplay(
-      sample_args(target.pid(), {"--samples", "2", "--interval", "20", "--record", record}),
-      std::chrono::seconds(90), {}, [&](pid_t pid, const std::string&) {
-        if (!killed && in_interval(record)) {
-          const pid_t gdb = child_of(pid);
-          if (gdb > 0) {
-            ::kill(gdb, SIGKILL);
-            killed = true;
-          }
-        }
-      });
-  INFO("stderr: " << r.err);
-  REQUIRE(killed);
-  REQUIRE_FALSE(r.timed_out);
-  CHECK(r.exit_code == 76);
-  CHECK(r.out.find("Playbook hang-triage") != std::string::npos); // sample 1 is reported
-  require_every_thread_running(target);
+  for (const char* stop : {"attach", "copy"}) {
+    SpinTarget target;
+    TempDir dir;
+    const std::string record = dir.path() + "/crash.rec";
+    bool killed = false;
+    const auto r = run_rocplay(sample_args(target.pid(), {"--samples", "2", "--interval", "20",
+                                                          "--record", record, "--stop", stop}),
+                               std::chrono::seconds(90), {}, [&](pid_t pid, const std::string&) {
+                                 if (!killed && in_interval(record)) {
+                                   const pid_t gdb = child_of(pid);
+                                   if (gdb > 0) {
+                                     ::kill(gdb, SIGKILL);
+                                     killed = true;
+                                   }
+                                 }
+                               });
+    INFO("--stop " << stop << ", stderr: " << r.err);
+    REQUIRE(killed);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(r.exit_code == 76);
+    CHECK(r.out.find("Playbook hang-triage") != std::string::npos); // sample 1 is reported
+    require_every_thread_running(target);
+  }
 }
 
 TEST_CASE("samples: an interrupt that never comes back ends the run with what it has") {
@@ -322,8 +331,8 @@ TEST_CASE("samples: an interrupt that never comes back ends the run with what it
                       "done)\n");
   std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
   SpinTarget target;
-  auto args = sample_args(
-      target.pid(), {"--samples", "2", "--interval", "1", "--timeout", "3", "--format", "json"});
+  auto args = sample_args(target.pid(), {"--samples", "2", "--interval", "1", "--timeout", "3",
+                                         "--format", "json", "--stop", "attach"});
   args[5] = wrapper;
   const auto r = run_rocplay(args, std::chrono::seconds(90));
   INFO("stderr: " << r.err);

@@ -39,15 +39,15 @@ struct TmpdirOverride {
   std::optional<std::string> saved;
 };
 
-struct Frame {
+struct MiFrame {
   std::string func;
   std::string from;
 };
 
 // The main thread's frames, as gdb names them after the attach.
-std::vector<Frame> main_thread_frames(const session::Options& options, std::string* recording) {
+std::vector<MiFrame> main_thread_frames(const session::Options& options, std::string* recording) {
   testing::ReadyProcess target({testing::find_built("light_target")});
-  std::vector<Frame> frames;
+  std::vector<MiFrame> frames;
   {
     session::Session s(testing::test_gdb(), options);
     s.attach(target.pid());
@@ -65,7 +65,7 @@ std::vector<Frame> main_thread_frames(const session::Options& options, std::stri
   return frames;
 }
 
-std::string frames_text(const std::vector<Frame>& frames) {
+std::string frames_text(const std::vector<MiFrame>& frames) {
   std::string out;
   for (const auto& f : frames) {
     out += f.func + " (" + f.from + ")\n";
@@ -154,7 +154,7 @@ TEST_CASE("gdb preloads a light copy: exported frames named, the hidden one ??, 
   // light_wait <- (hidden middle) <- light_outer <- main: named where the library exports.
   auto at = [&](const std::string& func) {
     return std::find_if(frames.begin(), frames.end(),
-                        [&](const Frame& f) { return f.func == func; });
+                        [&](const MiFrame& f) { return f.func == func; });
   };
   const auto wait = at("light_wait");
   REQUIRE(wait != frames.end());
@@ -177,7 +177,8 @@ TEST_CASE("with light copies off every frame of the library is named", "[live][s
   options.light_symbols_above = 0;
   const auto frames = main_thread_frames(options, nullptr);
   INFO(frames_text(frames));
-  const auto middle = std::find_if(frames.begin(), frames.end(),
-                                   [](const Frame& f) { return f.func == "light_hidden_middle"; });
+  const auto middle = std::find_if(frames.begin(), frames.end(), [](const MiFrame& f) {
+    return f.func == "light_hidden_middle";
+  });
   CHECK(middle != frames.end());
 }

@@ -48,14 +48,16 @@ TEST_CASE("copy notes: the hold's times and thread count, and nothing else") {
 TEST_CASE("copy notes: each sample's stop is its copy's hold") {
   std::vector<mi::Exchange> exchanges;
   exchanges.push_back(exchange("-gdb-set auto-solib-add off", 0.1, 0.2));
-  exchanges.back().notes.push_back("copy: held 2 threads of pid 4242 from 0.300000 s to 0.302000 s, "
-                                   "then let them go; the debugger reads the copy");
+  exchanges.back().notes.push_back(
+      "copy: held 2 threads of pid 4242 from 0.300000 s to 0.302000 s, "
+      "then let them go; the debugger reads the copy");
   exchanges.push_back(exchange("-target-select core /tmp/core.1", 0.31, 0.4));
   exchanges.push_back(core_thread_info(0.5));
   exchanges.back().notes.push_back(snapshot::sample_note(1, 0.3, 1000.0));
   // The second copy's note comes before the note of the sample it belongs to.
-  exchanges.back().notes.push_back("copy: held 2 threads of pid 4242 from 2.300000 s to 2.305000 s, "
-                                   "then let them go; the debugger reads the copy");
+  exchanges.back().notes.push_back(
+      "copy: held 2 threads of pid 4242 from 2.300000 s to 2.305000 s, "
+      "then let them go; the debugger reads the copy");
   exchanges.back().notes.push_back(snapshot::sample_note(2, 2.3, 1002.0));
   exchanges.push_back(exchange("-interpreter-exec console \"core-file /tmp/core.2\"", 2.31, 2.4));
   exchanges.push_back(core_thread_info(2.5));
