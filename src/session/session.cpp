@@ -856,6 +856,7 @@ ResumeResult Session::Impl::run_by_copy(milliseconds interval,
   for (const auto& t : process::read_task_stats(*pid, kMaxTaskFigures)) {
     ticks_before.emplace(t.tid, t.cpu_ticks);
   }
+  const auto figures_took = Clock::now() - interval_from; // read again before the copy
   flush_recording();
   auto never = [] { return false; };
   auto w = Wait::Deadline;
@@ -872,7 +873,13 @@ ResumeResult Session::Impl::run_by_copy(milliseconds interval,
     }
   }
   if (w == Wait::Deadline) {
-    w = pump(never, interval_from + interval, true);
+    // The holds `interval` apart: ask for the copy early by what the last one's /proc reads took
+    // and what reading the thread figures takes (both while the target runs; a quarter of the
+    // interval at most).
+    const auto lead = std::min<Clock::duration>(
+        interval / 4, figures_took + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(copy_prep_seconds)));
+    w = pump(never, interval_from + interval - lead, true);
   }
   if (w == Wait::Dead) {
     debugger_died("while the target ran between samples");

@@ -76,6 +76,7 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
   }
   const double released_at = now();
   const double held_from = std::max(asked_at, released_at - c.stop_seconds);
+  copy_prep_seconds = held_from - asked_at;
   ++copies;
   times.copied = true;
   times.detached = true; // every thread was let go: nothing is held between copies

@@ -234,6 +234,9 @@ struct Session::Impl {
   std::string copy_dir;    // private temp directory of the core files
   std::string core_loaded; // the core file the debugger has open
   std::uint32_t copies = 0;
+  // How long the last copy took from being asked for to its hold (its /proc reads while the
+  // target runs): a later sample asks that much early, so the holds are the interval apart.
+  double copy_prep_seconds = 0;
 
   Impl(const Debugger& d, const Options& o) : debugger(d), options(o) {}
 
