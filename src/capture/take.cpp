@@ -147,15 +147,25 @@ std::string trim_newline(std::string s) {
   return s;
 }
 
-// The state letter of /proc/PID/task/TID/stat; '?' when unreadable.
-char task_state(pid_t pid, pid_t tid) {
+// /proc/PID/task/TID/stat: the state letter ('?' when unreadable) and the parent's pid.
+struct TaskStat {
+  char state = '?';
+  pid_t ppid = 0;
+};
+TaskStat task_stat(pid_t pid, pid_t tid) {
+  TaskStat out;
   const auto text =
       process::read_proc_file("/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/stat", 4096);
   if (!text) {
-    return '?';
+    return out;
   }
+  // `pid (comm) S ppid ...`: the name may hold blanks and parentheses, so from the last `)`.
   const auto close = text->rfind(')');
-  return close != std::string::npos && close + 2 < text->size() ? (*text)[close + 2] : '?';
+  if (close != std::string::npos && close + 2 < text->size()) {
+    out.state = (*text)[close + 2];
+    out.ppid = static_cast<pid_t>(std::strtol(text->c_str() + close + 3, nullptr, 10));
+  }
+  return out;
 }
 
 // --- the dynamic linker's list, copied while the target runs ------------------------------------
@@ -347,7 +357,10 @@ std::vector<Region> copy_linker_list(Memory& mem, const std::string& auxv_text,
 
 // --- the stop ------------------------------------------------------------------------------------
 
-enum class HeldState { Seized, Stopped, Gone };
+// Seized: traced, not yet seen stopped. Stopped: in a ptrace-stop, to be detached. Dying: killed
+// while traced (its PTRACE_DETACH failed with ESRCH): its exit is this tracer's to collect, or
+// its parent could never reap the process. Gone: let go, or exited and collected.
+enum class HeldState { Seized, Stopped, Dying, Gone };
 
 struct Held {
   pid_t tid = 0;
@@ -358,10 +371,15 @@ struct Held {
 
 // Every thread seized so far. Whatever way the capture ends, release() (or the destructor) lets
 // each one go: a stopped thread is detached at once, one not yet seen stopped is waited for (a
-// PTRACE_DETACH needs the tracee in a ptrace-stop) for at most a grace period.
+// PTRACE_DETACH needs the tracee in a ptrace-stop) for at most a grace period, and one killed
+// meanwhile is waited for until its exit is collected.
 class Holder {
 public:
-  explicit Holder(std::size_t expected) { held_.reserve(expected + 16); }
+  // `parent_of_target`: this process is the target's parent (a launched program), so the leader's
+  // exit status is left for it to reap.
+  Holder(std::size_t expected, bool parent_of_target) : parent_of_target_(parent_of_target) {
+    held_.reserve(expected + 16);
+  }
   ~Holder() { release(std::chrono::milliseconds(2000)); }
   Holder(const Holder&) = delete;
   Holder& operator=(const Holder&) = delete;
@@ -393,7 +411,9 @@ public:
     }
   }
 
-  // Lets every thread go; returns how many could not be (never seen stopped within `grace`).
+  // Lets every thread go; returns how many are still traced after `grace`: never seen stopped
+  // (they run on, and the kernel lets them go when this process exits) or killed and not yet
+  // collected.
   std::size_t release(std::chrono::milliseconds grace) {
     // A thread seized and not yet interrupted (an exception between the two) would run on traced,
     // and stop at its next signal with no tracer waiting: interrupt it too (a second interrupt of
@@ -403,20 +423,21 @@ public:
         ::ptrace(PTRACE_INTERRUPT, h.tid, nullptr, nullptr);
       }
     }
-    std::size_t left = 0;
     const auto deadline = Clock::now() + grace;
     for (;;) {
-      left = 0;
+      std::size_t left = 0;
       for (auto& h : held_) {
-        if (h.state == HeldState::Seized) {
+        if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
           poll(h);
         }
         if (h.state == HeldState::Stopped) {
-          // ESRCH: killed meanwhile (SIGKILL reaches a traced thread too); nothing to let go.
-          ::ptrace(PTRACE_DETACH, h.tid, nullptr,
-                   reinterpret_cast<void*>(static_cast<long>(h.pending_signal)));
-          h.state = HeldState::Gone;
-        } else if (h.state == HeldState::Seized) {
+          const long sig = h.pending_signal;
+          const bool ok =
+              ::ptrace(PTRACE_DETACH, h.tid, nullptr, reinterpret_cast<void*>(sig)) == 0;
+          // ESRCH: killed meanwhile (SIGKILL reaches a traced thread too).
+          h.state = ok || errno != ESRCH ? HeldState::Gone : HeldState::Dying;
+        }
+        if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
           ++left;
         }
       }
@@ -429,11 +450,10 @@ public:
   }
 
 private:
-  // One waitpid WNOHANG of a seized thread; true once it is stopped or gone.
-  static bool poll(Held& h) {
-    if (h.leader) {
-      // The leader's exit is its parent's to reap (the target may be this process's child: a
-      // launched program): look without taking it.
+  // One waitpid WNOHANG of a seized or dying thread; true once it is stopped or gone.
+  bool poll(Held& h) const {
+    if (h.leader && parent_of_target_) {
+      // The leader's exit is this process's to reap as the parent, elsewhere: look, don't take.
       siginfo_t info{};
       int r;
       do {
@@ -457,11 +477,9 @@ private:
     if (r == 0) {
       return false;
     }
-    if (r < 0) { // ECHILD: gone (reaped with its thread group)
-      h.state = HeldState::Gone;
-      return true;
-    }
-    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+    // ECHILD: gone (collected with its thread group). An exit: collected now (a tracer's wait of
+    // a leader it is not the parent of hands the exit on to the parent).
+    if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
       h.state = HeldState::Gone;
       return true;
     }
@@ -477,6 +495,7 @@ private:
   }
 
   std::vector<Held> held_;
+  bool parent_of_target_;
 };
 
 std::string ptrace_denied_why(pid_t pid, int err) {
@@ -594,7 +613,8 @@ Capture take(std::int64_t pid_arg, const Options& options) {
 
   // Before the stop, while the target runs: everything /proc can tell.
   const auto comm = process::read_proc_file(proc + "/comm", 256);
-  const char state = task_state(pid, pid);
+  const TaskStat stat = task_stat(pid, pid);
+  const char state = stat.state;
   std::vector<pid_t> tasks;
   tasks.reserve(1024);
   // A leader that called pthread_exit is a zombie while its threads run on: only a zombie with no
@@ -651,7 +671,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
                  "a thread in uninterruptible sleep (state D, a driver call) stops only when the "
                  "call returns; try again, or attach the debugger itself");
   };
-  Holder holder(tasks.size());
+  Holder holder(tasks.size(), stat.ppid == ::getpid());
   auto& held = holder.threads();
   std::unordered_set<pid_t> seen;
   seen.reserve(tasks.size() * 2 + 16);
@@ -672,7 +692,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
         held.pop_back();
         if (err == ESRCH) {
           exited.push_back(tid);
-        } else if (first && held.empty() && err == EPERM && task_state(pid, tid) != 'Z') {
+        } else if (first && held.empty() && err == EPERM && task_stat(pid, tid).state != 'Z') {
           throw Error(ExitCode::PtraceDenied,
                       "cannot stop pid " + pid_str(pid) + " (" + cap.command_name +
                           "): PTRACE_SEIZE of thread " + pid_str(tid) +

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -164,6 +165,22 @@ CliRun gdb_live(std::int64_t pid, const std::vector<std::string>& cmds) {
   return gdb(args);
 }
 
+// Waits (at most 10 s) until thread `tid` of `pid` sits in system call `nr`
+// (/proc/PID/task/TID/syscall): deadlock_target's main thread prints `ready` and only then
+// reaches pause(), so a stop right after `ready` can find it still in write().
+bool wait_in_syscall(std::int64_t pid, std::int64_t tid, int nr) {
+  const std::string path =
+      "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (read_file(path).rfind(std::to_string(nr) + " ", 0) == 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 void check_capture_shape(const capture::Capture& cap, std::int64_t pid, std::size_t threads) {
   REQUIRE(cap.threads.size() == threads);
   CHECK(cap.threads.front().tid == pid); // the thread-group leader first
@@ -210,6 +227,19 @@ TEST_CASE("capture: every thread of a 10-thread target is held once, copied and 
   }
   CHECK(cap.warnings.empty());
   check_capture_shape(cap, target.pid(), threads);
+  // The stack copy's cap holds: 256 bytes from each stack pointer's red zone.
+  capture::Options small;
+  small.stack_bytes_per_thread = 256;
+  const auto capped = capture::take(target.pid(), small);
+  std::size_t stack_bytes = 0;
+  for (const auto& r : capped.memory) {
+    stack_bytes += r.bytes.size();
+  }
+  std::size_t all_bytes = 0;
+  for (const auto& r : cap.memory) {
+    all_bytes += r.bytes.size();
+  }
+  CHECK(stack_bytes < all_bytes);
   // While the callback ran, every thread was in a ptrace-stop...
   REQUIRE(held_states.size() == threads);
   for (char s : held_states) {
@@ -218,6 +248,28 @@ TEST_CASE("capture: every thread of a 10-thread target is held once, copied and 
   // ...and after, none is.
   require_no_thread_stopped(target.pid(), threads);
   require_running_again(target);
+}
+
+TEST_CASE("capture: a target killed while held is its parent's to reap", "[live][capture]") {
+  SpinTarget::Config cfg;
+  cfg.spin_threads = 4;
+  cfg.sleepy = true;
+  SpinTarget target(cfg);
+  capture::Options opts;
+  opts.while_stopped = [&] {
+    ::kill(static_cast<pid_t>(target.pid()), SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  const auto cap = capture::take(target.pid(), opts);
+  CHECK(cap.threads.size() == 6);
+  // This process is the target's parent (and was its tracer): the exit status is still here.
+  std::string fate = "running";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (fate == "running" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    fate = target.fate();
+  }
+  CHECK(fate == "killed by signal 9");
 }
 
 TEST_CASE("capture: a while_stopped that throws, and a timeout, still let every thread go",
@@ -409,6 +461,7 @@ TEST_CASE("capture: errors name the process", "[live][capture]") {
 
 TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[live][capture]") {
   DeadlockTarget target;
+  REQUIRE(wait_in_syscall(target.pid(), target.pid(), SYS_pause));
   CoreDir dir;
   const auto cap = capture::take(target.pid());
   for (const auto& w : cap.warnings) {
@@ -501,11 +554,16 @@ TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[l
   CHECK(code_lines == DeadlockTarget::kThreads);
 }
 
-TEST_CASE("capture: gdb reads the core of napping threads like the live process",
+TEST_CASE("capture: gdb reads the core of napping and of spinning threads like the live process",
           "[live][capture]") {
   SpinTarget::Config cfg;
   cfg.spin_threads = 8;
-  cfg.sleepy = true;
+  // Napping threads sit in nanosleep (a syscall); spinning ones run user code when interrupted.
+  cfg.sleepy = GENERATE(true, false);
+  if (!cfg.sleepy) {
+    cfg.spin_threads = 2;
+  }
+  INFO("sleepy " << cfg.sleepy);
   SpinTarget target(cfg);
   const std::size_t threads = task_count(target.pid());
   CoreDir dir;
