@@ -208,7 +208,7 @@ void check_capture_shape(const capture::Capture& cap, std::int64_t pid, std::siz
 
 } // namespace
 
-TEST_CASE("capture: every thread of a 10-thread target is held once, copied and let go",
+TEST_CASE("capture: every thread of a 10-thread target is held once then copied and let go",
           "[live][capture]") {
   SpinTarget::Config cfg;
   cfg.spin_threads = 8;
@@ -272,7 +272,7 @@ TEST_CASE("capture: a target killed while held is its parent's to reap", "[live]
   CHECK(fate == "killed by signal 9");
 }
 
-TEST_CASE("capture: a while_stopped that throws, and a timeout, still let every thread go",
+TEST_CASE("capture: a while_stopped that throws and a timeout still let every thread go",
           "[live][capture]") {
   SpinTarget::Config cfg;
   cfg.spin_threads = 4;
@@ -609,7 +609,7 @@ TEST_CASE("capture: gdb reads the core of napping and of spinning threads like t
 
 // Not run by default (hidden): the stop time of napping targets, medians of 5 captures.
 //   build/tests/test_live "[capture-bench]"
-TEST_CASE("capture: stop time of 10 and 1,000 napping threads", "[.][capture-bench]") {
+TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-bench]") {
   for (int spin : {8, 998}) {
     SpinTarget::Config cfg;
     cfg.spin_threads = spin;
