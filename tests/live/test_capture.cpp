@@ -618,7 +618,9 @@ TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-benc
     const std::size_t threads = task_count(target.pid());
     std::vector<double> stop;
     std::vector<double> seize;
+    std::vector<double> write;
     std::size_t bytes = 0;
+    CoreDir dir;
     for (int run = 0; run < 5; ++run) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       const auto cap = capture::take(target.pid());
@@ -629,12 +631,17 @@ TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-benc
       for (const auto& r : cap.memory) {
         bytes += r.bytes.size();
       }
+      const auto t0 = std::chrono::steady_clock::now();
+      capture::write_core(cap, dir.file("bench.core"));
+      write.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
+    std::sort(write.begin(), write.end());
     std::sort(stop.begin(), stop.end());
     std::sort(seize.begin(), seize.end());
     std::printf("%zu threads: stop median %.2f ms (min %.2f, max %.2f), seize median %.2f ms, "
-                "%zu bytes copied\n",
-                threads, stop[2] * 1e3, stop[0] * 1e3, stop[4] * 1e3, seize[2] * 1e3, bytes);
+                "%zu bytes copied, write_core median %.2f ms\n",
+                threads, stop[2] * 1e3, stop[0] * 1e3, stop[4] * 1e3, seize[2] * 1e3, bytes,
+                write[2] * 1e3);
     require_running_again(target);
   }
 }
