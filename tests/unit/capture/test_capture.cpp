@@ -370,6 +370,27 @@ TEST_CASE("capture core: bounded cases", "[capture]") {
     CHECK(c.ph[70'000].p_vaddr == 0x10000 + 69'999 * 16);
     CHECK(c.bytes[c.ph[70'000].p_offset] == 'x');
   }
+  SECTION("regions larger than the write buffer, between small ones, land at their offsets") {
+    Capture cap;
+    cap.pid = 7;
+    cap.memory.push_back(Region{0x1000, std::string(5, 'a')});
+    std::string big(3 << 20, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) {
+      big[i] = static_cast<char>(i * 7);
+    }
+    cap.memory.push_back(Region{0x100000, big});
+    cap.memory.push_back(Region{0x900000, std::string(1 << 20, 'c')});
+    cap.memory.push_back(Region{0xa00000, std::string(3, 'd')});
+    const std::string path = dir.file("big.core");
+    write_core(cap, path);
+    const auto c = parse_core(path);
+    REQUIRE(c.ph.size() == 5);
+    for (std::size_t i = 0; i < cap.memory.size(); ++i) {
+      const auto& p = c.ph[i + 1];
+      CHECK(p.p_vaddr == cap.memory[i].address);
+      CHECK(c.bytes.substr(p.p_offset, p.p_filesz) == cap.memory[i].bytes);
+    }
+  }
   SECTION("an unwritable path: Error naming it, nothing left behind") {
     const std::string path = dir.file("no/such/dir/x.core");
     try {
