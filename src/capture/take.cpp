@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <thread>
 #include <unordered_set>
 
 #if defined(__linux__) && defined(__x86_64__)
@@ -377,10 +379,14 @@ class Holder {
 public:
   // `parent_of_target`: this process is the target's parent (a launched program), so the leader's
   // exit status is left for it to reap.
-  Holder(std::size_t expected, bool parent_of_target) : parent_of_target_(parent_of_target) {
+  // `still_traced` receives, at each release, the threads it could not let go.
+  Holder(std::size_t expected, bool parent_of_target, std::vector<pid_t>& still_traced)
+      : parent_of_target_(parent_of_target), still_traced_(still_traced) {
     held_.reserve(expected + 16);
   }
-  ~Holder() { release(std::chrono::milliseconds(2000)); }
+  // A thread still not stopped after the grace is let go by the kernel when the capturing thread
+  // ends (take() runs the stop in a thread of its own for that).
+  ~Holder() { release(std::chrono::milliseconds(100)); }
   Holder(const Holder&) = delete;
   Holder& operator=(const Holder&) = delete;
 
@@ -442,6 +448,12 @@ public:
         }
       }
       if (left == 0 || Clock::now() >= deadline) {
+        still_traced_.clear();
+        for (const auto& h : held_) {
+          if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
+            still_traced_.push_back(h.tid);
+          }
+        }
         return left;
       }
       timespec ts{0, 200'000};
@@ -496,6 +508,7 @@ private:
 
   std::vector<Held> held_;
   bool parent_of_target_;
+  std::vector<pid_t>& still_traced_;
 };
 
 std::string ptrace_denied_why(pid_t pid, int err) {
@@ -599,83 +612,38 @@ std::string read_maps_text(pid_t pid) {
   return process::read_proc_file("/proc/" + pid_str(pid) + "/maps", 64 << 20).value_or("");
 }
 
-} // namespace
-
-Capture take(std::int64_t pid_arg, const Options& options) {
-  if (pid_arg <= 0 || pid_arg > INT32_MAX) {
-    throw Error(ExitCode::NoSuchProcess, "no process with pid " + pid_str(pid_arg),
-                "give the pid of a running process");
-  }
-  const auto pid = static_cast<pid_t>(pid_arg);
-  const std::string proc = "/proc/" + pid_str(pid);
-  Capture cap;
-  cap.pid = pid;
-
-  // Before the stop, while the target runs: everything /proc can tell.
-  const auto comm = process::read_proc_file(proc + "/comm", 256);
-  const TaskStat stat = task_stat(pid, pid);
-  const char state = stat.state;
-  std::vector<pid_t> tasks;
-  tasks.reserve(1024);
-  // A leader that called pthread_exit is a zombie while its threads run on: only a zombie with no
-  // thread left has exited.
-  const bool listed = list_tasks(pid, tasks);
-  if (!comm || !listed || ((state == 'Z' || state == 'X') && tasks.size() <= 1)) {
-    throw Error(ExitCode::NoSuchProcess,
-                comm ? "pid " + pid_str(pid) + " has exited (a zombie not yet reaped)"
-                     : "no process with pid " + pid_str(pid),
-                "it may have exited; `rocplay ps` lists the processes holding a GPU");
-  }
-  cap.command_name = trim_newline(*comm);
-  if (auto cmdline = process::read_proc_file(proc + "/cmdline", 4096)) {
-    std::string line = trim_newline(*cmdline);
-    std::replace(line.begin(), line.end(), '\0', ' ');
-    cap.command_line = std::move(line);
-  }
-  cap.auxv = process::read_proc_file(proc + "/auxv", 64 * 1024).value_or("");
-  auto maps = detail::parse_maps(read_maps_text(pid));
-  cap.files = detail::file_mappings(maps);
-
-  std::vector<std::pair<pid_t, std::string>> names; // read before the stop
-  names.reserve(tasks.size());
-  for (pid_t tid : tasks) {
-    const auto name =
-        process::read_proc_file(proc + "/task/" + pid_str(tid) + "/comm", 256).value_or("");
-    names.emplace_back(tid, trim_newline(name));
-  }
-
-  Memory mem(pid);
-  std::vector<Region> before = copy_linker_list(mem, cap.auxv, cap.warnings);
-  // The vDSO: no file holds it, and the debugger unwinds a thread stopped in it (clock_gettime)
-  // with its unwind tables.
-  for (const auto& m : maps) {
-    if (m.path == "[vdso]" && m.end - m.start <= kMaxVdsoBytes &&
-        !copy_exact(mem, m.start, m.end - m.start, before)) {
-      cap.warnings.push_back("the vDSO is unreadable: a thread stopped in it may not unwind");
-    }
-  }
-
-  // The C runtime's writable data (libthread_db lists a core's threads from it), copied in the
-  // stop with the stacks: 16 KB with glibc 2.36.
-  const std::vector<detail::Range> runtime_data =
-      detail::runtime_data(maps, parse_auxv(cap.auxv).base, kMaxRuntimeDataBytes);
-
-  // The stop.
+// The stop itself, run by take() in a thread of its own (the tracer): seizes and interrupts every
+// thread of `pid` (and any started meanwhile), copies registers and memory, calls while_stopped,
+// and lets every thread go.
+void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
+                   std::vector<pid_t>& tasks, std::vector<detail::MapEntry>& maps,
+                   const std::vector<detail::Range>& runtime_data, Memory& mem, Capture& cap,
+                   std::vector<Region>& during, std::vector<pid_t>& exited,
+                   std::vector<pid_t>& still_traced) {
   const auto t0 = Clock::now();
   const auto deadline = t0 + options.timeout;
+  Holder holder(tasks.size(), parent_of_target, still_traced);
+  auto& held = holder.threads();
   auto timed_out = [&](const char* where) {
+    // The threads that never stopped, with their state (D: uninterruptible sleep).
+    std::string stuck;
+    std::size_t n = 0;
+    for (const auto& h : held) {
+      if (h.state == HeldState::Seized && n++ < 8) {
+        stuck += fmt::format("{}{} (state {})", stuck.empty() ? "" : ", ", h.tid,
+                             task_stat(pid, h.tid).state);
+      }
+    }
     return Error(ExitCode::Timeout,
-                 fmt::format("the capture of pid {} ran past its {} ms ({}); every thread was let "
-                             "go",
-                             pid, options.timeout.count(), where),
+                 fmt::format("the capture of pid {} ran past its {} ms ({}){}; every thread was "
+                             "let go",
+                             pid, options.timeout.count(), where,
+                             stuck.empty() ? "" : "; never stopped: thread " + stuck),
                  "a thread in uninterruptible sleep (state D, a driver call) stops only when the "
                  "call returns; try again, or attach the debugger itself");
   };
-  Holder holder(tasks.size(), stat.ppid == ::getpid());
-  auto& held = holder.threads();
   std::unordered_set<pid_t> seen;
   seen.reserve(tasks.size() * 2 + 16);
-  std::vector<pid_t> exited;
   bool first = true;
   std::size_t interrupted = 0;
   for (;;) {
@@ -802,8 +770,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
     throw timed_out("reading registers");
   }
   ranges.insert(ranges.end(), runtime_data.begin(), runtime_data.end());
-  std::vector<Region> during =
-      read_ranges(mem, detail::merge_ranges(std::move(ranges)), cap.warnings);
+  during = read_ranges(mem, detail::merge_ranges(std::move(ranges)), cap.warnings);
   if (options.while_stopped) {
     try {
       options.while_stopped();
@@ -813,13 +780,116 @@ Capture take(std::int64_t pid_arg, const Options& options) {
       cap.warnings.push_back("while the target was stopped: an unknown exception");
     }
   }
-  const std::size_t not_released = holder.release(std::chrono::milliseconds(2000));
+  holder.release(std::chrono::milliseconds(2000));
   cap.stop_seconds = seconds_since(t0);
-  if (not_released > 0) {
-    cap.warnings.push_back(fmt::format(
-        "{} thread(s) never stopped and are still traced by this process: they run on once it "
-        "exits",
-        not_released));
+}
+
+// Waits until none of `tids` (threads of `pid`) is traced by this process any more, or `limit`.
+void wait_untraced(pid_t pid, const std::vector<pid_t>& tids, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  for (pid_t tid : tids) {
+    for (;;) {
+      const auto status = process::read_proc_file(
+          "/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/status", 16384);
+      const auto at = status ? status->find("TracerPid:") : std::string::npos;
+      if (at == std::string::npos ||
+          std::strtol(status->c_str() + at + 10, nullptr, 10) != ::getpid() ||
+          Clock::now() >= deadline) {
+        break;
+      }
+      timespec ts{0, 1'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+} // namespace
+
+Capture take(std::int64_t pid_arg, const Options& options) {
+  if (pid_arg <= 0 || pid_arg > INT32_MAX) {
+    throw Error(ExitCode::NoSuchProcess, "no process with pid " + pid_str(pid_arg),
+                "give the pid of a running process");
+  }
+  const auto pid = static_cast<pid_t>(pid_arg);
+  const std::string proc = "/proc/" + pid_str(pid);
+  Capture cap;
+  cap.pid = pid;
+
+  // Before the stop, while the target runs: everything /proc can tell.
+  const auto comm = process::read_proc_file(proc + "/comm", 256);
+  const TaskStat stat = task_stat(pid, pid);
+  const char state = stat.state;
+  std::vector<pid_t> tasks;
+  tasks.reserve(1024);
+  // A leader that called pthread_exit is a zombie while its threads run on: only a zombie with no
+  // thread left has exited.
+  const bool listed = list_tasks(pid, tasks);
+  if (!comm || !listed || ((state == 'Z' || state == 'X') && tasks.size() <= 1)) {
+    throw Error(ExitCode::NoSuchProcess,
+                comm ? "pid " + pid_str(pid) + " has exited (a zombie not yet reaped)"
+                     : "no process with pid " + pid_str(pid),
+                "it may have exited; `rocplay ps` lists the processes holding a GPU");
+  }
+  cap.command_name = trim_newline(*comm);
+  if (auto cmdline = process::read_proc_file(proc + "/cmdline", 4096)) {
+    std::string line = trim_newline(*cmdline);
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    cap.command_line = std::move(line);
+  }
+  cap.auxv = process::read_proc_file(proc + "/auxv", 64 * 1024).value_or("");
+  auto maps = detail::parse_maps(read_maps_text(pid));
+  cap.files = detail::file_mappings(maps);
+
+  std::vector<std::pair<pid_t, std::string>> names; // read before the stop
+  names.reserve(tasks.size());
+  for (pid_t tid : tasks) {
+    const auto name =
+        process::read_proc_file(proc + "/task/" + pid_str(tid) + "/comm", 256).value_or("");
+    names.emplace_back(tid, trim_newline(name));
+  }
+
+  Memory mem(pid);
+  std::vector<Region> before = copy_linker_list(mem, cap.auxv, cap.warnings);
+  // The vDSO: no file holds it, and the debugger unwinds a thread stopped in it (clock_gettime)
+  // with its unwind tables.
+  for (const auto& m : maps) {
+    if (m.path == "[vdso]" && m.end - m.start <= kMaxVdsoBytes &&
+        !copy_exact(mem, m.start, m.end - m.start, before)) {
+      cap.warnings.push_back("the vDSO is unreadable: a thread stopped in it may not unwind");
+    }
+  }
+
+  // The C runtime's writable data (libthread_db lists a core's threads from it), copied in the
+  // stop with the stacks: 16 KB with glibc 2.36.
+  const std::vector<detail::Range> runtime_data =
+      detail::runtime_data(maps, parse_auxv(cap.auxv).base, kMaxRuntimeDataBytes);
+
+  // The stop, in a thread of its own: ptrace makes that thread the tracer, and when it ends the
+  // kernel lets go of whatever it still traces. A thread that never stops (uninterruptible sleep
+  // in a driver call) cannot be detached by PTRACE_DETACH, which needs a ptrace-stop; the end of
+  // the capturing thread lets it go, so no thread stays traced after take() returns or throws.
+  std::vector<pid_t> exited;
+  std::vector<Region> during;
+  std::vector<pid_t> still_traced;
+  std::exception_ptr failure;
+  std::thread stopper([&] {
+    try {
+      stop_and_copy(pid, options, stat.ppid == ::getpid(), tasks, maps, runtime_data, mem, cap,
+                    during, exited, still_traced);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  stopper.join();
+  // The kernel lets the threads go as the stopper exits, shortly after the join can return.
+  wait_untraced(pid, still_traced, std::chrono::milliseconds(2000));
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  if (!still_traced.empty()) {
+    cap.warnings.push_back(fmt::format("{} thread(s) never stopped or were killed while held: "
+                                       "let go without a copy",
+                                       still_traced.size()));
   }
 
   // After the stop: names of threads seen only in it, exits, and the memory.

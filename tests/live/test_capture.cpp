@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -301,6 +302,89 @@ TEST_CASE("capture: a while_stopped that throws and a timeout still let every th
   }
   require_no_thread_stopped(target.pid(), threads);
   require_running_again(target);
+}
+
+TEST_CASE("capture: a thread that never stops times out and is let go all the same",
+          "[live][capture]") {
+  // A target whose second thread waits in vfork() for a child that never execs: uninterruptible
+  // (state D), like a thread stuck in a driver call. PTRACE_INTERRUPT cannot stop it, and
+  // PTRACE_DETACH needs a stopped tracee: only the end of the capturing thread lets it go.
+  auto* shared = static_cast<std::atomic<long>*>(
+      ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(shared != MAP_FAILED);
+  static std::atomic<long>* g_vfork_child = nullptr;
+  g_vfork_child = shared;
+  const pid_t target = ::fork();
+  REQUIRE(target >= 0);
+  if (target == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pthread_t t;
+    ::pthread_create(
+        &t, nullptr,
+        [](void*) -> void* {
+          const pid_t c = ::vfork();
+          if (c == 0) {
+            ::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+            g_vfork_child->store(::syscall(SYS_getpid));
+            for (;;) {
+              ::syscall(SYS_pause);
+            }
+          }
+          for (;;) {
+            ::pause();
+          }
+        },
+        nullptr);
+    for (;;) {
+      ::pause();
+    }
+  }
+  pid_t reap = target;
+  const std::string task = "/proc/" + std::to_string(target) + "/task/";
+  // Both threads in place: the second one in vfork's wait (state D).
+  std::string vforking;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (vforking.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (shared->load() == 0) {
+      continue;
+    }
+    for (const auto& e : fs::directory_iterator(task)) {
+      const std::string stat = read_file(e.path().string() + "/stat");
+      const auto close = stat.rfind(')');
+      if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'D') {
+        vforking = e.path().filename().string();
+      }
+    }
+  }
+  REQUIRE(!vforking.empty());
+  capture::Options opts;
+  opts.timeout = std::chrono::milliseconds(300);
+  try {
+    capture::take(target, opts);
+    FAIL("captured a thread in uninterruptible sleep");
+  } catch (const Error& e) {
+    INFO(e.what());
+    CHECK(e.code() == ExitCode::Timeout);
+    CHECK(std::string(e.what()).find(vforking + " (state D)") != std::string::npos);
+  }
+  // No thread is traced any more...
+  for (const auto& e : fs::directory_iterator(task)) {
+    const std::string status = read_file(e.path().string() + "/status");
+    INFO(e.path().string() << "/status:\n" << status);
+    CHECK(status.find("TracerPid:\t0\n") != std::string::npos);
+  }
+  // ...so once its vfork child exits, the thread runs on rather than stopping for the interrupt
+  // it was sent.
+  ::kill(static_cast<pid_t>(shared->load()), SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto states = thread_states(target);
+  REQUIRE(states.size() == 2);
+  for (char st : states) {
+    CHECK(st == 'S');
+  }
+  kill_and_reap(reap);
+  ::munmap(shared, 4096);
 }
 
 TEST_CASE("capture: a tracer SIGKILLed while it holds the target leaves every thread running",

@@ -82,7 +82,10 @@ struct Capture {
 // stacks, it also copies the C runtime's writable data (libc's and the dynamic linker's, 16 KB with
 // glibc 2.36) and each thread's control block at its thread pointer: with them the debugger's
 // libthread_db lists the core's threads as `Thread 0x... (LWP n)`, like a live attach.
-// Every path out lets every held thread go, exceptions included.
+// Every path out lets every held thread go, exceptions included: the stop runs in a thread of its
+// own, so a thread that never stops (uninterruptible sleep in a driver call; PTRACE_DETACH needs a
+// stopped tracee) is let go by the kernel when that thread ends, before take() returns or throws
+// Error(Timeout) naming it and its state.
 // Throws Error(NoSuchProcess) when `pid` is gone, Error(PtraceDenied) when it cannot be traced
 // (another tracer, Yama ptrace_scope, permissions), each with a hint.
 Capture take(std::int64_t pid, const Options& options = {});
