@@ -836,6 +836,13 @@ Capture take(std::int64_t pid_arg, const Options& options) {
     std::replace(line.begin(), line.end(), '\0', ' ');
     cap.command_line = std::move(line);
   }
+  {
+    char exe[4096];
+    const ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe);
+    if (n > 0 && static_cast<std::size_t>(n) < sizeof exe) {
+      cap.executable.assign(exe, static_cast<std::size_t>(n));
+    }
+  }
   cap.auxv = process::read_proc_file(proc + "/auxv", 64 * 1024).value_or("");
   auto maps = detail::parse_maps(read_maps_text(pid));
   cap.files = detail::file_mappings(maps);

@@ -196,6 +196,7 @@ void check_capture_shape(const capture::Capture& cap, std::int64_t pid, std::siz
   }
   CHECK(tids.size() == threads);
   CHECK(cap.command_name == cap.threads.front().name);
+  CHECK(cap.executable == fs::read_symlink("/proc/" + std::to_string(pid) + "/exe").string());
   CHECK(!cap.auxv.empty());
   CHECK(!cap.files.empty());
   CHECK(!cap.memory.empty());
@@ -557,7 +558,8 @@ TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[l
   const std::string core = dir.file("deadlock.core");
   capture::write_core(cap, core);
 
-  const std::string exe = find_built("deadlock_target");
+  const std::string exe = cap.executable;
+  CHECK(fs::equivalent(exe, find_built("deadlock_target")));
   const auto from_core =
       gdb_core(exe, core,
                {"info sharedlibrary", "thread apply all bt", "thread apply all x/4i $pc",

@@ -61,6 +61,7 @@ struct Capture {
   std::int64_t pid = 0;
   std::string command_name;       // /proc/PID/comm
   std::string command_line;       // /proc/PID/cmdline, arguments joined by blanks (may be cut)
+  std::string executable;         // /proc/PID/exe: the debugger's `file` before `core-file`
   std::vector<Thread> threads;    // the thread-group leader first, when it was held
   std::vector<Region> memory;     // disjoint, ascending: stacks, futex words, ... (take, below)
   std::vector<FileMapping> files; // every file-backed mapping
