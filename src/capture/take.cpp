@@ -696,7 +696,7 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
                       "another debugger or tracer may hold it (TracerPid in /proc/PID/status); "
                       "otherwise run as the process's user, with CAP_SYS_PTRACE, or with "
                       "kernel.yama.ptrace_scope at 0 or 1");
-        } else if (err == EPERM) {
+        } else if (err == EPERM && task_stat(pid, tid).state == 'Z') {
           exited.push_back(tid); // a zombie thread (an exited leader) cannot be seized
         } else {
           cap.warnings.push_back(
@@ -726,7 +726,8 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
     }
   }
   cap.seize_seconds = seconds_since(t0);
-  if (held.empty()) {
+  if (std::none_of(held.begin(), held.end(),
+                   [](const Held& h) { return h.state == HeldState::Stopped; })) {
     throw Error(ExitCode::NoSuchProcess, "pid " + pid_str(pid) + " has no thread left to stop",
                 "it has exited");
   }

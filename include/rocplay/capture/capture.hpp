@@ -52,6 +52,7 @@ struct Options {
   std::uint64_t stack_bytes_per_thread = 1 << 20;
   // Called once while every thread is held (after the copies, before the detach): the runner reads
   // a CPython target's frames here. Whatever it throws is caught; the threads are let go anyway.
+  // It runs on the capturing thread (the tracer), not the caller's: PTRACE_PEEKDATA works there.
   std::function<void()> while_stopped;
   // The longest the whole stop may take before the capture gives up (threads let go, Error).
   std::chrono::milliseconds timeout{10'000};
