@@ -705,11 +705,15 @@ TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-benc
     std::vector<double> stop;
     std::vector<double> seize;
     std::vector<double> write;
+    std::vector<double> gap; // the longest pause the target's main thread saw in its ticks
     std::size_t bytes = 0;
     CoreDir dir;
     for (int run = 0; run < 5; ++run) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      target.reset_max_gap();
       const auto cap = capture::take(target.pid());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      gap.push_back(target.max_gap_seconds());
       REQUIRE(cap.threads.size() == threads);
       stop.push_back(cap.stop_seconds);
       seize.push_back(cap.seize_seconds);
@@ -722,12 +726,24 @@ TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-benc
       write.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(write.begin(), write.end());
+    std::sort(gap.begin(), gap.end());
+    // The same target under a plain gdb attach and detach, for scale.
+    std::vector<double> gdb_gap;
+    for (int run = 0; run < 3; ++run) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      target.reset_max_gap();
+      REQUIRE(gdb({"-p", std::to_string(target.pid())}).exit_code == 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      gdb_gap.push_back(target.max_gap_seconds());
+    }
+    std::sort(gdb_gap.begin(), gdb_gap.end());
     std::sort(stop.begin(), stop.end());
     std::sort(seize.begin(), seize.end());
     std::printf("%zu threads: stop median %.2f ms (min %.2f, max %.2f), seize median %.2f ms, "
-                "%zu bytes copied, write_core median %.2f ms\n",
+                "%zu bytes copied, write_core median %.2f ms; the target's longest tick gap: "
+                "median %.2f ms (gdb -batch -p attach+detach: median of 3 %.1f ms)\n",
                 threads, stop[2] * 1e3, stop[0] * 1e3, stop[4] * 1e3, seize[2] * 1e3, bytes,
-                write[2] * 1e3);
+                write[2] * 1e3, gap[2] * 1e3, gdb_gap[1] * 1e3);
     require_running_again(target);
   }
 }
