@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <exception>
+#include <thread>
 #include <unordered_set>
 
 #if defined(__linux__) && defined(__x86_64__)
@@ -147,15 +149,25 @@ std::string trim_newline(std::string s) {
   return s;
 }
 
-// The state letter of /proc/PID/task/TID/stat; '?' when unreadable.
-char task_state(pid_t pid, pid_t tid) {
+// /proc/PID/task/TID/stat: the state letter ('?' when unreadable) and the parent's pid.
+struct TaskStat {
+  char state = '?';
+  pid_t ppid = 0;
+};
+TaskStat task_stat(pid_t pid, pid_t tid) {
+  TaskStat out;
   const auto text =
       process::read_proc_file("/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/stat", 4096);
   if (!text) {
-    return '?';
+    return out;
   }
+  // `pid (comm) S ppid ...`: the name may hold blanks and parentheses, so from the last `)`.
   const auto close = text->rfind(')');
-  return close != std::string::npos && close + 2 < text->size() ? (*text)[close + 2] : '?';
+  if (close != std::string::npos && close + 2 < text->size()) {
+    out.state = (*text)[close + 2];
+    out.ppid = static_cast<pid_t>(std::strtol(text->c_str() + close + 3, nullptr, 10));
+  }
+  return out;
 }
 
 // --- the dynamic linker's list, copied while the target runs ------------------------------------
@@ -347,7 +359,10 @@ std::vector<Region> copy_linker_list(Memory& mem, const std::string& auxv_text,
 
 // --- the stop ------------------------------------------------------------------------------------
 
-enum class HeldState { Seized, Stopped, Gone };
+// Seized: traced, not yet seen stopped. Stopped: in a ptrace-stop, to be detached. Dying: killed
+// while traced (its PTRACE_DETACH failed with ESRCH): its exit is this tracer's to collect, or
+// its parent could never reap the process. Gone: let go, or exited and collected.
+enum class HeldState { Seized, Stopped, Dying, Gone };
 
 struct Held {
   pid_t tid = 0;
@@ -358,11 +373,20 @@ struct Held {
 
 // Every thread seized so far. Whatever way the capture ends, release() (or the destructor) lets
 // each one go: a stopped thread is detached at once, one not yet seen stopped is waited for (a
-// PTRACE_DETACH needs the tracee in a ptrace-stop) for at most a grace period.
+// PTRACE_DETACH needs the tracee in a ptrace-stop) for at most a grace period, and one killed
+// meanwhile is waited for until its exit is collected.
 class Holder {
 public:
-  explicit Holder(std::size_t expected) { held_.reserve(expected + 16); }
-  ~Holder() { release(std::chrono::milliseconds(2000)); }
+  // `parent_of_target`: this process is the target's parent (a launched program), so the leader's
+  // exit status is left for it to reap.
+  // `still_traced` receives, at each release, the threads it could not let go.
+  Holder(std::size_t expected, bool parent_of_target, std::vector<pid_t>& still_traced)
+      : parent_of_target_(parent_of_target), still_traced_(still_traced) {
+    held_.reserve(expected + 16);
+  }
+  // A thread still not stopped after the grace is let go by the kernel when the capturing thread
+  // ends (take() runs the stop in a thread of its own for that).
+  ~Holder() { release(std::chrono::milliseconds(100)); }
   Holder(const Holder&) = delete;
   Holder& operator=(const Holder&) = delete;
 
@@ -393,7 +417,9 @@ public:
     }
   }
 
-  // Lets every thread go; returns how many could not be (never seen stopped within `grace`).
+  // Lets every thread go; returns how many are still traced after `grace`: never seen stopped
+  // (they run on, and the kernel lets them go when this process exits) or killed and not yet
+  // collected.
   std::size_t release(std::chrono::milliseconds grace) {
     // A thread seized and not yet interrupted (an exception between the two) would run on traced,
     // and stop at its next signal with no tracer waiting: interrupt it too (a second interrupt of
@@ -403,24 +429,31 @@ public:
         ::ptrace(PTRACE_INTERRUPT, h.tid, nullptr, nullptr);
       }
     }
-    std::size_t left = 0;
     const auto deadline = Clock::now() + grace;
     for (;;) {
-      left = 0;
+      std::size_t left = 0;
       for (auto& h : held_) {
-        if (h.state == HeldState::Seized) {
+        if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
           poll(h);
         }
         if (h.state == HeldState::Stopped) {
-          // ESRCH: killed meanwhile (SIGKILL reaches a traced thread too); nothing to let go.
-          ::ptrace(PTRACE_DETACH, h.tid, nullptr,
-                   reinterpret_cast<void*>(static_cast<long>(h.pending_signal)));
-          h.state = HeldState::Gone;
-        } else if (h.state == HeldState::Seized) {
+          const long sig = h.pending_signal;
+          const bool ok =
+              ::ptrace(PTRACE_DETACH, h.tid, nullptr, reinterpret_cast<void*>(sig)) == 0;
+          // ESRCH: killed meanwhile (SIGKILL reaches a traced thread too).
+          h.state = ok || errno != ESRCH ? HeldState::Gone : HeldState::Dying;
+        }
+        if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
           ++left;
         }
       }
       if (left == 0 || Clock::now() >= deadline) {
+        still_traced_.clear();
+        for (const auto& h : held_) {
+          if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
+            still_traced_.push_back(h.tid);
+          }
+        }
         return left;
       }
       timespec ts{0, 200'000};
@@ -429,11 +462,10 @@ public:
   }
 
 private:
-  // One waitpid WNOHANG of a seized thread; true once it is stopped or gone.
-  static bool poll(Held& h) {
-    if (h.leader) {
-      // The leader's exit is its parent's to reap (the target may be this process's child: a
-      // launched program): look without taking it.
+  // One waitpid WNOHANG of a seized or dying thread; true once it is stopped or gone.
+  bool poll(Held& h) const {
+    if (h.leader && parent_of_target_) {
+      // The leader's exit is this process's to reap as the parent, elsewhere: look, don't take.
       siginfo_t info{};
       int r;
       do {
@@ -457,11 +489,9 @@ private:
     if (r == 0) {
       return false;
     }
-    if (r < 0) { // ECHILD: gone (reaped with its thread group)
-      h.state = HeldState::Gone;
-      return true;
-    }
-    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+    // ECHILD: gone (collected with its thread group). An exit: collected now (a tracer's wait of
+    // a leader it is not the parent of hands the exit on to the parent).
+    if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
       h.state = HeldState::Gone;
       return true;
     }
@@ -477,6 +507,8 @@ private:
   }
 
   std::vector<Held> held_;
+  bool parent_of_target_;
+  std::vector<pid_t>& still_traced_;
 };
 
 std::string ptrace_denied_why(pid_t pid, int err) {
@@ -511,21 +543,38 @@ bool stack_range(const std::vector<detail::MapEntry>& maps, std::uint64_t sp, st
   return true;
 }
 
-// Reads `ranges` (disjoint) into regions, many ranges per process_vm_readv. A range read in part
+// Target memory copied in the stop, into one buffer prepared before it (so the stop neither
+// allocates nor faults in fresh pages per thread: 1,000 small stacks cost 4 ms that way). The
+// regions are made from it after the stop.
+struct Copied {
+  std::vector<detail::Range> ranges; // what was read: a range read in part is cut to that part
+  std::vector<std::size_t> offsets;  // of each range's bytes in `buffer`
+  std::string buffer;
+};
+
+// Reads `ranges` (disjoint) into `out`, many ranges per process_vm_readv. A range read in part
 // keeps the part read (its low end: the stack pointer's side); one unreadable is tried once more
-// through /proc/PID/mem and otherwise dropped with a warning.
-std::vector<Region> read_ranges(Memory& mem, const std::vector<detail::Range>& ranges,
-                                std::vector<std::string>& warnings) {
-  std::vector<Region> regions(ranges.size());
+// through /proc/PID/mem and otherwise dropped with a warning. `out.buffer` keeps its size when the
+// ranges fit (its pages already touched), and grows otherwise.
+void read_ranges(Memory& mem, const std::vector<detail::Range>& ranges, Copied& out,
+                 std::vector<std::string>& warnings) {
+  std::size_t total = 0;
+  for (const auto& r : ranges) {
+    total += r.end - r.start;
+  }
+  if (total > out.buffer.size()) {
+    out.buffer.resize(total);
+  }
   std::vector<iovec> local(ranges.size());
   std::vector<iovec> remote(ranges.size());
+  std::size_t at = 0;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
-    regions[i].address = ranges[i].start;
-    regions[i].bytes.resize(ranges[i].end - ranges[i].start);
-    local[i] = {regions[i].bytes.data(), regions[i].bytes.size()};
-    remote[i] = {reinterpret_cast<void*>(ranges[i].start), regions[i].bytes.size()};
+    const std::size_t size = ranges[i].end - ranges[i].start;
+    local[i] = {out.buffer.data() + at, size};
+    remote[i] = {reinterpret_cast<void*>(ranges[i].start), size};
+    at += size;
   }
-  std::vector<bool> keep(ranges.size(), true);
+  std::vector<std::size_t> have(ranges.size());
   bool vm_works = true;
   std::size_t i = 0;
   while (i < ranges.size()) {
@@ -541,6 +590,7 @@ std::vector<Region> read_ranges(Memory& mem, const std::vector<detail::Range>& r
     std::size_t j = i;
     if (vm_works) {
       while (j < i + count && left >= local[j].iov_len) {
+        have[j] = local[j].iov_len;
         left -= local[j].iov_len;
         ++j;
       }
@@ -550,28 +600,39 @@ std::vector<Region> read_ranges(Memory& mem, const std::vector<detail::Range>& r
       }
     }
     // Range j read in part (`left` bytes) or not at all.
-    auto& r = regions[j];
-    std::size_t have = left;
-    if (have == 0) {
-      have = mem.pread_some(r.address, r.bytes.data(), r.bytes.size());
+    have[j] = left;
+    if (have[j] == 0) {
+      have[j] = mem.pread_some(ranges[j].start, local[j].iov_base, local[j].iov_len);
     }
-    if (have == 0) {
-      keep[j] = false;
-      warnings.push_back(fmt::format("target memory at {:#x} ({} bytes) is unreadable", r.address,
-                                     r.bytes.size()));
-    } else if (have < r.bytes.size()) {
-      warnings.push_back(fmt::format("target memory at {:#x}: {} of {} bytes readable", r.address,
-                                     have, r.bytes.size()));
-      r.bytes.resize(have);
+    if (have[j] == 0) {
+      warnings.push_back(fmt::format("target memory at {:#x} ({} bytes) is unreadable",
+                                     ranges[j].start, local[j].iov_len));
+    } else if (have[j] < local[j].iov_len) {
+      warnings.push_back(fmt::format("target memory at {:#x}: {} of {} bytes readable",
+                                     ranges[j].start, have[j], local[j].iov_len));
     }
     i = j + 1;
   }
-  std::vector<Region> out;
-  out.reserve(regions.size());
-  for (std::size_t k = 0; k < regions.size(); ++k) {
-    if (keep[k]) {
-      out.push_back(std::move(regions[k]));
+  out.ranges.clear();
+  out.offsets.clear();
+  out.ranges.reserve(ranges.size());
+  out.offsets.reserve(ranges.size());
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    if (have[k] > 0) {
+      out.ranges.push_back({ranges[k].start, ranges[k].start + have[k]});
+      out.offsets.push_back(
+          static_cast<std::size_t>(static_cast<char*>(local[k].iov_base) - out.buffer.data()));
     }
+  }
+}
+
+// The regions of a copy (after the stop).
+std::vector<Region> to_regions(const Copied& c) {
+  std::vector<Region> out;
+  out.reserve(c.ranges.size());
+  for (std::size_t k = 0; k < c.ranges.size(); ++k) {
+    out.push_back(Region{c.ranges[k].start,
+                         c.buffer.substr(c.offsets[k], c.ranges[k].end - c.ranges[k].start)});
   }
   return out;
 }
@@ -580,82 +641,37 @@ std::string read_maps_text(pid_t pid) {
   return process::read_proc_file("/proc/" + pid_str(pid) + "/maps", 64 << 20).value_or("");
 }
 
-} // namespace
-
-Capture take(std::int64_t pid_arg, const Options& options) {
-  if (pid_arg <= 0 || pid_arg > INT32_MAX) {
-    throw Error(ExitCode::NoSuchProcess, "no process with pid " + pid_str(pid_arg),
-                "give the pid of a running process");
-  }
-  const auto pid = static_cast<pid_t>(pid_arg);
-  const std::string proc = "/proc/" + pid_str(pid);
-  Capture cap;
-  cap.pid = pid;
-
-  // Before the stop, while the target runs: everything /proc can tell.
-  const auto comm = process::read_proc_file(proc + "/comm", 256);
-  const char state = task_state(pid, pid);
-  std::vector<pid_t> tasks;
-  tasks.reserve(1024);
-  // A leader that called pthread_exit is a zombie while its threads run on: only a zombie with no
-  // thread left has exited.
-  const bool listed = list_tasks(pid, tasks);
-  if (!comm || !listed || ((state == 'Z' || state == 'X') && tasks.size() <= 1)) {
-    throw Error(ExitCode::NoSuchProcess,
-                comm ? "pid " + pid_str(pid) + " has exited (a zombie not yet reaped)"
-                     : "no process with pid " + pid_str(pid),
-                "it may have exited; `rocplay ps` lists the processes holding a GPU");
-  }
-  cap.command_name = trim_newline(*comm);
-  if (auto cmdline = process::read_proc_file(proc + "/cmdline", 4096)) {
-    std::string line = trim_newline(*cmdline);
-    std::replace(line.begin(), line.end(), '\0', ' ');
-    cap.command_line = std::move(line);
-  }
-  cap.auxv = process::read_proc_file(proc + "/auxv", 64 * 1024).value_or("");
-  auto maps = detail::parse_maps(read_maps_text(pid));
-  cap.files = detail::file_mappings(maps);
-
-  std::vector<std::pair<pid_t, std::string>> names; // read before the stop
-  names.reserve(tasks.size());
-  for (pid_t tid : tasks) {
-    const auto name =
-        process::read_proc_file(proc + "/task/" + pid_str(tid) + "/comm", 256).value_or("");
-    names.emplace_back(tid, trim_newline(name));
-  }
-
-  Memory mem(pid);
-  std::vector<Region> before = copy_linker_list(mem, cap.auxv, cap.warnings);
-  // The vDSO: no file holds it, and the debugger unwinds a thread stopped in it (clock_gettime)
-  // with its unwind tables.
-  for (const auto& m : maps) {
-    if (m.path == "[vdso]" && m.end - m.start <= kMaxVdsoBytes &&
-        !copy_exact(mem, m.start, m.end - m.start, before)) {
-      cap.warnings.push_back("the vDSO is unreadable: a thread stopped in it may not unwind");
-    }
-  }
-
-  // The C runtime's writable data (libthread_db lists a core's threads from it), copied in the
-  // stop with the stacks: 16 KB with glibc 2.36.
-  const std::vector<detail::Range> runtime_data =
-      detail::runtime_data(maps, parse_auxv(cap.auxv).base, kMaxRuntimeDataBytes);
-
-  // The stop.
+// The stop itself, run by take() in a thread of its own (the tracer): seizes and interrupts every
+// thread of `pid` (and any started meanwhile), copies registers and memory, calls while_stopped,
+// and lets every thread go.
+void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
+                   std::vector<pid_t>& tasks, std::vector<detail::MapEntry>& maps,
+                   const std::vector<detail::Range>& runtime_data, Memory& mem, Capture& cap,
+                   Copied& during, std::vector<pid_t>& exited, std::vector<pid_t>& still_traced) {
   const auto t0 = Clock::now();
   const auto deadline = t0 + options.timeout;
+  Holder holder(tasks.size(), parent_of_target, still_traced);
+  auto& held = holder.threads();
   auto timed_out = [&](const char* where) {
+    // The threads that never stopped, with their state (D: uninterruptible sleep).
+    std::string stuck;
+    std::size_t n = 0;
+    for (const auto& h : held) {
+      if (h.state == HeldState::Seized && n++ < 8) {
+        stuck += fmt::format("{}{} (state {})", stuck.empty() ? "" : ", ", h.tid,
+                             task_stat(pid, h.tid).state);
+      }
+    }
     return Error(ExitCode::Timeout,
-                 fmt::format("the capture of pid {} ran past its {} ms ({}); every thread was let "
-                             "go",
-                             pid, options.timeout.count(), where),
+                 fmt::format("the capture of pid {} ran past its {} ms ({}){}; every thread was "
+                             "let go",
+                             pid, options.timeout.count(), where,
+                             stuck.empty() ? "" : "; never stopped: thread " + stuck),
                  "a thread in uninterruptible sleep (state D, a driver call) stops only when the "
                  "call returns; try again, or attach the debugger itself");
   };
-  Holder holder(tasks.size());
-  auto& held = holder.threads();
   std::unordered_set<pid_t> seen;
   seen.reserve(tasks.size() * 2 + 16);
-  std::vector<pid_t> exited;
   bool first = true;
   std::size_t interrupted = 0;
   for (;;) {
@@ -672,7 +688,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
         held.pop_back();
         if (err == ESRCH) {
           exited.push_back(tid);
-        } else if (first && held.empty() && err == EPERM && task_state(pid, tid) != 'Z') {
+        } else if (first && held.empty() && err == EPERM && task_stat(pid, tid).state != 'Z') {
           throw Error(ExitCode::PtraceDenied,
                       "cannot stop pid " + pid_str(pid) + " (" + cap.command_name +
                           "): PTRACE_SEIZE of thread " + pid_str(tid) +
@@ -680,7 +696,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
                       "another debugger or tracer may hold it (TracerPid in /proc/PID/status); "
                       "otherwise run as the process's user, with CAP_SYS_PTRACE, or with "
                       "kernel.yama.ptrace_scope at 0 or 1");
-        } else if (err == EPERM) {
+        } else if (err == EPERM && task_stat(pid, tid).state == 'Z') {
           exited.push_back(tid); // a zombie thread (an exited leader) cannot be seized
         } else {
           cap.warnings.push_back(
@@ -710,7 +726,8 @@ Capture take(std::int64_t pid_arg, const Options& options) {
     }
   }
   cap.seize_seconds = seconds_since(t0);
-  if (held.empty()) {
+  if (std::none_of(held.begin(), held.end(),
+                   [](const Held& h) { return h.state == HeldState::Stopped; })) {
     throw Error(ExitCode::NoSuchProcess, "pid " + pid_str(pid) + " has no thread left to stop",
                 "it has exited");
   }
@@ -782,8 +799,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
     throw timed_out("reading registers");
   }
   ranges.insert(ranges.end(), runtime_data.begin(), runtime_data.end());
-  std::vector<Region> during =
-      read_ranges(mem, detail::merge_ranges(std::move(ranges)), cap.warnings);
+  read_ranges(mem, detail::merge_ranges(std::move(ranges)), during, cap.warnings);
   if (options.while_stopped) {
     try {
       options.while_stopped();
@@ -793,13 +809,126 @@ Capture take(std::int64_t pid_arg, const Options& options) {
       cap.warnings.push_back("while the target was stopped: an unknown exception");
     }
   }
-  const std::size_t not_released = holder.release(std::chrono::milliseconds(2000));
+  holder.release(std::chrono::milliseconds(2000));
   cap.stop_seconds = seconds_since(t0);
-  if (not_released > 0) {
-    cap.warnings.push_back(fmt::format(
-        "{} thread(s) never stopped and are still traced by this process: they run on once it "
-        "exits",
-        not_released));
+}
+
+// Waits until none of `tids` (threads of `pid`) is traced by this process any more, or `limit`.
+void wait_untraced(pid_t pid, const std::vector<pid_t>& tids, std::chrono::milliseconds limit) {
+  const auto deadline = Clock::now() + limit;
+  for (pid_t tid : tids) {
+    for (;;) {
+      const auto status = process::read_proc_file(
+          "/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/status", 16384);
+      const auto at = status ? status->find("TracerPid:") : std::string::npos;
+      if (at == std::string::npos ||
+          std::strtol(status->c_str() + at + 10, nullptr, 10) != ::getpid() ||
+          Clock::now() >= deadline) {
+        break;
+      }
+      timespec ts{0, 1'000'000};
+      ::nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+} // namespace
+
+Capture take(std::int64_t pid_arg, const Options& options) {
+  if (pid_arg <= 0 || pid_arg > INT32_MAX) {
+    throw Error(ExitCode::NoSuchProcess, "no process with pid " + pid_str(pid_arg),
+                "give the pid of a running process");
+  }
+  const auto pid = static_cast<pid_t>(pid_arg);
+  const std::string proc = "/proc/" + pid_str(pid);
+  Capture cap;
+  cap.pid = pid;
+
+  // Before the stop, while the target runs: everything /proc can tell.
+  const auto comm = process::read_proc_file(proc + "/comm", 256);
+  const TaskStat stat = task_stat(pid, pid);
+  const char state = stat.state;
+  std::vector<pid_t> tasks;
+  tasks.reserve(1024);
+  // A leader that called pthread_exit is a zombie while its threads run on: only a zombie with no
+  // thread left has exited.
+  const bool listed = list_tasks(pid, tasks);
+  if (!comm || !listed || ((state == 'Z' || state == 'X') && tasks.size() <= 1)) {
+    throw Error(ExitCode::NoSuchProcess,
+                comm ? "pid " + pid_str(pid) + " has exited (a zombie not yet reaped)"
+                     : "no process with pid " + pid_str(pid),
+                "it may have exited; `rocplay ps` lists the processes holding a GPU");
+  }
+  cap.command_name = trim_newline(*comm);
+  if (auto cmdline = process::read_proc_file(proc + "/cmdline", 4096)) {
+    std::string line = trim_newline(*cmdline);
+    std::replace(line.begin(), line.end(), '\0', ' ');
+    cap.command_line = std::move(line);
+  }
+  {
+    char exe[4096];
+    const ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe);
+    if (n > 0 && static_cast<std::size_t>(n) < sizeof exe) {
+      cap.executable.assign(exe, static_cast<std::size_t>(n));
+    }
+  }
+  cap.auxv = process::read_proc_file(proc + "/auxv", 64 * 1024).value_or("");
+  auto maps = detail::parse_maps(read_maps_text(pid));
+  cap.files = detail::file_mappings(maps);
+
+  std::vector<std::pair<pid_t, std::string>> names; // read before the stop
+  names.reserve(tasks.size());
+  for (pid_t tid : tasks) {
+    const auto name =
+        process::read_proc_file(proc + "/task/" + pid_str(tid) + "/comm", 256).value_or("");
+    names.emplace_back(tid, trim_newline(name));
+  }
+
+  Memory mem(pid);
+  std::vector<Region> before = copy_linker_list(mem, cap.auxv, cap.warnings);
+  // The vDSO: no file holds it, and the debugger unwinds a thread stopped in it (clock_gettime)
+  // with its unwind tables.
+  for (const auto& m : maps) {
+    if (m.path == "[vdso]" && m.end - m.start <= kMaxVdsoBytes &&
+        !copy_exact(mem, m.start, m.end - m.start, before)) {
+      cap.warnings.push_back("the vDSO is unreadable: a thread stopped in it may not unwind");
+    }
+  }
+
+  // The C runtime's writable data (libthread_db lists a core's threads from it), copied in the
+  // stop with the stacks: 16 KB with glibc 2.36.
+  const std::vector<detail::Range> runtime_data =
+      detail::runtime_data(maps, parse_auxv(cap.auxv).base, kMaxRuntimeDataBytes);
+
+  // The stop, in a thread of its own: ptrace makes that thread the tracer, and when it ends the
+  // kernel lets go of whatever it still traces. A thread that never stops (uninterruptible sleep
+  // in a driver call) cannot be detached by PTRACE_DETACH, which needs a ptrace-stop; the end of
+  // the capturing thread lets it go, so no thread stays traced after take() returns or throws.
+  std::vector<pid_t> exited;
+  // The copy's buffer, its pages touched now, while the target runs: most threads' live stack,
+  // control block and futex window fit 8 KB (4.7 KB each for spin_target's napping threads).
+  Copied during;
+  during.buffer.resize(std::min<std::size_t>(tasks.size() * 8192 + (256u << 10), 64u << 20));
+  std::vector<pid_t> still_traced;
+  std::exception_ptr failure;
+  std::thread stopper([&] {
+    try {
+      stop_and_copy(pid, options, stat.ppid == ::getpid(), tasks, maps, runtime_data, mem, cap,
+                    during, exited, still_traced);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  stopper.join();
+  // The kernel lets the threads go as the stopper exits, shortly after the join can return.
+  wait_untraced(pid, still_traced, std::chrono::milliseconds(2000));
+  if (failure) {
+    std::rethrow_exception(failure);
+  }
+  if (!still_traced.empty()) {
+    cap.warnings.push_back(fmt::format("{} thread(s) never stopped or were killed while held: "
+                                       "let go without a copy",
+                                       still_traced.size()));
   }
 
   // After the stop: names of threads seen only in it, exits, and the memory.
@@ -823,7 +952,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
     cap.warnings.push_back(fmt::format("{} thread(s) exited during the capture: {}{}",
                                        exited.size(), list, exited.size() > 16 ? ", ..." : ""));
   }
-  cap.memory = detail::merge_regions(std::move(before), std::move(during));
+  cap.memory = detail::merge_regions(std::move(before), to_regions(during));
   return cap;
 }
 

@@ -10,9 +10,11 @@
 #include <catch2/catch.hpp>
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -164,6 +166,22 @@ CliRun gdb_live(std::int64_t pid, const std::vector<std::string>& cmds) {
   return gdb(args);
 }
 
+// Waits (at most 10 s) until thread `tid` of `pid` sits in system call `nr`
+// (/proc/PID/task/TID/syscall): deadlock_target's main thread prints `ready` and only then
+// reaches pause(), so a stop right after `ready` can find it still in write().
+bool wait_in_syscall(std::int64_t pid, std::int64_t tid, int nr) {
+  const std::string path =
+      "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (read_file(path).rfind(std::to_string(nr) + " ", 0) == 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
 void check_capture_shape(const capture::Capture& cap, std::int64_t pid, std::size_t threads) {
   REQUIRE(cap.threads.size() == threads);
   CHECK(cap.threads.front().tid == pid); // the thread-group leader first
@@ -178,6 +196,7 @@ void check_capture_shape(const capture::Capture& cap, std::int64_t pid, std::siz
   }
   CHECK(tids.size() == threads);
   CHECK(cap.command_name == cap.threads.front().name);
+  CHECK(cap.executable == fs::read_symlink("/proc/" + std::to_string(pid) + "/exe").string());
   CHECK(!cap.auxv.empty());
   CHECK(!cap.files.empty());
   CHECK(!cap.memory.empty());
@@ -191,7 +210,7 @@ void check_capture_shape(const capture::Capture& cap, std::int64_t pid, std::siz
 
 } // namespace
 
-TEST_CASE("capture: every thread of a 10-thread target is held once, copied and let go",
+TEST_CASE("capture: every thread of a 10-thread target is held once then copied and let go",
           "[live][capture]") {
   SpinTarget::Config cfg;
   cfg.spin_threads = 8;
@@ -210,6 +229,19 @@ TEST_CASE("capture: every thread of a 10-thread target is held once, copied and 
   }
   CHECK(cap.warnings.empty());
   check_capture_shape(cap, target.pid(), threads);
+  // The stack copy's cap holds: 256 bytes from each stack pointer's red zone.
+  capture::Options small;
+  small.stack_bytes_per_thread = 256;
+  const auto capped = capture::take(target.pid(), small);
+  std::size_t stack_bytes = 0;
+  for (const auto& r : capped.memory) {
+    stack_bytes += r.bytes.size();
+  }
+  std::size_t all_bytes = 0;
+  for (const auto& r : cap.memory) {
+    all_bytes += r.bytes.size();
+  }
+  CHECK(stack_bytes < all_bytes);
   // While the callback ran, every thread was in a ptrace-stop...
   REQUIRE(held_states.size() == threads);
   for (char s : held_states) {
@@ -220,7 +252,29 @@ TEST_CASE("capture: every thread of a 10-thread target is held once, copied and 
   require_running_again(target);
 }
 
-TEST_CASE("capture: a while_stopped that throws, and a timeout, still let every thread go",
+TEST_CASE("capture: a target killed while held is its parent's to reap", "[live][capture]") {
+  SpinTarget::Config cfg;
+  cfg.spin_threads = 4;
+  cfg.sleepy = true;
+  SpinTarget target(cfg);
+  capture::Options opts;
+  opts.while_stopped = [&] {
+    ::kill(static_cast<pid_t>(target.pid()), SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  const auto cap = capture::take(target.pid(), opts);
+  CHECK(cap.threads.size() == 6);
+  // This process is the target's parent (and was its tracer): the exit status is still here.
+  std::string fate = "running";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (fate == "running" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    fate = target.fate();
+  }
+  CHECK(fate == "killed by signal 9");
+}
+
+TEST_CASE("capture: a while_stopped that throws and a timeout still let every thread go",
           "[live][capture]") {
   SpinTarget::Config cfg;
   cfg.spin_threads = 4;
@@ -249,6 +303,89 @@ TEST_CASE("capture: a while_stopped that throws, and a timeout, still let every 
   }
   require_no_thread_stopped(target.pid(), threads);
   require_running_again(target);
+}
+
+TEST_CASE("capture: a thread that never stops times out and is let go all the same",
+          "[live][capture]") {
+  // A target whose second thread waits in vfork() for a child that never execs: uninterruptible
+  // (state D), like a thread stuck in a driver call. PTRACE_INTERRUPT cannot stop it, and
+  // PTRACE_DETACH needs a stopped tracee: only the end of the capturing thread lets it go.
+  auto* shared = static_cast<std::atomic<long>*>(
+      ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(shared != MAP_FAILED);
+  static std::atomic<long>* g_vfork_child = nullptr;
+  g_vfork_child = shared;
+  const pid_t target = ::fork();
+  REQUIRE(target >= 0);
+  if (target == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    pthread_t t;
+    ::pthread_create(
+        &t, nullptr,
+        [](void*) -> void* {
+          const pid_t c = ::vfork();
+          if (c == 0) {
+            ::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+            g_vfork_child->store(::syscall(SYS_getpid));
+            for (;;) {
+              ::syscall(SYS_pause);
+            }
+          }
+          for (;;) {
+            ::pause();
+          }
+        },
+        nullptr);
+    for (;;) {
+      ::pause();
+    }
+  }
+  pid_t reap = target;
+  const std::string task = "/proc/" + std::to_string(target) + "/task/";
+  // Both threads in place: the second one in vfork's wait (state D).
+  std::string vforking;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (vforking.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (shared->load() == 0) {
+      continue;
+    }
+    for (const auto& e : fs::directory_iterator(task)) {
+      const std::string stat = read_file(e.path().string() + "/stat");
+      const auto close = stat.rfind(')');
+      if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'D') {
+        vforking = e.path().filename().string();
+      }
+    }
+  }
+  REQUIRE(!vforking.empty());
+  capture::Options opts;
+  opts.timeout = std::chrono::milliseconds(300);
+  try {
+    capture::take(target, opts);
+    FAIL("captured a thread in uninterruptible sleep");
+  } catch (const Error& e) {
+    INFO(e.what());
+    CHECK(e.code() == ExitCode::Timeout);
+    CHECK(std::string(e.what()).find(vforking + " (state D)") != std::string::npos);
+  }
+  // No thread is traced any more...
+  for (const auto& e : fs::directory_iterator(task)) {
+    const std::string status = read_file(e.path().string() + "/status");
+    INFO(e.path().string() << "/status:\n" << status);
+    CHECK(status.find("TracerPid:\t0\n") != std::string::npos);
+  }
+  // ...so once its vfork child exits, the thread runs on rather than stopping for the interrupt
+  // it was sent.
+  ::kill(static_cast<pid_t>(shared->load()), SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto states = thread_states(target);
+  REQUIRE(states.size() == 2);
+  for (char st : states) {
+    CHECK(st == 'S');
+  }
+  kill_and_reap(reap);
+  ::munmap(shared, 4096);
 }
 
 TEST_CASE("capture: a tracer SIGKILLed while it holds the target leaves every thread running",
@@ -409,6 +546,7 @@ TEST_CASE("capture: errors name the process", "[live][capture]") {
 
 TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[live][capture]") {
   DeadlockTarget target;
+  REQUIRE(wait_in_syscall(target.pid(), target.pid(), SYS_pause));
   CoreDir dir;
   const auto cap = capture::take(target.pid());
   for (const auto& w : cap.warnings) {
@@ -420,7 +558,8 @@ TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[l
   const std::string core = dir.file("deadlock.core");
   capture::write_core(cap, core);
 
-  const std::string exe = find_built("deadlock_target");
+  const std::string exe = cap.executable;
+  CHECK(fs::equivalent(exe, find_built("deadlock_target")));
   const auto from_core =
       gdb_core(exe, core,
                {"info sharedlibrary", "thread apply all bt", "thread apply all x/4i $pc",
@@ -501,11 +640,16 @@ TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[l
   CHECK(code_lines == DeadlockTarget::kThreads);
 }
 
-TEST_CASE("capture: gdb reads the core of napping threads like the live process",
+TEST_CASE("capture: gdb reads the core of napping and of spinning threads like the live process",
           "[live][capture]") {
   SpinTarget::Config cfg;
   cfg.spin_threads = 8;
-  cfg.sleepy = true;
+  // Napping threads sit in nanosleep (a syscall); spinning ones run user code when interrupted.
+  cfg.sleepy = GENERATE(true, false);
+  if (!cfg.sleepy) {
+    cfg.spin_threads = 2;
+  }
+  INFO("sleepy " << cfg.sleepy);
   SpinTarget target(cfg);
   const std::size_t threads = task_count(target.pid());
   CoreDir dir;
@@ -551,7 +695,7 @@ TEST_CASE("capture: gdb reads the core of napping threads like the live process"
 
 // Not run by default (hidden): the stop time of napping targets, medians of 5 captures.
 //   build/tests/test_live "[capture-bench]"
-TEST_CASE("capture: stop time of 10 and 1,000 napping threads", "[.][capture-bench]") {
+TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-bench]") {
   for (int spin : {8, 998}) {
     SpinTarget::Config cfg;
     cfg.spin_threads = spin;
@@ -560,10 +704,16 @@ TEST_CASE("capture: stop time of 10 and 1,000 napping threads", "[.][capture-ben
     const std::size_t threads = task_count(target.pid());
     std::vector<double> stop;
     std::vector<double> seize;
+    std::vector<double> write;
+    std::vector<double> gap; // the longest pause the target's main thread saw in its ticks
     std::size_t bytes = 0;
+    CoreDir dir;
     for (int run = 0; run < 5; ++run) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      target.reset_max_gap();
       const auto cap = capture::take(target.pid());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      gap.push_back(target.max_gap_seconds());
       REQUIRE(cap.threads.size() == threads);
       stop.push_back(cap.stop_seconds);
       seize.push_back(cap.seize_seconds);
@@ -571,12 +721,29 @@ TEST_CASE("capture: stop time of 10 and 1,000 napping threads", "[.][capture-ben
       for (const auto& r : cap.memory) {
         bytes += r.bytes.size();
       }
+      const auto t0 = std::chrono::steady_clock::now();
+      capture::write_core(cap, dir.file("bench.core"));
+      write.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
+    std::sort(write.begin(), write.end());
+    std::sort(gap.begin(), gap.end());
+    // The same target under a plain gdb attach and detach, for scale.
+    std::vector<double> gdb_gap;
+    for (int run = 0; run < 3; ++run) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      target.reset_max_gap();
+      REQUIRE(gdb({"-p", std::to_string(target.pid())}).exit_code == 0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      gdb_gap.push_back(target.max_gap_seconds());
+    }
+    std::sort(gdb_gap.begin(), gdb_gap.end());
     std::sort(stop.begin(), stop.end());
     std::sort(seize.begin(), seize.end());
     std::printf("%zu threads: stop median %.2f ms (min %.2f, max %.2f), seize median %.2f ms, "
-                "%zu bytes copied\n",
-                threads, stop[2] * 1e3, stop[0] * 1e3, stop[4] * 1e3, seize[2] * 1e3, bytes);
+                "%zu bytes copied, write_core median %.2f ms; the target's longest tick gap: "
+                "median %.2f ms (gdb -batch -p attach+detach: median of 3 %.1f ms)\n",
+                threads, stop[2] * 1e3, stop[0] * 1e3, stop[4] * 1e3, seize[2] * 1e3, bytes,
+                write[2] * 1e3, gap[2] * 1e3, gdb_gap[1] * 1e3);
     require_running_again(target);
   }
 }

@@ -52,6 +52,7 @@ struct Options {
   std::uint64_t stack_bytes_per_thread = 1 << 20;
   // Called once while every thread is held (after the copies, before the detach): the runner reads
   // a CPython target's frames here. Whatever it throws is caught; the threads are let go anyway.
+  // It runs on the capturing thread (the tracer), not the caller's: PTRACE_PEEKDATA works there.
   std::function<void()> while_stopped;
   // The longest the whole stop may take before the capture gives up (threads let go, Error).
   std::chrono::milliseconds timeout{10'000};
@@ -61,6 +62,7 @@ struct Capture {
   std::int64_t pid = 0;
   std::string command_name;       // /proc/PID/comm
   std::string command_line;       // /proc/PID/cmdline, arguments joined by blanks (may be cut)
+  std::string executable;         // /proc/PID/exe: the debugger's `file` before `core-file`
   std::vector<Thread> threads;    // the thread-group leader first, when it was held
   std::vector<Region> memory;     // disjoint, ascending: stacks, futex words, ... (take, below)
   std::vector<FileMapping> files; // every file-backed mapping
@@ -82,7 +84,10 @@ struct Capture {
 // stacks, it also copies the C runtime's writable data (libc's and the dynamic linker's, 16 KB with
 // glibc 2.36) and each thread's control block at its thread pointer: with them the debugger's
 // libthread_db lists the core's threads as `Thread 0x... (LWP n)`, like a live attach.
-// Every path out lets every held thread go, exceptions included.
+// Every path out lets every held thread go, exceptions included: the stop runs in a thread of its
+// own, so a thread that never stops (uninterruptible sleep in a driver call; PTRACE_DETACH needs a
+// stopped tracee) is let go by the kernel when that thread ends, before take() returns or throws
+// Error(Timeout) naming it and its state.
 // Throws Error(NoSuchProcess) when `pid` is gone, Error(PtraceDenied) when it cannot be traced
 // (another tracer, Yama ptrace_scope, permissions), each with a hint.
 Capture take(std::int64_t pid, const Options& options = {});

@@ -154,7 +154,7 @@ std::uint64_t u64_at(const std::string& s, std::size_t at) {
 
 } // namespace
 
-TEST_CASE("capture maps: every line parsed, the NT_FILE ones chosen", "[capture]") {
+TEST_CASE("capture maps: every line parsed and the NT_FILE ones chosen", "[capture]") {
   const std::string text =
       "55d0a0000000-55d0a0001000 r--p 00000000 08:01 1234    /usr/bin/spin target\n"
       "55d0a0001000-55d0a0003000 r-xp 00001000 08:01 1234    /usr/bin/spin target\n"
@@ -215,7 +215,7 @@ TEST_CASE("capture maps: every line parsed, the NT_FILE ones chosen", "[capture]
   CHECK(detail::find_mapping({}, 0x1000) == -1);
 }
 
-TEST_CASE("capture regions: overlapping copies merge, the stop's bytes win", "[capture]") {
+TEST_CASE("capture regions: overlapping copies merge and the stop's bytes win", "[capture]") {
   SECTION("ranges") {
     const auto r = detail::merge_ranges({{300, 400}, {100, 200}, {150, 250}, {250, 260}, {5, 5}});
     REQUIRE(r.size() == 2);
@@ -243,8 +243,9 @@ TEST_CASE("capture regions: overlapping copies merge, the stop's bytes win", "[c
   }
 }
 
-TEST_CASE("capture core: ELF header, one PT_LOAD per region, notes in the kernel's layout",
-          "[capture]") {
+TEST_CASE(
+    "capture core: the ELF header and one PT_LOAD per region and the notes in the kernel's layout",
+    "[capture]") {
   CoreDir dir;
   const Capture cap = sample();
   const std::string path = dir.file("sample.core");
@@ -368,6 +369,27 @@ TEST_CASE("capture core: bounded cases", "[capture]") {
     REQUIRE(c.ph.size() == 70'001);
     CHECK(c.ph[70'000].p_vaddr == 0x10000 + 69'999 * 16);
     CHECK(c.bytes[c.ph[70'000].p_offset] == 'x');
+  }
+  SECTION("regions larger than the write buffer, between small ones, land at their offsets") {
+    Capture cap;
+    cap.pid = 7;
+    cap.memory.push_back(Region{0x1000, std::string(5, 'a')});
+    std::string big(3 << 20, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) {
+      big[i] = static_cast<char>(i * 7);
+    }
+    cap.memory.push_back(Region{0x100000, big});
+    cap.memory.push_back(Region{0x900000, std::string(1 << 20, 'c')});
+    cap.memory.push_back(Region{0xa00000, std::string(3, 'd')});
+    const std::string path = dir.file("big.core");
+    write_core(cap, path);
+    const auto c = parse_core(path);
+    REQUIRE(c.ph.size() == 5);
+    for (std::size_t i = 0; i < cap.memory.size(); ++i) {
+      const auto& p = c.ph[i + 1];
+      CHECK(p.p_vaddr == cap.memory[i].address);
+      CHECK(c.bytes.substr(p.p_offset, p.p_filesz) == cap.memory[i].bytes);
+    }
   }
   SECTION("an unwritable path: Error naming it, nothing left behind") {
     const std::string path = dir.file("no/such/dir/x.core");
