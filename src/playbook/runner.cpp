@@ -21,6 +21,7 @@
 #include <chrono>
 #include <ctime>
 #include <set>
+#include <thread>
 #include <unordered_set>
 
 namespace rocplay::playbook {
@@ -1166,7 +1167,8 @@ private:
     samples_.reset();
     if (sample_ > 1) {
       try {
-        samples = fed ? fed->finish() : snapshot::build_samples(driver_.exchanges(), bo);
+        samples = fed ? fed->finish(std::max(1u, std::thread::hardware_concurrency()))
+                      : snapshot::build_samples(driver_.exchanges(), bo);
       } catch (const std::exception& e) {
         result_.warnings.push_back(fmt::format("snapshot: {}", e.what()));
       }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <future>
 #include <map>
 #include <optional>
 #include <set>
@@ -326,16 +327,37 @@ std::optional<Snapshot> SampleBuilder::finish_single() {
   return out;
 }
 
-std::vector<Sample> SampleBuilder::finish() {
+std::vector<Sample> SampleBuilder::finish(unsigned threads) {
   Impl& s = *impl_;
   s.close();
+  // Each builder finishes on its own (the builders share nothing, as a post-mortem's workers'
+  // do); what one sample carries into the next is added in order below.
+  std::vector<Snapshot> snapshots(s.done.size());
+  {
+    const std::size_t lanes =
+        std::clamp<std::size_t>(threads, 1, std::max<std::size_t>(1, s.done.size()));
+    std::vector<std::future<void>> others;
+    auto lane = [&s, &snapshots, lanes](std::size_t first) {
+      for (std::size_t i = first; i < snapshots.size(); i += lanes) {
+        snapshots[i] = s.done[i].second.finish();
+      }
+    };
+    for (std::size_t l = 1; l < lanes; ++l) {
+      others.push_back(std::async(std::launch::async, lane, l));
+    }
+    lane(0);
+    for (auto& f : others) {
+      f.get(); // rethrows a lane's exception
+    }
+  }
   std::vector<Sample> out;
   std::vector<SourceLine> known;
   const double origin = s.done.empty() ? 0 : s.done.front().first.stop_began;
+  std::size_t next = 0;
   for (auto& [w, builder] : s.done) {
     Sample sample;
     sample.index = w.index;
-    sample.snapshot = builder.finish();
+    sample.snapshot = std::move(snapshots[next++]);
     std::set<std::uint64_t> have;
     for (const auto& sl : sample.snapshot.source_lines) {
       have.insert(sl.pc);

@@ -62,8 +62,10 @@ public:
   const Builder* current() const;
   std::uint32_t current_sample() const;
   // Every sample with its snapshot and times. Source lines looked up in an earlier sample are
-  // carried into later ones for the PCs they did not ask again. Each sample is finished here.
-  std::vector<Sample> finish();
+  // carried into later ones for the PCs they did not ask again. Each sample is finished here, on
+  // up to `threads` threads (a live run: its report waits for them; a post-mortem's workers
+  // already run one input each).
+  std::vector<Sample> finish(unsigned threads = 1);
   // When every exchange fell in one sample: its snapshot exactly as Builder::finish() makes it
   // over them, without what finish() stamps on a sample (times, carried lines); nullopt, and
   // nothing finished, when there were several.
