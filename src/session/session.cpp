@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <map>
 
 namespace rocplay::session {
@@ -858,14 +857,7 @@ ResumeResult Session::Impl::run_by_copy(milliseconds interval,
     ticks_before.emplace(t.tid, t.cpu_ticks);
   }
   const auto figures_took = Clock::now() - interval_from; // read again before the copy
-  // The last copy's core file, closed while the target runs: with 1,000 threads GDB takes 15-20 ms
-  // to let go of one, which the next sample would otherwise wait for.
-  if (!core_loaded.empty()) {
-    command(console_command("core-file"), options.command_timeout);
-    std::error_code ignored;
-    std::filesystem::remove(core_loaded, ignored);
-    core_loaded.clear();
-  }
+  close_core(); // in the interval, not before the next sample
   flush_recording();
   auto never = [] { return false; };
   auto w = Wait::Deadline;

@@ -13,7 +13,7 @@ namespace rocplay::session {
 namespace {
 
 // The threads' names, which a core file does not carry, as notes the snapshot builder reads
-// (snapshot::ThreadNameNotes): `thread names: {"TID":"NAME",...}`, a few hundred per note.
+// (src/snapshot/builder.cpp): `thread names: {"TID":"NAME",...}`, a few hundred per note.
 std::vector<std::string> thread_name_notes(const capture::Capture& c) {
   constexpr std::size_t kNoteBytes = 3'000;
   std::vector<std::string> notes;
@@ -100,22 +100,26 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
 
   const std::string path = fmt::format("{}/core.{}", copy_dir, copies);
   capture::write_core(c, path);
-  // The first copy is opened as the debugger's target; a later one replaces it.
-  const std::string cmd =
-      core_loaded.empty() ? "-target-select core " + path : console_command("core-file " + path);
-  const auto ex = command(cmd, options.command_timeout);
+  close_core(); // the last copy's, when still open
+  const auto ex = command("-target-select core " + path, options.command_timeout);
   if (const auto msg = ex.error_message()) {
     throw Error(ExitCode::StepFailed,
                 "the debugger could not read the copy of pid " + std::to_string(target_pid) + ": " +
                     *msg,
                 "the target runs; attach the debugger instead (--stop attach)");
   }
-  if (!core_loaded.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove(core_loaded, ignored); // the debugger has let go of it
-  }
   core_loaded = path;
   return held_from;
+}
+
+void Session::Impl::close_core() {
+  if (core_loaded.empty()) {
+    return;
+  }
+  command(console_command("core-file"), options.command_timeout);
+  std::error_code ignored;
+  std::filesystem::remove(core_loaded, ignored);
+  core_loaded.clear();
 }
 
 void Session::Impl::remove_copies() noexcept {
@@ -135,10 +139,6 @@ bool Session::stop_by_copy(std::function<void()> while_stopped) {
   s.copy_stop = true;
   s.copy_while_stopped = std::move(while_stopped);
   return true;
-}
-
-bool Session::stops_by_copy() const {
-  return impl_->copy_stop;
 }
 
 } // namespace rocplay::session

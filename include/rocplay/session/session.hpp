@@ -212,7 +212,6 @@ public:
   // not in a copy, elsewhere, and once attach() was called. `while_stopped` runs inside each
   // copy's stop (the runner reads a CPython target's frames there).
   bool stop_by_copy(std::function<void()> while_stopped);
-  bool stops_by_copy() const;
   // Sends one MI command (starts with `-`; no token, no newline; validated) and waits for its
   // result record. Lifecycle commands follow classify_mi_command(). A `^error` result is returned,
   // not thrown. Throws Error(Timeout) when the deadline passes (the session then detaches and ends:

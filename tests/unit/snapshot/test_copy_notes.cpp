@@ -59,7 +59,7 @@ TEST_CASE("copy notes: each sample's stop is its copy's hold") {
       "copy: held 2 threads of pid 4242 from 2.300000 s to 2.305000 s, "
       "then let them go; the debugger reads the copy");
   exchanges.back().notes.push_back(snapshot::sample_note(2, 2.3, 1002.0));
-  exchanges.push_back(exchange("-interpreter-exec console \"core-file /tmp/core.2\"", 2.31, 2.4));
+  exchanges.push_back(exchange("-target-select core /tmp/core.2", 2.31, 2.4));
   exchanges.push_back(core_thread_info(2.5));
   const auto samples = snapshot::build_samples(exchanges);
   REQUIRE(samples.size() == 2);
