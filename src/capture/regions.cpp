@@ -3,7 +3,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
+#include <functional>
+
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/user.h>
+#endif
 
 namespace rocplay::capture::detail {
 
@@ -194,3 +200,37 @@ std::vector<Region> merge_regions(std::vector<Region> low, std::vector<Region> h
 }
 
 } // namespace rocplay::capture::detail
+
+namespace rocplay::capture {
+
+std::uint64_t stack_fingerprint(const Capture& capture, const Thread& thread) {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr std::uint64_t kRedZone = 128;
+  if (thread.prstatus_regs.size() < sizeof(user_regs_struct)) {
+    return 0;
+  }
+  user_regs_struct regs;
+  std::memcpy(&regs, thread.prstatus_regs.data(), sizeof regs);
+  const std::uint64_t from = regs.rsp >= kRedZone ? regs.rsp - kRedZone : 0;
+  // The regions are sorted by address and disjoint (merge_regions).
+  auto it = std::upper_bound(capture.memory.begin(), capture.memory.end(), regs.rsp,
+                             [](std::uint64_t a, const Region& r) { return a < r.address; });
+  if (it == capture.memory.begin()) {
+    return 0;
+  }
+  --it;
+  if (regs.rsp >= it->address + it->bytes.size()) {
+    return 0;
+  }
+  const std::size_t offset = from > it->address ? static_cast<std::size_t>(from - it->address) : 0;
+  const std::hash<std::string_view> hash;
+  return hash(std::string_view(it->bytes).substr(offset)) ^
+         (hash(thread.prstatus_regs) * 0x9e3779b97f4a7c15ULL);
+#else
+  (void)capture;
+  (void)thread;
+  return 0;
+#endif
+}
+
+} // namespace rocplay::capture

@@ -37,6 +37,7 @@ public:
   bool stop_by_copy(std::function<void()> while_stopped) override {
     return s_.stop_by_copy(std::move(while_stopped));
   }
+  std::vector<std::int64_t> unchanged_stacks() const override { return s_.unchanged_stacks(); }
   void note(std::string_view text) override { s_.note(text); }
   double now() const override { return s_.now(); }
 

@@ -968,13 +968,35 @@ private:
         result_.warnings.push_back(fmt::format("backtrace: skipped thread id `{}`", id));
       }
     }
+    // Stops by copy: a thread whose registers and stack are byte for byte those of the sample
+    // before has the same frames; the sample takes them from that one (a note says which).
+    std::unordered_set<std::string> same;
+    std::vector<std::int64_t> same_lwps;
+    if (copying_ && sample_ > 1) {
+      const auto unchanged = driver_.unchanged_stacks();
+      const std::unordered_set<std::int64_t> lwps(unchanged.begin(), unchanged.end());
+      if (const snapshot::Builder* b = lwps.empty() ? nullptr : fed_builder()) {
+        for (const auto& [id, lwp] : b->host_thread_lwps()) {
+          if (lwps.count(static_cast<std::int64_t>(lwp)) != 0) {
+            same.insert(id);
+            same_lwps.push_back(static_cast<std::int64_t>(lwp));
+          }
+        }
+      }
+    }
     std::size_t failed = 0;
     for (const auto& id : ids) {
+      if (same.count(id) != 0) {
+        continue;
+      }
       auto ex = driver_.execute(
           fmt::format("-stack-list-frames --thread {} 0 {}", id, s.frames - 1), timeout_of(s));
       if (ex.error_message()) {
         ++failed;
       }
+    }
+    for (const auto& n : snapshot::unchanged_stacks_notes(same_lwps)) {
+      driver_.note(n);
     }
     python_frames();
     return count_value(ids.size(), failed);

@@ -85,6 +85,19 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
     times.attach_seconds = c.seize_seconds;
   }
   times.total_seconds = released_at;
+  std::map<std::int64_t, std::uint64_t> now_fingerprints;
+  unchanged_stacks.clear();
+  for (const auto& t : c.threads) {
+    const std::uint64_t f = capture::stack_fingerprint(c, t);
+    if (f == 0) {
+      continue;
+    }
+    now_fingerprints.emplace(t.tid, f);
+    if (const auto it = fingerprints.find(t.tid); it != fingerprints.end() && it->second == f) {
+      unchanged_stacks.push_back(t.tid);
+    }
+  }
+  fingerprints = std::move(now_fingerprints);
   // The format snapshot::parse_copy_note reads.
   on_note(
       fmt::format("copy: held {} threads of pid {} from {:.6f} s to {:.6f} s, then let them go; "
@@ -129,6 +142,10 @@ void Session::Impl::remove_copies() noexcept {
   std::error_code ignored;
   std::filesystem::remove_all(copy_dir, ignored);
   copy_dir.clear();
+}
+
+const std::vector<std::int64_t>& Session::unchanged_stacks() const {
+  return impl_->unchanged_stacks;
 }
 
 bool Session::stop_by_copy(std::function<void()> while_stopped) {

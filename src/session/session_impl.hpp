@@ -46,6 +46,7 @@
 #include <array>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -237,6 +238,10 @@ struct Session::Impl {
   // How long the last copy took from being asked for to its hold (its /proc reads while the
   // target runs): a later sample asks that much early, so the holds are the interval apart.
   double copy_prep_seconds = 0;
+  // Each thread's stack fingerprint in the last copy (capture::stack_fingerprint), and the threads
+  // whose fingerprint the copy before had too: their frames cannot have changed.
+  std::map<std::int64_t, std::uint64_t> fingerprints;
+  std::vector<std::int64_t> unchanged_stacks;
 
   Impl(const Debugger& d, const Options& o) : debugger(d), options(o) {}
 

@@ -16,6 +16,7 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace rocplay::snapshot {
@@ -483,6 +484,44 @@ Snapshot Builder::peek() const {
 
 std::vector<std::string> Builder::host_thread_ids() const {
   return impl_->host_thread_ids();
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> Builder::host_thread_lwps() const {
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  for (const auto& t : impl_->state.snapshot.host_threads) {
+    if (t.lwp) {
+      out.emplace_back(t.id, *t.lwp);
+    }
+  }
+  return out;
+}
+
+void Builder::inherit_stacks(const Builder& previous, const std::vector<std::uint64_t>& lwps) {
+  const BuildState& before = previous.impl_->state;
+  BuildState& now = impl_->state;
+  std::unordered_map<std::uint64_t, const std::string*> id_before;
+  std::unordered_map<std::uint64_t, const std::string*> id_now;
+  for (const auto& t : before.snapshot.host_threads) {
+    if (t.lwp) {
+      id_before.emplace(*t.lwp, &t.id);
+    }
+  }
+  for (const auto& t : now.snapshot.host_threads) {
+    if (t.lwp) {
+      id_now.emplace(*t.lwp, &t.id);
+    }
+  }
+  for (const std::uint64_t lwp : lwps) {
+    const auto b = id_before.find(lwp);
+    const auto n = id_now.find(lwp);
+    if (b == id_before.end() || n == id_now.end()) {
+      continue;
+    }
+    const auto stack = before.stacks.find(*b->second);
+    if (stack != before.stacks.end() && !now.stacks.count(*n->second)) {
+      now.stacks.emplace(*n->second, stack->second);
+    }
+  }
 }
 
 BuilderCounts builder_counts() {

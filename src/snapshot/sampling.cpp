@@ -192,6 +192,54 @@ std::optional<CopyNote> parse_copy_note(std::string_view note) {
   return c;
 }
 
+namespace {
+
+constexpr std::string_view kUnchangedStacks = "stacks as in the sample before: ";
+
+// The LWPs of an unchanged-stacks note; bounded like every note (4,096 bytes).
+std::optional<std::vector<std::uint64_t>> parse_unchanged_stacks(std::string_view note) {
+  if (!starts_with(note, kUnchangedStacks)) {
+    return std::nullopt;
+  }
+  note.remove_prefix(kUnchangedStacks.size());
+  std::vector<std::uint64_t> out;
+  while (!note.empty()) {
+    const auto space = note.find(' ');
+    const auto word = note.substr(0, space);
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(word.data(), word.data() + word.size(), v);
+    if (ec == std::errc() && p == word.data() + word.size()) {
+      out.push_back(v);
+    }
+    note = space == std::string_view::npos ? std::string_view() : note.substr(space + 1);
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> unchanged_stacks_notes(const std::vector<std::int64_t>& lwps) {
+  constexpr std::size_t kNoteBytes = 3'000;
+  std::vector<std::string> notes;
+  std::string note;
+  for (const auto lwp : lwps) {
+    if (note.empty()) {
+      note = kUnchangedStacks;
+    } else {
+      note += ' ';
+    }
+    note += std::to_string(lwp);
+    if (note.size() > kNoteBytes) {
+      notes.push_back(std::move(note));
+      note.clear();
+    }
+  }
+  if (!note.empty()) {
+    notes.push_back(std::move(note));
+  }
+  return notes;
+}
+
 struct SampleBuilder::Impl {
   BuildOptions options;
   std::optional<Builder> builder;
@@ -222,7 +270,12 @@ SampleBuilder& SampleBuilder::operator=(SampleBuilder&&) noexcept = default;
 
 void SampleBuilder::add(const mi::Exchange& ex) {
   Impl& s = *impl_;
+  std::vector<std::uint64_t> unchanged; // taken once this exchange's thread list is in
   for (const auto& n : ex.notes) {
+    if (auto lwps = parse_unchanged_stacks(n)) {
+      unchanged.insert(unchanged.end(), lwps->begin(), lwps->end());
+      continue;
+    }
     if (parse_thread_figures(n, s.pending_figures)) {
       continue;
     }
@@ -275,6 +328,9 @@ void SampleBuilder::add(const mi::Exchange& ex) {
     s.window.stop_ended = ex.done_at;
   }
   s.builder->add(ex);
+  if (!unchanged.empty() && !s.done.empty()) {
+    s.builder->inherit_stacks(s.done.back().second, unchanged);
+  }
 }
 
 // Windows decoded after the detach are recorded after the last sample, whichever sample asked

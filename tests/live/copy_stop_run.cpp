@@ -11,8 +11,11 @@
 
 #include <dirent.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <map>
+#include <thread>
 
 // No `using namespace rocplay`: the unity build puts this file beside others with their own
 // `Frame`.
@@ -203,4 +206,50 @@ TEST_CASE("rocplay run hang-triage with gdb copies by default, and --stop attach
   const auto bad = run_rocplay(args({"--stop", "core"}));
   CHECK(bad.exit_code == 64);
   require_running_again(target);
+}
+
+TEST_CASE("two samples by copy of a deadlock: unchanged stacks are not unwound again") {
+  DeadlockTarget target;
+  // Past `ready` the lockers may still be on their way into the kernel on a loaded machine.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::vector<mi::Exchange> exchanges;
+  const auto r = triage(target.pid(), playbook::StopMode::Copy, 2, &exchanges);
+  REQUIRE_FALSE(r.fatal.has_value());
+  REQUIRE(r.samples.size() == 2);
+  // Every thread is blocked: the second copy holds the same registers and stack bytes, so the
+  // second sample asks the debugger for no backtrace and takes the first sample's.
+  std::size_t second_sample_backtraces = 0;
+  bool in_second = false;
+  std::size_t inherited = 0;
+  for (const auto& ex : exchanges) {
+    for (const auto& n : ex.notes) {
+      in_second = in_second || n.rfind("sample 2:", 0) == 0;
+      if (n.rfind("stacks as in the sample before: ", 0) == 0) {
+        inherited += static_cast<std::size_t>(std::count(n.begin(), n.end(), ' ')) - 5;
+      }
+    }
+    if (in_second && ex.command.rfind("-stack-list-frames", 0) == 0) {
+      ++second_sample_backtraces;
+    }
+  }
+  // The two deadlocked lockers cannot move; the others (main in pause(), the waiter) do not
+  // either, but a signal or a scheduler's spurious wake-up may change a stack: such a thread is
+  // asked again. Either way each thread is unwound or inherited, never both or neither.
+  CHECK(inherited >= 2);
+  CHECK(inherited + second_sample_backtraces == DeadlockTarget::kThreads);
+  const auto& first = r.samples[0].snapshot.host_threads;
+  const auto& second = r.samples[1].snapshot.host_threads;
+  REQUIRE(first.size() == DeadlockTarget::kThreads);
+  REQUIRE(second.size() == DeadlockTarget::kThreads);
+  std::map<std::uint64_t, const HostThread*> before;
+  for (const auto& t : first) {
+    before[*t.lwp] = &t;
+  }
+  for (const auto& t : second) {
+    INFO("thread " << *t.lwp);
+    REQUIRE(before.count(*t.lwp));
+    CHECK(functions(t) == functions(*before[*t.lwp]));
+    CHECK(t.frames.size() > 1);
+  }
+  require_every_thread_free(target.pid(), DeadlockTarget::kThreads);
 }

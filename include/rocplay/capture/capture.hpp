@@ -92,6 +92,12 @@ struct Capture {
 // (another tracer, Yama ptrace_scope, permissions), each with a hint.
 Capture take(std::int64_t pid, const Options& options = {});
 
+// A hash of `thread`'s registers and of its stack as copied (from the stack pointer less the red
+// zone to the end of the region holding it). Equal in two captures of one process, the debugger
+// unwinds the thread to the same frames, the code being the same: a later sample need not ask
+// again. 0 when the stack pointer is in no copied region (or off Linux x86-64).
+std::uint64_t stack_fingerprint(const Capture& capture, const Thread& thread);
+
 // Writes `capture` as an ELF core file (ET_CORE, EM_X86_64): NT_PRSTATUS (+ NT_PRFPREG) per
 // thread, NT_PRPSINFO, NT_AUXV, NT_FILE, and one PT_LOAD per memory region. Throws Error on a
 // write failure, naming the path.

@@ -228,6 +228,9 @@ public:
   // Takes the stops by copy (session::Session::stop_by_copy), `while_stopped` run inside each,
   // when the debugger allows it; false: the debugger attaches. Called before attach().
   virtual bool stop_by_copy(std::function<void()> /*while_stopped*/) { return false; }
+  // Stops by copy: the LWPs whose stacks are byte for byte those of the sample before
+  // (session::Session::unchanged_stacks); their backtraces are not asked again.
+  virtual std::vector<std::int64_t> unchanged_stacks() const { return {}; }
   // Whether run_for() works; a replayed recording cannot let the target run, so a run over it
   // takes one sample.
   virtual bool can_resume() const { return false; }

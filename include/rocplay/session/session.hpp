@@ -212,6 +212,9 @@ public:
   // not in a copy, elsewhere, and once attach() was called. `while_stopped` runs inside each
   // copy's stop (the runner reads a CPython target's frames there).
   bool stop_by_copy(std::function<void()> while_stopped);
+  // Stops by copy: the threads (LWPs) whose registers and stack bytes in the last copy were the
+  // same as in the copy before (capture::stack_fingerprint). Their frames are the same too.
+  const std::vector<std::int64_t>& unchanged_stacks() const;
   // Sends one MI command (starts with `-`; no token, no newline; validated) and waits for its
   // result record. Lifecycle commands follow classify_mi_command(). A `^error` result is returned,
   // not thrown. Throws Error(Timeout) when the deadline passes (the session then detaches and ends:

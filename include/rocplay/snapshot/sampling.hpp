@@ -45,6 +45,11 @@ struct CopyNote {
 };
 std::optional<CopyNote> parse_copy_note(std::string_view note);
 
+// The runner's notes for the threads whose stacks a later sample took from the sample before
+// instead of asking the debugger (stops by copy, Session::unchanged_stacks): `stacks as in the
+// sample before: 4243 4244 ...` (LWPs), split to stay under a note's size.
+std::vector<std::string> unchanged_stacks_notes(const std::vector<std::int64_t>& lwps);
+
 // Sample 1 starts at the first exchange (its stop at `-target-attach`); sample N (N >= 2) at
 // the exchange carrying its note, when the notes count up 2, 3, ... (others are ignored). A
 // sample's stop ends at the answer of the next `-exec-continue` or of `-target-detach`; with stops

@@ -304,6 +304,12 @@ public:
   Snapshot peek() const;
   // The ids of the host threads finish() would list, in its order: cheaper than a peek.
   std::vector<std::string> host_thread_ids() const;
+  // The host threads listed so far (-thread-info) with their LWPs, by id.
+  std::vector<std::pair<std::string, std::uint64_t>> host_thread_lwps() const;
+  // Takes the stacks of the threads `lwps` from `previous` (a builder of the sample before, its
+  // threads and stacks matched by LWP: gdb numbers a core file's threads afresh), for threads this
+  // one has no stack of yet. Stops by copy: those threads' stacks were byte for byte the same.
+  void inherit_stacks(const Builder& previous, const std::vector<std::uint64_t>& lwps);
 
 private:
   struct Impl;

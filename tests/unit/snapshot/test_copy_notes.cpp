@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+
 using namespace rocplay;
 
 namespace {
@@ -81,4 +83,59 @@ TEST_CASE("thread names: the session's notes name the threads a core file leaves
   CHECK(s.host_threads[0].name == "python3");
   CHECK(s.host_threads[1].name == "pt_nccl_watchdg");
   CHECK(s.notes.empty()); // the names are not notes of the snapshot
+}
+
+TEST_CASE("unchanged stacks: a later sample takes them from the sample before, by LWP") {
+  auto stack = [](std::string id, std::string func, double at) {
+    auto e = exchange("-stack-list-frames --thread " + id + " 0 29", at, at + 0.001);
+    auto records =
+        mi::parse_all("^done,stack=[frame={level=\"0\",addr=\"0x401100\",func=\"" + func +
+                      "\"},frame={level=\"1\",addr=\"0x401200\",func=\"main\"}]\n");
+    REQUIRE(records.size() == 1);
+    e.records.push_back(std::move(records.front()));
+    return e;
+  };
+  std::vector<mi::Exchange> exchanges;
+  exchanges.push_back(core_thread_info(0.5)); // id 1 = LWP 4242, id 2 = LWP 4243
+  exchanges.push_back(stack("1", "wait_here", 0.6));
+  exchanges.push_back(stack("2", "worker_loop", 0.7));
+  exchanges.push_back(exchange("", 2.0, 0)); // the run between: notes only
+  exchanges.back().notes.push_back(snapshot::sample_note(2, 2.0, 1002.0));
+  // gdb numbers a core's threads afresh: in sample 2, LWP 4243 is thread 1.
+  auto info = exchange("-thread-info", 2.5, 2.501);
+  auto records = mi::parse_all(
+      R"(^done,threads=[{id="1",target-id="LWP 4243",frame={level="0",addr="0x401100",)"
+      R"(func="worker_loop"},state="stopped"},{id="2",target-id="LWP 4242",frame={level="0",)"
+      R"(addr="0x401100",func="wait_here"},state="stopped"}],current-thread-id="1")"
+      "\n");
+  REQUIRE(records.size() == 1);
+  info.records.push_back(std::move(records.front()));
+  const auto notes = snapshot::unchanged_stacks_notes({4242});
+  REQUIRE(notes.size() == 1);
+  CHECK(notes.front() == "stacks as in the sample before: 4242");
+  info.notes = notes;
+  exchanges.push_back(std::move(info));
+  exchanges.push_back(stack("1", "worker_loop_moved", 2.6)); // LWP 4243 was asked again
+  const auto samples = snapshot::build_samples(exchanges);
+  REQUIRE(samples.size() == 2);
+  std::map<std::uint64_t, std::vector<std::string>> second;
+  for (const auto& t : samples[1].snapshot.host_threads) {
+    std::vector<std::string> fs;
+    for (const auto& f : t.frames) {
+      fs.push_back(f.function);
+    }
+    second[*t.lwp] = fs;
+  }
+  CHECK(second[4242] == std::vector<std::string>{"wait_here", "main"});
+  CHECK(second[4243] == std::vector<std::string>{"worker_loop_moved", "main"});
+  // Many LWPs: several notes, each under the size a note may have.
+  std::vector<std::int64_t> many(2'000);
+  for (std::size_t i = 0; i < many.size(); ++i) {
+    many[i] = 100'000 + static_cast<std::int64_t>(i);
+  }
+  const auto split = snapshot::unchanged_stacks_notes(many);
+  CHECK(split.size() > 1);
+  for (const auto& n : split) {
+    CHECK(n.size() < 4'000);
+  }
 }
