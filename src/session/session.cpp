@@ -911,8 +911,7 @@ ResumeResult Session::Impl::run_by_copy(milliseconds interval,
     }
     throw;
   }
-  r.stopped_at = r.interrupted_at;
-  r.released_at = times.total_seconds.value_or(now());
+  r.stopped_at = r.interrupted_at; // the copy's hold: its start is the sample's stop
   if (solib_add_off) {
     load_unpreloaded_libraries(*pid, options.command_timeout); // dlopen()ed in the run
   }

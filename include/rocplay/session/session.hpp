@@ -186,8 +186,6 @@ struct ResumeResult {
   std::string stop_reason;   // its `reason` (`signal-received`, `exited`, ...)
   std::string signal_name;   // its `signal-name`, when there is one
   bool exited = false;       // the target exited while it ran: there is nothing left to sample
-  // A stop by copy (Session::stop_by_copy): when rocplay let the target go again; 0 otherwise.
-  double released_at = 0;
 };
 
 // When the interval of a run_for() begins; nothing while still waiting (see run_for).
