@@ -30,7 +30,10 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-"$build/tests/spin_target" "$work/progress" "$spin" --sleepy >"$work/target.out" 2>&1 &
+# TARGET_ARGS: spin_target's other arguments (default --sleepy); `--sleepy --blocked 998` with
+# SPIN_THREADS 0 gives 998 threads blocked on a condition variable, a hung worker's shape.
+read -r -a target_args <<<"${TARGET_ARGS:---sleepy}"
+"$build/tests/spin_target" "$work/progress" "$spin" "${target_args[@]}" >"$work/target.out" 2>&1 &
 target=$!
 until grep -q ready "$work/target.out"; do sleep 0.1; done
 printf 'info threads\nthread apply all bt 30\ndetach\n' >"$work/cmds"
