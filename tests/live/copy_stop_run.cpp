@@ -4,16 +4,14 @@
 // mutex owners), every thread must run again, and the report must say how the target was held.
 #include "cli_util.hpp"
 #include "rocplay/playbook/playbook.hpp"
+#include "rocplay/session/process.hpp"
 #include "session_target.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include <dirent.h>
-
 #include <algorithm>
 
-#include <fstream>
 #include <map>
 #include <thread>
 
@@ -49,41 +47,14 @@ RunResult triage(std::int64_t pid, playbook::StopMode stop, std::uint32_t sample
   return r;
 }
 
-// Every thread of `pid`: its state letter and tracer, from /proc/PID/task/*/stat and status.
-std::map<std::int64_t, std::pair<char, std::int64_t>> thread_states(std::int64_t pid) {
-  std::map<std::int64_t, std::pair<char, std::int64_t>> out;
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = ::opendir(dir.c_str());
-  REQUIRE(d != nullptr);
-  while (const dirent* e = ::readdir(d)) {
-    if (e->d_name[0] == '.') {
-      continue;
-    }
-    std::ifstream stat(dir + "/" + e->d_name + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const auto close = text.rfind(')');
-    char state = close != std::string::npos && close + 2 < text.size() ? text[close + 2] : '?';
-    std::ifstream status(dir + "/" + e->d_name + "/status");
-    std::int64_t tracer = -1;
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("TracerPid:", 0) == 0) {
-        tracer = std::stoll(line.substr(10));
-      }
-    }
-    out[std::stoll(e->d_name)] = {state, tracer};
-  }
-  ::closedir(d);
-  return out;
-}
-
+// Every thread running (not in a stop) and traced by nobody: the copy let each one go.
 void require_every_thread_free(std::int64_t pid, std::size_t threads) {
-  const auto states = thread_states(pid);
-  CHECK(states.size() == threads);
-  for (const auto& [tid, st] : states) {
-    INFO("thread " << tid << " state " << st.first << " tracer " << st.second);
-    CHECK(st.first != 't');
-    CHECK(st.first != 'T');
-    CHECK(st.second == 0);
+  rocplay::testing::require_no_thread_stopped(pid, threads);
+  for (const auto& t : rocplay::process::read_task_stats(pid)) {
+    const auto status = rocplay::process::read_status(t.tid);
+    INFO("thread " << t.tid);
+    REQUIRE(status);
+    CHECK(status->tracer_pid.value_or(-1) == 0);
   }
 }
 

@@ -38,36 +38,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class CoreDir {
-public:
-  CoreDir() {
-    path_ = fs::temp_directory_path() /
-            ("rocplay-capture-live-" + std::to_string(::getpid()) + "-" + std::to_string(next_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~CoreDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  CoreDir(const CoreDir&) = delete;
-  CoreDir& operator=(const CoreDir&) = delete;
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
-private:
-  fs::path path_;
-  static inline int next_ = 0;
-};
-
-std::size_t task_count(std::int64_t pid) {
-  std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e :
-       fs::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-    ++n;
-  }
-  return n;
-}
-
 // The function of a backtrace line (`#3  0x... in name (args) at f:l` or `#0  name (args) ...`):
 // up to the first ` (` outside brackets, so `(anonymous namespace)::f` and template arguments
 // stay whole.
@@ -216,7 +186,7 @@ TEST_CASE("capture: every thread of a 10-thread target is held once then copied 
   cfg.spin_threads = 8;
   cfg.sleepy = true;
   SpinTarget target(cfg);
-  const std::size_t threads = task_count(target.pid());
+  const std::size_t threads = thread_states(target.pid()).size();
   REQUIRE(threads == 10);
   std::vector<char> held_states;
   capture::Options opts;
@@ -280,7 +250,7 @@ TEST_CASE("capture: a while_stopped that throws and a timeout still let every th
   cfg.spin_threads = 4;
   cfg.sleepy = true;
   SpinTarget target(cfg);
-  const std::size_t threads = task_count(target.pid());
+  const std::size_t threads = thread_states(target.pid()).size();
   SECTION("while_stopped throws: a warning, the capture still returned") {
     capture::Options opts;
     opts.while_stopped = [] { throw std::runtime_error("frame reader failed"); };
@@ -394,7 +364,7 @@ TEST_CASE("capture: a tracer SIGKILLed while it holds the target leaves every th
   cfg.spin_threads = 8;
   cfg.sleepy = true;
   SpinTarget target(cfg);
-  const std::size_t threads = task_count(target.pid());
+  const std::size_t threads = thread_states(target.pid()).size();
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
   const pid_t tracer = ::fork();
@@ -547,7 +517,7 @@ TEST_CASE("capture: errors name the process", "[live][capture]") {
 TEST_CASE("capture: gdb reads the core of a deadlock like the live process", "[live][capture]") {
   DeadlockTarget target;
   REQUIRE(wait_in_syscall(target.pid(), target.pid(), SYS_pause));
-  CoreDir dir;
+  TempDir dir; // cli_util.hpp
   const auto cap = capture::take(target.pid());
   for (const auto& w : cap.warnings) {
     INFO("warning: " << w);
@@ -651,8 +621,8 @@ TEST_CASE("capture: gdb reads the core of napping and of spinning threads like t
   }
   INFO("sleepy " << cfg.sleepy);
   SpinTarget target(cfg);
-  const std::size_t threads = task_count(target.pid());
-  CoreDir dir;
+  const std::size_t threads = thread_states(target.pid()).size();
+  TempDir dir; // cli_util.hpp
   const auto cap = capture::take(target.pid());
   check_capture_shape(cap, target.pid(), threads);
   const std::string core = dir.file("spin.core");
@@ -701,13 +671,13 @@ TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-benc
     cfg.spin_threads = spin;
     cfg.sleepy = true;
     SpinTarget target(cfg);
-    const std::size_t threads = task_count(target.pid());
+    const std::size_t threads = thread_states(target.pid()).size();
     std::vector<double> stop;
     std::vector<double> seize;
     std::vector<double> write;
     std::vector<double> gap; // the longest pause the target's main thread saw in its ticks
     std::size_t bytes = 0;
-    CoreDir dir;
+    TempDir dir; // cli_util.hpp
     for (int run = 0; run < 5; ++run) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       target.reset_max_gap();
