@@ -20,11 +20,11 @@ void write_progress_text(std::ostream& out, const SampleProgress& p,
   }
   std::string stops;
   for (const auto& s : samples) {
-    stops += fmt::format("{}{:.2f}", stops.empty() ? "" : ", ", s.stop_seconds);
+    stops += (stops.empty() ? "" : ", ") + stop_time_text(s.stop_seconds, 2);
   }
   // A post-mortem series has no stop times (the recordings were taken apart).
   out << fmt::format("Progress ({} samples over {:.1f} s{})\n", p.samples, p.seconds,
-                     stops.empty() ? "" : fmt::format("; stopped {} s each", stops));
+                     stops.empty() ? "" : fmt::format("; stopped {} each", stops));
   write_wrapped(out, width, "  verdict: ", p.verdict_text);
   std::size_t blocked = 0;
   std::string blocked_example;

@@ -24,12 +24,8 @@ nlohmann::json opt(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-// A stop by copy lasts well under a millisecond: those are shown in ms, not as `0.000 s`.
 std::string seconds_text(const std::optional<double>& v) {
-  if (!v) {
-    return "unknown";
-  }
-  return *v < 0.01 ? fmt::format("{:.2f} ms", *v * 1000) : fmt::format("{:.3f} s", *v);
+  return v ? stop_time_text(*v) : std::string("unknown");
 }
 
 std::string state_text(char state) {

@@ -300,9 +300,7 @@ void write_header(std::ostream& out, const Snapshot& s, const Style& st) {
     parts.push_back(fmt::format("taken {}", s.taken_at));
   }
   if (s.stop_seconds) {
-    parts.push_back(*s.stop_seconds < 0.01 // a stop by copy
-                        ? fmt::format("stopped {:.2f}ms", *s.stop_seconds * 1000)
-                        : fmt::format("stopped {:.2f}s", *s.stop_seconds));
+    parts.push_back("stopped " + stop_time_text(*s.stop_seconds, 2, ""));
   }
   wrapped(out, st.width, st.bold("Snapshot") + "  ", fmt::format("{}", fmt::join(parts, ", ")));
   out << fmt::format("  {} agents, {} queues, {} dispatches, {} waves, {} host threads\n",
@@ -524,6 +522,11 @@ std::size_t text_width(int fd) {
     width = kDefaultWidth;
   }
   return std::clamp<std::size_t>(width, 40, 1000);
+}
+
+std::string stop_time_text(double seconds, int digits, std::string_view gap) {
+  return seconds < 0.01 ? fmt::format("{:.2f}{}ms", seconds * 1000, gap)
+                        : fmt::format("{:.{}f}{}s", seconds, digits, gap);
 }
 
 void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,

@@ -42,6 +42,10 @@ std::size_t text_width(int fd = 1);
 void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,
                    std::string_view text);
 
+// How long the target was stopped, for text: `0.412 s`, or `0.45 ms` below 10 ms (a stop by copy
+// reads as zero in seconds). `digits` decimals of seconds; `gap` between number and unit.
+std::string stop_time_text(double seconds, int digits = 3, std::string_view gap = " ");
+
 // One finding as the cross-rank part of a report lists it (a fan-out's, a post-mortem event's):
 // `[id] title`, then its meaning, evidence and next step, wrapped to `width`, `indent` deep.
 void write_finding_entry(std::ostream& out, const Finding& finding, std::size_t width,
