@@ -6,8 +6,10 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <string>
 
 #if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
 #include <sys/user.h>
 #endif
 
@@ -203,6 +205,37 @@ std::vector<Region> merge_regions(std::vector<Region> low, std::vector<Region> h
 
 namespace rocplay::capture {
 
+#if defined(__linux__) && defined(__x86_64__)
+namespace {
+
+// Where an interrupted timed wait writes the time it had left: a thread napping in a loop is
+// caught in a fresh sleep each sample with only that value different, and the unwinder never
+// reads it (it is the syscall's output, not a saved register or return address). The registers
+// must be those of a thread stopped inside the syscall (orig_rax is its number, -1 otherwise).
+struct Span {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+};
+Span time_left_written(const user_regs_struct& regs) {
+  constexpr std::uint64_t kTimespec = 16; // struct timespec and struct timeval on x86-64
+  switch (static_cast<long>(regs.orig_rax)) {
+  case SYS_nanosleep:
+    return {regs.rsi, kTimespec};
+  case SYS_clock_nanosleep:
+    return {regs.r10, kTimespec};
+  case SYS_select:
+  case SYS_pselect6:
+    return {regs.r8, kTimespec};
+  case SYS_ppoll:
+    return {regs.rdx, kTimespec};
+  default:
+    return {};
+  }
+}
+
+} // namespace
+#endif
+
 std::uint64_t stack_fingerprint(const Capture& capture, const Thread& thread) {
 #if defined(__linux__) && defined(__x86_64__)
   constexpr std::uint64_t kRedZone = 128;
@@ -219,13 +252,26 @@ std::uint64_t stack_fingerprint(const Capture& capture, const Thread& thread) {
     return 0;
   }
   --it;
-  if (regs.rsp >= it->address + it->bytes.size()) {
+  std::uint64_t end = it->address + it->bytes.size();
+  if (regs.rsp >= end) {
     return 0;
   }
-  const std::size_t offset = from > it->address ? static_cast<std::size_t>(from - it->address) : 0;
+  // A thread's control block sits above its stack in the same mapping (glibc); in it the kernel
+  // rewrites the rseq area's CPU number each time the thread moves to another CPU.
+  if (regs.fs_base > regs.rsp && regs.fs_base < end) {
+    end = regs.fs_base;
+  }
+  const std::uint64_t start = std::max(from, it->address);
+  std::string stack = it->bytes.substr(static_cast<std::size_t>(start - it->address),
+                                       static_cast<std::size_t>(end - start));
+  const Span left = time_left_written(regs);
+  if (left.bytes != 0 && left.address >= start && left.address < end) {
+    const auto at = static_cast<std::size_t>(left.address - start);
+    std::fill_n(stack.begin() + static_cast<std::ptrdiff_t>(at),
+                std::min<std::size_t>(left.bytes, stack.size() - at), '\0');
+  }
   const std::hash<std::string_view> hash;
-  return hash(std::string_view(it->bytes).substr(offset)) ^
-         (hash(thread.prstatus_regs) * 0x9e3779b97f4a7c15ULL);
+  return hash(stack) ^ (hash(thread.prstatus_regs) * 0x9e3779b97f4a7c15ULL);
 #else
   (void)capture;
   (void)thread;

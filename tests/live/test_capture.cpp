@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <new>
@@ -716,4 +718,54 @@ TEST_CASE("capture: stop time of 10 and 1000 napping threads", "[.][capture-benc
                 write[2] * 1e3, gap[2] * 1e3, gdb_gap[1] * 1e3);
     require_running_again(target);
   }
+}
+
+TEST_CASE("capture: a napping thread's stack fingerprint holds across captures, its bytes do not",
+          "[live][capture]") {
+  SpinTarget::Config cfg;
+  cfg.spin_threads = 4;
+  cfg.sleepy =
+      true; // nanosleep(&ts, &ts) for 500 ms in a loop: each interrupt writes the time left
+  SpinTarget target(cfg);
+  const auto first = capture::take(target.pid());
+  std::this_thread::sleep_for(std::chrono::milliseconds(600)); // past the interrupted nap
+  const auto second = capture::take(target.pid());
+  auto in_sleep = [](const capture::Thread& t) {
+    user_regs_struct regs;
+    std::memcpy(&regs, t.prstatus_regs.data(), sizeof regs);
+    return static_cast<long>(regs.orig_rax) == SYS_clock_nanosleep;
+  };
+  auto stack_from_rsp = [](const capture::Capture& c, const capture::Thread& t) {
+    user_regs_struct regs;
+    std::memcpy(&regs, t.prstatus_regs.data(), sizeof regs);
+    for (const auto& r : c.memory) {
+      if (regs.rsp >= r.address && regs.rsp < r.address + r.bytes.size()) {
+        return r.bytes.substr(static_cast<std::size_t>(regs.rsp - r.address));
+      }
+    }
+    return std::string();
+  };
+  std::map<std::int64_t, const capture::Thread*> before;
+  for (const auto& t : first.threads) {
+    before[t.tid] = &t;
+  }
+  // The napping threads caught asleep both times (on a loaded machine one may be caught awake).
+  int compared = 0;
+  int bytes_differ = 0;
+  for (const auto& t : second.threads) {
+    // The main thread naps 1 ms between ticks whose counters live on its stack.
+    if (t.tid == target.pid() || before.count(t.tid) == 0 || !in_sleep(t) ||
+        !in_sleep(*before[t.tid])) {
+      continue;
+    }
+    const auto& b = *before[t.tid];
+    INFO("thread " << t.tid << " " << t.name);
+    ++compared;
+    CHECK(capture::stack_fingerprint(second, t) == capture::stack_fingerprint(first, b));
+    bytes_differ += stack_from_rsp(second, t) != stack_from_rsp(first, b);
+  }
+  CHECK(compared >= 3);
+  // The kernel wrote a different time left each time: a byte-for-byte test would unwind them all.
+  CHECK(bytes_differ >= 3);
+  require_running_again(target);
 }

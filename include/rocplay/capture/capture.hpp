@@ -93,9 +93,13 @@ struct Capture {
 Capture take(std::int64_t pid, const Options& options = {});
 
 // A hash of `thread`'s registers and of its stack as copied (from the stack pointer less the red
-// zone to the end of the region holding it). Equal in two captures of one process, the debugger
-// unwinds the thread to the same frames, the code being the same: a later sample need not ask
-// again. 0 when the stack pointer is in no copied region (or off Linux x86-64).
+// zone to the end of the region holding it, or to the thread pointer when that lies between: the
+// thread's control block, whose rseq area the kernel rewrites on every move between CPUs). Equal in
+// two captures of one process, the debugger unwinds the thread to the same frames, the code being
+// the same: a later sample need not ask again. The time left that an interrupted timed sleep
+// (nanosleep, clock_nanosleep, select, pselect6, ppoll) writes back is left out: a thread napping
+// in a loop differs only there. 0 when the stack pointer is in no copied region (or off Linux
+// x86-64).
 std::uint64_t stack_fingerprint(const Capture& capture, const Thread& thread);
 
 // Writes `capture` as an ELF core file (ET_CORE, EM_X86_64): NT_PRSTATUS (+ NT_PRFPREG) per

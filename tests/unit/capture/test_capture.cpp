@@ -8,6 +8,8 @@
 
 #include <elf.h>
 #include <sys/procfs.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -412,3 +414,80 @@ TEST_CASE("capture: supported on this build", "[capture]") {
   CHECK(!supported());
 #endif
 }
+
+#if defined(__linux__) && defined(__x86_64__)
+TEST_CASE("capture fingerprint: a timed sleep's time left is not part of the stack", "[capture]") {
+  // One thread in a stack region of 4 KB at 0x7000'0000, stopped in `syscall` with the time left
+  // to be written at rsp + 88, as glibc's nanosleep(&ts, &ts) of a napping loop has it.
+  constexpr std::uint64_t kBase = 0x7000'0000;
+  constexpr std::uint64_t kRsp = kBase + 0x800;
+  constexpr std::uint64_t kTimeLeft = kRsp + 88;
+  auto make = [&](long syscall_nr, std::uint64_t time_left_arg) {
+    Capture c;
+    c.memory.push_back({kBase, std::string(4096, '\x5a')});
+    user_regs_struct regs{};
+    regs.rsp = kRsp;
+    regs.orig_rax = static_cast<unsigned long long>(syscall_nr);
+    regs.rsi = time_left_arg;
+    regs.r10 = time_left_arg;
+    Thread t;
+    t.tid = 42;
+    t.prstatus_regs.assign(reinterpret_cast<const char*>(&regs), sizeof regs);
+    c.threads.push_back(t);
+    return c;
+  };
+  auto poke = [](Capture& c, std::uint64_t address, char value) {
+    c.memory.front().bytes[static_cast<std::size_t>(address - kBase)] = value;
+  };
+  auto fingerprint = [](const Capture& c) { return stack_fingerprint(c, c.threads.front()); };
+
+  for (const long nr : {long{SYS_nanosleep}, long{SYS_clock_nanosleep}}) {
+    INFO("syscall " << nr);
+    const Capture before = make(nr, kTimeLeft);
+    REQUIRE(fingerprint(before) != 0);
+    // The kernel wrote another time left (both words of the timespec): the same stack.
+    Capture later = make(nr, kTimeLeft);
+    poke(later, kTimeLeft, 1);
+    poke(later, kTimeLeft + 15, 2);
+    CHECK(fingerprint(later) == fingerprint(before));
+    // A byte beside it changed: a different stack.
+    Capture beside = make(nr, kTimeLeft);
+    poke(beside, kTimeLeft + 16, 1);
+    CHECK(fingerprint(beside) != fingerprint(before));
+    poke(beside, kTimeLeft + 16, '\x5a');
+    poke(beside, kTimeLeft - 1, 1);
+    CHECK(fingerprint(beside) != fingerprint(before));
+  }
+  // The same bytes changed in a thread outside a timed sleep (running user code, or in read()):
+  // a different stack.
+  for (const long nr : {-1L, long{SYS_read}}) {
+    INFO("syscall " << nr);
+    const Capture before = make(nr, kTimeLeft);
+    Capture later = make(nr, kTimeLeft);
+    poke(later, kTimeLeft, 1);
+    CHECK(fingerprint(later) != fingerprint(before));
+  }
+  // Above the thread pointer (the thread's control block, its rseq area's CPU number rewritten
+  // by the kernel) nothing counts; below it everything does.
+  {
+    Capture before = make(-1, 0);
+    user_regs_struct regs;
+    std::memcpy(&regs, before.threads.front().prstatus_regs.data(), sizeof regs);
+    regs.fs_base = kBase + 0xc00;
+    before.threads.front().prstatus_regs.assign(reinterpret_cast<const char*>(&regs), sizeof regs);
+    Capture moved = before;
+    poke(moved, regs.fs_base, 1);
+    poke(moved, kBase + 4095, 1);
+    CHECK(fingerprint(moved) == fingerprint(before));
+    poke(moved, regs.fs_base - 1, 1);
+    CHECK(fingerprint(moved) != fingerprint(before));
+  }
+  // A time left outside the copied stack changes nothing and is not looked for past its end.
+  const Capture far = make(SYS_nanosleep, kBase + 4096 - 8);
+  Capture far_later = make(SYS_nanosleep, kBase + 4096 - 8);
+  poke(far_later, kBase + 4096 - 8, 1);
+  CHECK(fingerprint(far_later) == fingerprint(far));
+  poke(far_later, kBase + 4096 - 9, 1);
+  CHECK(fingerprint(far_later) != fingerprint(far));
+}
+#endif
