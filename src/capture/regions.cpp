@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #if defined(__linux__) && defined(__x86_64__)
 #include <sys/syscall.h>
@@ -262,16 +263,21 @@ std::uint64_t stack_fingerprint(const Capture& capture, const Thread& thread) {
     end = regs.fs_base;
   }
   const std::uint64_t start = std::max(from, it->address);
-  std::string stack = it->bytes.substr(static_cast<std::size_t>(start - it->address),
-                                       static_cast<std::size_t>(end - start));
-  const Span left = time_left_written(regs);
-  if (left.bytes != 0 && left.address >= start && left.address < end) {
-    const auto at = static_cast<std::size_t>(left.address - start);
-    std::fill_n(stack.begin() + static_cast<std::ptrdiff_t>(at),
-                std::min<std::size_t>(left.bytes, stack.size() - at), '\0');
+  const std::string_view stack = std::string_view(it->bytes).substr(
+      static_cast<std::size_t>(start - it->address), static_cast<std::size_t>(end - start));
+  // Hashed in two parts around the time left (the second empty when there is none); where the
+  // cut falls follows from the registers, which are hashed too.
+  std::size_t cut = stack.size();
+  std::size_t cut_bytes = 0;
+  if (const Span left = time_left_written(regs);
+      left.bytes != 0 && left.address >= start && left.address < end) {
+    cut = static_cast<std::size_t>(left.address - start);
+    cut_bytes = std::min<std::size_t>(left.bytes, stack.size() - cut);
   }
   const std::hash<std::string_view> hash;
-  return hash(stack) ^ (hash(thread.prstatus_regs) * 0x9e3779b97f4a7c15ULL);
+  const std::uint64_t parts =
+      hash(stack.substr(0, cut)) ^ (hash(stack.substr(cut + cut_bytes)) * 0xff51afd7ed558ccdULL);
+  return parts ^ (hash(thread.prstatus_regs) * 0x9e3779b97f4a7c15ULL);
 #else
   (void)capture;
   (void)thread;

@@ -66,6 +66,29 @@ std::vector<std::string> functions(const HostThread& t) {
   return out;
 }
 
+// The second sample's threads whose stacks were taken from the first (the runner's `stacks as in
+// the sample before: LWP ...` notes), and its backtrace commands.
+struct SecondSample {
+  std::size_t inherited = 0;
+  std::size_t backtraces = 0;
+};
+SecondSample second_sample_stacks(const std::vector<mi::Exchange>& exchanges) {
+  SecondSample out;
+  bool in_second = false;
+  for (const auto& ex : exchanges) {
+    for (const auto& n : ex.notes) {
+      in_second = in_second || n.rfind("sample 2:", 0) == 0;
+      if (n.rfind("stacks as in the sample before: ", 0) == 0) {
+        out.inherited += static_cast<std::size_t>(std::count(n.begin(), n.end(), ' ')) - 5;
+      }
+    }
+    if (in_second && ex.command.rfind("-stack-list-frames", 0) == 0) {
+      ++out.backtraces;
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 TEST_CASE("hang-triage by copy on a mutex deadlock: what an attach sees, every thread let go") {
@@ -189,20 +212,7 @@ TEST_CASE("two samples by copy of a deadlock: unchanged stacks are not unwound a
   REQUIRE(r.samples.size() == 2);
   // Every thread is blocked: the second copy holds the same registers and stack bytes, so the
   // second sample asks the debugger for no backtrace and takes the first sample's.
-  std::size_t second_sample_backtraces = 0;
-  bool in_second = false;
-  std::size_t inherited = 0;
-  for (const auto& ex : exchanges) {
-    for (const auto& n : ex.notes) {
-      in_second = in_second || n.rfind("sample 2:", 0) == 0;
-      if (n.rfind("stacks as in the sample before: ", 0) == 0) {
-        inherited += static_cast<std::size_t>(std::count(n.begin(), n.end(), ' ')) - 5;
-      }
-    }
-    if (in_second && ex.command.rfind("-stack-list-frames", 0) == 0) {
-      ++second_sample_backtraces;
-    }
-  }
+  const auto [inherited, second_sample_backtraces] = second_sample_stacks(exchanges);
   // The two deadlocked lockers cannot move; the others (main in pause(), the waiter) do not
   // either, but a signal or a scheduler's spurious wake-up may change a stack: such a thread is
   // asked again. Either way each thread is unwound or inherited, never both or neither.
@@ -223,4 +233,27 @@ TEST_CASE("two samples by copy of a deadlock: unchanged stacks are not unwound a
     CHECK(t.frames.size() > 1);
   }
   require_every_thread_free(target.pid(), DeadlockTarget::kThreads);
+}
+
+TEST_CASE("two samples by copy of napping threads: their stacks are not unwound again") {
+  SpinTarget::Config cfg;
+  cfg.spin_threads = 4;
+  cfg.sleepy = true; // 500 ms naps in start_sync, each interrupted one writing its time left back
+  SpinTarget target(cfg);
+  std::vector<mi::Exchange> exchanges;
+  const auto r = triage(target.pid(), playbook::StopMode::Copy, 2, &exchanges);
+  REQUIRE_FALSE(r.fatal.has_value());
+  REQUIRE(r.samples.size() == 2);
+  const auto [inherited, backtraces] = second_sample_stacks(exchanges);
+  const auto& second = r.samples[1].snapshot.host_threads;
+  CHECK(inherited + backtraces == second.size());
+  // The nappers sleep again at the same place with only the time left different; main ticks.
+  CHECK(inherited >= 3);
+  std::size_t in_sync = 0;
+  for (const auto& t : second) {
+    const auto f = functions(t);
+    in_sync += std::count(f.begin(), f.end(), "start_sync");
+  }
+  CHECK(in_sync == 4);
+  require_running_again(target);
 }
