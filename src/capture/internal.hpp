@@ -5,7 +5,9 @@
 
 #include "rocplay/capture/capture.hpp"
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,19 @@ std::vector<Range> runtime_data(const std::vector<MapEntry>& maps, std::uint64_t
 // The index of the entry of `maps` (sorted, as parse_maps returns it) holding `address`; -1 when
 // none does.
 long find_mapping(const std::vector<MapEntry>& maps, std::uint64_t address);
+
+// /proc/PID/task/TID/syscall of a blocked thread: the system call it is in (-1: blocked outside
+// one), its six arguments (the registers rdi, rsi, rdx, r10, r8, r9 on x86-64; zero outside a
+// call), its stack pointer and PC.
+struct SyscallState {
+  long number = -1;
+  std::array<std::uint64_t, 6> args{};
+  std::uint64_t sp = 0;
+  std::uint64_t pc = 0;
+};
+// nullopt for `running` (the thread was on a CPU) and for text in neither of the kernel's forms
+// (`NR ARG1 ... ARG6 SP PC`, `-1 SP PC`).
+std::optional<SyscallState> parse_syscall_file(std::string_view text);
 
 // Sorts `ranges` and merges the ones that overlap or touch; empty ranges are dropped.
 std::vector<Range> merge_ranges(std::vector<Range> ranges);

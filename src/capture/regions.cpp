@@ -202,6 +202,48 @@ std::vector<Region> merge_regions(std::vector<Region> low, std::vector<Region> h
   return out;
 }
 
+std::optional<SyscallState> parse_syscall_file(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) {
+    text.remove_suffix(1);
+  }
+  std::vector<std::string_view> fields;
+  for (std::size_t pos = 0;;) {
+    const std::string_view f = next_field(text, pos);
+    if (f.empty()) {
+      break;
+    }
+    if (fields.size() == 9) {
+      return std::nullopt; // more fields than either form
+    }
+    fields.push_back(f);
+  }
+  if (fields.size() != 3 && fields.size() != 9) {
+    return std::nullopt;
+  }
+  SyscallState out;
+  const std::string_view nr = fields[0];
+  const bool negative = !nr.empty() && nr[0] == '-';
+  long number = 0;
+  const auto r = std::from_chars(nr.data() + (negative ? 1 : 0), nr.data() + nr.size(), number);
+  if (r.ec != std::errc{} || r.ptr != nr.data() + nr.size() || (negative && number != 1) ||
+      (fields.size() == 3) != negative) {
+    return std::nullopt;
+  }
+  out.number = negative ? -1 : number;
+  auto hex = [](std::string_view f, std::uint64_t& value) {
+    return starts_with(f, "0x") && parse_hex(f.substr(2), value);
+  };
+  for (std::size_t i = 1; i + 2 < fields.size(); ++i) {
+    if (!hex(fields[i], out.args[i - 1])) {
+      return std::nullopt;
+    }
+  }
+  if (!hex(fields[fields.size() - 2], out.sp) || !hex(fields.back(), out.pc)) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 } // namespace rocplay::capture::detail
 
 namespace rocplay::capture {

@@ -359,10 +359,17 @@ std::vector<Region> copy_linker_list(Memory& mem, const std::string& auxv_text,
 
 // --- the stop ------------------------------------------------------------------------------------
 
-// Seized: traced, not yet seen stopped. Stopped: in a ptrace-stop, to be detached. Dying: killed
-// while traced (its PTRACE_DETACH failed with ESRCH): its exit is this tracer's to collect, or
-// its parent could never reap the process. Gone: let go, or exited and collected.
-enum class HeldState { Seized, Stopped, Dying, Gone };
+// Seized: traced, not yet seen stopped. Stopped: in a ptrace-stop, to be detached. Unstoppable:
+// seized and interrupted, but in an uninterruptible wait (state D, a driver call) past
+// kUninterruptibleGrace: the capture goes on without holding it, and the kernel lets it go when
+// the capturing thread ends. Dying: killed while traced (its PTRACE_DETACH failed with ESRCH): its
+// exit is this tracer's to collect, or its parent could never reap the process. Gone: let go, or
+// exited and collected.
+enum class HeldState { Seized, Stopped, Unstoppable, Dying, Gone };
+
+// How long the other threads are held waiting for one in state D before the capture goes on
+// without it. Short waits in D (a page read from disk) end well within it.
+constexpr std::chrono::milliseconds kUninterruptibleGrace{100};
 
 struct Held {
   pid_t tid = 0;
@@ -393,13 +400,21 @@ public:
   std::vector<Held>& threads() { return held_; }
 
   // Polls each seized thread not yet seen stopped (waitpid WNOHANG) until all are, or
-  // `deadline`. Returns whether every one was seen stopped or gone.
-  bool wait_stopped(Clock::time_point deadline) {
+  // `deadline`. From kUninterruptibleGrace on, a thread still not stopped and in state D (threads
+  // of `pid`) is given up as Unstoppable. Returns whether every one was seen stopped, gone or
+  // given up.
+  bool wait_stopped(pid_t pid, Clock::time_point deadline) {
+    const auto give_up_from = Clock::now() + kUninterruptibleGrace;
     for (int pass = 0;; ++pass) {
+      const bool give_up = Clock::now() >= give_up_from;
       bool pending = false;
       for (auto& h : held_) {
         if (h.state == HeldState::Seized && !poll(h)) {
-          pending = true;
+          if (give_up && task_stat(pid, h.tid).state == 'D') {
+            h.state = HeldState::Unstoppable;
+          } else {
+            pending = true;
+          }
         }
       }
       if (!pending) {
@@ -433,7 +448,10 @@ public:
     for (;;) {
       std::size_t left = 0;
       for (auto& h : held_) {
-        if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
+        // An unstoppable thread that stopped after all is detached like the others; one still in
+        // its wait is not waited for.
+        if (h.state == HeldState::Seized || h.state == HeldState::Dying ||
+            h.state == HeldState::Unstoppable) {
           poll(h);
         }
         if (h.state == HeldState::Stopped) {
@@ -450,7 +468,8 @@ public:
       if (left == 0 || Clock::now() >= deadline) {
         still_traced_.clear();
         for (const auto& h : held_) {
-          if (h.state == HeldState::Seized || h.state == HeldState::Dying) {
+          if (h.state == HeldState::Seized || h.state == HeldState::Dying ||
+              h.state == HeldState::Unstoppable) {
             still_traced_.push_back(h.tid);
           }
         }
@@ -641,6 +660,52 @@ std::string read_maps_text(pid_t pid) {
   return process::read_proc_file("/proc/" + pid_str(pid) + "/maps", 64 << 20).value_or("");
 }
 
+// A thread that could not be held (state D): what /proc/PID/task/TID/syscall gives of its
+// registers, the rest zero: PC, stack pointer, the system call's number and its six argument
+// registers. The debugger unwinds it from the PC and stack pointer through the unwind tables, so
+// the frames of code that keeps no frame pointer come out; the values of other registers do not.
+bool registers_from_syscall_file(pid_t pid, pid_t tid, Thread& t,
+                                 std::vector<std::string>& warnings) {
+  const auto text =
+      process::read_proc_file("/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/syscall", 512);
+  const auto state = text ? detail::parse_syscall_file(*text) : std::nullopt;
+  if (!state || state->pc == 0) {
+    warnings.push_back(fmt::format(
+        "thread {} was in an uninterruptible wait (state D) and could not be held, and /proc "
+        "gave no stack pointer and PC for it: it is not in the copy",
+        tid));
+    return false;
+  }
+  user_regs_struct regs{};
+  regs.rip = state->pc;
+  regs.rsp = state->sp;
+  regs.orig_rax = static_cast<unsigned long long>(state->number);
+  regs.rdi = state->args[0];
+  regs.rsi = state->args[1];
+  regs.rdx = state->args[2];
+  regs.r10 = state->args[3];
+  regs.r8 = state->args[4];
+  regs.r9 = state->args[5];
+  regs.cs = 0x33; // the 64-bit user code and stack segments
+  regs.ss = 0x2b;
+  regs.eflags = 0x202;
+  t.prstatus_regs.assign(reinterpret_cast<const char*>(&regs), sizeof regs);
+  t.held = false;
+  // The kernel function it waits in names the driver call (wchan: "0" when hidden).
+  std::string where = trim_newline(
+      process::read_proc_file("/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/wchan", 256)
+          .value_or(""));
+  where = where.empty() || where == "0" ? "" : ", in the kernel's " + where;
+  if (state->number >= 0) {
+    where += fmt::format(", system call {}", state->number);
+  }
+  warnings.push_back(fmt::format(
+      "thread {} was in an uninterruptible wait (state D{}) and could not be held: it is copied "
+      "with the PC, stack pointer and system-call arguments /proc gives, and no other register",
+      tid, where));
+  return true;
+}
+
 // The stop itself, run by take() in a thread of its own (the tracer): seizes and interrupts every
 // thread of `pid` (and any started meanwhile), copies registers and memory, calls while_stopped,
 // and lets every thread go.
@@ -667,8 +732,9 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
                              "let go",
                              pid, options.timeout.count(), where,
                              stuck.empty() ? "" : "; never stopped: thread " + stuck),
-                 "a thread in uninterruptible sleep (state D, a driver call) stops only when the "
-                 "call returns; try again, or attach the debugger itself");
+                 "a thread that keeps leaving and re-entering an uninterruptible wait (state D) "
+                 "is neither held nor given up; try again, or attach the debugger itself "
+                 "(--stop attach)");
   };
   std::unordered_set<pid_t> seen;
   seen.reserve(tasks.size() * 2 + 16);
@@ -717,7 +783,7 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
     if (!any_new) {
       break;
     }
-    if (!holder.wait_stopped(deadline)) {
+    if (!holder.wait_stopped(pid, deadline)) {
       throw timed_out("waiting for the threads to stop");
     }
     // Threads started meanwhile: once every seized thread is stopped, none can start another.
@@ -726,8 +792,9 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
     }
   }
   cap.seize_seconds = seconds_since(t0);
-  if (std::none_of(held.begin(), held.end(),
-                   [](const Held& h) { return h.state == HeldState::Stopped; })) {
+  if (std::none_of(held.begin(), held.end(), [](const Held& h) {
+        return h.state == HeldState::Stopped || h.state == HeldState::Unstoppable;
+      })) {
     throw Error(ExitCode::NoSuchProcess, "pid " + pid_str(pid) + " has no thread left to stop",
                 "it has exited");
   }
@@ -739,25 +806,30 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
   ranges.reserve(held.size() * 2);
   bool maps_reread = false;
   for (auto& h : held) {
-    if (h.state != HeldState::Stopped) {
-      continue;
-    }
     Thread t;
     t.tid = h.tid;
-    t.pending_signal = h.pending_signal;
-    t.prstatus_regs.resize(sizeof(user_regs_struct));
-    iovec io{t.prstatus_regs.data(), t.prstatus_regs.size()};
-    if (::ptrace(PTRACE_GETREGSET, h.tid, reinterpret_cast<void*>(NT_PRSTATUS), &io) != 0) {
-      exited.push_back(h.tid); // killed while held
+    if (h.state == HeldState::Unstoppable) {
+      if (!registers_from_syscall_file(pid, h.tid, t, cap.warnings)) {
+        continue;
+      }
+    } else if (h.state != HeldState::Stopped) {
       continue;
-    }
-    t.prstatus_regs.resize(io.iov_len);
-    t.fp_regs.resize(sizeof(user_fpregs_struct));
-    io = {t.fp_regs.data(), t.fp_regs.size()};
-    if (::ptrace(PTRACE_GETREGSET, h.tid, reinterpret_cast<void*>(NT_PRFPREG), &io) != 0) {
-      t.fp_regs.clear();
     } else {
-      t.fp_regs.resize(io.iov_len);
+      t.pending_signal = h.pending_signal;
+      t.prstatus_regs.resize(sizeof(user_regs_struct));
+      iovec io{t.prstatus_regs.data(), t.prstatus_regs.size()};
+      if (::ptrace(PTRACE_GETREGSET, h.tid, reinterpret_cast<void*>(NT_PRSTATUS), &io) != 0) {
+        exited.push_back(h.tid); // killed while held
+        continue;
+      }
+      t.prstatus_regs.resize(io.iov_len);
+      t.fp_regs.resize(sizeof(user_fpregs_struct));
+      io = {t.fp_regs.data(), t.fp_regs.size()};
+      if (::ptrace(PTRACE_GETREGSET, h.tid, reinterpret_cast<void*>(NT_PRFPREG), &io) != 0) {
+        t.fp_regs.clear();
+      } else {
+        t.fp_regs.resize(io.iov_len);
+      }
     }
     if (t.prstatus_regs.size() < sizeof(user_regs_struct)) {
       cap.warnings.push_back(fmt::format("thread {}: short register set", h.tid));
@@ -925,10 +997,13 @@ Capture take(std::int64_t pid_arg, const Options& options) {
   if (failure) {
     std::rethrow_exception(failure);
   }
-  if (!still_traced.empty()) {
+  // The threads given up in state D are in the copy and were warned about already.
+  const auto unheld = std::count_if(cap.threads.begin(), cap.threads.end(),
+                                    [](const Thread& t) { return !t.held; });
+  if (still_traced.size() > static_cast<std::size_t>(unheld)) {
     cap.warnings.push_back(fmt::format("{} thread(s) never stopped or were killed while held: "
                                        "let go without a copy",
-                                       still_traced.size()));
+                                       still_traced.size() - static_cast<std::size_t>(unheld)));
   }
 
   // After the stop: names of threads seen only in it, exits, and the memory.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace rocplay::session {
@@ -99,10 +100,13 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
   }
   fingerprints = std::move(now_fingerprints);
   // The format snapshot::parse_copy_note reads.
+  // Threads in an uninterruptible wait are in the copy but were never held (their own warning).
+  const auto held = std::count_if(c.threads.begin(), c.threads.end(),
+                                  [](const capture::Thread& t) { return t.held; });
   on_note(
       fmt::format("copy: held {} threads of pid {} from {:.6f} s to {:.6f} s, then let them go; "
                   "the debugger reads the copy",
-                  c.threads.size(), target_pid, held_from, released_at));
+                  held, target_pid, held_from, released_at));
   for (const auto& n : thread_name_notes(c)) {
     on_note(n);
   }

@@ -35,6 +35,10 @@ struct Thread {
   std::string prstatus_regs; // struct user_regs_struct, as PTRACE_GETREGSET NT_PRSTATUS gave it
   std::string fp_regs;       // struct user_fpregs_struct (NT_PRFPREG); empty when unreadable
   int pending_signal = 0; // a signal-delivery-stop met instead of the interrupt; re-sent on detach
+  // false: in an uninterruptible wait (state D) past a grace of 100 ms, so not held; its registers
+  // are the PC, stack pointer and system-call arguments of /proc/PID/task/TID/syscall, and
+  // fp_regs is empty.
+  bool held = true;
 };
 
 // A file-backed mapping, for the core's NT_FILE note: the debugger reads the code of every mapped
@@ -84,10 +88,13 @@ struct Capture {
 // stacks, it also copies the C runtime's writable data (libc's and the dynamic linker's, 16 KB with
 // glibc 2.36) and each thread's control block at its thread pointer: with them the debugger's
 // libthread_db lists the core's threads as `Thread 0x... (LWP n)`, like a live attach.
-// Every path out lets every held thread go, exceptions included: the stop runs in a thread of its
-// own, so a thread that never stops (uninterruptible sleep in a driver call; PTRACE_DETACH needs a
-// stopped tracee) is let go by the kernel when that thread ends, before take() returns or throws
-// Error(Timeout) naming it and its state.
+// A thread that does not stop because it is in an uninterruptible wait (state D, a driver call)
+// is given up after 100 ms: the others are copied as held, and it is copied unheld
+// (Thread::held false) from /proc/PID/task/TID/syscall, with a warning naming its kernel
+// function. Every path out lets every thread go, exceptions included: the stop runs in a thread
+// of its own, so a thread that never stops (PTRACE_DETACH needs a stopped tracee) is let go by the
+// kernel when that thread ends, before take() returns or throws Error(Timeout) (the whole stop
+// past options.timeout) naming the threads that never stopped and their states.
 // Throws Error(NoSuchProcess) when `pid` is gone, Error(PtraceDenied) when it cannot be traced
 // (another tracer, Yama ptrace_scope, permissions), each with a hint.
 Capture take(std::int64_t pid, const Options& options = {});

@@ -491,3 +491,31 @@ TEST_CASE("capture fingerprint: a timed sleep's time left is not part of the sta
   CHECK(fingerprint(far_later) != fingerprint(far));
 }
 #endif
+
+TEST_CASE("capture: /proc/PID/task/TID/syscall in its three forms", "[capture]") {
+  using detail::parse_syscall_file;
+  // In a system call: number, six arguments, stack pointer, PC (fs/proc/base.c, proc_pid_syscall).
+  const auto in_call = parse_syscall_file("58 0x7f30b1969e52 0x0 0x0 0x0 0x0 0x0 0x7f30b1400e38 "
+                                          "0x7f30b196a3b8\n");
+  REQUIRE(in_call);
+  CHECK(in_call->number == 58);
+  CHECK(in_call->args[0] == 0x7f30b1969e52);
+  CHECK(in_call->args[5] == 0);
+  CHECK(in_call->sp == 0x7f30b1400e38);
+  CHECK(in_call->pc == 0x7f30b196a3b8);
+  // Blocked outside one (a page fault): -1, stack pointer, PC.
+  const auto outside = parse_syscall_file("-1 0x7ffd5e4f1a40 0x401136\n");
+  REQUIRE(outside);
+  CHECK(outside->number == -1);
+  CHECK(outside->sp == 0x7ffd5e4f1a40);
+  CHECK(outside->pc == 0x401136);
+  CHECK(outside->args[0] == 0);
+  // On a CPU, and whatever else.
+  for (const char* text :
+       {"running\n", "", "\n", "58 0x1 0x2", "-1 0x1 0x2 0x3", "58 0x1 0x2 0x3 0x4 0x5 0x6 0x7",
+        "58 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0x8 0x9", "-2 0x1 0x2", "58 1 0x2 0x3 0x4 0x5 0x6 0x7 0x8",
+        "x 0x1 0x2", "58 0x1 0x2 0x3 0x4 0x5 0x6 0x7 0xzz", "-1 0x 0x2"}) {
+    INFO("text: " << text);
+    CHECK_FALSE(parse_syscall_file(text));
+  }
+}
