@@ -4,19 +4,30 @@
 // read that address and glibc's owner field on the innermost frame by expressions (no calls into
 // the target), and the snapshot carries them as HostThread::mutex_wait. Thread -> owner edges
 // that close a loop are a lock-order deadlock. Every other kind of host wait (a mutex whose owner
-// runs, a condition variable, a semaphore, a poll on the GPU driver) is described in its own words.
+// runs, a condition variable, a semaphore, a Python lock or join, a poll on the GPU driver) is
+// described in its own words.
 #include "heuristics/common.hpp"
 #include "rocplay/snapshot/frames.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
 namespace rocplay::heuristics {
 namespace {
 
-enum class WaitKind : std::uint8_t { None, Mutex, Condition, Semaphore, GpuDriver };
+// In the order the title counts them.
+enum class WaitKind : std::uint8_t {
+  None,
+  Mutex,
+  Condition,
+  Semaphore,
+  GpuDriver,
+  PythonLock, // threading.Lock / RLock acquire (CPython's _thread module), whatever waits below
+  PythonJoin, // Thread.join: waits for another Python thread to finish
+};
 
 bool any_frame(const HostThread& t, std::initializer_list<std::string_view> needles,
                std::size_t depth = 12) {
@@ -40,10 +51,55 @@ bool gpu_object(std::string_view from) {
   return false;
 }
 
+// The innermost frame of the interpreter's own Python stack (HostThread frames marked python).
+const Frame* innermost_python_frame(const HostThread& t) {
+  for (const auto& f : t.frames) {
+    if (f.python) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+// The last part of a qualified name (`Thread.join` -> `join`).
+std::string_view last_name(std::string_view qualified) {
+  const auto dot = qualified.rfind('.');
+  return dot == std::string_view::npos ? qualified : qualified.substr(dot + 1);
+}
+
+// Python's own library (threading.py, queue.py, concurrent/futures), not an installed package.
+bool in_standard_library(const Frame& f) {
+  return detail::contains(f.file, "/lib/python3") && !detail::contains(f.file, "-packages/");
+}
+
+WaitKind native_wait_kind(const HostThread& t);
+
 WaitKind wait_kind(const HostThread& t) {
   if (t.frames.empty()) {
     return WaitKind::None;
   }
+  const Frame* py = innermost_python_frame(t);
+  // threading.Thread.join: `Thread.join` and, before 3.13, `Thread._wait_for_tstate_lock`.
+  if (py != nullptr && detail::ends_with(py->file, "threading.py") &&
+      (last_name(py->function) == "join" || last_name(py->function) == "_wait_for_tstate_lock")) {
+    return native_wait_kind(t) != WaitKind::None ||
+                   any_frame(t, {"PyThread_acquire_lock_timed"}, 16)
+               ? WaitKind::PythonJoin
+               : WaitKind::None;
+  }
+  // CPython's lock acquire waits through a semaphore, or a mutex and condition variable, by
+  // build. Named in its own frames when the interpreter keeps its static symbols; a stripped
+  // one (Debian's python3) shows only PyThread_acquire_lock_timed.
+  if (any_frame(t, {"lock_PyThread_acquire_lock", "rlock_acquire", "PyThread_acquire_lock_timed"},
+                16)) {
+    // Under the standard library's own waits (Condition, Event, Queue, a thread pool's idle
+    // worker) the lock is how it sleeps until notified, not a lock the caller contends for.
+    return py != nullptr && in_standard_library(*py) ? WaitKind::Condition : WaitKind::PythonLock;
+  }
+  return native_wait_kind(t);
+}
+
+WaitKind native_wait_kind(const HostThread& t) {
   if (any_frame(t, {"pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_mutex_clocklock",
                     "std::mutex::lock", "__gthread_mutex_lock"})) {
     return WaitKind::Mutex;
@@ -166,6 +222,10 @@ std::string_view kind_name(WaitKind k) {
     return "semaphore";
   case WaitKind::GpuDriver:
     return "gpu_driver";
+  case WaitKind::PythonLock:
+    return "python_lock";
+  case WaitKind::PythonJoin:
+    return "python_join";
   case WaitKind::None:
     break;
   }
@@ -265,6 +325,9 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
   nlohmann::json tj = nlohmann::json::array();
   std::size_t mutex_unknown = 0;
   std::map<WaitKind, std::size_t> counts;
+  // A join waits on the threads the other waits hold up: those come first.
+  std::stable_partition(waiting.begin(), waiting.end(),
+                        [](const auto& w) { return w.second != WaitKind::PythonJoin; });
   for (const auto& [t, kind] : waiting) {
     if (in_cycle.count(t)) {
       continue;
@@ -308,6 +371,17 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
           fmt::format("{} waits on a semaphore at {}: it sleeps until another thread posts it",
                       thread_name(*t), waits_at(*t)));
       break;
+    case WaitKind::PythonLock:
+      w.evidence.push_back(fmt::format(
+          "{} waits to acquire a Python lock (threading.Lock or RLock: `with lock:` or "
+          "`acquire()`) at {}: it sleeps until the thread holding that lock releases it",
+          thread_name(*t), waits_at(*t)));
+      break;
+    case WaitKind::PythonJoin:
+      w.evidence.push_back(
+          fmt::format("{} joins a thread (Thread.join) at {}: it waits for that thread to finish",
+                      thread_name(*t), waits_at(*t)));
+      break;
     case WaitKind::GpuDriver:
       w.evidence.push_back(fmt::format(
           "{} polls the GPU device file ({} in {}): it waits for the GPU runtime, with no "
@@ -328,13 +402,24 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
   std::vector<std::string> parts;
   for (const auto& [kind, n] : counts) {
     parts.push_back(fmt::format("{} {}", n,
-                                kind == WaitKind::Mutex       ? "on a mutex"
-                                : kind == WaitKind::Condition ? "on a condition variable"
-                                : kind == WaitKind::Semaphore ? "on a semaphore"
-                                                              : "in the GPU driver"));
+                                kind == WaitKind::Mutex        ? "on a mutex"
+                                : kind == WaitKind::Condition  ? "on a condition variable"
+                                : kind == WaitKind::Semaphore  ? "on a semaphore"
+                                : kind == WaitKind::PythonLock ? "on a Python lock"
+                                : kind == WaitKind::PythonJoin ? "joining a Python thread"
+                                                               : "in the GPU driver"));
   }
   w.title = fmt::format("host threads waiting: {}", fmt::join(parts, ", "));
-  if (mutex_unknown >= 2) {
+  if (counts[WaitKind::PythonLock] >= 2) {
+    w.severity = Severity::Warning;
+    w.confidence = 0.4;
+    w.summary = "Several Python threads wait to acquire locks. A threading.Lock records no owner, "
+                "so which thread holds each lock cannot be read: if each of them holds a lock "
+                "another one waits for, this is a lock-order deadlock, and none will wake.";
+    w.next_step = "At each line above a thread takes a lock: read the `with` blocks (or "
+                  "`acquire()` calls) around it for the lock it already holds. If two threads "
+                  "take the same locks in opposite orders, take them in one order everywhere.";
+  } else if (mutex_unknown >= 2) {
     w.severity = Severity::Warning;
     w.confidence = 0.4;
     w.summary = "Several threads are blocked on mutexes whose owners were not read: this may be a "

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace rocplay;
@@ -197,4 +198,41 @@ TEST_CASE("a thread that holds the GIL while it blocks is named, with its Python
   CHECK(gil->at("title").get<std::string>().find("holds the GIL while it blocks in") !=
         std::string::npos);
   CHECK(gil->at("details").at("other_python_threads") == 2);
+}
+
+TEST_CASE("two Python threads deadlocked on threading.Locks are named at their lines, the join "
+          "last") {
+  PythonTarget target("/usr/bin/python3", "locks");
+  const auto r = run_rocplay({"run", "hang-triage", "--pid", std::to_string(target.pid),
+                              "--debugger", "gdb", "--samples", "1", "--attach-timeout", "60",
+                              "--timeout", "30", "--format", "json"},
+                             std::chrono::seconds(120));
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code <= 1);
+  const auto report = nlohmann::json::parse(r.out);
+  INFO(report.at("findings").dump());
+  REQUIRE_FALSE(report.at("findings").empty());
+  const auto& verdict = report.at("findings").at(0);
+  CHECK(verdict.at("id") == "host-waits");
+  CHECK(verdict.at("title") ==
+        "host threads waiting: 2 on a Python lock, 1 joining a Python thread");
+  CHECK(verdict.at("severity") == "warning");
+  // Each lock waiter at the `with` that waits for the other's lock; the joining main thread last.
+  const auto& threads = verdict.at("details").at("threads");
+  REQUIRE(threads.size() == 3);
+  std::set<std::pair<std::string, int>> lock_lines;
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(threads.at(i).at("wait") == "python_lock");
+    lock_lines.emplace(threads.at(i).at("function").get<std::string>(),
+                       threads.at(i).at("line").get<int>());
+  }
+  CHECK(lock_lines ==
+        std::set<std::pair<std::string, int>>{
+            {"forward", marker_line("py_threads.py", "rocplay-test: forward lock line")},
+            {"backward", marker_line("py_threads.py", "rocplay-test: backward lock line")}});
+  CHECK(threads.at(2).at("wait") == "python_join");
+  CHECK(threads.at(2).at("lwp") == target.pid);
+  // Held only for the copy, and running again.
+  CHECK(report.at("run").at("target").at("copied") == true);
+  CHECK(state_of(target.pid) != 't');
 }

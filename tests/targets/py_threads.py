@@ -8,7 +8,8 @@
 # Once all are there, a reporter thread takes sys._current_frames() and prints every thread's
 # stack (native id, then frames innermost first: qualified name, file, line) as one JSON line,
 # then `ready`, and ends. Mode `gil` (argv[1]): a thread calls libc's sleep through ctypes.PyDLL,
-# which keeps the GIL, so every other Python thread stops behind it.
+# which keeps the GIL, so every other Python thread stops behind it. Mode `locks`: two threads
+# take two threading.Locks in opposite orders and deadlock; main joins one of them.
 import ctypes
 import json
 import os
@@ -18,6 +19,9 @@ import time
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "threads"
 ready = threading.Barrier(5 if mode == "threads" else 3)
+first = threading.Lock()
+second = threading.Lock()
+both_hold_one = threading.Barrier(2)
 held = threading.Lock()
 held.acquire()
 never = threading.Event()
@@ -57,6 +61,22 @@ def gil_holder():
     ctypes.PyDLL(None).sleep(100000)  # rocplay-test: GIL sleep line
 
 
+def forward():
+    ready.wait()
+    with first:
+        both_hold_one.wait()
+        with second:  # rocplay-test: forward lock line
+            pass
+
+
+def backward():
+    ready.wait()
+    with second:
+        both_hold_one.wait()
+        with first:  # rocplay-test: backward lock line
+            pass
+
+
 def qualname(code):
     return getattr(code, "co_qualname", code.co_name)
 
@@ -82,10 +102,14 @@ def report():
     printed.set()
 
 
-workers = [waiter, spinner, deep, sleeper] if mode == "threads" else [waiter, gil_holder]
-for w in workers:
-    threading.Thread(target=w, name=w.__name__, daemon=True).start()
+workers = {"threads": [waiter, spinner, deep, sleeper], "gil": [waiter, gil_holder],
+           "locks": [forward, backward]}[mode]
+started = [threading.Thread(target=w, name=w.__name__, daemon=True) for w in workers]
+for t in started:
+    t.start()
 ready.wait()
 threading.Thread(target=report, name="reporter").start()
+if mode == "locks":
+    started[0].join()  # rocplay-test: join line
 r, _w = os.pipe()
 os.read(r, 1)

@@ -113,6 +113,7 @@ TEST_CASE("each heuristic fires on its fixture and stays silent on the others",
       {"cuda-gdb/h100-launch/oob_store_api_failures.rec", {"gpu-fault", "host-blocked-on-gpu"}},
       // Python frames read from a CPython worker's memory: gdb, Debian's python3.
       {"pyframes/gil-held-gdb.rocplay", {"python-gil-held", "host-waits"}},
+      {"pyframes/lock-order-gdb.rocplay", {"host-waits"}},
   };
   for (const auto& [rel, want] : recorded) {
     DYNAMIC_SECTION(rel) {

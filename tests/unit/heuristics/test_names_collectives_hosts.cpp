@@ -391,6 +391,67 @@ TEST_CASE("host-waits: owners not read, condition waits, semaphores, the GPU dri
   CHECK(find_id(heuristics::run(busy), heuristics::kHostWaits) == nullptr);
 }
 
+TEST_CASE("host-waits: Python threads on threading.Locks, and a join, from a real recording",
+          "[heuristics][host]") {
+  // Debian's stripped python3: the lock acquire shows only as PyThread_acquire_lock_timed above a
+  // semaphore wait, under each thread's Python frames.
+  const Snapshot s = test::load("pyframes/lock-order-gdb.rocplay");
+  const auto fs = heuristics::run(s);
+  REQUIRE_FALSE(fs.empty());
+  const Finding& w = fs.front();
+  CHECK(w.id == heuristics::kHostWaits);
+  CHECK(w.title == "host threads waiting: 2 on a Python lock, 1 joining a Python thread");
+  CHECK(w.severity == Severity::Warning); // two lock waiters, owners unknowable: maybe a loop
+  CHECK(says(w, "waits to acquire a Python lock (threading.Lock or RLock: `with lock:` or "
+                "`acquire()`) at forward (py_threads.py:68)"));
+  CHECK(says(w, "at backward (py_threads.py:76)"));
+  CHECK(
+      says(w, "joins a thread (Thread.join) at Thread._wait_for_tstate_lock (threading.py:1132)"));
+  // The join comes last: the lock waiters are where to look.
+  REQUIRE(w.locations.size() == 3);
+  CHECK(w.locations[0].function == "forward");
+  CHECK(w.locations[2].function == "Thread._wait_for_tstate_lock");
+  CHECK(w.details["threads"][0]["wait"] == "python_lock");
+  CHECK(w.details["threads"][2]["wait"] == "python_join");
+}
+
+TEST_CASE("host-waits: the standard library's waits are condition waits, not Python locks",
+          "[heuristics][host]") {
+  // An idle thread pool worker and an Event.wait: CPython's lock acquire under the standard
+  // library's frames is how they sleep until notified. Two of them must not read as a lock loop.
+  auto python = [](std::string function, std::string file, std::uint32_t line) {
+    Frame f = make_frame(std::move(function), std::move(file), line);
+    f.python = true;
+    f.pc.reset();
+    return f;
+  };
+  auto waiting = [&](std::string id, std::uint64_t lwp, Frame innermost_python) {
+    return host_thread(std::move(id), lwp,
+                       {make_frame("do_futex_wait", "./nptl/sem_waitcommon.c", 111),
+                        make_frame("__new_sem_wait_slow64", "./nptl/sem_waitcommon.c", 183),
+                        make_frame("PyThread_acquire_lock_timed", "", {}, "/usr/bin/python3.11"),
+                        make_frame("_PyObject_MakeTpCall", "", {}, "/usr/bin/python3.11"),
+                        std::move(innermost_python),
+                        make_frame("start_thread", "./nptl/pthread_create.c", 442)});
+  };
+  Snapshot s;
+  s.debugger = DebuggerKind::Gdb;
+  s.host_threads.push_back(
+      waiting("1", 100, python("_worker", "/usr/lib/python3.11/concurrent/futures/thread.py", 81)));
+  s.host_threads.push_back(
+      waiting("2", 101, python("Condition.wait", "/usr/lib/python3.11/threading.py", 320)));
+  s.host_threads.push_back(
+      waiting("3", 102,
+              python("Engine.step", "/opt/venv/lib/python3.11/site-packages/serve/engine.py", 9)));
+  const auto fs = heuristics::run(s);
+  const Finding* w = find_id(fs, heuristics::kHostWaits);
+  REQUIRE(w != nullptr);
+  CHECK(w->title == "host threads waiting: 2 on a condition variable, 1 on a Python lock");
+  CHECK(w->severity == Severity::Info);
+  CHECK(says(*w, "waits to acquire a Python lock (threading.Lock or RLock: `with lock:` or "
+                 "`acquire()`) at Engine.step (engine.py:9)"));
+}
+
 TEST_CASE("system frames collapse to the innermost frame of the user's code", "[snapshot][host]") {
   HostThread t = mutex_waiter("2", 101, 0x5000, "", 102, 40);
   const Frame* f = innermost_user_frame(t);
