@@ -5,6 +5,8 @@
 #include "rocplay/capture/capture.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/core/proc_file.hpp"
+#include "rocplay/core/process_memory.hpp"
+#include "rocplay/core/procfs.hpp"
 
 #include <fmt/format.h>
 
@@ -60,67 +62,7 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Reads target memory: process_vm_readv, else /proc/PID/mem (a kernel without the former, or a
-// policy refusing it).
-class Memory {
-public:
-  explicit Memory(pid_t pid) : pid_(pid) {}
-  ~Memory() {
-    if (mem_fd_ >= 0) {
-      ::close(mem_fd_);
-    }
-  }
-  Memory(const Memory&) = delete;
-  Memory& operator=(const Memory&) = delete;
-
-  // How many bytes from `address` were read into `out` (a prefix; 0 when none).
-  std::size_t read_some(std::uint64_t address, void* out, std::size_t size) {
-    if (size == 0) {
-      return 0;
-    }
-    iovec local{out, size};
-    iovec remote{reinterpret_cast<void*>(address), size};
-    const ssize_t n = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
-    if (n > 0) {
-      return static_cast<std::size_t>(n);
-    }
-    return pread_some(address, out, size);
-  }
-  bool read(std::uint64_t address, void* out, std::size_t size) {
-    return read_some(address, out, size) == size;
-  }
-
-  // /proc/PID/mem alone.
-  std::size_t pread_some(std::uint64_t address, void* out, std::size_t size) {
-    if (mem_fd_ < 0 && !mem_failed_) {
-      mem_fd_ = ::open(("/proc/" + pid_str(pid_) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
-      mem_failed_ = mem_fd_ < 0;
-    }
-    if (mem_fd_ < 0 || address > static_cast<std::uint64_t>(INT64_MAX)) {
-      return 0;
-    }
-    std::size_t done = 0;
-    while (done < size) {
-      const ssize_t n = ::pread(mem_fd_, static_cast<char*>(out) + done, size - done,
-                                static_cast<off_t>(address + done));
-      if (n < 0 && errno == EINTR) {
-        continue;
-      }
-      if (n <= 0) {
-        break;
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    return done;
-  }
-
-  pid_t pid() const { return pid_; }
-
-private:
-  pid_t pid_;
-  int mem_fd_ = -1;
-  bool mem_failed_ = false;
-};
+using Memory = process::MemoryReader;
 
 // The thread ids in /proc/PID/task, into `out` (cleared first); false when the directory is gone.
 bool list_tasks(pid_t pid, std::vector<pid_t>& out) {
@@ -149,25 +91,10 @@ std::string trim_newline(std::string s) {
   return s;
 }
 
-// /proc/PID/task/TID/stat: the state letter ('?' when unreadable) and the parent's pid.
-struct TaskStat {
-  char state = '?';
-  pid_t ppid = 0;
-};
-TaskStat task_stat(pid_t pid, pid_t tid) {
-  TaskStat out;
-  const auto text =
-      process::read_proc_file("/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/stat", 4096);
-  if (!text) {
-    return out;
-  }
-  // `pid (comm) S ppid ...`: the name may hold blanks and parentheses, so from the last `)`.
-  const auto close = text->rfind(')');
-  if (close != std::string::npos && close + 2 < text->size()) {
-    out.state = (*text)[close + 2];
-    out.ppid = static_cast<pid_t>(std::strtol(text->c_str() + close + 3, nullptr, 10));
-  }
-  return out;
+// A thread's state letter from /proc/TID/stat ('?' when unreadable).
+char thread_state(pid_t tid) {
+  const auto st = process::read_stat(tid);
+  return st ? st->state : '?';
 }
 
 // --- the dynamic linker's list, copied while the target runs ------------------------------------
@@ -400,17 +327,16 @@ public:
   std::vector<Held>& threads() { return held_; }
 
   // Polls each seized thread not yet seen stopped (waitpid WNOHANG) until all are, or
-  // `deadline`. From kUninterruptibleGrace on, a thread still not stopped and in state D (threads
-  // of `pid`) is given up as Unstoppable. Returns whether every one was seen stopped, gone or
-  // given up.
-  bool wait_stopped(pid_t pid, Clock::time_point deadline) {
+  // `deadline`. From kUninterruptibleGrace on, a thread still not stopped and in state D is given
+  // up as Unstoppable. Returns whether every one was seen stopped, gone or given up.
+  bool wait_stopped(Clock::time_point deadline) {
     const auto give_up_from = Clock::now() + kUninterruptibleGrace;
     for (int pass = 0;; ++pass) {
       const bool give_up = Clock::now() >= give_up_from;
       bool pending = false;
       for (auto& h : held_) {
         if (h.state == HeldState::Seized && !poll(h)) {
-          if (give_up && task_stat(pid, h.tid).state == 'D') {
+          if (give_up && thread_state(h.tid) == 'D') {
             h.state = HeldState::Unstoppable;
           } else {
             pending = true;
@@ -532,17 +458,11 @@ private:
 
 std::string ptrace_denied_why(pid_t pid, int err) {
   std::string why = std::strerror(err);
-  const auto status = process::read_proc_file("/proc/" + pid_str(pid) + "/status", 16384);
-  if (status) {
-    const auto at = status->find("TracerPid:");
-    if (at != std::string::npos) {
-      const long tracer = std::strtol(status->c_str() + at + 10, nullptr, 10);
-      if (tracer > 0) {
-        const auto comm = process::read_proc_file("/proc/" + pid_str(tracer) + "/comm", 256);
-        why += fmt::format("; another tracer holds it: pid {} ({})", tracer,
-                           comm ? trim_newline(*comm) : std::string("?"));
-      }
-    }
+  const auto status = process::read_status(pid);
+  if (status && status->tracer_pid.value_or(0) > 0) {
+    const auto tracer = process::read_status(*status->tracer_pid);
+    why += fmt::format("; another tracer holds it: pid {} ({})", *status->tracer_pid,
+                       tracer ? tracer->name : std::string("?"));
   }
   return why;
 }
@@ -600,7 +520,8 @@ void read_ranges(Memory& mem, const std::vector<detail::Range>& ranges, Copied& 
     const std::size_t count = std::min(kIovMax, ranges.size() - i);
     ssize_t got = -1;
     if (vm_works) {
-      got = ::process_vm_readv(mem.pid(), &local[i], count, &remote[i], count, 0);
+      got =
+          ::process_vm_readv(static_cast<pid_t>(mem.pid()), &local[i], count, &remote[i], count, 0);
       if (got < 0 && errno != EFAULT) {
         vm_works = false; // ENOSYS, EPERM: /proc/PID/mem for the rest
       }
@@ -723,8 +644,8 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
     std::size_t n = 0;
     for (const auto& h : held) {
       if (h.state == HeldState::Seized && n++ < 8) {
-        stuck += fmt::format("{}{} (state {})", stuck.empty() ? "" : ", ", h.tid,
-                             task_stat(pid, h.tid).state);
+        stuck +=
+            fmt::format("{}{} (state {})", stuck.empty() ? "" : ", ", h.tid, thread_state(h.tid));
       }
     }
     return Error(ExitCode::Timeout,
@@ -754,7 +675,7 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
         held.pop_back();
         if (err == ESRCH) {
           exited.push_back(tid);
-        } else if (first && held.empty() && err == EPERM && task_stat(pid, tid).state != 'Z') {
+        } else if (first && held.empty() && err == EPERM && thread_state(tid) != 'Z') {
           throw Error(ExitCode::PtraceDenied,
                       "cannot stop pid " + pid_str(pid) + " (" + cap.command_name +
                           "): PTRACE_SEIZE of thread " + pid_str(tid) +
@@ -762,7 +683,7 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
                       "another debugger or tracer may hold it (TracerPid in /proc/PID/status); "
                       "otherwise run as the process's user, with CAP_SYS_PTRACE, or with "
                       "kernel.yama.ptrace_scope at 0 or 1");
-        } else if (err == EPERM && task_stat(pid, tid).state == 'Z') {
+        } else if (err == EPERM && thread_state(tid) == 'Z') {
           exited.push_back(tid); // a zombie thread (an exited leader) cannot be seized
         } else {
           cap.warnings.push_back(
@@ -783,7 +704,7 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
     if (!any_new) {
       break;
     }
-    if (!holder.wait_stopped(pid, deadline)) {
+    if (!holder.wait_stopped(deadline)) {
       throw timed_out("waiting for the threads to stop");
     }
     // Threads started meanwhile: once every seized thread is stopped, none can start another.
@@ -885,17 +806,13 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
   cap.stop_seconds = seconds_since(t0);
 }
 
-// Waits until none of `tids` (threads of `pid`) is traced by this process any more, or `limit`.
-void wait_untraced(pid_t pid, const std::vector<pid_t>& tids, std::chrono::milliseconds limit) {
+// Waits until none of `tids` is traced by this process any more, or `limit`.
+void wait_untraced(const std::vector<pid_t>& tids, std::chrono::milliseconds limit) {
   const auto deadline = Clock::now() + limit;
   for (pid_t tid : tids) {
     for (;;) {
-      const auto status = process::read_proc_file(
-          "/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/status", 16384);
-      const auto at = status ? status->find("TracerPid:") : std::string::npos;
-      if (at == std::string::npos ||
-          std::strtol(status->c_str() + at + 10, nullptr, 10) != ::getpid() ||
-          Clock::now() >= deadline) {
+      const auto status = process::read_status(tid);
+      if (!status || status->tracer_pid.value_or(0) != ::getpid() || Clock::now() >= deadline) {
         break;
       }
       timespec ts{0, 1'000'000};
@@ -918,8 +835,8 @@ Capture take(std::int64_t pid_arg, const Options& options) {
 
   // Before the stop, while the target runs: everything /proc can tell.
   const auto comm = process::read_proc_file(proc + "/comm", 256);
-  const TaskStat stat = task_stat(pid, pid);
-  const char state = stat.state;
+  const auto stat = process::read_stat(pid);
+  const char state = stat ? stat->state : '?';
   std::vector<pid_t> tasks;
   tasks.reserve(1024);
   // A leader that called pthread_exit is a zombie while its threads run on: only a zombie with no
@@ -985,15 +902,15 @@ Capture take(std::int64_t pid_arg, const Options& options) {
   std::exception_ptr failure;
   std::thread stopper([&] {
     try {
-      stop_and_copy(pid, options, stat.ppid == ::getpid(), tasks, maps, runtime_data, mem, cap,
-                    during, exited, still_traced);
+      stop_and_copy(pid, options, stat && stat->ppid == ::getpid(), tasks, maps, runtime_data, mem,
+                    cap, during, exited, still_traced);
     } catch (...) {
       failure = std::current_exception();
     }
   });
   stopper.join();
   // The kernel lets the threads go as the stopper exits, shortly after the join can return.
-  wait_untraced(pid, still_traced, std::chrono::milliseconds(2000));
+  wait_untraced(still_traced, std::chrono::milliseconds(2000));
   if (failure) {
     std::rethrow_exception(failure);
   }

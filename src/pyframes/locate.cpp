@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,43 +18,6 @@
 #include <string_view>
 
 namespace rocplay::pyframes {
-
-ProcessMemory::ProcessMemory(int pid) : pid_(pid) {}
-
-ProcessMemory::~ProcessMemory() {
-  if (mem_fd_ >= 0) {
-    ::close(mem_fd_);
-  }
-}
-
-bool ProcessMemory::read(std::uint64_t address, void* out, std::size_t size) {
-  if (size == 0) {
-    return true;
-  }
-  if (vm_readv_ok_) {
-    iovec local{out, size};
-    iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), size};
-    const ssize_t n = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
-    if (n == static_cast<ssize_t>(size)) {
-      return true;
-    }
-    if (n >= 0 || errno == EFAULT || errno == ESRCH) {
-      return false; // the address is not mapped (or the process is gone)
-    }
-    vm_readv_ok_ = false; // EPERM, ENOSYS (seccomp, Yama): /proc/PID/mem instead
-  }
-  if (mem_fd_ < 0) {
-    const std::string path = "/proc/" + std::to_string(pid_) + "/mem";
-    mem_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (mem_fd_ < 0) {
-      return false;
-    }
-  }
-  if (address > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max())) {
-    return false;
-  }
-  return ::pread(mem_fd_, out, size, static_cast<off_t>(address)) == static_cast<ssize_t>(size);
-}
 
 namespace {
 

@@ -15,6 +15,8 @@
 // Layer: src/pyframes/ (library rocplay_pyframes; knows nothing of GPUs or debuggers).
 #pragma once
 
+#include "rocplay/core/process_memory.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -32,19 +34,16 @@ public:
   virtual bool read(std::uint64_t address, void* out, std::size_t size) = 0;
 };
 
-// process_vm_readv on `pid`, falling back to /proc/PID/mem when it is refused.
+// A live process's memory (rocplay/core/process_memory.hpp).
 class ProcessMemory final : public Memory {
 public:
-  explicit ProcessMemory(int pid);
-  ~ProcessMemory() override;
-  ProcessMemory(const ProcessMemory&) = delete;
-  ProcessMemory& operator=(const ProcessMemory&) = delete;
-  bool read(std::uint64_t address, void* out, std::size_t size) override;
+  explicit ProcessMemory(int pid) : reader_(pid) {}
+  bool read(std::uint64_t address, void* out, std::size_t size) override {
+    return reader_.read(address, out, size);
+  }
 
 private:
-  int pid_;
-  int mem_fd_ = -1;
-  bool vm_readv_ok_ = true;
+  process::MemoryReader reader_;
 };
 
 // The 3.11+ location table (Objects/locations.md): the line of the code unit `index` (an index in

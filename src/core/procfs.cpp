@@ -1,7 +1,7 @@
 // Readers of /proc/PID/{stat,status,environ,cmdline,fd}. Bounded reads; a vanished process or an
 // unreadable file is "unknown", not an error.
+#include "rocplay/core/procfs.hpp"
 #include "rocplay/core/proc_file.hpp"
-#include "rocplay/session/process.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
