@@ -14,7 +14,8 @@
 #   basetwo the two-sample run with BASE_BUILD/rocplay
 # Each run prints its wall seconds and the target's stop: the longest gap between two ticks of
 # spin_target's main thread (every 1 ms while it runs) during the run, which for raw gdb is its
-# whole attach-to-detach. Then the medians, the ratios to raw and the load average.
+# whole attach-to-detach. Then the medians, the ratios to raw, with `named` and `two` the paired
+# difference of two samples against one plus the interval, and the load average.
 #
 #   bench/verdict_ab.sh BUILD_DIR [ROUNDS=7] [SPIN_THREADS=8]   (8 napping + 1 blocked + main = 10)
 #   bench/verdict_ab.sh build 7 998                             (1,000 threads)
@@ -90,4 +91,12 @@ for w in "${ways[@]}"; do
   fi
   printf '%-7s median %.3f s (%s), stop %.3f s%s\n' "$w" "$wall" "$range" "$stop" "$ratio"
 done
+# Two samples against one plus the interval, round by round (each round runs both, one after the
+# other): the median of two - (named + 2 s), steadier than the difference of the two medians.
+if grep -q '^two ' "$work/times" && grep -q '^named ' "$work/times"; then
+  paste <(grep '^named ' "$work/times" | cut -d' ' -f2) <(grep '^two ' "$work/times" | cut -d' ' -f2) |
+    awk '{print $2 - $1 - 2}' | sort -g >"$work/paired"
+  printf 'paired  two - (named + 2 s): median %+.3f s, under in %d of %d rounds\n' \
+    "$(median <"$work/paired")" "$(awk '$1 < 0' "$work/paired" | wc -l)" "$(wc -l <"$work/paired")"
+fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
