@@ -1,9 +1,10 @@
-// The pure parts of the capture (src/capture/): /proc/PID/maps lines and the merge of copied
-// memory into the core's regions. Separate from the ptrace code so the unit tests reach them.
-// Layer: src/capture/ (library rocplay_capture).
+// The pure parts of the capture (src/capture/): the mappings it copies or names, the merge of
+// copied memory into the core's regions, /proc/PID/task/TID/syscall. Separate from the ptrace code
+// so the unit tests reach them. Layer: src/capture/ (library rocplay_capture).
 #pragma once
 
 #include "rocplay/capture/capture.hpp"
+#include "rocplay/core/mapped_objects.hpp"
 
 #include <array>
 #include <cstdint>
@@ -20,19 +21,8 @@ struct Range {
   std::uint64_t end = 0;
 };
 
-// One line of /proc/PID/maps.
-struct MapEntry {
-  std::uint64_t start = 0;
-  std::uint64_t end = 0;
-  std::uint64_t offset = 0; // bytes into the file
-  bool readable = false;
-  bool writable = false;
-  std::string path; // empty for an anonymous mapping; `[stack]`, `[vdso]` for the pseudo ones
-};
-
-// Every well-formed line of /proc/PID/maps text, in its order (ascending addresses); a malformed
-// line is skipped.
-std::vector<MapEntry> parse_maps(std::string_view text);
+// One line of /proc/PID/maps (core's reader).
+using MapEntry = process::MapEntry;
 
 // The mappings the core's NT_FILE note names: backed by a file still there (not `(deleted)`), and
 // not a device, memfd, SysV segment or /proc file (the debugger would read those as the file).
@@ -45,8 +35,8 @@ std::vector<FileMapping> file_mappings(const std::vector<MapEntry>& maps);
 std::vector<Range> runtime_data(const std::vector<MapEntry>& maps, std::uint64_t ld_base,
                                 std::uint64_t max_bytes);
 
-// The index of the entry of `maps` (sorted, as parse_maps returns it) holding `address`; -1 when
-// none does.
+// The index of the entry of `maps` (sorted, as parse_map_entries returns it) holding `address`; -1
+// when none does.
 long find_mapping(const std::vector<MapEntry>& maps, std::uint64_t address);
 
 // /proc/PID/task/TID/syscall of a blocked thread: the system call it is in (-1: blocked outside

@@ -1,4 +1,5 @@
-// /proc/PID/maps lines and the merge of copied memory (src/capture/internal.hpp).
+// The mappings the capture copies or names, the merge of copied memory, /proc/PID/task/TID/syscall
+// and the stack fingerprint (src/capture/internal.hpp, rocplay/capture/capture.hpp).
 #include "capture/internal.hpp"
 
 #include <algorithm>
@@ -43,45 +44,6 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 }
 
 } // namespace
-
-std::vector<MapEntry> parse_maps(std::string_view text) {
-  std::vector<MapEntry> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) {
-      eol = text.size();
-    }
-    const std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
-    // `start-end perms offset dev inode   path`; the path is the rest of the line.
-    std::size_t at = 0;
-    const auto range = next_field(line, at);
-    const auto perms = next_field(line, at);
-    const auto offset = next_field(line, at);
-    const auto dev = next_field(line, at);
-    const auto inode = next_field(line, at);
-    const std::size_t dash = range.find('-');
-    MapEntry e;
-    if (dash == std::string_view::npos || perms.size() < 4 || dev.empty() || inode.empty() ||
-        !parse_hex(range.substr(0, dash), e.start) || !parse_hex(range.substr(dash + 1), e.end) ||
-        !parse_hex(offset, e.offset) || e.end <= e.start) {
-      continue;
-    }
-    e.readable = perms[0] == 'r';
-    e.writable = perms[1] == 'w';
-    while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) {
-      ++at;
-    }
-    std::string_view path = line.substr(at);
-    while (!path.empty() && (path.back() == ' ' || path.back() == '\r')) {
-      path.remove_suffix(1);
-    }
-    e.path = std::string(path);
-    out.push_back(std::move(e));
-  }
-  return out;
-}
 
 std::vector<FileMapping> file_mappings(const std::vector<MapEntry>& maps) {
   std::vector<FileMapping> out;

@@ -763,7 +763,7 @@ void stop_and_copy(pid_t pid, const Options& options, bool parent_of_target,
     bool found = stack_range(maps, regs.rsp, options.stack_bytes_per_thread, stack);
     if (!found && !maps_reread) {
       // A stack mapped since the maps were read (a thread started meanwhile).
-      maps = detail::parse_maps(read_maps_text(pid));
+      maps = process::parse_map_entries(read_maps_text(pid));
       maps_reread = true;
       found = stack_range(maps, regs.rsp, options.stack_bytes_per_thread, stack);
     }
@@ -862,7 +862,7 @@ Capture take(std::int64_t pid_arg, const Options& options) {
     }
   }
   cap.auxv = process::read_proc_file(proc + "/auxv", 64 * 1024).value_or("");
-  auto maps = detail::parse_maps(read_maps_text(pid));
+  auto maps = process::parse_map_entries(read_maps_text(pid));
   cap.files = detail::file_mappings(maps);
 
   std::vector<std::pair<pid_t, std::string>> names; // read before the stop

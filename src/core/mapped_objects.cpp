@@ -10,79 +10,92 @@ namespace rocplay::process {
 
 namespace {
 
-// `start-end perms offset dev inode   path` split at blanks, for the first five fields.
-std::vector<std::string_view> maps_fields(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size() && out.size() < 6) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) {
-      ++i;
-    }
-    const std::size_t start = i;
-    while (i < s.size() && s[i] != ' ' && s[i] != '\t') {
-      ++i;
-    }
-    if (i > start) {
-      out.push_back(s.substr(start, i - start));
-    }
+// The next blank-separated field of `line` from `pos`; empty at the end.
+std::string_view next_field(std::string_view line, std::size_t& pos) {
+  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) {
+    ++pos;
   }
-  return out;
+  const std::size_t start = pos;
+  while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t') {
+    ++pos;
+  }
+  return line.substr(start, pos - start);
+}
+
+bool parse_hex(std::string_view s, std::uint64_t& out) {
+  if (s.empty()) {
+    return false;
+  }
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+  return r.ec == std::errc{} && r.ptr == s.data() + s.size();
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
 }
 
 } // namespace
 
-std::vector<MappedObject> parse_maps(std::string_view text) {
-  std::vector<MappedObject> out;
-  std::map<std::string, std::size_t> seen;
+std::vector<MapEntry> parse_map_entries(std::string_view text) {
+  std::vector<MapEntry> out;
   std::size_t pos = 0;
   while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) {
-      end = text.size();
+    std::size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) {
+      eol = text.size();
     }
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+    const std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
     // `start-end perms offset dev inode   path`; the path is the rest of the line.
-    const auto fields = maps_fields(line);
-    if (fields.size() < 6) {
+    std::size_t at = 0;
+    const auto range = next_field(line, at);
+    const auto perms = next_field(line, at);
+    const auto offset = next_field(line, at);
+    const auto dev = next_field(line, at);
+    const auto inode = next_field(line, at);
+    const std::size_t dash = range.find('-');
+    MapEntry e;
+    if (dash == std::string_view::npos || perms.size() < 4 || dev.empty() || inode.empty() ||
+        !parse_hex(range.substr(0, dash), e.start) || !parse_hex(range.substr(dash + 1), e.end) ||
+        !parse_hex(offset, e.offset) || e.end <= e.start) {
       continue;
     }
-    // The fields are views into `line`: the path starts after the inode's end.
-    const auto inode_end =
-        static_cast<std::size_t>(fields[4].data() + fields[4].size() - line.data());
-    const std::size_t path_at = line.find('/', inode_end);
-    if (path_at == std::string_view::npos) {
-      continue;
+    e.readable = perms[0] == 'r';
+    e.writable = perms[1] == 'w';
+    while (at < line.size() && (line[at] == ' ' || line[at] == '\t')) {
+      ++at;
     }
-    std::string_view path = line.substr(path_at);
+    std::string_view path = line.substr(at);
     while (!path.empty() && (path.back() == ' ' || path.back() == '\r')) {
       path.remove_suffix(1);
     }
+    e.path = std::string(path);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<MappedObject> parse_maps(std::string_view text) {
+  std::vector<MappedObject> out;
+  std::map<std::string, std::size_t> seen;
+  for (auto& e : parse_map_entries(text)) {
+    const std::string_view path = e.path;
+    // Files only: not anonymous or pseudo (`[heap]`, `[anon:...]`), not deleted since mapped, not a
+    // device, memfd, /proc file or SysV segment.
     constexpr std::string_view kDeleted = " (deleted)";
-    if (path.size() >= kDeleted.size() && path.substr(path.size() - kDeleted.size()) == kDeleted) {
+    if (!starts_with(path, "/") ||
+        (path.size() >= kDeleted.size() &&
+         path.substr(path.size() - kDeleted.size()) == kDeleted) ||
+        starts_with(path, "/dev/") || starts_with(path, "/memfd:") || starts_with(path, "/proc/") ||
+        starts_with(path, "/SYSV")) {
       continue;
     }
-    if (path.rfind("/dev/", 0) == 0 || path.rfind("/memfd:", 0) == 0 ||
-        path.rfind("/proc/", 0) == 0 || path.rfind("/SYSV", 0) == 0) {
-      continue;
-    }
-    const std::string_view range = fields[0];
-    const std::size_t dash = range.find('-');
-    std::uint64_t start = 0;
-    std::uint64_t offset = 0;
-    const auto r1 = std::from_chars(range.data(), range.data() + dash, start, 16);
-    const auto r2 =
-        std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), offset, 16);
-    if (dash == std::string_view::npos || r1.ec != std::errc{} || r2.ec != std::errc{}) {
-      continue;
-    }
-    const std::string key(path);
-    const auto it = seen.find(key);
+    const auto it = seen.find(e.path);
     if (it == seen.end()) {
-      seen.emplace(key, out.size());
-      out.push_back(MappedObject{key, offset == 0 ? start : 0});
-    } else if (offset == 0 && out[it->second].base == 0) {
-      out[it->second].base = start;
+      seen.emplace(e.path, out.size());
+      out.push_back(MappedObject{std::move(e.path), e.offset == 0 ? e.start : 0});
+    } else if (e.offset == 0 && out[it->second].base == 0) {
+      out[it->second].base = e.start;
     }
   }
   return out;

@@ -170,7 +170,7 @@ TEST_CASE("capture maps: every line parsed and the NT_FILE ones chosen", "[captu
       "garbage line\n"
       "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0       [stack]\n"
       "7ffc00100000-7ffc00102000 r-xp 00000000 00:00 0       [vdso]";
-  const auto maps = detail::parse_maps(text);
+  const auto maps = process::parse_map_entries(text);
   REQUIRE(maps.size() == 11);
   CHECK(maps[0].start == 0x55d0a0000000);
   CHECK(maps[0].end == 0x55d0a0001000);
@@ -190,7 +190,7 @@ TEST_CASE("capture maps: every line parsed and the NT_FILE ones chosen", "[captu
   CHECK(files[2].offset == 0x4000);
 
   // The C runtime's writable data: libc and the dynamic linker (by AT_BASE), not the rest.
-  const auto runtime = detail::parse_maps(
+  const auto runtime = process::parse_map_entries(
       "7f0000000000-7f0000001000 r--p 00000000 08:01 5 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
       "7f0000001000-7f0000003000 rw-p 00001000 08:01 5 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
       "7f0000003000-7f0000004000 rw-p 00000000 00:00 0\n"

@@ -219,6 +219,7 @@ TEST_CASE("maps: each mapped file once, with its load base", "[session][procfs]"
       "7f1c30000000-7f1c30001000 rw-s 00000000 00:05 99 /dev/kfd\n"
       "7f1c40000000-7f1c40001000 rw-s 00000000 00:01 1234 /memfd:pytorch (deleted)\n"
       "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0   [stack]\n"
+      "7ffd10000000-7ffd10001000 rw-p 00000000 00:00 0   [anon:arena /a/b]\n" // a named mapping
       "garbage line\n";
   const auto objs = process::parse_maps(text);
   REQUIRE(objs.size() == 3);
