@@ -5,6 +5,7 @@
 // readable. Nothing blocks without a deadline, and every way out of a failed wait goes through
 // shutdown(), which detaches (or, failing that, kills the debugger so the kernel detaches) and
 // then checks that the target is not left stopped.
+#include "rocplay/core/proc_file.hpp"
 #include "session/dbgapi_diagnostics.hpp"
 #include "session/session_impl.hpp"
 
@@ -19,6 +20,17 @@
 #include <map>
 
 namespace rocplay::session {
+
+namespace {
+
+// The most threads whose /proc figures are read at once (stall checks, the interval's notes).
+constexpr std::size_t kMaxTaskFigures = 4096;
+
+// How long a thread may sit in an uninterruptible wait while the debugger attaches before the
+// attach is given up (a short wait for a disk read ends well within it).
+constexpr std::chrono::seconds kUninterruptibleStall{3};
+
+} // namespace
 
 namespace {
 
@@ -340,7 +352,7 @@ mi::Exchange Session::Impl::command(const std::string& cmd, milliseconds timeout
   case Wait::Done:
     return exchanges[index];
   case Wait::Deadline:
-    if (stall_reason) {
+    if (stall) {
       fail(stall_error(), true);
     }
     fail(Error(ExitCode::Timeout,
@@ -374,12 +386,12 @@ void Session::Impl::inject_fault() {
 
 Error Session::Impl::stall_error() const {
   return Error(
-      ExitCode::PtraceDenied,
+      stall ? stall->code : ExitCode::PtraceDenied,
       "gave up attaching to pid " + std::to_string(pid.value_or(0)) + " after " +
           seconds_text(milliseconds(static_cast<std::int64_t>((now() - attach_sent_at) * 1000))) +
-          ": " + stall_reason.value_or("the attach stalled"),
-      "detach or stop that tracer (strace, another debugger, a profiler) and try "
-      "again; the debugger was ended so the kernel released the target");
+          ": " + (stall ? stall->reason : std::string("the attach stalled")),
+      (stall ? stall->hint : std::string("try again")) +
+          "; the debugger was ended so the kernel released the target");
 }
 
 [[noreturn]] void Session::Impl::debugger_died(const std::string& when) {
@@ -535,28 +547,69 @@ void Session::attach(std::int64_t pid) {
   const std::string cmd = "-target-attach " + std::to_string(pid);
   const std::uint64_t stops_before = s.stops_seen;
   // The pre-check looked at every thread, but a tracer may seize one after it: then the attach
-  // would wait out its whole deadline with the other threads stopped. Give up as soon as seen.
-  // Every 200 ms, or less often when one look is slow (thousands of threads): at most 5% of a
-  // core goes to looking.
-  s.stall_check = [&s, pid, last = Clock::now(),
-                   every = milliseconds(200)]() mutable -> std::optional<std::string> {
+  // would wait out its whole deadline with the other threads stopped. Likewise a thread in an
+  // uninterruptible wait (state D: a driver call) stops only when its call returns, perhaps never.
+  // Give up as soon as either is seen (D: for kUninterruptibleStall). Every 200 ms, or less
+  // often when one look is slow (thousands of threads): at most 5% of a core goes to looking.
+  s.stall_check =
+      [&s, pid, last = Clock::now(), every = milliseconds(200),
+       in_d_since =
+           std::map<std::int64_t, Clock::time_point>()]() mutable -> std::optional<Impl::Stall> {
     if (Clock::now() - last < every) {
       return std::nullopt;
     }
     const auto started = Clock::now();
     const auto traced = process::traced_threads(pid, s.gdb_pid);
+    const auto stats = process::read_task_stats(pid, kMaxTaskFigures);
     last = Clock::now();
     every = std::max(milliseconds(200),
                      std::chrono::duration_cast<milliseconds>((last - started) * 20));
-    if (traced.empty()) {
-      return std::nullopt;
+    if (!traced.empty()) {
+      std::string tracer = std::to_string(traced.front().tracer_pid);
+      if (const auto st = process::read_stat(traced.front().tracer_pid)) {
+        tracer += " (" + st->comm + ")";
+      }
+      return Impl::Stall{"thread " + std::to_string(traced.front().tid) + " of pid " +
+                             std::to_string(pid) + " is traced by pid " + tracer +
+                             ", so the debugger can never stop it",
+                         "detach or stop that tracer (strace, another debugger, a profiler) and "
+                         "try again",
+                         ExitCode::PtraceDenied};
     }
-    std::string tracer = std::to_string(traced.front().tracer_pid);
-    if (const auto st = process::read_stat(traced.front().tracer_pid)) {
-      tracer += " (" + st->comm + ")";
+    std::map<std::int64_t, Clock::time_point> still_in_d;
+    for (const auto& t : stats) {
+      if (t.state != 'D') {
+        continue;
+      }
+      const auto since = in_d_since.count(t.tid) ? in_d_since[t.tid] : started;
+      still_in_d.emplace(t.tid, since);
+      if (started - since < kUninterruptibleStall) {
+        continue;
+      }
+      std::string where;
+      const std::string task = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(t.tid);
+      if (auto wchan = process::read_proc_file(task + "/wchan", 256);
+          wchan && !wchan->empty() && *wchan != "0") {
+        where = ", in the kernel's " + *wchan;
+      }
+      std::string name;
+      if (const auto st = process::read_stat(t.tid)) {
+        name = " (" + st->comm + ")";
+      }
+      return Impl::Stall{
+          "thread " + std::to_string(t.tid) + name + " of pid " + std::to_string(pid) +
+              " has been in an uninterruptible wait (state D" + where + ") for " +
+              seconds_text(std::chrono::duration_cast<milliseconds>(started - since)) +
+              ": no debugger can stop it until that call returns",
+          s.debugger.kind == DebuggerKind::Gdb
+              ? "take a copy instead (`--stop copy`, hang-triage's default with gdb): it holds "
+                "the other threads and copies that one without stopping it"
+              : "wait for the call to return and try again; a driver call that never returns is "
+                "often explained in the kernel log (`dmesg`)",
+          ExitCode::Timeout};
     }
-    return "thread " + std::to_string(traced.front().tid) + " of pid " + std::to_string(pid) +
-           " is traced by pid " + tracer + ", so the debugger can never stop it";
+    in_d_since = std::move(still_in_d);
+    return std::nullopt;
   };
   const auto stall_check = s.stall_check;
   mi::Exchange ex;
@@ -565,7 +618,7 @@ void Session::attach(std::int64_t pid) {
     s.stall_check = nullptr;
   } catch (const Error& e) {
     s.stall_check = nullptr;
-    if (s.stall_reason) {
+    if (s.stall) {
       throw; // already says why
     }
     if (e.code() == ExitCode::Timeout) {
@@ -611,7 +664,7 @@ void Session::attach(std::int64_t pid) {
   case Impl::Wait::Done:
     break;
   case Impl::Wait::Deadline:
-    if (s.stall_reason) {
+    if (s.stall) {
       s.fail(s.stall_error(), true);
     }
     s.fail(Error(ExitCode::Timeout,
@@ -696,8 +749,6 @@ void Session::note(std::string_view text) {
 }
 
 namespace {
-
-constexpr std::size_t kMaxTaskFigures = 4096;
 
 // `threads while running: 2.001 s, 100 ticks/s: TID:STATE:TICKS ...`, the CPU each thread used
 // since the run began and its state just before the interrupt (docs/transcript-format.md,

@@ -10,11 +10,11 @@ bool Session::Impl::pending_answered() const {
 
 void Session::Impl::settle(bool interrupt) {
   const auto grace = options.interrupt_grace;
-  if (in_attach() && stall_reason) {
+  if (in_attach() && stall) {
     // It can never finish (another tracer holds a thread): waiting would only keep the target
     // stopped longer. The kernel detaches the threads the debugger holds when it dies.
     waiting = false;
-    kill_debugger("the attach cannot finish: " + *stall_reason);
+    kill_debugger("the attach cannot finish: " + stall->reason);
     return;
   }
   if (in_attach()) {

@@ -205,9 +205,15 @@ struct Session::Impl {
   TargetTimes times;
   std::optional<Error> closed; // the session can run no more commands, and why
   // While the attach is in progress: looks every ~200 ms for a reason it can never finish (another
-  // tracer on a thread); a reason ends the wait at once and is kept in `stall_reason`.
-  std::function<std::optional<std::string>()> stall_check;
-  std::optional<std::string> stall_reason;
+  // tracer on a thread, a thread in an uninterruptible wait); a stall ends the wait at once and is
+  // kept in `stall`.
+  struct Stall {
+    std::string reason; // why the attach cannot finish
+    std::string hint;   // what to do about it
+    ExitCode code = ExitCode::PtraceDenied;
+  };
+  std::function<std::optional<Stall>()> stall_check;
+  std::optional<Stall> stall;
 
   // Reporting.
   std::vector<std::string> warnings;

@@ -118,9 +118,9 @@ Session::Impl::Wait Session::Impl::pump(const std::function<bool()>& done,
       return Wait::Deadline;
     }
     if (stall_check) {
-      if (auto reason = stall_check()) {
+      if (auto found = stall_check()) {
         stall_check = nullptr;
-        stall_reason = std::move(reason);
+        stall = std::move(found);
         return Wait::Deadline;
       }
       ioc.run_one_until(std::min(deadline, Clock::now() + milliseconds(200)));

@@ -257,3 +257,64 @@ TEST_CASE("two samples by copy of napping threads: their stacks are not unwound 
   CHECK(in_sync == 4);
   require_running_again(target);
 }
+
+TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attach gives up early") {
+  SpinTarget::Config cfg;
+  cfg.uninterruptible = true; // a thread `stuck` in vfork()'s wait, state D
+  SpinTarget target(cfg);
+  auto args = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = {"run",
+                                  "hang-triage",
+                                  "--pid",
+                                  std::to_string(target.pid()),
+                                  "--debugger",
+                                  "gdb",
+                                  "--samples",
+                                  "1",
+                                  "--timeout",
+                                  "20",
+                                  "--attach-timeout",
+                                  "60"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  // By copy: the other threads held, the stuck one copied from /proc with its frames.
+  const auto copy = run_rocplay(args({"--format", "json"}));
+  INFO("stderr: " << copy.err);
+  REQUIRE_FALSE(copy.timed_out);
+  REQUIRE((copy.exit_code == 0 || copy.exit_code == 1));
+  const auto report = nlohmann::json::parse(copy.out);
+  CHECK(report.at("run").at("target").at("copied") == true);
+  CHECK(report.at("run").at("target").at("stop_seconds").get<double>() < 2);
+  bool stuck_seen = false;
+  for (const auto& t : report.at("snapshot").at("host_threads")) {
+    if (t.value("name", "") != "stuck") {
+      continue;
+    }
+    stuck_seen = true;
+    std::vector<std::string> functions;
+    for (const auto& f : t.at("frames")) {
+      functions.push_back(f.value("function", ""));
+    }
+    INFO("stuck thread's frames: " << nlohmann::json(functions).dump());
+    CHECK(std::find(functions.begin(), functions.end(), "stuck_in_vfork") != functions.end());
+  }
+  CHECK(stuck_seen);
+  const auto text = run_rocplay(args({}));
+  CHECK(text.out.find("was in an uninterruptible wait (state D") != std::string::npos);
+  CHECK(text.out.find("could not be held") != std::string::npos);
+
+  // Attached: gdb would wait for the stuck thread until the attach timeout (60 s here) with every
+  // other thread stopped; rocplay gives up after 3 s of it in state D and says what to do.
+  const auto started = std::chrono::steady_clock::now();
+  const auto attach = run_rocplay(args({"--stop", "attach"}));
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO("stdout: " << attach.out << "\nstderr: " << attach.err);
+  CHECK(took < 20);
+  CHECK(attach.exit_code > 1);
+  CHECK(attach.err.find("has been in an uninterruptible wait (state D") != std::string::npos);
+  CHECK(attach.err.find("--stop copy") != std::string::npos);
+  require_running_again(target);
+  require_every_thread_free(target.pid(), 5);
+}

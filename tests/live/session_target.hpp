@@ -196,9 +196,10 @@ public:
     int spin_threads = 2;
     int blocked_threads = 1;
     bool sleepy = false;
-    bool walker = false;       // a thread stepping through a loop of calls (--walker)
-    double spin_for = 0;       // the spinning threads leave their loop after this (--spin-for)
-    bool segv_on_usr2 = false; // SIGUSR2 makes it write through a null pointer (--segv-on-usr2)
+    bool walker = false;          // a thread stepping through a loop of calls (--walker)
+    double spin_for = 0;          // the spinning threads leave their loop after this (--spin-for)
+    bool segv_on_usr2 = false;    // SIGUSR2 makes it write through a null pointer (--segv-on-usr2)
+    bool uninterruptible = false; // a thread `stuck` in state D (--uninterruptible)
     std::vector<std::string> extra_env; // NAME=value added to the target's environment
   };
 
@@ -226,6 +227,9 @@ public:
     }
     if (config.segv_on_usr2) {
       args.push_back("--segv-on-usr2");
+    }
+    if (config.uninterruptible) {
+      args.push_back("--uninterruptible");
     }
     std::vector<std::string> env;
     for (char** e = environ; *e != nullptr; ++e) {

@@ -1,7 +1,7 @@
 // A stand-in for a hung GPU worker, used by the live tests and bench/bench_live.
 //
 //   spin_target PROGRESS_FILE [SPIN_THREADS=2] [--sleepy] [--blocked N] [--walker]
-//               [--spin-for SECONDS] [--segv-on-usr2]
+//               [--spin-for SECONDS] [--segv-on-usr2] [--uninterruptible]
 //
 // * SPIN_THREADS threads spin at one PC inside `start_sync` (a cross-rank barrier that never
 //   opens), like the sync-lane waves of a hung all-gather. With --sleepy they nap inside the loop
@@ -18,6 +18,9 @@
 //   after_sync (the progress tests' "loop ends between samples").
 // * --segv-on-usr2: a SIGUSR2 makes the main thread write through a null pointer at its next tick
 //   (`run --wait-for-fault` tests: a fault on demand, after rocplay has attached).
+// * --uninterruptible: one more thread (named `stuck`) waits in vfork() for a child that never
+//   execs: an uninterruptible wait (state D) that no ptrace stop reaches, like a thread stuck in a
+//   GPU driver call. The child dies with that thread.
 //
 // It prints `pid N` and then `ready` once every thread is in place, and runs until killed. It dies
 // with its parent (PR_SET_PDEATHSIG) so a crashed test never leaves it behind.
@@ -26,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -106,6 +110,29 @@ void* walker_main(void*) {
   for (;;) {
     walk_all(std::make_integer_sequence<int, 64>{});
   }
+  return nullptr;
+}
+
+std::atomic<long> g_vfork_child{0};
+
+__attribute__((noinline)) void stuck_in_vfork() {
+  const pid_t child = vfork();
+  if (child == 0) {
+    // Only system calls here: the child borrows its parent's stack and memory.
+    syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+    g_vfork_child.store(syscall(SYS_getpid));
+    for (;;) {
+      syscall(SYS_pause);
+    }
+  }
+  for (;;) {
+    pause(); // not reached while the child lives
+  }
+}
+
+void* stuck_main(void*) {
+  pthread_setname_np(pthread_self(), "stuck");
+  stuck_in_vfork();
   return nullptr;
 }
 
@@ -197,6 +224,7 @@ int main(int argc, char** argv) {
   int blocked_threads = 1;
   bool walker = false;
   bool segv_on_usr2 = false;
+  bool uninterruptible = false;
   double spin_for = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -206,6 +234,8 @@ int main(int argc, char** argv) {
       walker = true;
     } else if (arg == "--segv-on-usr2") {
       segv_on_usr2 = true;
+    } else if (arg == "--uninterruptible") {
+      uninterruptible = true;
     } else if (arg == "--spin-for" && i + 1 < argc) {
       spin_for = std::atof(argv[++i]);
     } else if (arg == "--blocked" && i + 1 < argc) {
@@ -242,10 +272,14 @@ int main(int argc, char** argv) {
   if (walker && !start_thread(walker_main, nullptr)) {
     return 1;
   }
+  if (uninterruptible && !start_thread(stuck_main, nullptr)) {
+    return 1;
+  }
   std::printf("pid %d\n", static_cast<int>(getpid()));
   std::fflush(stdout);
   while (g_spinning.load() < static_cast<std::uint64_t>(spin_threads) ||
-         g_blocked.load() < static_cast<std::uint64_t>(blocked_threads)) {
+         g_blocked.load() < static_cast<std::uint64_t>(blocked_threads) ||
+         (uninterruptible && g_vfork_child.load() == 0)) {
     nap(1'000'000);
   }
   progress->spinning = g_spinning.load();
