@@ -26,9 +26,26 @@ namespace {
 // The most threads whose /proc figures are read at once (stall checks, the interval's notes).
 constexpr std::size_t kMaxTaskFigures = 4096;
 
-// How long a thread may sit in an uninterruptible wait while the debugger attaches before the
-// attach is given up (a short wait for a disk read ends well within it).
+// How long a thread may sit in an uninterruptible wait while gdb attaches before the attach is
+// given up (a short wait for a disk read ends well within it).
 constexpr std::chrono::seconds kUninterruptibleStall{3};
+
+// `thread T (NAME) of pid P ... (state D, in the kernel's FUNCTION)`: a thread in an
+// uninterruptible wait, which no debugger can stop until its call returns.
+std::string uninterruptible_thread(std::int64_t pid, std::int64_t tid) {
+  std::string out = "thread " + std::to_string(tid);
+  if (const auto st = process::read_stat(tid)) {
+    out += " (" + st->comm + ")";
+  }
+  out += " of pid " + std::to_string(pid);
+  std::string where;
+  const std::string task = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid);
+  if (auto wchan = process::read_proc_file(task + "/wchan", 256);
+      wchan && !wchan->empty() && *wchan != "0") {
+    where = ", in the kernel's " + *wchan;
+  }
+  return out + " is in an uninterruptible wait (state D" + where + ")";
+}
 
 } // namespace
 
@@ -549,8 +566,8 @@ void Session::attach(std::int64_t pid) {
   // The pre-check looked at every thread, but a tracer may seize one after it: then the attach
   // would wait out its whole deadline with the other threads stopped. Likewise a thread in an
   // uninterruptible wait (state D: a driver call) stops only when its call returns, perhaps never.
-  // Give up as soon as either is seen (D: for kUninterruptibleStall). Every 200 ms, or less
-  // often when one look is slow (thousands of threads): at most 5% of a core goes to looking.
+  // Give up as soon as either is seen (D: for kUninterruptibleStall, with gdb). Every 200 ms, or
+  // less often when one look is slow (thousands of threads): at most 5% of a core goes to looking.
   s.stall_check =
       [&s, pid, last = Clock::now(), every = milliseconds(200),
        in_d_since =
@@ -560,7 +577,11 @@ void Session::attach(std::int64_t pid) {
     }
     const auto started = Clock::now();
     const auto traced = process::traced_threads(pid, s.gdb_pid);
-    const auto stats = process::read_task_stats(pid, kMaxTaskFigures);
+    // With gdb only: a copy can take a thread in state D without stopping it. rocgdb and cuda-gdb
+    // have no such way round, and a driver call that returns after all lets their attach finish.
+    const auto stats = s.debugger.kind == DebuggerKind::Gdb
+                           ? process::read_task_stats(pid, kMaxTaskFigures)
+                           : std::vector<process::TaskStat>();
     last = Clock::now();
     every = std::max(milliseconds(200),
                      std::chrono::duration_cast<milliseconds>((last - started) * 20));
@@ -583,30 +604,15 @@ void Session::attach(std::int64_t pid) {
       }
       const auto since = in_d_since.count(t.tid) ? in_d_since[t.tid] : started;
       still_in_d.emplace(t.tid, since);
-      if (started - since < kUninterruptibleStall) {
-        continue;
+      if (started - since >= kUninterruptibleStall) {
+        return Impl::Stall{
+            uninterruptible_thread(pid, t.tid) + " and has been for " +
+                seconds_text(std::chrono::duration_cast<milliseconds>(started - since)) +
+                ": no debugger can stop it until that call returns",
+            "take a copy instead (`--stop copy`, hang-triage's default with gdb): it holds the "
+            "other threads and copies that one without stopping it",
+            ExitCode::Timeout};
       }
-      std::string where;
-      const std::string task = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(t.tid);
-      if (auto wchan = process::read_proc_file(task + "/wchan", 256);
-          wchan && !wchan->empty() && *wchan != "0") {
-        where = ", in the kernel's " + *wchan;
-      }
-      std::string name;
-      if (const auto st = process::read_stat(t.tid)) {
-        name = " (" + st->comm + ")";
-      }
-      return Impl::Stall{
-          "thread " + std::to_string(t.tid) + name + " of pid " + std::to_string(pid) +
-              " has been in an uninterruptible wait (state D" + where + ") for " +
-              seconds_text(std::chrono::duration_cast<milliseconds>(started - since)) +
-              ": no debugger can stop it until that call returns",
-          s.debugger.kind == DebuggerKind::Gdb
-              ? "take a copy instead (`--stop copy`, hang-triage's default with gdb): it holds "
-                "the other threads and copies that one without stopping it"
-              : "wait for the call to return and try again; a driver call that never returns is "
-                "often explained in the kernel log (`dmesg`)",
-          ExitCode::Timeout};
     }
     in_d_since = std::move(still_in_d);
     return std::nullopt;
@@ -619,12 +625,22 @@ void Session::attach(std::int64_t pid) {
   } catch (const Error& e) {
     s.stall_check = nullptr;
     if (s.stall) {
-      throw; // already says why
+      // Found by the wait itself, or while the timed-out attach was given its grace to finish.
+      throw s.stall_error();
     }
     if (e.code() == ExitCode::Timeout) {
+      // A thread in an uninterruptible wait is what an attach most often waits for in vain.
+      std::string stuck;
+      for (const auto& t : process::read_task_stats(pid, kMaxTaskFigures)) {
+        if (t.state == 'D') {
+          stuck = "; " + uninterruptible_thread(pid, t.tid) +
+                  ", which no debugger can stop until that call returns";
+          break;
+        }
+      }
       throw Error(ExitCode::Timeout,
                   "attaching to pid " + std::to_string(pid) + " took longer than " +
-                      seconds_text(s.options.attach_timeout),
+                      seconds_text(s.options.attach_timeout) + stuck,
                   "a process in a GPU wait can take 30 s or more to attach; raise the attach "
                   "timeout. The target was detached and keeps running");
     }

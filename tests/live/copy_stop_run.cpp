@@ -278,6 +278,16 @@ TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attac
     a.insert(a.end(), more.begin(), more.end());
     return a;
   };
+  // Each run below needs the thread still in its wait: its vfork child alive.
+  auto require_stuck_in_d = [&] {
+    std::string states;
+    for (const auto& t : rocplay::process::read_task_stats(target.pid())) {
+      states += t.state;
+    }
+    INFO("thread states: " << states);
+    REQUIRE(std::count(states.begin(), states.end(), 'D') == 1);
+  };
+  require_stuck_in_d();
   // By copy: the other threads held, the stuck one copied from /proc with its frames.
   const auto copy = run_rocplay(args({"--format", "json"}));
   INFO("stderr: " << copy.err);
@@ -305,7 +315,9 @@ TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attac
   CHECK(text.out.find("could not be held") != std::string::npos);
 
   // Attached: gdb would wait for the stuck thread until the attach timeout (60 s here) with every
-  // other thread stopped; rocplay gives up after 3 s of it in state D and says what to do.
+  // other thread stopped; with gdb, rocplay gives up after 3 s of it in state D and says what to
+  // do (rocgdb and cuda-gdb wait out the timeout: they have no copy to offer instead).
+  require_stuck_in_d();
   const auto started = std::chrono::steady_clock::now();
   const auto attach = run_rocplay(args({"--stop", "attach"}));
   const double took =
@@ -313,7 +325,20 @@ TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attac
   INFO("stdout: " << attach.out << "\nstderr: " << attach.err);
   CHECK(took < 20);
   CHECK(attach.exit_code > 1);
-  CHECK(attach.err.find("has been in an uninterruptible wait (state D") != std::string::npos);
+  CHECK(attach.err.find("(stuck) of pid " + std::to_string(target.pid()) +
+                        " is in an uninterruptible wait (state D") != std::string::npos);
+  CHECK(attach.err.find("no debugger can stop it until that call returns") != std::string::npos);
+  // An attach timeout shorter than that: the grace the attach then gets to finish ends as soon as
+  // the thread has been in state D for 3 s, and the error names it.
+  auto short_timeout = args({"--stop", "attach", "--format", "json"});
+  *std::find(short_timeout.begin(), short_timeout.end(), "60") = "2"; // --attach-timeout
+  require_stuck_in_d();
+  const auto timed_out = run_rocplay(short_timeout);
+  INFO("timed-out attach, stderr: " << timed_out.err);
+  CHECK(timed_out.err.find("(stuck) of pid " + std::to_string(target.pid()) +
+                           " is in an uninterruptible wait (state D") != std::string::npos);
+  const auto timed_out_report = nlohmann::json::parse(timed_out.out);
+  CHECK(timed_out_report.at("run").at("target").at("stop_seconds").get<double>() < 4.5);
   CHECK(attach.err.find("--stop copy") != std::string::npos);
   require_running_again(target);
   require_every_thread_free(target.pid(), 5);
