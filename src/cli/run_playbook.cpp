@@ -129,7 +129,7 @@ int run_playbook_command(const RunCommandOptions& o) {
   if (result.times.left_stopped) {
     print_error(fmt::format("pid {} was still stopped after detach; rocplay sent it SIGCONT ({})",
                             o.pid, report::target_account(result)),
-                "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
+                report::left_stopped_hint(result));
   }
   if (!failure.empty()) {
     print_error(failure, result.fatal ? result.fatal->hint()

@@ -3,6 +3,7 @@
 // server's workers.
 #include "rocplay/drivers/drivers.hpp"
 
+#include "rocplay/report/run.hpp"
 #include "rocplay/session/process.hpp"
 
 #include <fmt/format.h>
@@ -87,11 +88,10 @@ std::vector<Error> target_problems(const Incident& incident) {
   std::vector<Error> out;
   for (const auto& c : incident.cases) {
     if (c.run && c.run->times.left_stopped) {
-      out.emplace_back(
-          ExitCode::TargetLeftStopped,
-          fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT",
-                      c.source.pid.value_or(0)),
-          "check that it runs (`ps -o stat -p PID`); something else may be tracing it");
+      out.emplace_back(ExitCode::TargetLeftStopped,
+                       fmt::format("pid {} was left stopped after detach; rocplay sent it SIGCONT",
+                                   c.source.pid.value_or(0)),
+                       report::left_stopped_hint(*c.run));
     }
   }
   std::size_t failed = 0;

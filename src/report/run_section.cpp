@@ -52,6 +52,15 @@ std::string state_text(char state) {
 
 } // namespace
 
+std::string left_stopped_hint(const RunResult& r) {
+  if (r.times.attach_sent && !r.times.attach_seconds && !r.times.copied) {
+    return "the stop was left by the debugger's unfinished attach (it stops each thread as it "
+           "attaches), and SIGCONT undid it; if the process stops again, something else is "
+           "stopping or tracing it (`ps -o stat -p PID`)";
+  }
+  return "check that it runs (`ps -o stat -p PID`); something else may be tracing it";
+}
+
 std::string target_account(const RunResult& r) {
   const auto& t = r.times;
   std::string text;

@@ -28,6 +28,9 @@ void write_run_section_text(std::ostream& out, const playbook::RunResult& result
 // One line on what happened to the target, exactly: whether rocplay attached (or the attach did
 // not complete), how long it was stopped, detached, SIGCONT, and its state afterwards.
 std::string target_account(const playbook::RunResult& result);
+// What to do about a target found stopped after the detach (rocplay sent it SIGCONT): after an
+// attach that did not complete, the stop was the debugger's own; otherwise something else's.
+std::string left_stopped_hint(const playbook::RunResult& result);
 // What ended the run early, in one sentence (its fatal error, else the first step that failed or
 // timed out); empty when it ran to its end.
 std::string failure_text(const playbook::RunResult& result);
