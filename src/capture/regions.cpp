@@ -1,6 +1,7 @@
 // The mappings the capture copies or names, the merge of copied memory, /proc/PID/task/TID/syscall
 // and the stack fingerprint (src/capture/internal.hpp, rocplay/capture/capture.hpp).
 #include "capture/internal.hpp"
+#include "core/text_scan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -17,34 +18,6 @@
 
 namespace rocplay::capture::detail {
 
-namespace {
-
-bool parse_hex(std::string_view s, std::uint64_t& out) {
-  if (s.empty()) {
-    return false;
-  }
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), out, 16);
-  return r.ec == std::errc{} && r.ptr == s.data() + s.size();
-}
-
-// The next blank-separated field of `line` from `pos`; empty at the end.
-std::string_view next_field(std::string_view line, std::size_t& pos) {
-  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) {
-    ++pos;
-  }
-  const std::size_t start = pos;
-  while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t') {
-    ++pos;
-  }
-  return line.substr(start, pos - start);
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-} // namespace
-
 std::vector<FileMapping> file_mappings(const std::vector<MapEntry>& maps) {
   std::vector<FileMapping> out;
   constexpr std::string_view kDeleted = " (deleted)";
@@ -56,8 +29,8 @@ std::vector<FileMapping> file_mappings(const std::vector<MapEntry>& maps) {
     if (p.size() >= kDeleted.size() && p.substr(p.size() - kDeleted.size()) == kDeleted) {
       continue;
     }
-    if (starts_with(p, "/dev/") || starts_with(p, "/memfd:") || starts_with(p, "/proc/") ||
-        starts_with(p, "/SYSV") || starts_with(p, "/sys/")) {
+    if (p.starts_with("/dev/") || p.starts_with("/memfd:") || p.starts_with("/proc/") ||
+        p.starts_with("/SYSV") || p.starts_with("/sys/")) {
       continue;
     }
     out.push_back(FileMapping{m.start, m.end, m.offset, m.path});
@@ -78,8 +51,8 @@ std::vector<Range> runtime_data(const std::vector<MapEntry>& maps, std::uint64_t
     const std::string_view p = m.path;
     const std::string_view base = p.substr(p.rfind('/') + 1);
     // libc.so.6, libc-2.31.so; libpthread.so.0, libpthread-2.31.so.
-    const bool runtime = starts_with(base, "libc.so") || starts_with(base, "libc-") ||
-                         starts_with(base, "libpthread.so") || starts_with(base, "libpthread-");
+    const bool runtime = base.starts_with("libc.so") || base.starts_with("libc-") ||
+                         base.starts_with("libpthread.so") || base.starts_with("libpthread-");
     if (runtime || (!ld_path.empty() && m.path == ld_path)) {
       out.push_back({m.start, m.end});
     }
@@ -170,7 +143,7 @@ std::optional<SyscallState> parse_syscall_file(std::string_view text) {
   }
   std::vector<std::string_view> fields;
   for (std::size_t pos = 0;;) {
-    const std::string_view f = next_field(text, pos);
+    const std::string_view f = text_scan::next_field(text, pos);
     if (f.empty()) {
       break;
     }
@@ -193,7 +166,9 @@ std::optional<SyscallState> parse_syscall_file(std::string_view text) {
   }
   out.number = negative ? -1 : number;
   auto hex = [](std::string_view f, std::uint64_t& value) {
-    return starts_with(f, "0x") && parse_hex(f.substr(2), value);
+    const auto v = f.starts_with("0x") ? text_scan::parse_digits(f.substr(2), 16) : std::nullopt;
+    value = v.value_or(0);
+    return v.has_value();
   };
   for (std::size_t i = 1; i + 2 < fields.size(); ++i) {
     if (!hex(fields[i], out.args[i - 1])) {

@@ -1,5 +1,6 @@
 // /proc/PID/maps read into the files a process has mapped (rocplay/core/mapped_objects.hpp).
 #include "rocplay/core/mapped_objects.hpp"
+#include "core/text_scan.hpp"
 #include "rocplay/core/proc_file.hpp"
 
 #include <algorithm>
@@ -10,28 +11,11 @@ namespace rocplay::process {
 
 namespace {
 
-// The next blank-separated field of `line` from `pos`; empty at the end.
-std::string_view next_field(std::string_view line, std::size_t& pos) {
-  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) {
-    ++pos;
-  }
-  const std::size_t start = pos;
-  while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t') {
-    ++pos;
-  }
-  return line.substr(start, pos - start);
-}
-
+// All of `s` as hex digits (no `0x`), into `out`.
 bool parse_hex(std::string_view s, std::uint64_t& out) {
-  if (s.empty()) {
-    return false;
-  }
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), out, 16);
-  return r.ec == std::errc{} && r.ptr == s.data() + s.size();
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
+  const auto v = text_scan::parse_digits(s, 16);
+  out = v.value_or(0);
+  return v.has_value();
 }
 
 } // namespace
@@ -48,11 +32,11 @@ std::vector<MapEntry> parse_map_entries(std::string_view text) {
     pos = eol + 1;
     // `start-end perms offset dev inode   path`; the path is the rest of the line.
     std::size_t at = 0;
-    const auto range = next_field(line, at);
-    const auto perms = next_field(line, at);
-    const auto offset = next_field(line, at);
-    const auto dev = next_field(line, at);
-    const auto inode = next_field(line, at);
+    const auto range = text_scan::next_field(line, at);
+    const auto perms = text_scan::next_field(line, at);
+    const auto offset = text_scan::next_field(line, at);
+    const auto dev = text_scan::next_field(line, at);
+    const auto inode = text_scan::next_field(line, at);
     const std::size_t dash = range.find('-');
     MapEntry e;
     if (dash == std::string_view::npos || perms.size() < 4 || dev.empty() || inode.empty() ||
@@ -83,11 +67,11 @@ std::vector<MappedObject> parse_maps(std::string_view text) {
     // Files only: not anonymous or pseudo (`[heap]`, `[anon:...]`), not deleted since mapped, not a
     // device, memfd, /proc file or SysV segment.
     constexpr std::string_view kDeleted = " (deleted)";
-    if (!starts_with(path, "/") ||
+    if (!path.starts_with("/") ||
         (path.size() >= kDeleted.size() &&
          path.substr(path.size() - kDeleted.size()) == kDeleted) ||
-        starts_with(path, "/dev/") || starts_with(path, "/memfd:") || starts_with(path, "/proc/") ||
-        starts_with(path, "/SYSV")) {
+        path.starts_with("/dev/") || path.starts_with("/memfd:") || path.starts_with("/proc/") ||
+        path.starts_with("/SYSV")) {
       continue;
     }
     const auto it = seen.find(e.path);

@@ -1,6 +1,6 @@
 // The small text and number helpers the log readers share (crash evidence, agent logs, code-object
-// URIs): ASCII classes, trimming, bounded number parsing, `0x` hex and sanitising untrusted
-// lines. Header-only; internal to src/ (layer core, docs/architecture.md).
+// URIs, /proc files): ASCII classes, trimming, fields, bounded number parsing, `0x` hex and
+// sanitising untrusted lines. Header-only; internal to src/ (layer core, docs/architecture.md).
 #pragma once
 
 #include <algorithm>
@@ -31,6 +31,19 @@ inline std::string_view trim(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
+}
+
+// The next field of `line` from `pos`, fields separated by blanks and tabs; advances `pos` past
+// it. Empty at the end.
+inline std::string_view next_field(std::string_view line, std::size_t& pos) {
+  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) {
+    ++pos;
+  }
+  const std::size_t start = pos;
+  while (pos < line.size() && line[pos] != ' ' && line[pos] != '\t') {
+    ++pos;
+  }
+  return line.substr(start, pos - start);
 }
 
 inline std::string lower(std::string_view s) {

@@ -66,6 +66,25 @@ std::vector<std::string> functions(const HostThread& t) {
   return out;
 }
 
+// `rocplay run hang-triage` on `pid` with gdb, one sample, then `more`.
+std::vector<std::string> hang_triage_args(std::int64_t pid, int attach_timeout,
+                                          std::vector<std::string> more) {
+  std::vector<std::string> a = {"run",
+                                "hang-triage",
+                                "--pid",
+                                std::to_string(pid),
+                                "--debugger",
+                                "gdb",
+                                "--samples",
+                                "1",
+                                "--timeout",
+                                "20",
+                                "--attach-timeout",
+                                std::to_string(attach_timeout)};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
 // The second sample's threads whose stacks were taken from the first (the runner's `stacks as in
 // the sample before: LWP ...` notes), and its backtrace commands.
 struct SecondSample {
@@ -172,20 +191,7 @@ TEST_CASE("two samples by copy: each sample's stop is its copy's hold, the targe
 TEST_CASE("rocplay run hang-triage with gdb copies by default, and --stop attach attaches") {
   SpinTarget target;
   auto args = [&](std::vector<std::string> more) {
-    std::vector<std::string> a = {"run",
-                                  "hang-triage",
-                                  "--pid",
-                                  std::to_string(target.pid()),
-                                  "--debugger",
-                                  "gdb",
-                                  "--samples",
-                                  "1",
-                                  "--timeout",
-                                  "20",
-                                  "--attach-timeout",
-                                  "30"};
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
+    return hang_triage_args(target.pid(), 30, std::move(more));
   };
   const auto copy = run_rocplay(args({}));
   INFO("stderr: " << copy.err << "\nstdout: " << copy.out);
@@ -262,21 +268,8 @@ TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attac
   SpinTarget::Config cfg;
   cfg.uninterruptible = true; // a thread `stuck` in vfork()'s wait, state D
   SpinTarget target(cfg);
-  auto args = [&](std::vector<std::string> more) {
-    std::vector<std::string> a = {"run",
-                                  "hang-triage",
-                                  "--pid",
-                                  std::to_string(target.pid()),
-                                  "--debugger",
-                                  "gdb",
-                                  "--samples",
-                                  "1",
-                                  "--timeout",
-                                  "20",
-                                  "--attach-timeout",
-                                  "60"};
-    a.insert(a.end(), more.begin(), more.end());
-    return a;
+  auto args = [&](std::vector<std::string> more, int attach_timeout = 60) {
+    return hang_triage_args(target.pid(), attach_timeout, std::move(more));
   };
   // Each run below needs the thread still in its wait: its vfork child alive.
   auto require_stuck_in_d = [&] {
@@ -333,10 +326,8 @@ TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attac
         std::string::npos);
   // An attach timeout shorter than that: the grace the attach then gets to finish ends as soon as
   // the thread has been in state D for 3 s, and the error names it.
-  auto short_timeout = args({"--stop", "attach", "--format", "json"});
-  *std::find(short_timeout.begin(), short_timeout.end(), "60") = "2"; // --attach-timeout
   require_stuck_in_d();
-  const auto timed_out = run_rocplay(short_timeout);
+  const auto timed_out = run_rocplay(args({"--stop", "attach", "--format", "json"}, 2));
   INFO("timed-out attach, stderr: " << timed_out.err);
   CHECK(timed_out.err.find("(stuck) of pid " + std::to_string(target.pid()) +
                            " is in an uninterruptible wait (state D") != std::string::npos);
