@@ -104,6 +104,8 @@ std::string target_account(const RunResult& r) {
   }
   if (t.left_stopped) {
     text += "; it was still stopped afterwards, so rocplay sent it SIGCONT";
+  } else if (t.stop_cancelled) {
+    text += "; rocplay sent it SIGCONT to cancel the stop the unfinished attach leaves behind";
   }
   if (t.state_after != '?') {
     text += "; now " + state_text(t.state_after);
@@ -163,6 +165,7 @@ nlohmann::json run_section_to_json(const RunResult& r) {
         {"total_seconds", opt(r.times.total_seconds)},
         {"detached", r.times.detached},
         {"left_stopped", r.times.left_stopped},
+        {"stop_cancelled", r.times.stop_cancelled},
         {"attach_sent", r.times.attach_sent},
         {"copied", r.times.copied},
         {"state_after", r.times.state_after == '?'

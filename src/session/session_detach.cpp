@@ -148,6 +148,22 @@ void Session::Impl::check_target_state() {
   if (!pid) {
     return;
   }
+  if (killed_in_attach && !process::is_stopped(target.state_before)) {
+    // Every thread the debugger had stopped sits in a signal-delivery-stop for its attach's
+    // SIGSTOP: as the kernel lets it go it delivers that SIGSTOP and stops the whole process, a
+    // moment after any look. A SIGCONT cancels a stop signal dequeued before it and wakes a
+    // process already stopped (the kernel's JOBCTL_STOP_DEQUEUED).
+    killed_in_attach = false;
+    bool seen_stopped = false;
+    for (const auto& t : process::read_task_stats(*pid)) {
+      seen_stopped = seen_stopped || process::is_stopped(t.state);
+    }
+    ::kill(static_cast<pid_t>(*pid), SIGCONT);
+    times.stop_cancelled = true;
+    on_note("sent SIGCONT to pid " + std::to_string(*pid) +
+            ": the debugger was killed mid-attach, and its SIGSTOPs would stop the process" +
+            (seen_stopped ? " (a thread was stopped already)" : ""));
+  }
   auto st = process::read_stat(*pid);
   // A tracer-stop can outlive a killed tracer by a moment, longer on a busy machine or when the
   // tracer was a wrapper's child that dies after the wrapper: look again while the target is

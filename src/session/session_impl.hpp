@@ -372,6 +372,8 @@ struct Session::Impl {
 
   bool pending_answered() const;
   bool in_attach() const { return attach_sent && stops_seen == attach_stops_before; }
+  // The debugger was killed while its attach was in progress (check_target_state).
+  bool killed_in_attach = false;
 
   // Brings the debugger to a state where it reads -target-detach: the pending command answered
   // and the target stopped. Kills the debugger when that does not happen in time.

@@ -200,6 +200,7 @@ std::string Session::Impl::exit_description() const {
 
 void Session::Impl::kill_debugger(const std::string& why) {
   if (gdb_pid > 0 && !reaped) {
+    killed_in_attach = killed_in_attach || (in_attach() && !times.copied);
     on_note("killing the debugger (pid " + std::to_string(gdb_pid) + "): " + why);
     // Its whole process group when it attached: a wrapper script that runs the real debugger as
     // its child (rather than exec'ing it) would otherwise leave that child tracing the target.

@@ -45,6 +45,10 @@ struct TargetTimes {
   std::optional<double> total_seconds; // session start to detach (or to now, before detach)
   bool detached = false;
   bool left_stopped = false; // it was stopped after detach and got SIGCONT
+  // The debugger was killed before its attach completed, and rocplay sent SIGCONT at once: each
+  // thread it had stopped still carried its attach's SIGSTOP, which would stop the whole process
+  // a moment after the kernel let it go; SIGCONT cancels that (left_stopped when it was seen).
+  bool stop_cancelled = false;
   // -target-attach reached the debugger: from then on the target may have been stopped. With
   // attach_seconds unset, the attach did not complete (refused, stalled, timed out, interrupted).
   bool attach_sent = false;

@@ -60,6 +60,18 @@ TEST_CASE("the Target line says what happened to the target, as docs/session.md 
         "the attach did not complete; stopped for 0.600 s; detached; it was still stopped "
         "afterwards, so rocplay sent it SIGCONT; now running (state R)");
   CHECK(stalled.exit_code() == ExitCode::TargetLeftStopped);
+  CHECK(report::left_stopped_hint(stalled).find("the debugger's unfinished attach") !=
+        std::string::npos);
+
+  // Killed mid-attach: SIGCONT at once, before the attach's SIGSTOPs could stop it.
+  RunResult cancelled = stalled;
+  cancelled.times.left_stopped = false;
+  cancelled.times.stop_cancelled = true;
+  CHECK(report::target_account(cancelled) ==
+        "the attach did not complete; stopped for 0.600 s; detached; rocplay sent it SIGCONT to "
+        "cancel the stop the unfinished attach leaves behind; now running (state R)");
+  CHECK(report::left_stopped_hint(attached_run()).find("something else may be tracing it") !=
+        std::string::npos);
 }
 
 TEST_CASE("the steps as text: one line a step, consecutive skipped steps on one") {
