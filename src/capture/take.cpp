@@ -613,10 +613,8 @@ bool registers_from_syscall_file(pid_t pid, pid_t tid, Thread& t,
   t.prstatus_regs.assign(reinterpret_cast<const char*>(&regs), sizeof regs);
   t.held = false;
   // The kernel function it waits in names the driver call (wchan: "0" when hidden).
-  std::string where = trim_newline(
-      process::read_proc_file("/proc/" + pid_str(pid) + "/task/" + pid_str(tid) + "/wchan", 256)
-          .value_or(""));
-  where = where.empty() || where == "0" ? "" : ", in the kernel's " + where;
+  std::string where = process::read_wchan(pid, tid);
+  where = where.empty() ? "" : ", in the kernel's " + where;
   if (state->number >= 0) {
     where += fmt::format(", system call {}", state->number);
   }

@@ -348,6 +348,17 @@ std::string read_exe(std::int64_t pid) {
   return std::string(buf, static_cast<std::size_t>(n));
 }
 
+std::string read_wchan(std::int64_t pid, std::int64_t tid) {
+  auto text = read_proc_file(proc_path(pid, "task/") + std::to_string(tid) + "/wchan", 256);
+  if (!text) {
+    return {};
+  }
+  while (!text->empty() && (text->back() == '\n' || text->back() == '\0')) {
+    text->pop_back();
+  }
+  return *text == "0" ? std::string() : *text;
+}
+
 GpuOpen read_gpu_open(std::int64_t pid, const std::vector<std::string>& device_prefixes) {
   static const std::vector<std::string> kDefault = {"/dev/kfd", "/dev/nvidia", "/dev/dri/render"};
   const auto& prefixes = device_prefixes.empty() ? kDefault : device_prefixes;

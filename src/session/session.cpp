@@ -5,7 +5,6 @@
 // readable. Nothing blocks without a deadline, and every way out of a failed wait goes through
 // shutdown(), which detaches (or, failing that, kills the debugger so the kernel detaches) and
 // then checks that the target is not left stopped.
-#include "rocplay/core/proc_file.hpp"
 #include "session/dbgapi_diagnostics.hpp"
 #include "session/session_impl.hpp"
 
@@ -38,13 +37,9 @@ std::string uninterruptible_thread(std::int64_t pid, std::int64_t tid) {
     out += " (" + st->comm + ")";
   }
   out += " of pid " + std::to_string(pid);
-  std::string where;
-  const std::string task = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid);
-  if (auto wchan = process::read_proc_file(task + "/wchan", 256);
-      wchan && !wchan->empty() && *wchan != "0") {
-    where = ", in the kernel's " + *wchan;
-  }
-  return out + " is in an uninterruptible wait (state D" + where + ")";
+  const std::string wchan = process::read_wchan(pid, tid);
+  return out + " is in an uninterruptible wait (state D" +
+         (wchan.empty() ? "" : ", in the kernel's " + wchan) + ")";
 }
 
 } // namespace
