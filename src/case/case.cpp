@@ -144,6 +144,7 @@ Whereabouts whereabouts(const Case& c) {
 
 Whereabouts whereabouts(const Snapshot& s, const std::vector<Finding>& findings) {
   Whereabouts w;
+  w.gpu_attach_error = s.gpu_attach_error;
   // Only a GPU debugger can tell a GPU is idle; plain gdb sees no GPU at all.
   const bool gpu_debugger =
       s.debugger == DebuggerKind::RocGdb || s.debugger == DebuggerKind::CudaGdb;
@@ -212,6 +213,38 @@ std::vector<RankGroup> rank_groups(const Incident& incident) {
       out.push_back({{}, std::move(w)});
     }
     out[it->second].cases.push_back(i);
+  }
+  return out;
+}
+
+std::vector<std::string> harm(const Incident& incident) {
+  std::vector<std::string> out;
+  for (const auto& c : incident.cases) {
+    std::string error = c.at ? c.at->gpu_attach_error : c.snapshot.gpu_attach_error;
+    for (const auto& s : c.samples) {
+      if (error.empty()) {
+        error = s.snapshot.gpu_attach_error;
+      }
+    }
+    if (error.empty()) {
+      continue;
+    }
+    std::string who;
+    if (c.source.rank) {
+      who = fmt::format("rank {} ", *c.source.rank);
+    }
+    if (c.source.pid) {
+      who += who.empty() ? fmt::format("pid {}", *c.source.pid)
+                         : fmt::format("(pid {})", *c.source.pid);
+    }
+    if (who.empty()) {
+      who = c.source.path.empty() ? "the target" : c.source.path;
+    }
+    while (!who.empty() && who.back() == ' ') {
+      who.pop_back();
+    }
+    out.push_back(fmt::format("{}: the debugger's attach to its GPU failed inside the driver: {}",
+                              who, error));
   }
   return out;
 }

@@ -165,10 +165,13 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
     return out;
   }
 
-  // Everyone is in it: a different grid size marks the odd rank(s).
+  // Everyone seen is in it: a different grid size marks the odd rank(s). A rank whose GPU side
+  // is unseen has no grid to compare.
   std::map<std::vector<std::uint64_t>, std::vector<std::size_t>> by_grid;
   for (std::size_t i = 0; i < n; ++i) {
-    by_grid[collectives[i].at(kernel).front()->grid].push_back(i);
+    if (const auto it = collectives[i].find(kernel); it != collectives[i].end()) {
+      by_grid[it->second.front()->grid].push_back(i);
+    }
   }
   if (by_grid.size() < 2) {
     return out;

@@ -544,17 +544,10 @@ private:
     const auto interval =
         options_.interval.value_or(pb_.interval.value_or(std::chrono::milliseconds(2000)));
     result_.samples_wanted = wanted;
-    if (wanted < 2) {
-      return;
-    }
-    if (!driver_.can_resume()) {
-      result_.samples_wanted = 1;
-      result_.sampling_stopped = "this debugger driver cannot let the target run: one sample";
-      return;
-    }
     // cuda-gdb that failed to attach to the GPU side sees no more of it in a later sample, and
     // resuming such a target hung: no answer to -exec-continue for 30 s, four ranks on H200
-    // (docs/hardware-validation.md). Detach after the one sample instead.
+    // (docs/hardware-validation.md). Worse, such a failure can leave the job frozen for good: the
+    // other targets of a fan-out are told (gpu_attach_failed), and this one detaches now.
     std::string gpu_attach_error;
     for (const auto& ex : driver_.exchanges()) { // the attach's, and the output after it
       if (ex.command.empty() || ex.command.rfind("-target-attach", 0) == 0) {
@@ -562,10 +555,21 @@ private:
       }
     }
     if (!gpu_attach_error.empty()) {
+      if (options_.gpu_attach_failed) {
+        options_.gpu_attach_failed();
+      }
       result_.samples_wanted = 1;
       result_.sampling_stopped =
-          "cuda-gdb could not attach to the GPU side, so a later sample would show no more: one "
-          "sample, then the detach";
+          "the debugger's attach to the GPU side failed inside the driver: no further sample, "
+          "then the detach";
+      return;
+    }
+    if (wanted < 2) {
+      return;
+    }
+    if (!driver_.can_resume()) {
+      result_.samples_wanted = 1;
+      result_.sampling_stopped = "this debugger driver cannot let the target run: one sample";
       return;
     }
     struct Done {
@@ -597,6 +601,11 @@ private:
     for (std::uint32_t k = 2; k <= wanted; ++k) {
       if (stopped_ || !attached_) {
         result_.sampling_stopped = stopped_ ? stop_reason_ : "the target was detached";
+        return;
+      }
+      if (options_.halt && options_.halt()) {
+        result_.sampling_stopped = "another target's GPU attach failed inside the driver: no "
+                                   "further sample, so as to touch the job no more";
         return;
       }
       // Samples `interval` apart, stop to stop: the target runs the interval less the stop just

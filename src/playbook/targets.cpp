@@ -8,12 +8,16 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 namespace rocplay::playbook {
 
@@ -132,6 +136,39 @@ std::vector<std::pair<std::uint32_t, double>> sample_skew(const std::vector<Targ
   return out;
 }
 
+// After a harmful look, what /proc says of each target once every debugger has gone: its state and
+// the CPU its threads used in one second. A frozen rank mostly sleeps (or spins in one collective);
+// only the job's own progress (its log, a step counter) proves it still steps.
+std::vector<std::string> progress_after(const std::vector<TargetRun>& targets) {
+  const long ticks_per_second = ::sysconf(_SC_CLK_TCK);
+  std::vector<std::optional<process::Stat>> before;
+  before.reserve(targets.size());
+  for (const auto& t : targets) {
+    before.push_back(process::read_stat(t.target.pid));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const auto& t = targets[i];
+    const std::string who = t.target.rank
+                                ? fmt::format("rank {} (pid {})", *t.target.rank, t.target.pid)
+                                : fmt::format("pid {}", t.target.pid);
+    const auto after = process::read_stat(t.target.pid);
+    if (!after) {
+      out.push_back(fmt::format("after the look: {} is gone", who));
+      continue;
+    }
+    std::string cpu = "CPU not known";
+    if (before[i] && ticks_per_second > 0) {
+      const auto used = (after->utime + after->stime) - (before[i]->utime + before[i]->stime);
+      cpu = fmt::format("{:.2f} s of CPU in 1 s",
+                        static_cast<double>(used) / static_cast<double>(ticks_per_second));
+    }
+    out.push_back(fmt::format("after the look: {} is in state {}, {}", who, after->state, cpu));
+  }
+  return out;
+}
+
 // RANK (torchrun, vLLM), then LOCAL_RANK, ..., from the target's environment (the one rule:
 // source::rank_from_env).
 std::optional<int> rank_of(std::int64_t pid) {
@@ -142,11 +179,19 @@ std::optional<int> rank_of(std::int64_t pid) {
   return source::rank_from_env(*env);
 }
 
-// One target end to end, on a pool thread: never throws.
+// One target end to end, on a pool thread: never throws. Once any target's GPU attach has failed
+// (`harmed`), targets not yet attached are left alone and the others take no further sample.
 void examine_one(TargetRun& t, const Playbook& playbook, const TargetsOptions& options,
-                 Lockstep* step) {
+                 Lockstep* step, std::atomic<bool>& harmed) {
   const auto t0 = std::chrono::steady_clock::now();
   LockstepSeat seat(step);
+  if (harmed) {
+    t.error = Error(ExitCode::StepFailed,
+                    "not attached: another target's GPU attach had failed inside the driver, "
+                    "so rocplay touched the job no more",
+                    "check the job's own progress first (see the report's HARM lines)");
+    return;
+  }
   try {
     session::Options so = options.session;
     so.record_path = t.target.record_path;
@@ -166,6 +211,8 @@ void examine_one(TargetRun& t, const Playbook& playbook, const TargetsOptions& o
       };
       ro.sampling_done = [&seat] { seat.leave(); };
     }
+    ro.gpu_attach_failed = [&harmed] { harmed = true; };
+    ro.halt = [&harmed] { return harmed.load(); };
     RunResult result = options.examine ? options.examine(options.debugger, so, playbook, ro)
                                        : examine_target(options.debugger, so, playbook, ro);
     if (result.fatal && !result.attached) {
@@ -286,17 +333,26 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
   }
   Lockstep step(targets.size(), options.lockstep_wait);
   std::mutex done_mutex;
+  std::atomic<bool> harmed{false};
   {
     WorkerPool pool(targets.size(), static_cast<unsigned>(at_once), [&](std::size_t i) {
       // One target alone has no one to wait for.
       examine_one(out.targets[i], playbook, options,
-                  out.lockstep && targets.size() > 1 ? &step : nullptr);
+                  out.lockstep && targets.size() > 1 ? &step : nullptr, harmed);
       if (options.target_done) {
         std::lock_guard lock(done_mutex);
         options.target_done(out.targets[i]);
       }
     });
     pool.join();
+  }
+  if (harmed) {
+    out.notes.push_back("a GPU attach failed inside the driver: rocplay attached no further "
+                        "target and took no further sample (targets already waiting for a sample "
+                        "took that one)");
+    for (auto& line : progress_after(out.targets)) {
+      out.notes.push_back(std::move(line));
+    }
   }
   for (const auto& [sample, missing] : step.late()) {
     out.notes.push_back(fmt::format(
@@ -316,7 +372,15 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
   }
   out.examined = ranked.size();
   if (ranked.size() >= 2) {
-    out.cross_rank = heuristics::run_ranks(ranked);
+    try {
+      out.cross_rank = heuristics::run_ranks(ranked);
+    } catch (const std::exception& e) {
+      // Every target is detached by now: a bug of ours must not cost the report.
+      out.notes.push_back(fmt::format("the cross-rank analysis failed ({}): a bug in rocplay, "
+                                      "please report it with the recordings (--record); each "
+                                      "target's own findings still stand",
+                                      e.what()));
+    }
   }
   out.sample_skew = sample_skew(out.targets);
   return out;

@@ -1290,7 +1290,15 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
       snapshots.push_back(std::move(m.snapshot));
     }
     event.rule = fmt::format("{}", fmt::join(rules, ", "));
-    event.findings = heuristics::run_ranks(snapshots);
+    try {
+      event.findings = heuristics::run_ranks(snapshots);
+    } catch (const std::exception& e) {
+      // A bug of ours must not cost the report: the inputs' own findings still stand.
+      summary.warnings.push_back(fmt::format(
+          "{}: the cross-rank analysis failed ({}): a bug in rocplay, please report it with these "
+          "inputs; each input's own findings below still stand",
+          event.key, e.what()));
+    }
     summary.events.push_back(std::move(event));
   };
   crash::Joiner crash_joiner;       // bounded summaries per process, joined at the end

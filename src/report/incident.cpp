@@ -101,6 +101,7 @@ nlohmann::json incident_to_json(const Incident& inc) {
   j["crash_verdict"] = findings_to_json(inc.crash_verdict);
   j["series_findings"] = findings_to_json(inc.series);
   j["notes"] = inc.notes;
+  j["harm"] = incident::harm(inc);
   return j;
 }
 

@@ -165,6 +165,22 @@ void write_input_case(std::ostream& out, const Incident& inc, Format format,
 
 void write(std::ostream& out, const Incident& inc, Format format, const TextOptions& options,
            std::string_view tool_version, const PostmortemBatch* batch) {
+  if (format == Format::Text) {
+    // Before any verdict: a look that may have stopped the job matters more than what it saw.
+    const auto harm = incident::harm(inc);
+    if (!harm.empty()) {
+      write_wrapped(out, options.width, "HARM      ",
+                    "the look behind this report may have damaged the job: a debugger's attach "
+                    "to a GPU failed inside the driver, and no process this happened to recovered "
+                    "in any run measured. Check the job's own progress (its log, a step counter, "
+                    "GPU utilisation); if it no longer advances, restart it from its last "
+                    "checkpoint.");
+      for (const auto& line : harm) {
+        write_wrapped(out, options.width, "  ", line);
+      }
+      out << '\n';
+    }
+  }
   if (batch != nullptr) {
     batch->write(out, inc, format, options, tool_version);
     return;

@@ -512,20 +512,22 @@ void Session::attach(std::int64_t pid) {
   const auto deadline = Clock::now() + s.options.attach_timeout;
   if (s.options.fast_attach) {
     s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
-  } else if (s.options.preload_symbols) {
+  } else if (s.options.preload_symbols && s.debugger.kind != DebuggerKind::CudaGdb) {
+    // Never for cuda-gdb: its attach calls cudbgApiAttach() inside the target, and with the
+    // libraries preloaded that call failed in the CUDA driver on a healthy two-rank PyTorch/NCCL
+    // job in 7 of 11 runs (the driver's "internal error while attaching"), freezing the job for
+    // good; without the preload 0 of 6, raw cuda-gdb 0 of 5 (docs/hardware-validation.md, "Do no
+    // harm"). A look that can stop a job costs more than a shorter stop saves.
     try {
       const std::size_t preloaded = s.preload_symbols(pid, deadline);
-      // cuda-gdb 13.0 does not reuse the preloaded symbols for the libraries it finds while
-      // attaching: on a PyTorch process it read them again, 7-9 s of the stop, after a 9 s
-      // preload (docs/hardware-validation.md, 2026-11-22). The preloaded objfiles already cover
-      // every library mapped at their load addresses, so the attach need not read them again.
-      // Plain gdb shares the preloaded symbol tables but still makes an objfile of each library
-      // it finds (under the dynamic linker's name, /lib/... for /usr/lib/...): 35 ms of CPU in
-      // a 10-thread spin_target's stop, and never for a symbol-light copy. Libraries the preload
-      // did not read are asked for after the attach (load_unpreloaded_libraries). Not for
-      // rocgdb, whose GPU code objects arrive as shared libraries.
-      if (preloaded > 0 && (s.debugger.kind == DebuggerKind::CudaGdb ||
-                            s.debugger.kind == DebuggerKind::Gdb || !s.light_files.empty())) {
+      // gdb shares the preloaded symbol tables but still makes an objfile of each library it
+      // finds while attaching (under the dynamic linker's name, /lib/... for /usr/lib/...): 35 ms
+      // of CPU in a 10-thread spin_target's stop, and never for a symbol-light copy. The
+      // preloaded objfiles already cover every library mapped at its load address, so the attach
+      // need not read them again; libraries the preload did not read are asked for after the
+      // attach (load_unpreloaded_libraries). Not for rocgdb, whose GPU code objects arrive as
+      // shared libraries.
+      if (preloaded > 0 && (s.debugger.kind == DebuggerKind::Gdb || !s.light_files.empty())) {
         // Part of the attach: it has the attach's deadline, not a step's timeout.
         const auto left = std::max(
             milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));

@@ -1,7 +1,8 @@
 // Live: what keeps the stop short, against a real gdb and a real process. The debugger writes MI
 // through its buffered logging stream (one write per record, not one per byte), frames carry no
-// argument values, plain gdb attaches through its all-stop target, and on cuda-gdb the preloaded
-// symbols stand in for the attach's own reading. Every case ends with the target running.
+// argument values, plain gdb attaches through its all-stop target, and on gdb the preloaded symbols
+// stand in for the attach's own reading (cuda-gdb has no preload). Every case ends with the target
+// running.
 #include "session_target.hpp"
 
 #include <catch2/catch.hpp>
@@ -153,9 +154,11 @@ TEST_CASE("frames carry argument names, not values, unless asked", "[live][sessi
   }
 }
 
-TEST_CASE("on cuda-gdb and gdb the preload is followed by auto-solib-add off, then the attach",
+TEST_CASE("gdb's preload is followed by auto-solib-add off, rocgdb's is not, cuda-gdb has none",
           "[live][session][short-stop]") {
   // Plain gdb standing in for cuda-gdb and rocgdb: the session decides by the debugger's kind.
+  // cuda-gdb attaches as raw cuda-gdb does: with symbols preloaded, its in-target attach call
+  // failed in the CUDA driver and froze healthy jobs (docs/hardware-validation.md, "Do no harm").
   SpinTarget target;
   for (const auto kind : {DebuggerKind::CudaGdb, DebuggerKind::Gdb, DebuggerKind::RocGdb}) {
     char path[] = "/tmp/rocplay-cuda-order-XXXXXX";
@@ -172,7 +175,8 @@ TEST_CASE("on cuda-gdb and gdb the preload is followed by auto-solib-add off, th
       s.attach(target.pid());
       const auto ex = s.execute("-thread-info");
       REQUIRE(ex.result() != nullptr);
-      // The preloaded symbols name the frames, libc's included.
+      // The frames are named, libc's included: by the preloaded symbols, or by the attach's own
+      // reading of the libraries.
       named_frames = ex.result()->line().find("start_sync") != std::string_view::npos &&
                      ex.result()->line().find("func=\"??\"") == std::string_view::npos;
       s.detach();
@@ -185,10 +189,18 @@ TEST_CASE("on cuda-gdb and gdb the preload is followed by auto-solib-add off, th
     const auto last_lib = index_of(commands, "-interpreter-exec console \"add-symbol-file ", true);
     const auto solib_off = index_of(commands, "-gdb-set auto-solib-add off");
     const auto attach = index_of(commands, "-target-attach ");
+    REQUIRE(attach >= 0);
+    if (kind == DebuggerKind::CudaGdb) {
+      CHECK(exec == -1);
+      CHECK(last_lib == -1);
+      CHECK(solib_off == -1);
+      testing::require_running_again(target);
+      continue;
+    }
     REQUIRE(exec >= 0);
     REQUIRE(last_lib > exec);
     REQUIRE(attach > last_lib);
-    if (kind != DebuggerKind::RocGdb) {
+    if (kind == DebuggerKind::Gdb) {
       CHECK(solib_off > last_lib);
       CHECK(solib_off < attach);
     } else {

@@ -51,6 +51,9 @@ struct Whereabouts {
   std::string where; // `ncclDevKernel_AllReduce at all_reduce.cu:52`, `GPU idle, wait_for_batch at
                      // worker.py:88`
   std::string key;   // cases with equal keys are grouped
+  // The debugger's attach to the GPU side failed inside the driver (Snapshot::gpu_attach_error):
+  // kept here for drivers that keep only the whereabouts (incident::harm reads it).
+  std::string gpu_attach_error;
 };
 } // namespace incident
 
@@ -151,6 +154,12 @@ struct RankGroup {
   Whereabouts at;
 };
 std::vector<RankGroup> rank_groups(const Incident& incident);
+
+// What the look itself may have done to the job: one line per case whose debugger's attach to the
+// GPU side failed inside the driver (cuda-gdb's "internal error while attaching"), a rank that did
+// not recover in any run measured (docs/hardware-validation.md, "Do no harm"). Empty: no sign of
+// harm. The report leads with these, before any verdict.
+std::vector<std::string> harm(const Incident& incident);
 
 // `0,2-7`: sorted, runs of consecutive numbers as ranges; duplicates said once.
 std::string format_numbers(std::vector<std::int64_t> numbers);

@@ -262,6 +262,12 @@ struct RunOptions {
       interval_start;
   // Called when a sample run ends early (no more samples from this target), for lockstep.
   std::function<void()> sampling_done;
+  // Do no harm, across targets: `gpu_attach_failed` is called when this target's debugger could
+  // not attach to its GPU side (the driver's attach failed inside the process); `halt` says
+  // another target's did, so this one takes no further sample (the job may be damaged: touch it
+  // no more).
+  std::function<void()> gpu_attach_failed;
+  std::function<bool()> halt;
 };
 
 // Checks requirements and --var names (Error(DebuggerNotFound|Usage)) before attaching, then runs
