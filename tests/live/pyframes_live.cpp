@@ -3,8 +3,9 @@
 // time.sleep, os.read) and prints each thread's stack as sys._current_frames() gives it. `rocplay
 // run hang-triage --pid` must put exactly those Python frames into each thread's host stack, in
 // place of the eval-loop frames, in two samples, in the recording too (`postmortem` shows the
-// same); the busy thread holds the GIL. Debian's /usr/bin/python3 (3.11); other interpreters
-// named by ROCPLAY_TEST_PYTHONS (colon-separated paths) are run the same way.
+// same); the busy thread holds the GIL. Debian's /usr/bin/python3 (3.11), Debian unstable's
+// 3.13-3.15 that scripts/fetch_pythons.sh unpacks into the build directory, and other
+// interpreters named by ROCPLAY_TEST_PYTHONS (colon-separated paths) are run the same way.
 #include "cli_util.hpp"
 #include "rocplay/mi/transcript.hpp"
 #include "rocplay/snapshot/sampling.hpp"
@@ -14,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -38,14 +40,39 @@ struct PythonTarget {
   PythonTarget& operator=(const PythonTarget&) = delete;
 };
 
-std::vector<std::string> pythons() {
-  std::vector<std::string> out = {"/usr/bin/python3"};
+// Interpreters to run: Debian's python3, those scripts/fetch_pythons.sh put in the build
+// directory (its pythons.txt: `3.14 PATH`, or `3.14 missing: WHY` when it could not be had), and
+// any named by ROCPLAY_TEST_PYTHONS.
+struct Pythons {
+  std::vector<std::string> paths;
+  std::vector<std::string> missing; // `3.14 missing: WHY`
+};
+
+Pythons pythons() {
+  Pythons out;
+  out.paths.push_back("/usr/bin/python3");
+  std::ifstream manifest(std::string(ROCPLAY_BINARY_DIR) + "/pythons/pythons.txt");
+  if (!manifest) {
+    out.missing.push_back("3.13-3.15 missing: no " + std::string(ROCPLAY_BINARY_DIR) +
+                          "/pythons/pythons.txt: run scripts/fetch_pythons.sh");
+  }
+  for (std::string line; std::getline(manifest, line);) {
+    const auto space = line.find(' ');
+    if (space == std::string::npos) {
+      continue;
+    }
+    if (line.compare(space + 1, 8, "missing:") == 0) {
+      out.missing.push_back(line);
+    } else {
+      out.paths.push_back(line.substr(space + 1));
+    }
+  }
   if (const char* more = std::getenv("ROCPLAY_TEST_PYTHONS")) {
     std::stringstream in(more);
     std::string p;
     while (std::getline(in, p, ':')) {
       if (!p.empty()) {
-        out.push_back(p);
+        out.paths.push_back(p);
       }
     }
   }
@@ -98,9 +125,29 @@ void check_snapshot(const nlohmann::json& snap, const nlohmann::json& expected) 
     }
     // start_thread / clone / _start. Not on 3.10: one eval-loop call per Python frame makes the
     // native stack longer than the backtrace step's 30 frames, and the Python frames past the
-    // cut follow the native ones (python-stacks.md).
-    if (expected.at("version").get<std::string>().rfind("3.10", 0) != 0) {
+    // cut follow the native ones (python-stacks.md). From 3.13, Debian's executables keep the
+    // eval loop in a local symbol, stripped, so gdb names no eval-loop frame to replace: the
+    // Python frames then follow the native ones, in one run at the end (python-stacks.md).
+    const std::string version = expected.at("version").get<std::string>();
+    const int minor = std::stoi(version.substr(version.find('.') + 1));
+    const auto first_python = std::find_if(frames.begin(), frames.end(),
+                                           [](const auto& f) { return f.value("python", false); });
+    const bool appended = std::all_of(first_python, frames.end(),
+                                      [](const auto& f) { return f.value("python", false); });
+    if (minor >= 11 && minor <= 12) {
       CHECK_FALSE(frames.back().value("python", false));
+    } else if (minor >= 13) {
+      CHECK((!frames.back().value("python", false) || appended));
+    }
+    // 3.14+ give each thread its threading.Thread name as its OS name (the first 15 bytes):
+    // the worker is named for its function, the outermost of its own frames.
+    if (minor >= 14) {
+      const auto& rows = want.at("frames");
+      const std::string worker =
+          rows.size() >= 4 ? rows.at(rows.size() - 4).at(0).get<std::string>() : std::string();
+      if (worker == "waiter" || worker == "spinner" || worker == "deep" || worker == "sleeper") {
+        CHECK(t->value("name", "") == worker);
+      }
     }
     CHECK(t->value("holds_gil", false) == (top == "spinner"));
     ++checked;
@@ -111,7 +158,12 @@ void check_snapshot(const nlohmann::json& snap, const nlohmann::json& expected) 
 } // namespace
 
 TEST_CASE("Python frames of every thread, exactly as the program's own traceback, under gdb") {
-  for (const auto& python : pythons()) {
+  const Pythons all = pythons();
+  for (const auto& m : all.missing) {
+    // Not a pass: the interpreter could not be had here (fetch_pythons.sh says why).
+    WARN("skipped, no interpreter: " << m);
+  }
+  for (const auto& python : all.paths) {
     INFO("python: " << python);
     if (::access(python.c_str(), X_OK) != 0) {
       FAIL_CHECK("no interpreter at " << python);
