@@ -35,11 +35,11 @@ constexpr Index k314Index{5,  8,  9,  16, 17, 18, 19, 24, 25, 26, 27, 28, 32, 33
 constexpr Index k315Index{5,  8,  9,  16, 17, 18, 19, 24, 25, 26, 30, 31, 40, 41, 42, 44,
                           46, 48, 49, 50, 51, 52, 56, 57, 59, 61, 87, 88, 90, 91, 92, 93};
 
-constexpr std::uint64_t kRuntime = 0x10000, kInterp = 0x20000, kThread = 0x40000, kFrames = 0x50000,
-                        kCode = 0x60000, kCodeType = 0x70000, kBytesType = 0x70800,
-                        kStrings = 0x80000, kTable = 0x90000, kTlbc = 0xA0000,
-                        kThreadCopy = 0xB0000;
-constexpr std::uint8_t kOwnedByThread = 0, kOwnedByInterpreter = 3;
+constexpr std::uint64_t kImageRuntime = 0x10000, kImageInterp = 0x20000, kImageThread = 0x40000,
+                        kImageFrames = 0x50000, kImageCode = 0x60000, kImageCodeType = 0x70000,
+                        kImageBytesType = 0x70800, kImageStrings = 0x80000, kImageTable = 0x90000,
+                        kImageTlbc = 0xA0000, kImageThreadCopy = 0xB0000;
+constexpr std::uint8_t kImageOwnedByThread = 0, kImageOwnedByInterpreter = 3;
 
 struct Image {
   FakeMemory m;
@@ -89,56 +89,59 @@ Image image(std::span<const std::uint64_t> words, const Index& ix, bool free_thr
             std::int32_t gil_enabled, std::int32_t locked) {
   Image im{FakeMemory{}, words, ix, free_threaded};
   auto& m = im.m;
-  m.put(kRuntime, "xdebugpy", 8);
-  m.put(kRuntime + 8, words.data(), words.size_bytes());
-  m.put<std::uint64_t>(kRuntime + im.at(ix.interpreters_head), kInterp);
-  m.put<std::uint64_t>(kInterp + im.at(ix.interp_next), 0);
-  m.put<std::uint64_t>(kInterp + im.at(ix.threads_head), kThread);
-  m.put<std::int32_t>(kInterp + im.at(ix.gil_runtime_state) + im.at(ix.gil_enabled), gil_enabled);
-  m.put<std::int32_t>(kInterp + im.at(ix.gil_locked), locked);
-  m.put<std::uint64_t>(kInterp + im.at(ix.gil_holder), kThread);
-  m.put<std::uint64_t>(kThread + im.at(ix.ts_next), 0);
-  m.put<std::uint64_t>(kThread + im.at(ix.ts_interp), kInterp);
-  m.put<std::uint64_t>(kThread + im.at(ix.ts_thread_id), 0x7f0000001000);
-  m.put<std::uint64_t>(kThread + im.at(ix.ts_native_thread_id), 4242);
-  m.put<std::uint64_t>(kThread + im.at(ix.ts_current_frame), kFrames);
-  const std::uint64_t inner = kFrames, outer = kFrames + 0x100, shim = kFrames + 0x200,
-                      base = kFrames + 0x300, inner_code = kCode, outer_code = kCode + 0x1000;
+  m.put(kImageRuntime, "xdebugpy", 8);
+  m.put(kImageRuntime + 8, words.data(), words.size_bytes());
+  m.put<std::uint64_t>(kImageRuntime + im.at(ix.interpreters_head), kImageInterp);
+  m.put<std::uint64_t>(kImageInterp + im.at(ix.interp_next), 0);
+  m.put<std::uint64_t>(kImageInterp + im.at(ix.threads_head), kImageThread);
+  m.put<std::int32_t>(kImageInterp + im.at(ix.gil_runtime_state) + im.at(ix.gil_enabled),
+                      gil_enabled);
+  m.put<std::int32_t>(kImageInterp + im.at(ix.gil_locked), locked);
+  m.put<std::uint64_t>(kImageInterp + im.at(ix.gil_holder), kImageThread);
+  m.put<std::uint64_t>(kImageThread + im.at(ix.ts_next), 0);
+  m.put<std::uint64_t>(kImageThread + im.at(ix.ts_interp), kImageInterp);
+  m.put<std::uint64_t>(kImageThread + im.at(ix.ts_thread_id), 0x7f0000001000);
+  m.put<std::uint64_t>(kImageThread + im.at(ix.ts_native_thread_id), 4242);
+  m.put<std::uint64_t>(kImageThread + im.at(ix.ts_current_frame), kImageFrames);
+  const std::uint64_t inner = kImageFrames, outer = kImageFrames + 0x100,
+                      shim = kImageFrames + 0x200, base = kImageFrames + 0x300,
+                      inner_code = kImageCode, outer_code = kImageCode + 0x1000;
   const std::uint64_t inner_start = inner_code + im.at(ix.co_code_adaptive);
   const std::uint64_t outer_start = outer_code + im.at(ix.co_code_adaptive);
   if (free_threaded) {
     // inner runs thread-local copy 1: its instr_ptr points there, at code unit 1.
-    im.frame(inner, inner_code, outer, kOwnedByThread, kThreadCopy + 2, 1);
-    m.put<std::uint64_t>(inner_code + im.at(ix.co_tlbc), kTlbc);
-    m.put<std::int64_t>(kTlbc, 2); // _PyCodeArray: size, entries[]
-    m.put<std::uint64_t>(kTlbc + 8, inner_start);
-    m.put<std::uint64_t>(kTlbc + 16, kThreadCopy);
+    im.frame(inner, inner_code, outer, kImageOwnedByThread, kImageThreadCopy + 2, 1);
+    m.put<std::uint64_t>(inner_code + im.at(ix.co_tlbc), kImageTlbc);
+    m.put<std::int64_t>(kImageTlbc, 2); // _PyCodeArray: size, entries[]
+    m.put<std::uint64_t>(kImageTlbc + 8, inner_start);
+    m.put<std::uint64_t>(kImageTlbc + 16, kImageThreadCopy);
   } else {
-    im.frame(inner, inner_code, outer, kOwnedByThread, inner_start + 2);
+    im.frame(inner, inner_code, outer, kImageOwnedByThread, inner_start + 2);
   }
-  im.frame(outer, outer_code, shim, kOwnedByThread, outer_start);
-  im.frame(shim, 0, base, kOwnedByInterpreter, 0);
-  im.frame(base, 0, 0, kOwnedByInterpreter, 0);
-  m.put(kCodeType + 0x100, "code", 5);
-  m.put<std::uint64_t>(kCodeType + im.at(ix.tp_name), kCodeType + 0x100);
-  m.put(kBytesType + 0x100, "bytes", 6);
-  m.put<std::uint64_t>(kBytesType + im.at(ix.tp_name), kBytesType + 0x100);
+  im.frame(outer, outer_code, shim, kImageOwnedByThread, outer_start);
+  im.frame(shim, 0, base, kImageOwnedByInterpreter, 0);
+  im.frame(base, 0, 0, kImageOwnedByInterpreter, 0);
+  m.put(kImageCodeType + 0x100, "code", 5);
+  m.put<std::uint64_t>(kImageCodeType + im.at(ix.tp_name), kImageCodeType + 0x100);
+  m.put(kImageBytesType + 0x100, "bytes", 6);
+  m.put<std::uint64_t>(kImageBytesType + im.at(ix.tp_name), kImageBytesType + 0x100);
   // Line table (Objects/locations.md), no-columns entries of one code unit each: code unit 0
   // at first line + 2, code unit 1 at + 5.
   const std::uint8_t table[] = {0xE8, 0x04, 0xE8, 0x06};
-  m.put<std::uint64_t>(kTable + im.at(ix.ob_type), kBytesType);
-  m.put<std::int64_t>(kTable + im.at(ix.bytes_ob_size), sizeof table);
-  m.put(kTable + im.at(ix.bytes_ob_sval), table, sizeof table);
-  const std::uint64_t file = kStrings, inner_name = kStrings + 0x100, outer_name = kStrings + 0x200;
+  m.put<std::uint64_t>(kImageTable + im.at(ix.ob_type), kImageBytesType);
+  m.put<std::int64_t>(kImageTable + im.at(ix.bytes_ob_size), sizeof table);
+  m.put(kImageTable + im.at(ix.bytes_ob_sval), table, sizeof table);
+  const std::uint64_t file = kImageStrings, inner_name = kImageStrings + 0x100,
+                      outer_name = kImageStrings + 0x200;
   im.str(file, u"job.py", false);
   im.str(inner_name, u"Worker.inn\u00e9r\u2192", true); // "Worker.innér→": compact UCS-2
   im.str(outer_name, u"outer", false);
   for (auto [code, name] : {std::pair{inner_code, inner_name}, std::pair{outer_code, outer_name}}) {
-    m.put<std::uint64_t>(code + im.at(ix.ob_type), kCodeType);
+    m.put<std::uint64_t>(code + im.at(ix.ob_type), kImageCodeType);
     m.put<std::uint64_t>(code + im.at(ix.co_qualname), name);
     m.put<std::uint64_t>(code + im.at(ix.co_name), name);
     m.put<std::uint64_t>(code + im.at(ix.co_filename), file);
-    m.put<std::uint64_t>(code + im.at(ix.co_linetable), kTable);
+    m.put<std::uint64_t>(code + im.at(ix.co_linetable), kImageTable);
     m.put<std::int32_t>(code + im.at(ix.co_firstlineno), 10);
   }
   return im;
@@ -146,7 +149,7 @@ Image image(std::span<const std::uint64_t> words, const Index& ix, bool free_thr
 
 Runtime runtime() {
   Runtime r;
-  r.address = kRuntime;
+  r.address = kImageRuntime;
   return r;
 }
 
@@ -205,7 +208,7 @@ TEST_CASE("3.14t and 3.15t: thread-local bytecode, their str layout, and no GIL 
     }
     SECTION("a thread-local copy the code object does not have: no line, never a wrong one") {
       Image im = image(words, ix, true, 0, 0);
-      im.m.put<std::int32_t>(kFrames + im.at(ix.f_tlbc_index), 7);
+      im.m.put<std::int32_t>(kImageFrames + im.at(ix.f_tlbc_index), 7);
       const Stacks s = read(im.m, runtime());
       REQUIRE(s.threads.size() == 1);
       REQUIRE(s.threads[0].frames.size() == 2);
@@ -219,7 +222,7 @@ TEST_CASE("a _Py_DebugOffsets rocplay does not know, or one that does not hold, 
   SECTION("a later version: named, and what was not read") {
     Image im = image(k315, k315Index, false, 0, 1);
     const std::uint64_t v316 = 0x031000F0; // 3.16.0
-    im.m.put<std::uint64_t>(kRuntime + 8, v316);
+    im.m.put<std::uint64_t>(kImageRuntime + 8, v316);
     const Stacks s = read(im.m, runtime());
     CHECK(s.threads.empty());
     CHECK(s.version == "3.16.0");
@@ -230,7 +233,7 @@ TEST_CASE("a _Py_DebugOffsets rocplay does not know, or one that does not hold, 
   SECTION("an offset past its structure's size") {
     Image im = image(k314t, k314Index, true, 0, 0);
     // code_object.co_tlbc (word 49) past code_object.size (word 39)
-    im.m.put<std::uint64_t>(kRuntime + 8 * 49, im.at(39));
+    im.m.put<std::uint64_t>(kImageRuntime + 8 * 49, im.at(39));
     const Stacks s = read(im.m, runtime());
     CHECK(s.threads.empty());
     REQUIRE(s.notes.size() == 1);
