@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -629,15 +630,21 @@ public:
     if (!l_.co_tlbc || tlbc_index == 0) {
       return code_obj + l_.co_code;
     }
+    const auto key = std::pair{code_obj, tlbc_index};
+    if (auto it = bytecode_.find(key); it != bytecode_.end()) {
+      return it->second;
+    }
     std::uint64_t array = 0;
     std::int64_t size = 0;
     std::uint64_t entry = 0;
-    if (tlbc_index < 0 || !get(code_obj + *l_.co_tlbc, array) || !get(array, size) ||
-        tlbc_index >= size || !get(array + 8 + 8 * static_cast<std::uint64_t>(tlbc_index), entry) ||
-        entry == 0) {
-      return std::nullopt;
+    std::optional<std::uint64_t> start;
+    if (tlbc_index > 0 && get(code_obj + *l_.co_tlbc, array) && get(array, size) &&
+        tlbc_index < size && get(array + 8 + 8 * static_cast<std::uint64_t>(tlbc_index), entry) &&
+        entry != 0) {
+      start = entry;
     }
-    return entry;
+    bytecode_.emplace(key, start);
+    return start;
   }
 
   void frames(std::uint64_t first, Thread& t) {
@@ -705,6 +712,7 @@ private:
   const Limits& lim_;
   std::unordered_map<std::uint64_t, std::string> strings_;
   std::unordered_map<std::uint64_t, Code> codes_;
+  std::map<std::pair<std::uint64_t, std::int32_t>, std::optional<std::uint64_t>> bytecode_;
 };
 
 } // namespace
