@@ -204,52 +204,12 @@ TEST_CASE("Python frames of every thread, exactly as the program's own traceback
   }
 }
 
-// Debian unstable's 3.13-3.15 (scripts/fetch_pythons.sh), each a test of its own (hidden from
-// discovery; tests/CMakeLists.txt adds them) so that one that could not be had is reported as
-// skipped, with why, and never hides another's result.
 namespace {
 
-void check_fetched(const std::string& version) {
-  std::ifstream manifest(std::string(ROCPLAY_BINARY_DIR) + "/pythons/pythons.txt");
-  if (!manifest) {
-    WARN("skipped, no interpreter: no " << ROCPLAY_BINARY_DIR
-                                        << "/pythons/pythons.txt: run scripts/fetch_pythons.sh");
-    return;
-  }
-  for (std::string line; std::getline(manifest, line);) {
-    if (line.rfind(version + " ", 0) != 0) {
-      continue;
-    }
-    const std::string rest = line.substr(version.size() + 1);
-    if (rest.rfind("missing:", 0) == 0) {
-      WARN("skipped, no interpreter: python" << version << " " << rest);
-      return;
-    }
-    check_python(rest);
-    return;
-  }
-  WARN("skipped, no interpreter: python" << version << " is not in pythons.txt");
-}
-
-} // namespace
-
-TEST_CASE("Python frames exactly as the program's own traceback: CPython 3.13 (fetched)",
-          "[.][fetched]") {
-  check_fetched("3.13");
-}
-
-TEST_CASE("Python frames exactly as the program's own traceback: CPython 3.14 (fetched)",
-          "[.][fetched]") {
-  check_fetched("3.14");
-}
-
-TEST_CASE("Python frames exactly as the program's own traceback: CPython 3.15 (fetched)",
-          "[.][fetched]") {
-  check_fetched("3.15");
-}
-
-TEST_CASE("a thread that holds the GIL while it blocks is named, with its Python line") {
-  PythonTarget target("/usr/bin/python3", "gil");
+// Mode `gil`: a thread sleeps in C holding the GIL; the finding names it, at its Python line.
+void check_gil_held(const std::string& python) {
+  INFO("python: " << python);
+  PythonTarget target(python, "gil");
   // The GIL thread calls sleep once the line is printed; give it the moment it needs.
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto r =
@@ -273,6 +233,57 @@ TEST_CASE("a thread that holds the GIL while it blocks is named, with its Python
   CHECK(gil->at("title").get<std::string>().find("holds the GIL while it blocks in") !=
         std::string::npos);
   CHECK(gil->at("details").at("other_python_threads") == 2);
+}
+
+} // namespace
+
+// Debian unstable's 3.13-3.15 (scripts/fetch_pythons.sh), each a test of its own (hidden from
+// discovery; tests/CMakeLists.txt adds them) so that one that could not be had is reported as
+// skipped, with why, and never hides another's result.
+namespace {
+
+void check_fetched(const std::string& version) {
+  std::ifstream manifest(std::string(ROCPLAY_BINARY_DIR) + "/pythons/pythons.txt");
+  if (!manifest) {
+    WARN("skipped, no interpreter: no " << ROCPLAY_BINARY_DIR
+                                        << "/pythons/pythons.txt: run scripts/fetch_pythons.sh");
+    return;
+  }
+  for (std::string line; std::getline(manifest, line);) {
+    if (line.rfind(version + " ", 0) != 0) {
+      continue;
+    }
+    const std::string rest = line.substr(version.size() + 1);
+    if (rest.rfind("missing:", 0) == 0) {
+      WARN("skipped, no interpreter: python" << version << " " << rest);
+      return;
+    }
+    check_python(rest);
+    check_gil_held(rest);
+    return;
+  }
+  WARN("skipped, no interpreter: python" << version << " is not in pythons.txt");
+}
+
+} // namespace
+
+TEST_CASE("Python frames exactly as the program's own traceback: CPython 3.13 (fetched)",
+          "[.][fetched]") {
+  check_fetched("3.13");
+}
+
+TEST_CASE("Python frames exactly as the program's own traceback: CPython 3.14 (fetched)",
+          "[.][fetched]") {
+  check_fetched("3.14");
+}
+
+TEST_CASE("Python frames exactly as the program's own traceback: CPython 3.15 (fetched)",
+          "[.][fetched]") {
+  check_fetched("3.15");
+}
+
+TEST_CASE("a thread that holds the GIL while it blocks is named, with its Python line") {
+  check_gil_held("/usr/bin/python3");
 }
 
 TEST_CASE("two Python threads deadlocked on threading.Locks are named at their lines, the join "
