@@ -373,6 +373,7 @@ template <class D> std::optional<Layout> layout_from_debug_offsets(const D& d, s
   l.interp_next = d.interpreter_state.next;
   l.threads_head = d.interpreter_state.threads_head;
   if (within(d.interpreter_state.gil_runtime_state_holder, d.interpreter_state.size) &&
+      d.interpreter_state.gil_runtime_state_locked < d.interpreter_state.size &&
       d.interpreter_state.gil_runtime_state_locked + 4 <= d.interpreter_state.size) {
     l.gil = Layout::Gil::Interp;
     l.gil_locked = d.interpreter_state.gil_runtime_state_locked;
