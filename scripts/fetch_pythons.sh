@@ -21,7 +21,7 @@
 # binary packages but not CPython's source: the free-threaded reader is tested on images laid
 # out as CPython's headers declare (tests/unit/pyframes/walker.cpp); see docs/python-stacks.md.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 dest=${1:-build/pythons}
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
@@ -60,6 +60,7 @@ if ! command -v patchelf >/dev/null; then
 fi
 
 # The archive the system already uses, with unstable for its suite.
+# shellcheck disable=SC2016 # $(REPO_URI) is apt's own field, not the shell's
 mirror=$(apt-get indextargets --format '$(REPO_URI)' 'Created-By: Packages' 2>/dev/null |
   grep -v -- '-security' | head -n1)
 apt_dir=$dest/apt
@@ -106,7 +107,7 @@ for v in "${versions[@]}"; do
     missing "$v" "Debian unstable has no python$v packages now ($(tail -n1 "$apt_dir/download.log"))"
   fi
 done
-rm -rf "$dest/root" "$dest/bin"
+rm -rf "${dest:?}/root" "${dest:?}/bin"
 mkdir -p "$dest/root" "$dest/bin"
 for deb in "$apt_dir/debs"/*.deb; do
   dpkg -x "$deb" "$dest/root"
