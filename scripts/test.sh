@@ -11,6 +11,9 @@ scripts/setup.sh
 
 step() { printf '\n== %s (at %ds)\n' "$*" "$SECONDS"; }
 
+step "CPython 3.13-3.15 for the live Python-stack tests (Debian unstable's, cached in build/pythons)"
+scripts/fetch_pythons.sh build/pythons
+
 step "build (warnings are errors)"
 scripts/build.sh
 

@@ -1054,6 +1054,8 @@ private:
     snapshot::PythonStacks stacks;
     stacks.version = read.version;
     stacks.gil_known = read.gil_known;
+    stacks.free_threaded = read.free_threaded;
+    stacks.gil_disabled = read.gil_disabled;
     stacks.notes = read.notes;
     for (const auto& t : read.threads) {
       snapshot::PythonThread pt;

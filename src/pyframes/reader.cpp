@@ -2,11 +2,12 @@
 //
 // Layouts. 3.13 and later: `_Py_DebugOffsets` at the start of _PyRuntime (CPython's
 // Include/internal/pycore_runtime.h in 3.13, pycore_debug_offsets.h from 3.14), read from the
-// process. 3.10-3.12: the offsets below, taken with offsetof() over each version's own internal
-// headers (pycore_runtime.h, pycore_interp.h, pycore_frame.h, cpython/code.h, cpython/pystate.h,
-// cpython/unicodeobject.h, compiled with Py_BUILD_CORE) on x86-64, and agreeing with py-spy's
-// bindings (src/python_bindings/v3_10_0.rs, v3_11_0.rs, v3_12_0.rs). docs/python-stacks.md says
-// which versions were proven on real interpreters.
+// process, default and free-threaded builds alike. 3.10-3.12: the offsets below, taken with
+// offsetof() over each version's own internal headers (pycore_runtime.h, pycore_interp.h,
+// pycore_frame.h, cpython/code.h, cpython/pystate.h, cpython/unicodeobject.h, compiled with
+// Py_BUILD_CORE) on x86-64, and agreeing with py-spy's bindings (src/python_bindings/v3_10_0.rs,
+// v3_11_0.rs, v3_12_0.rs). docs/python-stacks.md says which versions were proven on real
+// interpreters.
 #include "rocplay/pyframes/pyframes.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -23,6 +25,7 @@ namespace {
 
 struct Layout {
   int minor = 0;
+  bool free_threaded = false; // Py_GIL_DISABLED (3.13+, from _Py_DebugOffsets)
   // _PyRuntimeState
   std::uint64_t interpreters_head = 0;
   // PyInterpreterState
@@ -31,6 +34,7 @@ struct Layout {
   // interpreter (3.13+).
   enum class Gil { Runtime, InterpPointer, Interp, Unknown } gil = Gil::Unknown;
   std::uint64_t gil_ptr = 0, gil_locked = 0, gil_holder = 0;
+  std::optional<std::uint64_t> gil_enabled; // free-threaded builds: the GIL's `enabled` (an int)
   // PyThreadState
   std::uint64_t ts_next = 0, ts_interp = 0, ts_thread_id = 0;
   std::optional<std::uint64_t> ts_native_id;   // none before 3.11
@@ -40,16 +44,24 @@ struct Layout {
   bool frame_objects = false; // 3.10
   std::uint64_t f_code = 0, f_previous = 0, f_instr = 0;
   std::optional<std::uint64_t> f_owner, f_is_entry;
+  std::uint64_t executable_tag_bits = 0; // 3.14+: f_executable is a tagged _PyStackRef
+  // Free-threaded 3.14+: each thread may run its own copy of the bytecode, entry `tlbc_index` of
+  // the code object's co_tlbc array (cpython/code.h: _PyCodeArray), not co_code_adaptive.
+  std::optional<std::uint64_t> f_tlbc_index, co_tlbc;
   // code objects
   std::uint64_t co_filename = 0, co_name = 0, co_qualname = 0, co_linetable = 0, co_firstlineno = 0,
                 co_code = 0;
   bool has_qualname = true;
   // str and bytes
   std::uint64_t ascii_size = 0, compact_size = 0, u_state = 32, u_length = 16;
+  unsigned u_state_shift = 2; // where `kind` starts in the state's bit fields
   std::uint64_t bytes_size = 16, bytes_sval = 32, tp_name = 24, ob_type = 8;
 };
 
-constexpr std::uint8_t kOwnedByCStack = 3; // FRAME_OWNED_BY_CSTACK, 3.12+
+// A frame the interpreter owns, not Python code: FRAME_OWNED_BY_CSTACK (3 in 3.12 and 3.13), and
+// from 3.14 FRAME_OWNED_BY_INTERPRETER (3) and FRAME_OWNED_BY_CSTACK (4, 3.14 only)
+// (pycore_frame.h, pycore_interpframe_structs.h). Each call of the C eval loop pushes one.
+constexpr std::uint8_t kFirstInterpreterOwner = 3;
 
 Layout layout_310() {
   Layout l;
@@ -140,101 +152,242 @@ Layout layout_312() {
   return l;
 }
 
-// _Py_DebugOffsets as 3.13 lays it out (Include/internal/pycore_runtime.h of 3.13.0): a cookie,
-// the version, free_threaded, then groups of uint64 offsets, each group starting with a size.
+// `_Py_DebugOffsets` as each version declares it (Include/internal/pycore_runtime.h of 3.13.0,
+// Include/internal/pycore_debug_offsets.h of 3.14.10 and 3.15.2): a cookie, the version,
+// free_threaded, then groups of uint64 offsets, each group starting with its structure's size.
+// Only the groups up to the str object's are declared: rocplay reads no further. The offsets are
+// the process's own; only where each one sits in this table is per version.
+using U64 = std::uint64_t;
 struct DebugOffsets313 {
   char cookie[8];
-  std::uint64_t version;
-  std::uint64_t free_threaded;
+  U64 version, free_threaded;
   struct {
-    std::uint64_t size, finalizing, interpreters_head;
+    U64 size, finalizing, interpreters_head;
   } runtime_state;
   struct {
-    std::uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins, ceval_gil,
+    U64 size, id, next, threads_head, gc, imports_modules, sysdict, builtins, ceval_gil,
         gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
         gil_runtime_state_holder;
   } interpreter_state;
   struct {
-    std::uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id,
-        datastack_chunk, status;
+    U64 size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk,
+        status;
   } thread_state;
   struct {
-    std::uint64_t size, previous, executable, instr_ptr, localsplus, owner;
+    U64 size, previous, executable, instr_ptr, localsplus, owner;
   } interpreter_frame;
   struct {
-    std::uint64_t size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
+    U64 size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
         localspluskinds, co_code_adaptive;
   } code_object;
   struct {
-    std::uint64_t size, ob_type;
+    U64 size, ob_type;
   } pyobject;
   struct {
-    std::uint64_t size, tp_name, tp_repr, tp_flags;
+    U64 size, tp_name, tp_repr, tp_flags;
   } type_object;
   struct {
-    std::uint64_t size, ob_item, ob_size;
+    U64 size, ob_item, ob_size;
   } tuple_object, list_object;
   struct {
-    std::uint64_t size, ma_keys, ma_values;
+    U64 size, ma_keys, ma_values;
   } dict_object;
   struct {
-    std::uint64_t size, ob_fval;
+    U64 size, ob_fval;
   } float_object;
   struct {
-    std::uint64_t size, lv_tag, ob_digit;
+    U64 size, lv_tag, ob_digit;
   } long_object;
   struct {
-    std::uint64_t size, ob_size, ob_sval;
+    U64 size, ob_size, ob_sval;
   } bytes_object;
   struct {
-    std::uint64_t size, state, length, asciiobject_size;
+    U64 size, state, length, asciiobject_size;
+  } unicode_object;
+};
+
+// 3.14 adds the thread-local bytecode of free-threaded builds (a frame's tlbc_index, a code
+// object's co_tlbc), threads_main, a set object, and more past the str object.
+struct DebugOffsets314 {
+  char cookie[8];
+  U64 version, free_threaded;
+  struct {
+    U64 size, finalizing, interpreters_head;
+  } runtime_state;
+  struct {
+    U64 size, id, next, threads_head, threads_main, gc, imports_modules, sysdict, builtins,
+        ceval_gil, gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
+        gil_runtime_state_holder, code_object_generation, tlbc_generation;
+  } interpreter_state;
+  struct {
+    U64 size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk,
+        status;
+  } thread_state;
+  struct {
+    U64 size, previous, executable, instr_ptr, localsplus, owner, stackpointer, tlbc_index;
+  } interpreter_frame;
+  struct {
+    U64 size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
+        localspluskinds, co_code_adaptive, co_tlbc;
+  } code_object;
+  struct {
+    U64 size, ob_type;
+  } pyobject;
+  struct {
+    U64 size, tp_name, tp_repr, tp_flags;
+  } type_object;
+  struct {
+    U64 size, ob_item, ob_size;
+  } tuple_object, list_object;
+  struct {
+    U64 size, used, table, mask;
+  } set_object;
+  struct {
+    U64 size, ma_keys, ma_values;
+  } dict_object;
+  struct {
+    U64 size, ob_fval;
+  } float_object;
+  struct {
+    U64 size, lv_tag, ob_digit;
+  } long_object;
+  struct {
+    U64 size, ob_size, ob_sval;
+  } bytes_object;
+  struct {
+    U64 size, state, length, asciiobject_size;
+  } unicode_object;
+};
+
+// 3.15 adds the thread state's base_frame, profiling and exception fields, the exception stack
+// item, type sizes, the heap type, and PyCompactUnicodeObject's size.
+struct DebugOffsets315 {
+  char cookie[8];
+  U64 version, free_threaded;
+  struct {
+    U64 size, finalizing, interpreters_head;
+  } runtime_state;
+  struct {
+    U64 size, id, next, threads_head, threads_main, gc, imports_modules, sysdict, builtins,
+        ceval_gil, gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
+        gil_runtime_state_holder, code_object_generation, tlbc_generation;
+  } interpreter_state;
+  struct {
+    U64 size, prev, next, interp, current_frame, base_frame, last_profiled_frame,
+        last_profiled_frame_seq, thread_id, native_thread_id, datastack_chunk, status, holds_gil,
+        gil_requested, current_exception, exc_state;
+  } thread_state;
+  struct {
+    U64 exc_value;
+  } err_stackitem;
+  struct {
+    U64 size, previous, executable, instr_ptr, localsplus, owner, stackpointer, tlbc_index;
+  } interpreter_frame;
+  struct {
+    U64 size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
+        localspluskinds, co_code_adaptive, co_tlbc;
+  } code_object;
+  struct {
+    U64 size, ob_type;
+  } pyobject;
+  struct {
+    U64 size, tp_name, tp_repr, tp_flags, tp_basicsize, tp_dictoffset;
+  } type_object;
+  struct {
+    U64 size, ht_cached_keys;
+  } heap_type_object;
+  struct {
+    U64 size, ob_item, ob_size;
+  } tuple_object, list_object;
+  struct {
+    U64 size, used, table, mask;
+  } set_object;
+  struct {
+    U64 size, ma_keys, ma_values;
+  } dict_object;
+  struct {
+    U64 size, ob_fval;
+  } float_object;
+  struct {
+    U64 size, lv_tag, ob_digit;
+  } long_object;
+  struct {
+    U64 size, ob_size, ob_sval;
+  } bytes_object;
+  struct {
+    U64 size, state, length, asciiobject_size, compactunicodeobject_size;
   } unicode_object;
 };
 
 // Offsets read from the process are untrusted too: each must fall inside its structure's size,
 // and the sizes must be sane, before the walk uses them.
-std::optional<Layout> layout_from_debug_offsets(const DebugOffsets313& d, std::string& why) {
+template <class D> std::optional<Layout> layout_from_debug_offsets(const D& d, std::string& why) {
   constexpr std::uint64_t kMaxStruct = 1 << 20;
   auto within = [](std::uint64_t offset, std::uint64_t size) {
-    return size > 0 && size < kMaxStruct && offset + 8 <= size;
+    return size > 0 && size < kMaxStruct && offset < size && offset + 8 <= size;
   };
-  const bool ok = within(d.runtime_state.interpreters_head, d.runtime_state.size) &&
-                  within(d.interpreter_state.next, d.interpreter_state.size) &&
-                  within(d.interpreter_state.threads_head, d.interpreter_state.size) &&
-                  within(d.thread_state.next, d.thread_state.size) &&
-                  within(d.thread_state.interp, d.thread_state.size) &&
-                  within(d.thread_state.current_frame, d.thread_state.size) &&
-                  within(d.thread_state.native_thread_id, d.thread_state.size) &&
-                  within(d.thread_state.thread_id, d.thread_state.size) &&
-                  within(d.interpreter_frame.previous, d.interpreter_frame.size) &&
-                  within(d.interpreter_frame.executable, d.interpreter_frame.size) &&
-                  within(d.interpreter_frame.instr_ptr, d.interpreter_frame.size) &&
-                  d.interpreter_frame.owner < d.interpreter_frame.size &&
-                  within(d.code_object.filename, d.code_object.size) &&
-                  within(d.code_object.qualname, d.code_object.size) &&
-                  within(d.code_object.linetable, d.code_object.size) &&
-                  d.code_object.firstlineno + 4 <= d.code_object.size &&
-                  d.code_object.co_code_adaptive <= d.code_object.size &&
-                  d.unicode_object.asciiobject_size > 0 &&
-                  d.unicode_object.asciiobject_size < 256 &&
-                  d.unicode_object.state + 4 <= d.unicode_object.asciiobject_size &&
-                  d.unicode_object.length + 8 <= d.unicode_object.asciiobject_size &&
-                  d.bytes_object.ob_sval < 256 && d.bytes_object.ob_size + 8 <= 256 &&
-                  d.type_object.tp_name + 8 <= 1024 && d.pyobject.ob_type + 8 <= 256;
+  bool ok = within(d.runtime_state.interpreters_head, d.runtime_state.size) &&
+            within(d.interpreter_state.next, d.interpreter_state.size) &&
+            within(d.interpreter_state.threads_head, d.interpreter_state.size) &&
+            within(d.thread_state.next, d.thread_state.size) &&
+            within(d.thread_state.interp, d.thread_state.size) &&
+            within(d.thread_state.current_frame, d.thread_state.size) &&
+            within(d.thread_state.native_thread_id, d.thread_state.size) &&
+            within(d.thread_state.thread_id, d.thread_state.size) &&
+            within(d.interpreter_frame.previous, d.interpreter_frame.size) &&
+            within(d.interpreter_frame.executable, d.interpreter_frame.size) &&
+            within(d.interpreter_frame.instr_ptr, d.interpreter_frame.size) &&
+            d.interpreter_frame.owner < d.interpreter_frame.size &&
+            within(d.code_object.filename, d.code_object.size) &&
+            within(d.code_object.qualname, d.code_object.size) &&
+            within(d.code_object.linetable, d.code_object.size) &&
+            d.code_object.firstlineno < d.code_object.size &&
+            d.code_object.firstlineno + 4 <= d.code_object.size &&
+            d.code_object.co_code_adaptive <= d.code_object.size &&
+            d.unicode_object.asciiobject_size > 0 && d.unicode_object.asciiobject_size < 256 &&
+            d.unicode_object.state < 256 &&
+            d.unicode_object.state + 4 <= d.unicode_object.asciiobject_size &&
+            d.unicode_object.length < 256 &&
+            d.unicode_object.length + 8 <= d.unicode_object.asciiobject_size &&
+            d.bytes_object.ob_sval < 256 && d.bytes_object.ob_size < 256 &&
+            d.type_object.tp_name < 1024 && d.pyobject.ob_type < 256;
+  if constexpr (requires { d.interpreter_frame.tlbc_index; }) {
+    if (d.free_threaded != 0) {
+      ok = ok && d.interpreter_frame.tlbc_index < d.interpreter_frame.size &&
+           d.interpreter_frame.tlbc_index + 4 <= d.interpreter_frame.size &&
+           within(d.code_object.co_tlbc, d.code_object.size);
+    }
+  }
+  if constexpr (requires { d.unicode_object.compactunicodeobject_size; }) {
+    ok = ok && d.unicode_object.compactunicodeobject_size > d.unicode_object.asciiobject_size &&
+         d.unicode_object.compactunicodeobject_size < 256;
+  }
   if (!ok) {
     why = "_Py_DebugOffsets holds offsets outside their structures";
     return std::nullopt;
   }
   Layout l;
   l.minor = static_cast<int>((d.version >> 16U) & 0xFFU);
+  l.free_threaded = d.free_threaded != 0;
   l.interpreters_head = d.runtime_state.interpreters_head;
   l.interp_next = d.interpreter_state.next;
   l.threads_head = d.interpreter_state.threads_head;
   if (within(d.interpreter_state.gil_runtime_state_holder, d.interpreter_state.size) &&
+      d.interpreter_state.gil_runtime_state_locked < d.interpreter_state.size &&
       d.interpreter_state.gil_runtime_state_locked + 4 <= d.interpreter_state.size) {
     l.gil = Layout::Gil::Interp;
     l.gil_locked = d.interpreter_state.gil_runtime_state_locked;
     l.gil_holder = d.interpreter_state.gil_runtime_state_holder;
+    // A free-threaded build's GIL exists but is off unless `enabled` says otherwise. Its offset
+    // is within the GIL's own structure (offsetof(struct _gil_runtime_state, enabled)), unlike
+    // `locked` and `last_holder`, which are within the interpreter.
+    const std::uint64_t enabled =
+        d.interpreter_state.gil_runtime_state + d.interpreter_state.gil_runtime_state_enabled;
+    if (l.free_threaded && d.interpreter_state.gil_runtime_state < d.interpreter_state.size &&
+        d.interpreter_state.gil_runtime_state_enabled < d.interpreter_state.size &&
+        enabled + 4 <= d.interpreter_state.size) {
+      l.gil_enabled = enabled;
+    }
   }
   l.ts_next = d.thread_state.next;
   l.ts_interp = d.thread_state.interp;
@@ -251,9 +404,27 @@ std::optional<Layout> layout_from_debug_offsets(const DebugOffsets313& d, std::s
   l.co_linetable = d.code_object.linetable;
   l.co_firstlineno = d.code_object.firstlineno;
   l.co_code = d.code_object.co_code_adaptive;
+  if constexpr (requires { d.interpreter_frame.tlbc_index; }) {
+    // 3.14+: f_executable is a _PyStackRef, its low bits a tag (pycore_stackref.h).
+    l.executable_tag_bits = 3;
+    if (l.free_threaded) {
+      l.f_tlbc_index = d.interpreter_frame.tlbc_index;
+      l.co_tlbc = d.code_object.co_tlbc;
+    }
+  }
   l.ascii_size = d.unicode_object.asciiobject_size;
-  // PyCompactUnicodeObject adds utf8_length and utf8 (3.12+: no wstr).
-  l.compact_size = d.unicode_object.asciiobject_size + 16;
+  if constexpr (requires { d.unicode_object.compactunicodeobject_size; }) {
+    l.compact_size = d.unicode_object.compactunicodeobject_size;
+  } else {
+    // PyCompactUnicodeObject adds utf8_length and utf8 (3.12+: no wstr).
+    l.compact_size = d.unicode_object.asciiobject_size + 16;
+  }
+  // The str state's bit fields: from 3.14 a free-threaded build gives `interned` a byte of its
+  // own (cpython/unicodeobject.h, `#ifdef Py_GIL_DISABLED`), so kind, compact and ascii start at
+  // bit 8; 3.13's free-threaded build keeps the 2-bit field.
+  if constexpr (requires { d.interpreter_frame.tlbc_index; }) {
+    l.u_state_shift = l.free_threaded ? 8 : 2;
+  }
   l.u_state = d.unicode_object.state;
   l.u_length = d.unicode_object.length;
   l.bytes_size = d.bytes_object.ob_size;
@@ -302,8 +473,9 @@ public:
     if (!get(obj + l_.u_state, state) || !get(obj + l_.u_length, length) || length < 0) {
       return std::nullopt;
     }
-    const unsigned kind = (state >> 2U) & 7U, compact = (state >> 5U) & 1U,
-                   ascii = (state >> 6U) & 1U;
+    const unsigned shift = l_.u_state_shift;
+    const unsigned kind = (state >> shift) & 7U, compact = (state >> (shift + 3U)) & 1U,
+                   ascii = (state >> (shift + 4U)) & 1U;
     if (compact == 0 || (kind != 1 && kind != 2 && kind != 4)) {
       return std::nullopt; // legacy strings: not what code objects hold
     }
@@ -409,10 +581,15 @@ public:
     return &codes_.emplace(obj, std::move(c)).first->second;
   }
 
+  struct FrameFields {
+    std::uint64_t previous = 0, code_obj = 0, instr = 0;
+    std::uint8_t owner = 0, entry = 0;
+    std::int32_t tlbc_index = 0;
+  };
+
   // The fields of the frame at `f`: in one read of its first bytes when they are few (they are,
   // in every layout), else field by field. `instr` is f_lasti (an int) for 3.10's frame objects.
-  bool frame_fields(std::uint64_t f, std::uint64_t& previous, std::uint64_t& code_obj,
-                    std::uint64_t& instr, std::uint8_t& owner, std::uint8_t& entry) {
+  bool frame_fields(std::uint64_t f, FrameFields& out) {
     const std::size_t instr_size = l_.frame_objects ? 4 : 8;
     std::size_t span = std::max({l_.f_previous + 8, l_.f_code + 8, l_.f_instr + instr_size});
     if (l_.f_owner) {
@@ -421,24 +598,54 @@ public:
     if (l_.f_is_entry) {
       span = std::max<std::size_t>(span, *l_.f_is_entry + 1);
     }
+    if (l_.f_tlbc_index) {
+      span = std::max<std::size_t>(span, *l_.f_tlbc_index + 4);
+    }
     std::array<std::uint8_t, 256> buf{};
     if (span <= buf.size() && f + span > f && mem_.read(f, buf.data(), span)) {
-      std::memcpy(&previous, buf.data() + l_.f_previous, 8);
-      std::memcpy(&code_obj, buf.data() + l_.f_code, 8);
-      instr = 0;
-      std::memcpy(&instr, buf.data() + l_.f_instr, instr_size);
-      owner = l_.f_owner ? buf[*l_.f_owner] : 0;
-      entry = l_.f_is_entry ? buf[*l_.f_is_entry] : 0;
+      std::memcpy(&out.previous, buf.data() + l_.f_previous, 8);
+      std::memcpy(&out.code_obj, buf.data() + l_.f_code, 8);
+      out.instr = 0;
+      std::memcpy(&out.instr, buf.data() + l_.f_instr, instr_size);
+      out.owner = l_.f_owner ? buf[*l_.f_owner] : 0;
+      out.entry = l_.f_is_entry ? buf[*l_.f_is_entry] : 0;
+      if (l_.f_tlbc_index) {
+        std::memcpy(&out.tlbc_index, buf.data() + *l_.f_tlbc_index, 4);
+      }
       return true;
     }
     bool ok = true;
-    previous = ptr(f + l_.f_previous, ok);
-    code_obj = ok ? ptr(f + l_.f_code, ok) : 0;
-    instr = 0;
-    ok = ok && mem_.read(f + l_.f_instr, &instr, instr_size);
-    ok = ok && (!l_.f_owner || get(f + *l_.f_owner, owner));
-    ok = ok && (!l_.f_is_entry || get(f + *l_.f_is_entry, entry));
+    out.previous = ptr(f + l_.f_previous, ok);
+    out.code_obj = ok ? ptr(f + l_.f_code, ok) : 0;
+    out.instr = 0;
+    ok = ok && mem_.read(f + l_.f_instr, &out.instr, instr_size);
+    ok = ok && (!l_.f_owner || get(f + *l_.f_owner, out.owner));
+    ok = ok && (!l_.f_is_entry || get(f + *l_.f_is_entry, out.entry));
+    ok = ok && (!l_.f_tlbc_index || get(f + *l_.f_tlbc_index, out.tlbc_index));
     return ok;
+  }
+
+  // Where the frame's bytecode starts: co_code_adaptive, or in a free-threaded 3.14+ build the
+  // thread's own copy, entries[tlbc_index] of co_tlbc (entry 0 is co_code_adaptive itself).
+  std::optional<std::uint64_t> bytecode_start(std::uint64_t code_obj, std::int32_t tlbc_index) {
+    if (!l_.co_tlbc || tlbc_index == 0) {
+      return code_obj + l_.co_code;
+    }
+    const auto key = std::pair{code_obj, tlbc_index};
+    if (auto it = bytecode_.find(key); it != bytecode_.end()) {
+      return it->second;
+    }
+    std::uint64_t array = 0;
+    std::int64_t size = 0;
+    std::uint64_t entry = 0;
+    std::optional<std::uint64_t> start;
+    if (tlbc_index > 0 && get(code_obj + *l_.co_tlbc, array) && get(array, size) &&
+        tlbc_index < size && get(array + 8 + 8 * static_cast<std::uint64_t>(tlbc_index), entry) &&
+        entry != 0) {
+      start = entry;
+    }
+    bytecode_.emplace(key, start);
+    return start;
   }
 
   void frames(std::uint64_t first, Thread& t) {
@@ -454,20 +661,21 @@ public:
         return;
       }
       // One read per frame: every field the walk needs lies in its first bytes.
-      std::uint64_t previous = 0, code_obj = 0, instr = 0;
-      std::uint8_t owner = 0, entry = 0;
-      if (!frame_fields(f, previous, code_obj, instr, owner, entry)) {
+      FrameFields ff;
+      if (!frame_fields(f, ff)) {
         t.note = fmt::format("frame {:#x} cannot be read; the stack ends there", f);
         return;
       }
-      if (l_.f_owner && owner == kOwnedByCStack) {
-        // The C stack's shim (3.12+): the frame inside it is the entry of one eval-loop call.
+      if (l_.f_owner && ff.owner >= kFirstInterpreterOwner) {
+        // The eval loop's own frame (3.12+): the frame inside it is the entry of one eval-loop
+        // call.
         if (!t.frames.empty()) {
           t.frames.back().entry = true;
         }
-        f = previous;
+        f = ff.previous;
         continue;
       }
+      const std::uint64_t code_obj = ff.code_obj & ~l_.executable_tag_bits;
       std::string why;
       const Code* c = code(code_obj, why);
       if (c == nullptr) {
@@ -478,20 +686,22 @@ public:
       out.function = c->name;
       out.file = c->file;
       if (l_.frame_objects) {
-        const auto lasti = static_cast<std::int32_t>(static_cast<std::uint32_t>(instr));
+        const auto lasti = static_cast<std::int32_t>(static_cast<std::uint32_t>(ff.instr));
         out.line = line_310(c->table, c->first_line, static_cast<std::int64_t>(lasti) * 2);
         out.entry = true; // one eval-loop call per frame object
       } else {
-        const std::uint64_t start = code_obj + l_.co_code;
-        const auto index = static_cast<std::int64_t>(instr - start) / 2;
+        const auto start = bytecode_start(code_obj, ff.tlbc_index);
+        const std::uint64_t instr = ff.instr;
         // A pointer outside any sane range of its own code is not trusted for a line.
-        if (instr + 2 >= start && index < static_cast<std::int64_t>(lim_.max_linetable) * 8) {
+        const auto index = start ? static_cast<std::int64_t>(instr - *start) / 2 : 0;
+        if (start && instr + 2 >= *start &&
+            index < static_cast<std::int64_t>(lim_.max_linetable) * 8) {
           out.line = line_311(c->table, c->first_line, index);
         }
-        out.entry = entry != 0;
+        out.entry = ff.entry != 0;
       }
       t.frames.push_back(std::move(out));
-      f = previous;
+      f = ff.previous;
     }
   }
 
@@ -503,6 +713,7 @@ private:
   const Limits& lim_;
   std::unordered_map<std::uint64_t, std::string> strings_;
   std::unordered_map<std::uint64_t, Code> codes_;
+  std::map<std::pair<std::uint64_t, std::int32_t>, std::optional<std::uint64_t>> bytecode_;
 };
 
 } // namespace
@@ -520,30 +731,31 @@ Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits) {
     hex = version;
     out.version = version_text(version);
     const unsigned major = (version >> 24U) & 0xFFU, minor = (version >> 16U) & 0xFFU;
-    if (major == 3 && minor == 13) {
-      DebugOffsets313 d{};
-      std::string why;
+    std::string why;
+    auto from_process = [&](auto d) {
       if (!memory.read(runtime.address, &d, sizeof d)) {
-        out.notes.push_back("CPython " + out.version + ": _Py_DebugOffsets cannot be read");
-        return out;
-      }
-      if (d.free_threaded != 0) {
-        out.notes.push_back("CPython " + out.version +
-                            " (free-threaded): Python frames not read for this build");
-        return out;
+        why = "_Py_DebugOffsets cannot be read";
+        return;
       }
       layout = layout_from_debug_offsets(d, why);
-      if (!layout) {
-        out.notes.push_back("CPython " + out.version + ": " + why);
-        return out;
-      }
+    };
+    if (major == 3 && minor == 13) {
+      from_process(DebugOffsets313{});
+    } else if (major == 3 && minor == 14) {
+      from_process(DebugOffsets314{});
+    } else if (major == 3 && minor == 15) {
+      from_process(DebugOffsets315{});
     } else {
-      out.notes.push_back(fmt::format(
-          "CPython {}: its _Py_DebugOffsets layout is not one rocplay knows (3.13); no Python "
-          "frames",
-          out.version));
+      // A later version may have moved the fields rocplay needs inside _Py_DebugOffsets: a note,
+      // not a guess.
+      why = "its _Py_DebugOffsets layout is not one rocplay knows (3.13-3.15); no Python frames, "
+            "GIL or thread states read";
+    }
+    if (!layout) {
+      out.notes.push_back("CPython " + out.version + ": " + why);
       return out;
     }
+    out.free_threaded = layout->free_threaded;
   } else {
     if (runtime.py_version) {
       std::uint32_t v = 0;
@@ -591,6 +803,18 @@ Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits) {
   std::optional<std::uint64_t> gil_holder;
   bool gil_read = false;
   auto read_gil = [&](std::uint64_t base) {
+    if (l.gil_enabled) {
+      // A free-threaded build runs without its GIL unless something turned it on (PYTHON_GIL=1,
+      // or an extension module not declared free-threading safe): `enabled` counts those.
+      std::int32_t enabled = 0;
+      if (!w.get(base + *l.gil_enabled, enabled)) {
+        return;
+      }
+      out.gil_disabled = enabled == 0;
+      if (out.gil_disabled) {
+        return;
+      }
+    }
     std::int32_t locked = 0;
     std::uint64_t holder = 0;
     if (w.get(base + l.gil_locked, locked) && w.get(base + l.gil_holder, holder)) {

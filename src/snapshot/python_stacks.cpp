@@ -37,12 +37,41 @@ std::string field(const nlohmann::json& j, const char* key) {
   return {};
 }
 
+// What a thread of a build without the GIL waits on, from the native frames gdb named: a
+// stop-the-world pause (the interpreter's own, for the GC and the like) or CPython's parking lot,
+// where a PyMutex (threading.Lock, Event, a per-object lock) parks its waiters
+// (Python/parking_lot.c, Python/lock.c, Python/pystate.c of 3.13+).
+enum class NoGilWait { None, StopTheWorld, ParkingLot };
+NoGilWait no_gil_wait(const HostThread& t) {
+  NoGilWait found = NoGilWait::None;
+  for (const auto& f : t.frames) {
+    if (f.python) {
+      break; // the C call it blocks in lies inside its innermost Python frame
+    }
+    if (f.function == "tstate_wait_attach" || f.function == "_PyThreadState_Suspend" ||
+        f.function.starts_with("_PyEval_StopTheWorld") || f.function == "stop_the_world") {
+      return NoGilWait::StopTheWorld;
+    }
+    if (f.function == "_PyParkingLot_Park" || f.function == "_PySemaphore_Wait" ||
+        f.function == "_PyMutex_LockTimed" || f.function == "PyMutex_Lock") {
+      found = NoGilWait::ParkingLot;
+    }
+  }
+  return found;
+}
+
 } // namespace
 
 std::vector<std::string> python_notes(const PythonStacks& s) {
   std::vector<std::string> out;
   nlohmann::json head = {
       {"version", s.version}, {"gil_known", s.gil_known}, {"threads", s.threads.size()}};
+  if (s.free_threaded) {
+    head["free_threaded"] = true;
+  }
+  if (s.gil_disabled) {
+    head["gil_disabled"] = true;
+  }
   if (s.seconds > 0) {
     head["ms"] = std::round(s.seconds * 1e6) / 1e3;
   }
@@ -95,6 +124,12 @@ bool PythonNoteReader::take(std::string_view note) {
     }
     if (auto it = j.find("gil_known"); it != j.end() && it->is_boolean()) {
       stacks_.gil_known = it->get<bool>();
+    }
+    if (auto it = j.find("free_threaded"); it != j.end() && it->is_boolean()) {
+      stacks_.free_threaded = it->get<bool>();
+    }
+    if (auto it = j.find("gil_disabled"); it != j.end() && it->is_boolean()) {
+      stacks_.gil_disabled = it->get<bool>();
     }
     if (auto it = j.find("notes"); it != j.end() && it->is_array()) {
       for (const auto& n : *it) {
@@ -194,7 +229,7 @@ void PythonNoteReader::apply(Snapshot& s) const {
     return;
   }
   const PythonStacks& p = stacks_;
-  std::size_t matched = 0;
+  std::size_t matched = 0, parked = 0, stopped = 0;
   std::vector<std::string> unmatched;
   const HostThread* gil = nullptr;
   for (const auto& pt : p.threads) {
@@ -208,14 +243,33 @@ void PythonNoteReader::apply(Snapshot& s) const {
     }
     merge_python_frames(*it, pt);
     ++matched;
+    if (p.gil_disabled) {
+      const NoGilWait w = no_gil_wait(*it);
+      parked += w == NoGilWait::ParkingLot ? 1 : 0;
+      stopped += w == NoGilWait::StopTheWorld ? 1 : 0;
+    }
     if (pt.holds_gil) {
       gil = &*it;
     }
   }
-  std::string line =
-      fmt::format("python: CPython {}, {} thread{} with Python frames",
-                  p.version.empty() ? "?" : p.version, matched, matched == 1 ? "" : "s");
-  if (gil != nullptr) {
+  std::string line = fmt::format(
+      "python: CPython {}{}, {} thread{} with Python frames", p.version.empty() ? "?" : p.version,
+      p.free_threaded ? " (free-threaded)" : "", matched, matched == 1 ? "" : "s");
+  if (p.gil_disabled) {
+    // No GIL to hold or wait for: say what the waiting threads wait on instead.
+    line += "; no GIL in this build: a waiting thread waits on the lock it needs (a PyMutex, in "
+            "CPython's parking lot) or on a stop-the-world pause";
+    if (parked + stopped > 0) {
+      std::vector<std::string> parts;
+      if (parked > 0) {
+        parts.push_back(fmt::format("{} in the parking lot", parked));
+      }
+      if (stopped > 0) {
+        parts.push_back(fmt::format("{} in a stop-the-world pause", stopped));
+      }
+      line += fmt::format(" ({})", fmt::join(parts, ", "));
+    }
+  } else if (gil != nullptr) {
     line += fmt::format("; thread {} (LWP {}) holds the GIL", gil->id, *gil->lwp);
   } else if (p.gil_known) {
     line += "; no thread holds the GIL";

@@ -6,8 +6,9 @@
 // The walk: `_PyRuntime` (an ELF symbol of the executable or of libpython, at the address its
 // mapping in /proc/PID/maps gives) -> interpreters -> thread states -> frames -> code objects ->
 // the line from the code object's location table. CPython 3.13 and later publish the offsets in
-// `_Py_DebugOffsets` at the start of `_PyRuntime`; 3.11 and 3.12 use the tables in layouts.cpp
-// (docs/python-stacks.md names the sources and which versions were proven on real interpreters).
+// `_Py_DebugOffsets` at the start of `_PyRuntime` (default and free-threaded builds alike);
+// 3.10-3.12 use the tables in reader.cpp (docs/python-stacks.md names the sources and which
+// versions were proven on real interpreters).
 //
 // Process memory is untrusted: every walk is bounded, cycles end it, sizes are checked, strings
 // are cut and made valid UTF-8. A frame that cannot be read ends its thread's stack with a note;
@@ -101,6 +102,8 @@ struct Stacks {
   std::vector<Thread> threads;
   std::vector<std::string> notes; // unknown version, unreadable runtime, cut lists
   bool gil_known = false;         // the GIL's state was read (holds_gil means something)
+  bool free_threaded = false;     // a build without the GIL (Py_GIL_DISABLED, 3.13+)
+  bool gil_disabled = false;      // ...whose GIL is off: no thread holds one, none waits for one
   bool operator==(const Stacks&) const = default;
 };
 

@@ -36,6 +36,8 @@ struct PythonThread {
 struct PythonStacks {
   std::string version;
   bool gil_known = false;
+  bool free_threaded = false; // a build without the GIL (pyframes::Stacks)
+  bool gil_disabled = false;  // ...whose GIL is off
   std::vector<std::string> notes;
   std::vector<PythonThread> threads;
   double seconds = 0; // how long the read took, inside the stop

@@ -2,6 +2,7 @@
 // src/pyframes/reader.cpp), built in a buffer: frames, names, lines and the GIL read; a frame
 // list that loops, a frame that cannot be read and a thread state that is not one end the walk
 // with a note, never a crash. Real interpreters: tests/live/pyframes_live.cpp.
+#include "fake_memory.hpp"
 #include "rocplay/pyframes/pyframes.hpp"
 
 #include <catch2/catch.hpp>
@@ -12,40 +13,9 @@
 #include <unistd.h>
 
 using namespace rocplay::pyframes;
+using rocplay::testing::FakeMemory;
 
 namespace {
-
-class FakeMemory : public Memory {
-public:
-  void put(std::uint64_t address, const void* data, std::size_t size) {
-    for (std::size_t i = 0; i < size; ++i) {
-      bytes_[address + i] = static_cast<const std::uint8_t*>(data)[i];
-    }
-  }
-  template <class T> void put(std::uint64_t address, T value) {
-    put(address, &value, sizeof value);
-  }
-  void put_str(std::uint64_t obj, std::string_view s) {
-    put<std::uint32_t>(obj + 32, 0x64); // compact ASCII, kind 1
-    put<std::int64_t>(obj + 16, static_cast<std::int64_t>(s.size()));
-    put(obj + 48, s.data(), s.size());
-  }
-  void erase(std::uint64_t address) { bytes_.erase(address); }
-  bool read(std::uint64_t address, void* out, std::size_t size) override {
-    auto* o = static_cast<std::uint8_t*>(out);
-    for (std::size_t i = 0; i < size; ++i) {
-      auto it = bytes_.find(address + i);
-      if (it == bytes_.end()) {
-        return false;
-      }
-      o[i] = it->second;
-    }
-    return true;
-  }
-
-private:
-  std::map<std::uint64_t, std::uint8_t> bytes_;
-};
 
 constexpr std::uint64_t kRuntime = 0x1000, kInterp = 0x2000, kThread = 0x3000, kCFrame = 0x4000,
                         kFrame1 = 0x5000, kFrame2 = 0x5100, kCode = 0x6000, kCodeType = 0x7000,

@@ -119,6 +119,47 @@ TEST_CASE("the notes round-trip and the builder's reader puts the frames in by L
   CHECK(snapshot_from_json(j) == snap);
 }
 
+TEST_CASE("a free-threaded build without its GIL: said so, with what its threads wait on") {
+  PythonStacks s;
+  s.version = "3.14.10";
+  s.free_threaded = true;
+  s.gil_disabled = true;
+  PythonThread locked = python_thread();
+  locked.holds_gil = false;
+  PythonThread paused = locked;
+  paused.lwp = 4243;
+  PythonThread running = locked;
+  running.lwp = 4244;
+  s.threads = {locked, paused, running};
+  PythonNoteReader reader;
+  for (const auto& n : python_notes(s)) {
+    CHECK(reader.take(n));
+  }
+  CHECK(reader.stacks().free_threaded);
+  CHECK(reader.stacks().gil_disabled);
+  Snapshot snap;
+  // A threading.Lock waiter parks (3.14's Python/lock.c); a thread that would attach during a
+  // stop-the-world pause waits in tstate_wait_attach (Python/pystate.c); a third runs.
+  snap.host_threads = {host(), host(), host()};
+  snap.host_threads[0].frames.insert(snap.host_threads[0].frames.begin(),
+                                     {native("syscall", "libc.so.6"), native("_PySemaphore_Wait"),
+                                      native("_PyParkingLot_Park"), native("_PyMutex_LockTimed")});
+  snap.host_threads[1].lwp = 4243;
+  snap.host_threads[1].frames.insert(
+      snap.host_threads[1].frames.begin(),
+      {native("_PySemaphore_Wait"), native("_PyParkingLot_Park"), native("tstate_wait_attach")});
+  snap.host_threads[2].lwp = 4244;
+  reader.apply(snap);
+  REQUIRE_FALSE(snap.notes.empty());
+  CHECK(snap.notes[0] ==
+        "python: CPython 3.14.10 (free-threaded), 3 threads with Python frames; no GIL in this "
+        "build: a waiting thread waits on the lock it needs (a PyMutex, in CPython's parking "
+        "lot) or on a stop-the-world pause (1 in the parking lot, 1 in a stop-the-world pause)");
+  for (const auto& h : snap.host_threads) {
+    CHECK_FALSE(h.holds_gil);
+  }
+}
+
 TEST_CASE("notes that do not parse, or go past the bounds, are ignored") {
   PythonNoteReader reader;
   CHECK(reader.take("python thread {\"lwp\":1}")); // before any header: ignored
