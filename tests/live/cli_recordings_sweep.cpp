@@ -16,11 +16,11 @@ using rocplay::testing::run_rocplay;
 
 namespace {
 
-const fs::path kFixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures";
+const fs::path kSweepRoot = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures";
 
-std::vector<std::string> recordings() {
+std::vector<std::string> real_recordings() {
   std::vector<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(kFixtures)) {
+  for (const auto& e : fs::recursive_directory_iterator(kSweepRoot)) {
     const auto ext = e.path().extension();
     if (e.is_regular_file() && (ext == ".rec" || ext == ".mi")) {
       out.push_back(e.path().string());
@@ -30,7 +30,7 @@ std::vector<std::string> recordings() {
   return out;
 }
 
-void require_no_internal_error(const rocplay::testing::CliRun& r) {
+void require_read_without_internal_error(const rocplay::testing::CliRun& r) {
   CHECK_FALSE(r.timed_out);
   CHECK(r.exit_code != 70);
   CHECK(r.out.find("analysis failed") == std::string::npos);
@@ -41,32 +41,32 @@ void require_no_internal_error(const rocplay::testing::CliRun& r) {
 
 TEST_CASE("every real recording reads without an internal error, one at a time",
           "[live][cli][postmortem][sweep]") {
-  const auto files = recordings();
+  const auto files = real_recordings();
   REQUIRE(files.size() >= 50);
   for (const auto& f : files) {
     INFO(f);
     const auto r = run_rocplay({"postmortem", f, "--color=never"});
-    require_no_internal_error(r);
+    require_read_without_internal_error(r);
     CHECK(!r.out.empty());
   }
 }
 
 TEST_CASE("every real recording reads without an internal error, in one batch",
           "[live][cli][postmortem][sweep]") {
-  const auto r = run_rocplay({"postmortem", kFixtures.string(), "--color=never"},
-                             std::chrono::seconds(240));
-  require_no_internal_error(r);
+  const auto r =
+      run_rocplay({"postmortem", kSweepRoot.string(), "--color=never"}, std::chrono::seconds(240));
+  require_read_without_internal_error(r);
   CHECK(r.out.find("INCIDENT") != std::string::npos);
 }
 
 TEST_CASE("a healthy two-rank job whose GPU attach failed: the report leads with HARM",
           "[live][cli][postmortem][harm]") {
-  const fs::path dir = kFixtures / "cuda-gdb" / "x2-healthy";
+  const fs::path dir = kSweepRoot / "cuda-gdb" / "x2-healthy";
   for (const std::string stem : {"preload-default", "preload-jobs1"}) {
     INFO(stem);
     const auto text = run_rocplay({"postmortem", (dir / (stem + "-0.rec")).string(),
                                    (dir / (stem + "-1.rec")).string(), "--color=never"});
-    require_no_internal_error(text);
+    require_read_without_internal_error(text);
     REQUIRE(text.out.rfind("HARM", 0) == 0);
     const auto first_lines = text.out.substr(0, text.out.find("INCIDENT"));
     CHECK(first_lines.find("rank 1") != std::string::npos);
@@ -75,7 +75,7 @@ TEST_CASE("a healthy two-rank job whose GPU attach failed: the report leads with
 
     const auto json = run_rocplay({"postmortem", (dir / (stem + "-0.rec")).string(),
                                    (dir / (stem + "-1.rec")).string(), "--format", "json"});
-    require_no_internal_error(json);
+    require_read_without_internal_error(json);
     const auto j = nlohmann::json::parse(json.out);
     REQUIRE(j.contains("incident"));
     REQUIRE(j["incident"]["harm"].size() == 1);
@@ -85,10 +85,10 @@ TEST_CASE("a healthy two-rank job whose GPU attach failed: the report leads with
 
 TEST_CASE("a healthy two-rank job looked at without harm: nothing stuck, no missing rank",
           "[live][cli][postmortem][harm]") {
-  const fs::path dir = kFixtures / "cuda-gdb" / "x2-healthy";
+  const fs::path dir = kSweepRoot / "cuda-gdb" / "x2-healthy";
   const auto r = run_rocplay({"postmortem", (dir / "nopreload-default-0.rec").string(),
                               (dir / "nopreload-default-1.rec").string(), "--format", "json"});
-  require_no_internal_error(r);
+  require_read_without_internal_error(r);
   CHECK(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["incident"]["harm"].empty());

@@ -388,3 +388,81 @@ TEST_CASE("ranked_targets: a rank variable is a whole number or no rank, `RANK=3
   CHECK(ordered[0].rank == 0);
   CHECK(ordered[1].rank == 1);
 }
+
+TEST_CASE("after one target's GPU attach fails, no further target is attached and /proc is read "
+          "for each",
+          "[playbook][targets][harm]") {
+  // One at a time (--jobs 1): the first target's runner reports a failed GPU attach; the second is
+  // never examined. Real processes stand in for the ranks, so the look afterwards has /proc to
+  // read.
+  ProcessWithEnv first({"RANK=0"});
+  ProcessWithEnv second({"RANK=1"});
+  std::vector<Target> targets = targets_of(2);
+  targets[0].pid = first.pid();
+  targets[1].pid = second.pid();
+  TargetsOptions o;
+  o.jobs = 1;
+  std::atomic<int> examined{0};
+  o.examine = [&](const session::Debugger&, const session::Options&, const Playbook&,
+                  const RunOptions& ro) {
+    ++examined;
+    if (ro.gpu_attach_failed) { // no Catch macro on the pool's threads
+      ro.gpu_attach_failed();
+    }
+    return attached_run(ro);
+  };
+  Playbook pb;
+  pb.name = "hang-triage";
+  const TargetsResult r = run_targets(pb, targets, o);
+  CHECK(examined == 1);
+  REQUIRE(r.targets.size() == 2);
+  CHECK(r.targets[0].examined());
+  REQUIRE(r.targets[1].error);
+  CHECK(std::string(r.targets[1].error->what()).find("not attached") != std::string::npos);
+  CHECK(r.exit_code() == ExitCode::PartialInput);
+  const auto note_with = [&](const std::string& text) {
+    return std::count_if(r.notes.begin(), r.notes.end(),
+                         [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  CHECK(note_with("a GPU attach failed inside the driver") == 1);
+  CHECK(note_with(fmt::format("rank 0 (pid {}) is in state S", first.pid())) == 1);
+  CHECK(note_with(fmt::format("rank 1 (pid {}) is in state S", second.pid())) == 1);
+}
+
+TEST_CASE("a target whose halt is asked after another's GPU attach failed sees it",
+          "[playbook][targets][harm]") {
+  // All at once: the first reports the failure, the second (already attached) is told to halt.
+  std::vector<Target> targets = targets_of(2);
+  TargetsOptions o;
+  std::mutex m;
+  std::condition_variable reported;
+  bool failed = false;
+  std::atomic<bool> second_saw_halt{false};
+  int entered = 0;
+  o.examine = [&](const session::Debugger&, const session::Options&, const Playbook&,
+                  const RunOptions& ro) {
+    {
+      // Both under their debuggers before the first one's attach fails.
+      std::unique_lock lock(m);
+      ++entered;
+      reported.notify_all();
+      reported.wait_for(lock, std::chrono::seconds(10), [&] { return entered == 2; });
+    }
+    if (ro.pid == 4301) {
+      ro.gpu_attach_failed();
+      std::lock_guard lock(m);
+      failed = true;
+      reported.notify_all();
+    } else {
+      std::unique_lock lock(m);
+      reported.wait_for(lock, std::chrono::seconds(10), [&] { return failed; });
+      second_saw_halt = ro.halt && ro.halt();
+    }
+    return attached_run(ro);
+  };
+  Playbook pb;
+  pb.name = "hang-triage";
+  const TargetsResult r = run_targets(pb, targets, o);
+  CHECK(second_saw_halt);
+  CHECK(r.examined == 2);
+}
