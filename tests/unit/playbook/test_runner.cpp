@@ -501,10 +501,14 @@ TEST_CASE("no second sample after cuda-gdb failed to attach to the GPU side") {
     test::ReplayDriver driver(test::read_fixture(dir + "server-rank2.rec"));
     driver.resumable = true;
     ro.pid = 1577;
+    bool told = false; // a fan-out learns of it, to touch the job no more
+    ro.gpu_attach_failed = [&told] { told = true; };
     const auto r = run(find_playbook("hang-triage"), driver, ro);
+    ro.gpu_attach_failed = nullptr;
+    CHECK(told);
     CHECK(driver.run_for_calls == 0);
     CHECK(r.samples_wanted == 1);
-    CHECK_THAT(r.sampling_stopped, Catch::Contains("could not attach to the GPU side"));
+    CHECK_THAT(r.sampling_stopped, Catch::Contains("attach to the GPU side failed"));
     CHECK(driver.detach_calls >= 1);
     CHECK_FALSE(driver.attached);
   }
