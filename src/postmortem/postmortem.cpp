@@ -7,7 +7,9 @@
 #include "rocplay/case/join.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/core/worker_pool.hpp"
+#include "rocplay/collectives/collectives.hpp"
 #include "rocplay/crash/crash.hpp"
+#include "rocplay/kernels/kernel_names.hpp"
 #include "rocplay/report/agent_log.hpp"
 #include "rocplay/snapshot/console_log.hpp"
 #include "rocplay/snapshot/sampling.hpp"
@@ -949,6 +951,43 @@ bool read_file(int fd, std::size_t size, std::vector<char, mi::UninitAllocator<c
   }
 }
 
+// A Flight Recorder dump or RAS answer read: its records, and a note per problem as warnings.
+void take_collectives(InputResult& r, std::shared_ptr<collectives::Input> read) {
+  r.kind = InputKind::CollectiveRecord;
+  for (const auto& note : read->notes) {
+    r.warnings.push_back(note);
+  }
+  if (read->damaged && read->empty()) {
+    r.status = InputStatus::Unreadable;
+    r.error = read->notes.empty() ? "a damaged collective record" : read->notes.front();
+    r.warnings.erase(r.warnings.begin());
+  } else if (read->damaged) {
+    r.status = InputStatus::Partial;
+  }
+  if (!r.rank && read->rank) {
+    r.rank = read->rank;
+    r.rank_rule = "file name";
+  }
+  r.collectives = std::move(read);
+}
+
+// An NCCL log's records, beside whatever its text was read as.
+void attach_collectives(InputResult& r, std::shared_ptr<const collectives::Input> read) {
+  for (const auto& note : read->notes) {
+    r.warnings.push_back(note);
+  }
+  if (!read->empty()) {
+    if (r.status == InputStatus::Unreadable && r.kind == InputKind::Unknown) {
+      r.status = InputStatus::Ok;
+      r.error.clear();
+    }
+    if (r.kind == InputKind::Unknown || r.status == InputStatus::Empty) {
+      r.kind = InputKind::CollectiveRecord;
+    }
+  }
+  r.collectives = std::move(read);
+}
+
 // `rank_regex`: --rank-from, compiled once for the whole batch (nullptr: none). `look`: what the
 // first look at the file's header found (nullptr: not looked at).
 std::vector<InputResult> analyse_input(const std::string& path, const Options& options,
@@ -1058,18 +1097,53 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
   text_fallback = text_fallback && !looks_like_log(head);
   in.clear();
   in.seekg(0);
+  // The job's own collective records (rocplay/collectives): a Flight Recorder dump or a saved
+  // ncclras answer is read here and is nothing else; an NCCL_DEBUG or watchdog log gives its
+  // records and still goes on to the text readers (its watchdog lines are crash evidence too).
+  std::shared_ptr<const collectives::Input> collective_records;
+  if (const auto source = collectives::detect(head)) {
+    const bool log = *source == collectives::Source::NcclLog;
+    std::string streamed;
+    std::string_view bytes = whole;
+    if (file.is_open() && !log) { // over 16 MB: a big dump, read whole (the reader bounds it)
+      streamed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      bytes = streamed;
+      in.clear();
+      in.seekg(0);
+    }
+    if (!file.is_open() || !log) {
+      auto read = std::make_shared<collectives::Input>(
+          collectives::read(bytes, *source, path, r.rank));
+      if (!log) {
+        take_collectives(r, std::move(read));
+        finish_result(r);
+        return just(std::move(r));
+      }
+      if (!read->empty() || !read->notes.empty()) {
+        collective_records = std::move(read);
+      }
+    } else {
+      r.warnings.push_back("an NCCL log over 16 MB: its collective records were not read");
+    }
+  }
+  auto finish = [&collective_records](InputResult& result) {
+    finish_result(result);
+    if (collective_records) {
+      attach_collectives(result, collective_records);
+    }
+  };
   try {
     // Console text: not a rocm-debug-agent log (its own reader), not MI with console records.
     if ((r.kind == InputKind::AgentLog || r.kind == InputKind::RawMi) &&
         !agentlog::looks_like_agent_log(head) && console_log::looks_like_console_log(head) &&
         (r.kind == InputKind::AgentLog || !sniff_has_mi_results(head))) {
       analyse_console_log(in, r);
-      finish_result(r);
+      finish(r);
       return just(std::move(r));
     }
     bool text_read = false;
     if (analyse_crash(in, head, r, text_read)) {
-      finish_result(r);
+      finish(r);
       return just(std::move(r));
     }
     switch (r.kind) {
@@ -1080,7 +1154,7 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
     case InputKind::ReportJson: {
       auto results = analyse_report_json(in, r);
       for (auto& each : results) {
-        finish_result(each);
+        finish(each);
       }
       return results;
     }
@@ -1094,7 +1168,8 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
     case InputKind::CrashDump:
     case InputKind::CrashDiagnostics:
     case InputKind::ConsoleLog:
-      break; // analyse_crash or analyse_console_log read it
+    case InputKind::CollectiveRecord:
+      break; // analyse_crash, analyse_console_log or the collective readers read it
     case InputKind::Unknown:
       r.status = InputStatus::Unreadable;
       r.error = "binary data: not a transcript, rocplay JSON or server log";
@@ -1105,7 +1180,7 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
     r.status = InputStatus::Unreadable;
     r.error = e.what();
   }
-  finish_result(r);
+  finish(r);
   return just(std::move(r));
 }
 
@@ -1133,6 +1208,94 @@ std::vector<InputResult> analyse_file(const std::string& path, const Options& op
   const std::optional<std::regex> rank_regex = compile_rank_pattern(options);
   return analyse_input(path, options, rank_regex ? &*rank_regex : nullptr, nullptr);
 }
+
+namespace {
+
+// What a debugger recording of one rank shows, to join with the collective records.
+struct RankRecording {
+  std::string path;
+  std::optional<std::int64_t> pid;
+  std::vector<std::string> collective_kernels; // NCCL/RCCL kernels in flight
+};
+
+RankRecording recording_of(const InputResult& r) {
+  RankRecording v;
+  v.path = r.path + r.member;
+  v.pid = r.snapshot.pid;
+  for (const auto& d : r.snapshot.dispatches) {
+    if (!d.kernel_name.empty() && v.collective_kernels.size() < 4 &&
+        classify_kernel(d.kernel_name).category == KernelCategory::Collective &&
+        std::find(v.collective_kernels.begin(), v.collective_kernels.end(), d.kernel_name) ==
+            v.collective_kernels.end()) {
+      v.collective_kernels.push_back(d.kernel_name);
+    }
+  }
+  return v;
+}
+
+// The collective records of the batch, matched across ranks, as one event; each divergence's
+// ranks joined with their recordings (by rank, else by the pid an NCCL log gives the rank).
+Event collective_event(const std::vector<std::shared_ptr<const collectives::Input>>& collected,
+                       std::map<int, std::vector<RankRecording>> by_rank,
+                       const std::vector<RankRecording>& unranked) {
+  std::vector<collectives::Input> inputs;
+  inputs.reserve(collected.size());
+  std::map<std::int64_t, std::pair<int, int>> rank_of_pid; // pid -> (rank, nranks of its comm)
+  for (const auto& in : collected) {
+    inputs.push_back(*in);
+    for (const auto& c : in->communicators) {
+      if (c.pid && c.rank >= 0) {
+        auto [it, fresh] = rank_of_pid.try_emplace(*c.pid, c.rank, c.nranks);
+        if (!fresh && c.nranks > it->second.second) {
+          it->second = {c.rank, c.nranks}; // the widest communicator: the world's ranks
+        }
+      }
+    }
+  }
+  for (const auto& v : unranked) {
+    if (v.pid) {
+      if (auto it = rank_of_pid.find(*v.pid); it != rank_of_pid.end()) {
+        by_rank[it->second.first].push_back(v);
+      }
+    }
+  }
+  const auto matched = collectives::match(inputs);
+  Event ev;
+  ev.key = "collective records";
+  ev.ranks = matched.ranks;
+  ev.rule = "the records themselves (Flight Recorder file names, NCCL and watchdog lines, RAS)";
+  ev.findings = collectives::findings(matched);
+  for (std::size_t i = 0; i < ev.findings.size() && i < matched.divergences.size(); ++i) {
+    for (const auto& side : matched.divergences[i].sides) {
+      auto it = by_rank.find(side.rank);
+      if (it == by_rank.end()) {
+        continue;
+      }
+      for (const auto& v : it->second) {
+        std::string line = fmt::format("joined: rank {}'s recording {}", side.rank,
+                                       fs::path(v.path).filename().string());
+        if (v.pid) {
+          line += fmt::format(" (pid {})", *v.pid);
+        }
+        if (v.collective_kernels.empty()) {
+          line += " shows no collective kernel in flight";
+        } else if (side.entered) {
+          line += fmt::format(" has {} in flight: that is {} seq {} {} ({})",
+                              v.collective_kernels.front(),
+                              side.group.name.empty() ? "its group" : "group " + side.group.name,
+                              side.seq, side.op, collectives::to_string(side.source));
+        } else {
+          line += fmt::format(" has {} in flight: not this group's seq {} (it never entered it)",
+                              v.collective_kernels.front(), matched.divergences[i].seq);
+        }
+        ev.findings[i].evidence.push_back(std::move(line));
+      }
+    }
+  }
+  return ev;
+}
+
+} // namespace
 
 Summary run(const Options& options, const std::function<void(const InputResult&)>& on_result,
             const std::function<void(const Progress&)>& on_progress) {
@@ -1321,7 +1484,30 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   };
   Progress progress;
   progress.total = files.size();
+  // Collective records (Flight Recorder, NCCL logs, RAS) of every input, matched across ranks at
+  // the end; and what each rank's recording shows in flight, to join with them.
+  std::vector<std::shared_ptr<const collectives::Input>> collected;
+  std::map<int, std::vector<RankRecording>> recordings_by_rank;
+  std::vector<RankRecording> unranked_recordings;
   auto account = [&](InputResult& r) {
+    if (r.collectives) {
+      collected.push_back(r.collectives);
+    }
+    if (r.status != InputStatus::Unreadable && r.kind != InputKind::CollectiveRecord &&
+        r.kind != InputKind::AgentLog && !is_crash_kind(r.kind) && r.snapshot.pid) {
+      RankRecording v = recording_of(r);
+      auto rank = r.rank;
+      if (!rank) {
+        if (auto named = rank_in_file_name(r.path)) {
+          rank = named->second;
+        }
+      }
+      if (rank && recordings_by_rank[*rank].size() < 4) {
+        recordings_by_rank[*rank].push_back(std::move(v));
+      } else if (!rank && unranked_recordings.size() < 64) {
+        unranked_recordings.push_back(std::move(v));
+      }
+    }
     switch (r.status) {
     case InputStatus::Ok:
       ++summary.ok;
@@ -1376,7 +1562,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
       by_process[r.process_key].push_back(std::move(m));
     }
     const bool usable = r.status != InputStatus::Unreadable && r.status != InputStatus::Empty &&
-                        r.kind != InputKind::AgentLog && !is_crash_kind(r.kind);
+                        r.kind != InputKind::AgentLog && !is_crash_kind(r.kind) &&
+                        r.kind != InputKind::CollectiveRecord;
     if (usable && options.one_event && ranked_count < options.max_ranked_snapshots) {
       if (!r.rank) {
         r.rank = static_cast<int>(r.index); // the order the inputs were given in
@@ -1481,6 +1668,10 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   }
   while (!ranked.empty()) {
     close_event(ranked.begin()->first);
+  }
+  if (!collected.empty()) {
+    summary.events.insert(summary.events.begin(),
+                          collective_event(collected, recordings_by_rank, unranked_recordings));
   }
   summary.crash = crash_joiner.verdict();
   for (auto& [key, members] : by_process) {

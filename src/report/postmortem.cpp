@@ -3,6 +3,7 @@
 #include "rocplay/report/postmortem.hpp"
 
 #include "rocplay/core/names.hpp"
+#include "rocplay/collectives/collectives.hpp"
 #include "rocplay/crash/crash.hpp"
 #include "rocplay/report/crash.hpp"
 #include "rocplay/report/incident.hpp"
@@ -15,7 +16,7 @@
 
 namespace rocplay::postmortem {
 
-constexpr NameTable<InputKind, 9> kInputKindNames{{
+constexpr NameTable<InputKind, 10> kInputKindNames{{
     {InputKind::Unknown, "unknown"},
     {InputKind::Recording, "recording"},
     {InputKind::RawMi, "raw-mi"},
@@ -25,8 +26,9 @@ constexpr NameTable<InputKind, 9> kInputKindNames{{
     {InputKind::CrashDump, "crash-dump"},
     {InputKind::CrashDiagnostics, "crash-diagnostics"},
     {InputKind::ConsoleLog, "console-log"},
+    {InputKind::CollectiveRecord, "collective-record"},
 }};
-static_assert(names_cover(kInputKindNames, InputKind::ConsoleLog));
+static_assert(names_cover(kInputKindNames, InputKind::CollectiveRecord));
 
 std::string_view to_string(InputKind kind) {
   return name_of(kInputKindNames, kind, "unknown");
@@ -136,7 +138,11 @@ nlohmann::json postmortem_input_to_json(const InputResult& r, bool with_snapshot
   if (r.crash) {
     j["crash"] = crash::to_json(*r.crash);
   }
-  if (is_readable(r) && r.kind != InputKind::AgentLog && !is_crash_kind(r.kind)) {
+  if (r.collectives) {
+    j["collectives"] = collectives::to_json(*r.collectives);
+  }
+  if (is_readable(r) && r.kind != InputKind::AgentLog && !is_crash_kind(r.kind) &&
+      r.kind != InputKind::CollectiveRecord) {
     j["snapshot"] = with_snapshot ? to_json(r.snapshot) : snapshot_counts(r.snapshot);
   }
   if (r.samples.size() > 1) {

@@ -18,6 +18,9 @@
 namespace rocplay::crash {
 struct Evidence; // rocplay/crash/crash.hpp
 }
+namespace rocplay::collectives {
+struct Input; // rocplay/collectives/collectives.hpp
+}
 
 namespace rocplay::postmortem {
 
@@ -36,6 +39,10 @@ enum class InputKind : std::uint8_t {
   CrashDump,        // a level-10 dump's metadata.json or tensor file
   CrashDiagnostics, // the crash seed's crash_diagnostics.json
   ConsoleLog, // debugger console text: a `set logging` file, `-batch` output, a pasted session
+  // The job's own collective records (rocplay/collectives/collectives.hpp): a Flight Recorder
+  // dump (pickle or JSON) or a saved `ncclras` answer. An NCCL_DEBUG log keeps the kind its text
+  // got (a crash log, say) and carries its records in `collectives`.
+  CollectiveRecord,
 };
 std::string_view to_string(InputKind kind);
 
@@ -64,6 +71,8 @@ struct InputResult {
   std::vector<Signature> signatures;            // one per finding at warning or above
   Snapshot snapshot;                            // empty for agent logs and unreadable inputs
   std::shared_ptr<const crash::Evidence> crash; // crash evidence found in it, if any
+  // Collective records found in it (Flight Recorder, NCCL log, RAS), if any.
+  std::shared_ptr<const collectives::Input> collectives;
   // A recording of several samples (`rocplay run --samples N`): each one, and what they say.
   // Empty for one sample (`snapshot` is then the whole recording's).
   std::vector<Sample> samples;
