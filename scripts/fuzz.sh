@@ -4,7 +4,8 @@
 # snapshot path, from transcript to findings and JSON, half each; the code-object reader a third,
 # at most 20 s, from the checked-in objects in tests/codeobj; the crash-evidence readers half, at
 # most 20 s; the Python-frame reader a sixth, at most 10 s, from the location tables of
-# fixtures/pyframes and the notes of fixtures/pyframes' recording)
+# fixtures/pyframes and the notes of fixtures/pyframes' recording; the collective-record readers
+# a quarter, at most 10 s, from fixtures/collectives)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -131,3 +132,13 @@ for path in sorted(glob.glob("fixtures/pyframes/*.rocplay")):
 PY
 pyframes_seconds=$(( (seconds + 5) / 6 ))
 run tests/fuzz fuzz_pyframes $(( pyframes_seconds > 10 ? 10 : pyframes_seconds )) "$work/pyframes-corpus" 65536
+# Collective records: the pickle reader and the Flight Recorder, NCCL log and ncclras readers,
+# from the Flight Recorder dumps, pickles, logs and RAS answers of fixtures/collectives (at most
+# 10 s: the inputs are small and the reader is one pass).
+mkdir -p "$work/collectives-corpus"
+while IFS= read -r f; do
+  cp "$f" "$work/collectives-corpus/$(echo "$f" | tr / _)"
+done < <(find fixtures/collectives -type f -size -64k ! -name README.md | sort)
+collectives_seconds=$(( (seconds + 3) / 4 ))
+run tests/fuzz fuzz_collectives $(( collectives_seconds > 10 ? 10 : collectives_seconds )) \
+  "$work/collectives-corpus" 65536

@@ -37,11 +37,11 @@ cmake --build build-asan --parallel "$jobs" --target unit_tests
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit --timeout 600
 
-step "fuzzing the MI parser, the snapshot path and the code-object reader (libFuzzer, clang)"
+step "fuzzing the MI parser, the snapshot path, the code-object and collective-record readers (libFuzzer, clang)"
 CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROCPLAY_FUZZ=ON \
   -DROCPLAY_TESTS=OFF -DROCPLAY_BENCH=OFF >/dev/null
 cmake --build build-fuzz --parallel "$jobs" --target fuzz_mi_parser fuzz_transcript fuzz_snapshot \
-  fuzz_codeobj fuzz_crash fuzz_console_log fuzz_pyframes
+  fuzz_codeobj fuzz_crash fuzz_console_log fuzz_pyframes fuzz_collectives
 scripts/fuzz.sh "${ROCPLAY_FUZZ_SECONDS:-40}"
 
 step "benchmarks (short mode)"

@@ -218,7 +218,7 @@ std::vector<Finding> findings(const Matched& matched) {
     case DivergenceKind::DtypeMismatch:
       f.summary += " NCCL does not check that peers call the same collective: the ranks' "
                    "programs took different paths before this call.";
-      f.next_step = "Compare the two Python lines below: the ranks must issue the same "
+      f.next_step = "Compare each rank's Python line above: the ranks must issue the same "
                     "collectives with the same sizes and dtypes, in the same order.";
       break;
     case DivergenceKind::OrderDeadlock:

@@ -159,12 +159,17 @@ std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set
   }
   // The window every rank's ring buffer still holds: from the latest first seq.
   std::uint64_t from = 0;
-  std::uint64_t to = 0;
   for (const auto& [rank, seqs] : g.by_rank) {
     from = std::max(from, seqs.begin()->first);
-    to = std::max(to, seqs.rbegin()->first);
   }
-  for (std::uint64_t s = from; s <= to; ++s) {
+  // Every seq some rank recorded from there (not the numeric range: ids are the input's word).
+  std::set<std::uint64_t> recorded;
+  for (const auto& [rank, seqs] : g.by_rank) {
+    for (auto it = seqs.lower_bound(from); it != seqs.end(); ++it) {
+      recorded.insert(it->first);
+    }
+  }
+  for (const std::uint64_t s : recorded) {
     std::vector<const Record*> present;
     std::vector<int> absent;
     for (int rank : ranks) {
@@ -180,9 +185,6 @@ std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set
       } else {
         absent.push_back(rank);
       }
-    }
-    if (present.empty()) {
-      continue; // a gap every rank shares (a p2p or a dropped entry): nothing to compare
     }
     Divergence d;
     d.group = present.front()->group;
