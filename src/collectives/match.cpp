@@ -133,9 +133,11 @@ void merge(std::map<std::uint64_t, Record>& seqs, const Record& r) {
   }
   Record& have = it->second;
   const bool timed_out = have.state == State::TimedOut || r.state == State::TimedOut;
+  const bool complete = have.complete_history || r.complete_history;
   if (source_rank(r.source) < source_rank(have.source)) {
     have = r;
   }
+  have.complete_history = complete;
   if (timed_out && have.state != State::Completed) {
     have.state = State::TimedOut;
   }
@@ -145,13 +147,21 @@ bool waiting(const Record& r) { return r.state != State::Completed; }
 
 std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set<int>& observed) {
   std::set<int> ranks;
+  std::set<int> complete; // ranks whose records here say what they never entered
   for (const auto& [rank, seqs] : g.by_rank) {
     ranks.insert(rank);
+    for (const auto& [seq, r] : seqs) {
+      if (r.complete_history) {
+        complete.insert(rank);
+        break;
+      }
+    }
   }
   // Ranks of the group with records elsewhere but none here never entered any of its collectives.
   for (int r : g.expected) {
     if (observed.contains(r)) {
       ranks.insert(r);
+      complete.insert(r);
     }
   }
   if (ranks.size() < 2) {
@@ -160,7 +170,9 @@ std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set
   // The window every rank's ring buffer still holds: from the latest first seq.
   std::uint64_t from = 0;
   for (const auto& [rank, seqs] : g.by_rank) {
-    from = std::max(from, seqs.begin()->first);
+    if (complete.contains(rank)) {
+      from = std::max(from, seqs.begin()->first);
+    }
   }
   // Every seq some rank recorded from there (not the numeric range: ids are the input's word).
   std::set<std::uint64_t> recorded;
@@ -182,9 +194,12 @@ std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set
       }
       if (r) {
         present.push_back(r);
-      } else {
+      } else if (complete.contains(rank)) {
         absent.push_back(rank);
       }
+    }
+    if (present.empty()) {
+      continue;
     }
     Divergence d;
     d.group = present.front()->group;
@@ -499,13 +514,17 @@ void add_sources(Divergence& d) {
 Matched match(const std::vector<Input>& inputs, const MatchOptions& options) {
   Matched out;
   std::map<std::string, GroupRecords> groups; // by group name
-  std::set<int> observed;
+  std::set<int> observed; // ranks with a complete history somewhere
+  std::set<int> seen;
   for (const auto& in : inputs) {
     for (const auto& r : in.records) {
       if (r.rank < 0 || r.p2p) {
         continue;
       }
-      observed.insert(r.rank);
+      seen.insert(r.rank);
+      if (r.complete_history) {
+        observed.insert(r.rank);
+      }
       ++out.records;
       auto& g = groups[r.group.name];
       if (g.group.name.empty() && g.by_rank.empty()) {
@@ -520,7 +539,7 @@ Matched match(const std::vector<Input>& inputs, const MatchOptions& options) {
   for (auto& [name, g] : groups) {
     g.expected.insert(g.group.ranks.begin(), g.group.ranks.end());
   }
-  out.ranks.assign(observed.begin(), observed.end());
+  out.ranks.assign(seen.begin(), seen.end());
   out.groups = groups.size();
   std::vector<Divergence> found;
   for (const auto& [name, g] : groups) {

@@ -214,6 +214,7 @@ Input read_nccl_log(std::string_view text, const std::string& file, std::optiona
       r.seq = *seq;
       r.op = word_after(line, "OpType=", 40);
       r.state = State::TimedOut;
+      r.complete_history = false;
       if (auto n = number_after(line, "NumelIn="); n && *n <= static_cast<std::uint64_t>(INT64_MAX)) {
         r.numel_in = static_cast<std::int64_t>(*n);
       }

@@ -1669,10 +1669,45 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   while (!ranked.empty()) {
     close_event(ranked.begin()->first);
   }
-  if (!collected.empty()) {
-    summary.events.insert(summary.events.begin(),
-                          collective_event(collected, recordings_by_rank, unranked_recordings));
+  // One job's records per directory (a batch over several runs must not match one run's rank 0
+  // with another's rank 1), each joined with the recordings in or right beside its directory.
+  std::map<std::string, std::vector<std::shared_ptr<const collectives::Input>>> by_dir;
+  for (auto& in : collected) {
+    by_dir[fs::path(in->file).parent_path().string()].push_back(std::move(in));
   }
+  std::vector<Event> collective_events;
+  for (const auto& [dir, inputs] : by_dir) {
+    auto near = [&dir](const RankRecording& v) {
+      const fs::path d = fs::path(v.path).parent_path();
+      return d == dir || d.parent_path() == dir || fs::path(dir).parent_path() == d;
+    };
+    std::map<int, std::vector<RankRecording>> ranked_here;
+    for (const auto& [rank, views] : recordings_by_rank) {
+      for (const auto& v : views) {
+        if (near(v)) {
+          ranked_here[rank].push_back(v);
+        }
+      }
+    }
+    std::vector<RankRecording> unranked_here;
+    std::copy_if(unranked_recordings.begin(), unranked_recordings.end(),
+                 std::back_inserter(unranked_here), near);
+    auto ev = collective_event(inputs, ranked_here, unranked_here);
+    ev.key = "collective records in " + dir;
+    // Shown when it found something, or when a dump or RAS answer was given (a clean one says
+    // so); a log whose watchdog lines agree across ranks adds nothing to its crash reading.
+    const bool dumps = std::any_of(inputs.begin(), inputs.end(), [](const auto& in) {
+      return in->source != collectives::Source::NcclLog;
+    });
+    if (!ev.findings.empty() || dumps) {
+      collective_events.push_back(std::move(ev));
+    }
+  }
+  // Events with findings first, so the incident leads with what the records say.
+  std::stable_partition(collective_events.begin(), collective_events.end(),
+                        [](const Event& e) { return !e.findings.empty(); });
+  summary.events.insert(summary.events.begin(), std::make_move_iterator(collective_events.begin()),
+                        std::make_move_iterator(collective_events.end()));
   summary.crash = crash_joiner.verdict();
   for (auto& [key, members] : by_process) {
     std::stable_sort(members.begin(), members.end(),

@@ -86,6 +86,10 @@ struct Record {
   std::string file;            // the input it came from
   std::size_t line = 0;        // its line, for text inputs
   std::uint64_t record_id = 0; // Flight Recorder's record_id
+  // The source records every collective of its rank (a Flight Recorder dump, NCCL COLL lines),
+  // so a seq missing from it was never entered. A watchdog line says where one rank is stuck
+  // and nothing about what it did not enter.
+  bool complete_history = true;
   // The user's line: the first frame outside torch/distributed and the Python runtime.
   const Frame* call_site() const;
   std::string op_name() const; // `all_reduce` from `nccl:all_reduce`, lower case
