@@ -312,9 +312,12 @@ void read_tree(const nlohmann::json& root, Input& in, const Limits& limits) {
 std::optional<int> rank_from_file_name(std::string_view file) {
   const auto slash = file.find_last_of('/');
   std::string_view base = slash == std::string_view::npos ? file : file.substr(slash + 1);
-  // `nccl_trace_rank_3`, `fr_rank3`, `ondemand_hang_rank1.pkl`: the digits before an extension.
-  if (const auto dot = base.find('.'); dot != std::string_view::npos) {
-    base = base.substr(0, dot);
+  // PyTorch writes PREFIX<rank> (`nccl_trace_rank_3`, `trace.3`): the name's trailing digits, as
+  // fr_trace reads them; else the digits before an extension (`ondemand_hang_rank1.pkl`).
+  if (base.empty() || !text_scan::is_digit(base.back())) {
+    if (const auto dot = base.rfind('.'); dot != std::string_view::npos) {
+      base = base.substr(0, dot);
+    }
   }
   std::size_t end = base.size();
   std::size_t begin = end;
