@@ -894,6 +894,43 @@ source::Source source_for(const InputResult& r) {
 
 } // namespace
 
+namespace {
+
+// Where a rank stands by its own records: the collective it waits in (the last one not
+// completed), else the last it completed.
+incident::Whereabouts collective_whereabouts(const collectives::Input& in) {
+  incident::Whereabouts at;
+  const collectives::Record* last = nullptr;
+  const collectives::Record* waiting = nullptr;
+  for (const auto& rec : in.records) {
+    if (rec.p2p) {
+      continue;
+    }
+    last = &rec;
+    if (rec.state != collectives::State::Completed) {
+      waiting = &rec;
+    }
+  }
+  const collectives::Record* r = waiting ? waiting : last;
+  if (!r) {
+    at.verdict = in.ras.empty() ? "no collective recorded" : "NCCL RAS answer";
+    at.where = at.verdict;
+    at.key = at.where;
+    return at;
+  }
+  at.verdict = waiting ? "waits in a collective" : "every recorded collective completed";
+  at.where = fmt::format("{} group {} seq {} {} ({})", waiting ? "in" : "last:",
+                         r->group.name.empty() ? "?" : r->group.name, r->seq, r->op_name(),
+                         collectives::to_string(r->state));
+  at.key = at.where; // a rank's pickle and JSON dumps stand together (only one has frames)
+  if (const auto* f = r->call_site()) {
+    at.where += fmt::format(" at {}:{}", fs::path(f->file).filename().string(), f->line);
+  }
+  return at;
+}
+
+} // namespace
+
 Case case_of(const InputResult& r) {
   Case c;
   c.source = source_for(r);
@@ -915,7 +952,9 @@ Case case_of(const InputResult& r) {
   c.exit_code = c.status == CaseStatus::Unreadable ? ExitCode::PartialInput
                 : r.signatures.empty()             ? ExitCode::Ok
                                                    : ExitCode::Findings;
-  if (c.examined()) {
+  if (c.examined() && r.kind == InputKind::CollectiveRecord && r.collectives) {
+    c.at = collective_whereabouts(*r.collectives);
+  } else if (c.examined()) {
     c.at = incident::whereabouts(r.snapshot, r.findings);
   }
   return c;

@@ -34,6 +34,11 @@ struct Corpus {
     copy(kCorpusFixtures / "cuda-gdb/h100-samples/healthy.rec", "series/second.rec");
     copy(kCorpusFixtures / "crash/kernel-logs/dmesg-raw.txt", "crash/dmesg.txt");
     copy(kCorpusFixtures / "agentlog/seed_sample.log", "agent/server.log");
+    // A job's Flight Recorder dumps (docs/collectives.md): `collectives` and their event.
+    copy(kCorpusFixtures / "collectives/reconstructed/missing_rank/nccl_trace_rank_0",
+         "fr/nccl_trace_rank_0");
+    copy(kCorpusFixtures / "collectives/reconstructed/missing_rank/nccl_trace_rank_1",
+         "fr/nccl_trace_rank_1");
   }
   ~Corpus() {
     std::error_code ec;
@@ -75,7 +80,7 @@ TEST_CASE("post-mortem JSON holds exactly the keys docs/json-schema.md documents
       });
   // The corpus holds what every documented key needs.
   REQUIRE(summary.unreadable == 1);
-  REQUIRE(summary.events.size() == 1);
+  REQUIRE(summary.events.size() == 2); // the ranks' recordings, the Flight Recorder dumps
   REQUIRE(summary.series.size() == 1);
   REQUIRE_FALSE(summary.classes.empty());
   REQUIRE_FALSE(summary.crash.empty());
