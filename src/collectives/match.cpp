@@ -118,10 +118,9 @@ Side side_of(const Record& r, bool entered) {
   return s;
 }
 
-
 struct GroupRecords {
   Group group;
-  std::set<int> expected;                          // from pg_config, when recorded
+  std::set<int> expected;                                 // from pg_config, when recorded
   std::map<int, std::map<std::uint64_t, Record>> by_rank; // rank -> seq -> record
 };
 
@@ -143,7 +142,9 @@ void merge(std::map<std::uint64_t, Record>& seqs, const Record& r) {
   }
 }
 
-bool waiting(const Record& r) { return r.state != State::Completed; }
+bool waiting(const Record& r) {
+  return r.state != State::Completed;
+}
 
 std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set<int>& observed) {
   std::set<int> ranks;
@@ -250,8 +251,8 @@ std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set
         for (const Record* r : present) {
           const bool numel_differs = (r->numel_in && a.numel_in && *r->numel_in != *a.numel_in) ||
                                      (r->numel_out && a.numel_out && *r->numel_out != *a.numel_out);
-          const bool shape_differs = !r->input_sizes.empty() && !a.input_sizes.empty() &&
-                                     r->input_sizes != a.input_sizes;
+          const bool shape_differs =
+              !r->input_sizes.empty() && !a.input_sizes.empty() && r->input_sizes != a.input_sizes;
           if (numel_differs || shape_differs) {
             differ = r;
             kind = DivergenceKind::SizeMismatch;
@@ -335,7 +336,8 @@ std::optional<Divergence> order_deadlock(const std::vector<Divergence>& missing)
       continue;
     }
     // The cycle is the part of the path from `at`.
-    auto begin = std::find_if(path.begin(), path.end(), [at](const auto& p) { return p.first == at; });
+    auto begin =
+        std::find_if(path.begin(), path.end(), [at](const auto& p) { return p.first == at; });
     std::vector<std::pair<int, std::size_t>> cycle(begin, path.end());
     std::set<std::string> groups;
     for (const auto& [rank, idx] : cycle) {
@@ -453,10 +455,10 @@ void ras_divergences(const Input& in, std::vector<Divergence>& out) {
           d.sides.push_back(side(r, b.op, b.max, true));
         }
         d.waiting = a.ahead;
-        d.what = fmt::format("NCCL communicator {}: {} launched {} #{} while {} launched {} #{} "
-                             "instead",
-                             g.name, ranks_text(a.ahead), a.op, a.max, ranks_text(b.ahead), b.op,
-                             b.max);
+        d.what =
+            fmt::format("NCCL communicator {}: {} launched {} #{} while {} launched {} #{} "
+                        "instead",
+                        g.name, ranks_text(a.ahead), a.op, a.max, ranks_text(b.ahead), b.op, b.max);
         d.sources.push_back(fmt::format("NCCL RAS answer {}", base_name(in.file)));
         out.push_back(std::move(d));
         continue;
@@ -514,7 +516,7 @@ void add_sources(Divergence& d) {
 Matched match(const std::vector<Input>& inputs, const MatchOptions& options) {
   Matched out;
   std::map<std::string, GroupRecords> groups; // by group name
-  std::set<int> observed; // ranks with a complete history somewhere
+  std::set<int> observed;                     // ranks with a complete history somewhere
   std::set<int> seen;
   for (const auto& in : inputs) {
     for (const auto& r : in.records) {

@@ -28,12 +28,10 @@ using detail::word_after;
 
 using text_scan::is_digit;
 
-
-
 // NCCL's ncclDataType_t, as numbered in nccl.h.
 std::string nccl_dtype(std::uint64_t n) {
-  static const char* const names[] = {"Int8",    "Uint8",    "Int32",   "Uint32",
-                                      "Int64",   "Uint64",   "Float16", "Float32",
+  static const char* const names[] = {"Int8",    "Uint8",    "Int32",      "Uint32",
+                                      "Int64",   "Uint64",   "Float16",    "Float32",
                                       "Float64", "Bfloat16", "Float8e4m3", "Float8e5m2"};
   return n < std::size(names) ? names[n] : "datatype " + std::to_string(n);
 }
@@ -71,7 +69,8 @@ std::optional<NcclPrefix> nccl_prefix(std::string_view line, std::size_t max_tex
   if (c2 != std::string_view::npos && c2 > 0) {
     const auto c1 = id.rfind(':', c2 - 1);
     if (c1 != std::string_view::npos) {
-      if (auto pid = text_scan::parse_dec(id.substr(c1 + 1, c2 - c1 - 1)); pid && *pid < (1u << 31)) {
+      if (auto pid = text_scan::parse_dec(id.substr(c1 + 1, c2 - c1 - 1));
+          pid && *pid < (1u << 31)) {
         p.pid = static_cast<std::int64_t>(*pid);
         p.host = detail::clean(id.substr(0, c1), max_text);
       }
@@ -215,10 +214,12 @@ Input read_nccl_log(std::string_view text, const std::string& file, std::optiona
       r.op = word_after(line, "OpType=", 40);
       r.state = State::TimedOut;
       r.complete_history = false;
-      if (auto n = number_after(line, "NumelIn="); n && *n <= static_cast<std::uint64_t>(INT64_MAX)) {
+      if (auto n = number_after(line, "NumelIn=");
+          n && *n <= static_cast<std::uint64_t>(INT64_MAX)) {
         r.numel_in = static_cast<std::int64_t>(*n);
       }
-      if (auto n = number_after(line, "NumelOut="); n && *n <= static_cast<std::uint64_t>(INT64_MAX)) {
+      if (auto n = number_after(line, "NumelOut=");
+          n && *n <= static_cast<std::uint64_t>(INT64_MAX)) {
         r.numel_out = static_cast<std::int64_t>(*n);
       }
       if (auto t = number_after(line, "Timeout(ms)="); t && *t < (1ULL << 40)) {
@@ -260,8 +261,8 @@ Input read_nccl_log(std::string_view text, const std::string& file, std::optiona
       }
       const auto global = rank_prefix(line);
       for (auto it = in.records.rbegin(); it != in.records.rend(); ++it) {
-        if (it->source == Source::NcclLog && it->state == State::TimedOut && it->group.name == "?" &&
-            seq && it->seq == *seq && (!global || it->rank == *global)) {
+        if (it->source == Source::NcclLog && it->state == State::TimedOut &&
+            it->group.name == "?" && seq && it->seq == *seq && (!global || it->rank == *global)) {
           it->group.name = group.empty() ? "?" : group;
           it->group.desc = desc;
           break;

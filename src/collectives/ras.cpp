@@ -17,7 +17,6 @@ namespace {
 using detail::number_after;
 using detail::word_after;
 
-
 // `-- GPU 1 managed by process 4242 on node HOST`: pid and host.
 void who(std::string_view line, RasComm::RankCount& rc, std::size_t max_text) {
   if (auto pid = number_after(line, "managed by process "); pid && *pid < (1u << 31)) {
@@ -30,8 +29,8 @@ void who(std::string_view line, RasComm::RankCount& rc, std::size_t max_text) {
 
 void read_text(std::string_view text, Input& in, const Limits& limits) {
   RasComm* comm = nullptr;
-  std::string op;                            // the op whose counts differ
-  std::optional<std::uint64_t> group_count;  // `N ranks have launched up to operation C`
+  std::string op;                           // the op whose counts differ
+  std::optional<std::uint64_t> group_count; // `N ranks have launched up to operation C`
   bool in_warnings = false;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -169,9 +168,10 @@ void read_json(std::string_view text, Input& in, const Limits& limits) {
             }
             RasComm::RankCount rcnt = base;
             rcnt.op = detail::clean(name, 40);
-            rcnt.count = n.is_number_unsigned() ? n.get<std::uint64_t>()
-                                                : static_cast<std::uint64_t>(std::max<std::int64_t>(
-                                                      0, n.get<std::int64_t>()));
+            rcnt.count =
+                n.is_number_unsigned()
+                    ? n.get<std::uint64_t>()
+                    : static_cast<std::uint64_t>(std::max<std::int64_t>(0, n.get<std::int64_t>()));
             rc.ranks.push_back(std::move(rcnt));
           }
         }

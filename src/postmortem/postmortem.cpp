@@ -5,9 +5,9 @@
 #include "rocplay/agentlog/agentlog.hpp"
 #include "rocplay/case/analyse.hpp"
 #include "rocplay/case/join.hpp"
+#include "rocplay/collectives/collectives.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/core/worker_pool.hpp"
-#include "rocplay/collectives/collectives.hpp"
 #include "rocplay/crash/crash.hpp"
 #include "rocplay/kernels/kernel_names.hpp"
 #include "rocplay/report/agent_log.hpp"
@@ -919,9 +919,9 @@ incident::Whereabouts collective_whereabouts(const collectives::Input& in) {
     return at;
   }
   at.verdict = waiting ? "waits in a collective" : "every recorded collective completed";
-  at.where = fmt::format("{} group {} seq {} {} ({})", waiting ? "in" : "last:",
-                         r->group.name.empty() ? "?" : r->group.name, r->seq, r->op_name(),
-                         collectives::to_string(r->state));
+  at.where = fmt::format("{} group {} seq {} {} ({})",
+                         waiting ? "in" : "last:", r->group.name.empty() ? "?" : r->group.name,
+                         r->seq, r->op_name(), collectives::to_string(r->state));
   at.key = at.where; // a rank's pickle and JSON dumps stand together (only one has frames)
   if (const auto* f = r->call_site()) {
     at.where += fmt::format(" at {}:{}", fs::path(f->file).filename().string(), f->line);
@@ -1151,8 +1151,8 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
       in.seekg(0);
     }
     if (!file.is_open() || !log) {
-      auto read = std::make_shared<collectives::Input>(
-          collectives::read(bytes, *source, path, r.rank));
+      auto read =
+          std::make_shared<collectives::Input>(collectives::read(bytes, *source, path, r.rank));
       if (!log) {
         take_collectives(r, std::move(read));
         finish_result(r);

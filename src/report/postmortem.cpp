@@ -2,8 +2,8 @@
 // findings. The driver (src/postmortem) only reads inputs and joins them.
 #include "rocplay/report/postmortem.hpp"
 
-#include "rocplay/core/names.hpp"
 #include "rocplay/collectives/collectives.hpp"
+#include "rocplay/core/names.hpp"
 #include "rocplay/crash/crash.hpp"
 #include "rocplay/report/crash.hpp"
 #include "rocplay/report/incident.hpp"

@@ -34,7 +34,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const auto matched = collectives::match(inputs);
   for (const auto& f : collectives::findings(matched)) {
-    nlohmann::json j{{"title", f.title}, {"summary", f.summary}, {"evidence", f.evidence},
+    nlohmann::json j{{"title", f.title},
+                     {"summary", f.summary},
+                     {"evidence", f.evidence},
                      {"details", f.details}};
     sink += j.dump().size();
   }

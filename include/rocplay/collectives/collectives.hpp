@@ -27,20 +27,20 @@
 namespace rocplay::collectives {
 
 struct Limits {
-  std::size_t max_records = 200000;     // per input; the rest are counted
-  std::size_t max_frames = 64;          // Python frames kept per record
-  std::size_t max_text = 512;           // bytes of one kept string (names, file paths)
+  std::size_t max_records = 200000; // per input; the rest are counted
+  std::size_t max_frames = 64;      // Python frames kept per record
+  std::size_t max_text = 512;       // bytes of one kept string (names, file paths)
   std::size_t max_line_bytes = 64 * 1024;
-  std::size_t max_groups = 4096;        // process groups / communicators per input
+  std::size_t max_groups = 4096; // process groups / communicators per input
   std::size_t max_notes = 50;
 };
 
 enum class Source : std::uint8_t {
   FlightRecorderPickle,
   FlightRecorderJson,
-  NcclLog,     // NCCL_DEBUG lines, PyTorch watchdog lines
-  RasText,     // `ncclras` text
-  RasJson,     // `ncclras -f json`
+  NcclLog, // NCCL_DEBUG lines, PyTorch watchdog lines
+  RasText, // `ncclras` text
+  RasJson, // `ncclras -f json`
 };
 std::string_view to_string(Source source);
 
@@ -49,7 +49,7 @@ enum class State : std::uint8_t {
   Scheduled, // enqueued, its kernel not seen starting
   Started,   // its kernel started, not seen completing
   Completed,
-  TimedOut,  // the watchdog said so
+  TimedOut, // the watchdog said so
 };
 std::string_view to_string(State state);
 
@@ -60,27 +60,27 @@ struct Frame {
 };
 
 struct Group {
-  std::string name;            // process group name (`0`, `1`, a hash), or NCCL comm hash
-  std::string desc;            // `default_pg`, `undefined`, a user description
-  std::vector<int> ranks;      // global ranks, when recorded
+  std::string name;       // process group name (`0`, `1`, a hash), or NCCL comm hash
+  std::string desc;       // `default_pg`, `undefined`, a user description
+  std::vector<int> ranks; // global ranks, when recorded
   bool operator==(const Group&) const = default;
 };
 
 // One collective (or p2p op) as one rank recorded it.
 struct Record {
-  int rank = -1;               // global rank (-1: unknown)
+  int rank = -1; // global rank (-1: unknown)
   Group group;
   std::optional<std::int64_t> pg_id;
-  std::uint64_t seq = 0;       // collective_seq_id (p2p_seq_id when p2p)
+  std::uint64_t seq = 0; // collective_seq_id (p2p_seq_id when p2p)
   bool p2p = false;
-  std::string op;              // `all_reduce`, `_allgather_base`, `send 0->1`, `ALLREDUCE`
+  std::string op; // `all_reduce`, `_allgather_base`, `send 0->1`, `ALLREDUCE`
   std::optional<std::int64_t> numel_in;
   std::optional<std::int64_t> numel_out;
   std::vector<std::vector<std::int64_t>> input_sizes;
   std::vector<std::vector<std::int64_t>> output_sizes;
-  std::string dtype;           // first input dtype (`Float`), else first output
+  std::string dtype; // first input dtype (`Float`), else first output
   State state = State::Unknown;
-  std::vector<Frame> frames;   // innermost first, as PyTorch records them
+  std::vector<Frame> frames; // innermost first, as PyTorch records them
   std::optional<std::int64_t> timeout_ms;
   Source source = Source::FlightRecorderPickle;
   std::string file;            // the input it came from
@@ -97,9 +97,9 @@ struct Record {
 
 // A communicator as NCCL's init line or RAS names it.
 struct Communicator {
-  std::string comm_id;         // commId hash (`0x...`) or RAS comm hash
-  std::string comm_ptr;        // `0x55d...` from the init line
-  int rank = -1;               // rank within the communicator
+  std::string comm_id;  // commId hash (`0x...`) or RAS comm hash
+  std::string comm_ptr; // `0x55d...` from the init line
+  int rank = -1;        // rank within the communicator
   int nranks = 0;
   std::string bus_id;
   std::string host;
@@ -111,15 +111,15 @@ struct Communicator {
 // What RAS said about one communicator: per-rank operation counts and the ranks missing.
 struct RasComm {
   std::string comm_hash;
-  std::string status;          // `MISMATCH`, `INCOMPLETE`, `ERROR`, `OK`
+  std::string status; // `MISMATCH`, `INCOMPLETE`, `ERROR`, `OK`
   int nranks = 0;
   struct RankCount {
     int rank = -1;
-    std::string op;            // `AllReduce`
+    std::string op;                     // `AllReduce`
     std::optional<std::uint64_t> count; // launched up to operation N (0: none launched)
     std::optional<std::int64_t> pid;
     std::string host;
-    bool missing = false;      // the rank's process did not answer
+    bool missing = false; // the rank's process did not answer
   };
   std::vector<RankCount> ranks;
 };
@@ -128,17 +128,17 @@ struct RasComm {
 struct Input {
   std::string file;
   Source source = Source::FlightRecorderPickle;
-  std::optional<int> rank;     // the dump's rank (file name suffix, as fr_trace reads it)
+  std::optional<int> rank; // the dump's rank (file name suffix, as fr_trace reads it)
   std::optional<std::int64_t> pid;
   std::string host;
-  std::string version;         // dump format version (`2.10`), NCCL version
+  std::string version; // dump format version (`2.10`), NCCL version
   std::string comm_lib_version;
-  std::vector<Group> groups;   // pg_config
+  std::vector<Group> groups; // pg_config
   std::vector<Record> records;
   std::vector<Communicator> communicators;
   std::vector<RasComm> ras;
   std::vector<std::string> notes; // problems found while reading, each with its position
-  bool damaged = false;        // the file could not be read whole
+  bool damaged = false;           // the file could not be read whole
   std::uint64_t records_dropped = 0;
   bool empty() const { return records.empty() && communicators.empty() && ras.empty(); }
 };
@@ -175,15 +175,15 @@ std::string_view to_string(DivergenceKind kind);
 struct Side {
   int rank = -1;
   Group group;
-  std::uint64_t seq = 0;        // the seq it is at (entered), or the last it completed
-  bool entered = false;         // false: this rank never recorded `seq` (it is behind)
+  std::uint64_t seq = 0; // the seq it is at (entered), or the last it completed
+  bool entered = false;  // false: this rank never recorded `seq` (it is behind)
   std::string op;
   std::optional<std::int64_t> numel;
-  std::string shape;            // `[[1024]]`
+  std::string shape; // `[[1024]]`
   std::string dtype;
   State state = State::Unknown;
   std::optional<Frame> call_site;
-  std::string file;             // the record's input
+  std::string file; // the record's input
   Source source = Source::FlightRecorderPickle;
 };
 
@@ -192,12 +192,12 @@ struct Side {
 // the sides disagree (mismatch), or the sides form a cycle over two groups (order deadlock).
 struct Divergence {
   DivergenceKind kind = DivergenceKind::MissingRank;
-  Group group;                  // the group of the first divergence
-  std::uint64_t seq = 0;        // the first diverging sequence id
-  std::vector<int> waiting;     // ranks that entered seq and wait in it
-  std::vector<int> absent;      // ranks that never entered it (MissingRank, OrderDeadlock)
-  std::vector<Side> sides;      // one per rank involved, in rank order
-  std::string what;             // one line: what differs
+  Group group;                      // the group of the first divergence
+  std::uint64_t seq = 0;            // the first diverging sequence id
+  std::vector<int> waiting;         // ranks that entered seq and wait in it
+  std::vector<int> absent;          // ranks that never entered it (MissingRank, OrderDeadlock)
+  std::vector<Side> sides;          // one per rank involved, in rank order
+  std::string what;                 // one line: what differs
   std::vector<std::string> sources; // which record said what (`rank 0: fr_rank0 (Flight Recorder)`)
 };
 
@@ -210,7 +210,7 @@ struct Matched {
   std::vector<int> ranks;              // ranks whose records were read
   std::size_t groups = 0;              // process groups compared
   std::size_t records = 0;
-  std::vector<std::string> notes;      // e.g. a rank with no dump
+  std::vector<std::string> notes; // e.g. a rank with no dump
 };
 
 Matched match(const std::vector<Input>& inputs, const MatchOptions& options = {});

@@ -57,9 +57,9 @@ struct Document {
 struct Result {
   std::shared_ptr<const Document> document;
   const Value* root = nullptr; // nullptr on error; owned by `document`
-  std::string error;       // what went wrong, with the byte offset: `offset 17: GLOBAL ...`
-  std::size_t offset = 0;  // where it went wrong
-  int protocol = 0;        // from PROTO; 0 when the stream has none (protocol 0/1 text)
+  std::string error;           // what went wrong, with the byte offset: `offset 17: GLOBAL ...`
+  std::size_t offset = 0;      // where it went wrong
+  int protocol = 0;            // from PROTO; 0 when the stream has none (protocol 0/1 text)
   bool ok() const { return root != nullptr; }
 };
 

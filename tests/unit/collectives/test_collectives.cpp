@@ -55,7 +55,8 @@ std::vector<Input> read_dir(const fs::path& dir, std::string_view contains = "")
 TEST_CASE("pickle: CPython's data-only pickles of protocols 2 to 5 read whole") {
   for (int proto : {2, 3, 4, 5}) {
     CAPTURE(proto);
-    const std::string data = slurp(kDir / "pickle" / ("data_protocol" + std::to_string(proto) + ".pkl"));
+    const std::string data =
+        slurp(kDir / "pickle" / ("data_protocol" + std::to_string(proto) + ".pkl"));
     REQUIRE(pickle::looks_like_pickle(data));
     const auto r = pickle::read(data);
     INFO(r.error);
@@ -94,7 +95,8 @@ TEST_CASE("pickle: CPython's data-only pickles of protocols 2 to 5 read whole") 
     const auto* nested = root.get("nested");
     bool int_key = false;
     for (const auto& [k, v] : nested->entries) {
-      int_key = int_key || (k->is(pickle::Value::Kind::Int) && k->integer == 7 && v->text == "int key");
+      int_key =
+          int_key || (k->is(pickle::Value::Kind::Int) && k->integer == 7 && v->text == "int key");
     }
     CHECK(int_key);
   }
@@ -114,8 +116,8 @@ TEST_CASE("pickle: opcodes that name or call code are refused with their offset"
 
 TEST_CASE("pickle: damaged and hostile input gives an error, never a crash") {
   const std::string good = slurp(kDir / "pickle" / "data_protocol3.pkl");
-  for (std::size_t cut : {std::size_t{1}, std::size_t{2}, std::size_t{10}, good.size() / 2,
-                          good.size() - 1}) {
+  for (std::size_t cut :
+       {std::size_t{1}, std::size_t{2}, std::size_t{10}, good.size() / 2, good.size() - 1}) {
     const auto r = pickle::read(good.substr(0, cut));
     CHECK(!r.ok());
     CHECK(!r.error.empty());
@@ -140,14 +142,17 @@ TEST_CASE("pickle: damaged and hostile input gives an error, never a crash") {
   small.max_values = 10;
   CHECK(pickle::read(good, small).error.find("more than 10 values") != std::string::npos);
   // A list inside itself (Python's pickler can write one): read, and owned without a leak.
-  const auto cyc = pickle::read(std::string("\x80\x02]q\x00h\x00" "a.", 9));
+  const auto cyc = pickle::read(std::string("\x80\x02]q\x00h\x00"
+                                            "a.",
+                                            9));
   REQUIRE(cyc.ok());
   CHECK(cyc.root->items.at(0) == cyc.root);
 }
 
 TEST_CASE("flight recorder: the pickle and JSON forms of one dump read the same") {
   const auto p = read_file(kDir / "reconstructed" / "size_mismatch" / "nccl_trace_rank_1");
-  const auto j = read_file(kDir / "reconstructed" / "size_mismatch" / "nccl_trace_json_rank_1.json");
+  const auto j =
+      read_file(kDir / "reconstructed" / "size_mismatch" / "nccl_trace_json_rank_1.json");
   CHECK(p.source == Source::FlightRecorderPickle);
   CHECK(j.source == Source::FlightRecorderJson);
   CHECK(p.notes.empty());

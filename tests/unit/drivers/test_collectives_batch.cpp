@@ -58,13 +58,12 @@ CollWritten run_text(const std::vector<std::string>& paths) {
   options.jobs = 2;
   CollWritten w;
   report::PostmortemBatch batch(report::Format::Text, {}, {});
-  w.result = drivers::read_inputs(
-      options,
-      [&](const postmortem::InputResult& r) {
-        batch.add(r);
-        w.inputs.push_back(r);
-      },
-      {});
+  w.result = drivers::read_inputs(options,
+                                  [&](const postmortem::InputResult& r) {
+                                    batch.add(r);
+                                    w.inputs.push_back(r);
+                                  },
+                                  {});
   batch.close(w.result.summary);
   std::ostringstream out;
   report::write(out, w.result.incident, report::Format::Text, {}, "test", &batch);
@@ -150,13 +149,12 @@ TEST_CASE("postmortem DIR: a damaged dump is said per file and the others still 
   corpus.copy(kCollDumps / "missing_rank" / "nccl_trace_rank_0", "job/nccl_trace_rank_0");
   corpus.write("job/nccl_trace_rank_1", bytes.substr(0, bytes.size() / 2));
   // A pickle that asks to run code: refused, never run.
-  corpus.write("job/nccl_trace_rank_2",
-               std::string("\x80\x02}X\x07\x00\x00\x00"
-                           "version"
-                           "X\x07\x00\x00\x00"
-                           "entries"
-                           "cos\nsystem\n.",
-                           39));
+  corpus.write("job/nccl_trace_rank_2", std::string("\x80\x02}X\x07\x00\x00\x00"
+                                                    "version"
+                                                    "X\x07\x00\x00\x00"
+                                                    "entries"
+                                                    "cos\nsystem\n.",
+                                                    39));
   const CollWritten w = run_text({corpus.root.string()});
   std::size_t unreadable = 0;
   for (const auto& r : w.inputs) {
