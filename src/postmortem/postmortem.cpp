@@ -1140,7 +1140,10 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
   // ncclras answer is read here and is nothing else; an NCCL_DEBUG or watchdog log gives its
   // records and still goes on to the text readers (its watchdog lines are crash evidence too).
   std::shared_ptr<const collectives::Input> collective_records;
-  if (const auto source = collectives::detect(head)) {
+  // Not looked for in debugger transcripts (the bulk of a batch): their text is MI, never a job's
+  // own records, and the look would scan each head again.
+  const bool transcript = r.kind == InputKind::Recording || r.kind == InputKind::RawMi;
+  if (const auto source = transcript ? std::nullopt : collectives::detect(head)) {
     const bool log = *source == collectives::Source::NcclLog;
     std::string streamed;
     std::string_view bytes = whole;

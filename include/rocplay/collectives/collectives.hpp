@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -221,5 +222,33 @@ std::vector<Finding> findings(const Matched& matched);
 
 nlohmann::json to_json(const Input& input);
 nlohmann::json to_json(const Divergence& divergence);
+
+} // namespace rocplay::collectives
+
+namespace rocplay::collectives {
+
+// ---- Live: asking a node's NCCL RAS service (NCCL 2.24+), no ptrace ----
+
+struct RasQueryOptions {
+  std::string host = "127.0.0.1";
+  int port = 28028;                          // NCCL_RAS_CLIENT_PORT (NCCL_RAS_ADDR overrides it)
+  std::chrono::milliseconds handshake{1000}; // connect + protocol exchange: a port that does not
+                                             // answer costs at most this
+  std::chrono::milliseconds answer{8000};    // the status: RAS gathers from every process first
+  int ras_timeout_s = 5;                     // `TIMEOUT n`: how long RAS waits for its peers
+  bool verbose = true;                       // `VERBOSE STATUS`: every outlier rank named
+  std::size_t max_bytes = 4u << 20;
+};
+
+struct RasAnswer {
+  bool answered = false;
+  std::string text;  // the status as `ncclras` prints it (read it with read_ras)
+  std::string error; // why there is none: refused, no answer within the handshake, cut off
+  double seconds = 0;
+};
+
+// The ncclras client's exchange (NCCL src/ras/client.cc): `CLIENT PROTOCOL 2` -> `SERVER
+// PROTOCOL n`, `TIMEOUT n` -> `OK`, `[VERBOSE ]STATUS` -> the status, to EOF.
+RasAnswer ask_ras(const RasQueryOptions& options = {});
 
 } // namespace rocplay::collectives
