@@ -158,9 +158,11 @@ std::optional<Divergence> first_divergence(const GroupRecords& g, const std::set
       }
     }
   }
-  // Ranks of the group with records elsewhere but none here never entered any of its collectives.
+  // Ranks of the group with records elsewhere but none here never entered any of its collectives,
+  // if their record goes back to their first collective (a ring buffer that wrapped may have
+  // dropped this group's).
   for (int r : g.expected) {
-    if (observed.contains(r)) {
+    if (observed.contains(r) && !ranks.contains(r)) {
       ranks.insert(r);
       complete.insert(r);
     }
@@ -516,17 +518,25 @@ void add_sources(Divergence& d) {
 Matched match(const std::vector<Input>& inputs, const MatchOptions& options) {
   Matched out;
   std::map<std::string, GroupRecords> groups; // by group name
-  std::set<int> observed;                     // ranks with a complete history somewhere
+  // Ranks whose records go back to their first collective (a Flight Recorder buffer that never
+  // wrapped: record_id 0 is still there; NCCL COLL lines from opCount 0): a group missing from
+  // them was never entered.
+  std::set<int> observed;
   std::set<int> seen;
+  for (const auto& in : inputs) {
+    for (const auto& r : in.records) {
+      const bool first = r.source == Source::NcclLog ? r.seq == 1 : r.record_id == 0;
+      if (r.rank >= 0 && r.complete_history && first) {
+        observed.insert(r.rank);
+      }
+    }
+  }
   for (const auto& in : inputs) {
     for (const auto& r : in.records) {
       if (r.rank < 0 || r.p2p) {
         continue;
       }
       seen.insert(r.rank);
-      if (r.complete_history) {
-        observed.insert(r.rank);
-      }
       ++out.records;
       auto& g = groups[r.group.name];
       if (g.group.name.empty() && g.by_rank.empty()) {

@@ -322,3 +322,37 @@ TEST_CASE("ncclras: text and JSON answers give each communicator's lagging ranks
   CHECK(jm.divergences[0].what.find("rank 0 launched AllReduce #4") != std::string::npos);
   CHECK(jm.divergences[0].what.find("rank 1 launched AllGather #1") != std::string::npos);
 }
+
+TEST_CASE("matching: a rank with no record of a group is absent only if its record is whole") {
+  // Group 1 = ranks 0 and 1 (pg_config); rank 0 waits in its seq 1, rank 1 has records of the
+  // default group only. Whole (record_id 0 kept): rank 1 never entered group 1. Wrapped (its
+  // oldest record_id is 500): group 1's entries may have been dropped, so nothing is said.
+  auto record = [](int rank, const char* group, std::uint64_t seq, std::uint64_t id, State st) {
+    Record r;
+    r.rank = rank;
+    r.group.name = group;
+    r.group.ranks = {0, 1};
+    r.seq = seq;
+    r.record_id = id;
+    r.op = "nccl:all_reduce";
+    r.numel_in = 8;
+    r.state = st;
+    return r;
+  };
+  for (std::uint64_t oldest : {std::uint64_t{0}, std::uint64_t{500}}) {
+    CAPTURE(oldest);
+    Input r0;
+    r0.records = {record(0, "0", 1, 0, State::Completed), record(0, "1", 1, 1, State::Started)};
+    Input r1;
+    r1.records = {record(1, "0", 1, oldest, State::Completed)};
+    const auto m = match({r0, r1});
+    if (oldest == 0) {
+      REQUIRE(m.divergences.size() == 1);
+      CHECK(m.divergences[0].kind == DivergenceKind::MissingRank);
+      CHECK(m.divergences[0].group.name == "1");
+      CHECK(m.divergences[0].absent == std::vector<int>{1});
+    } else {
+      CHECK(m.divergences.empty());
+    }
+  }
+}
