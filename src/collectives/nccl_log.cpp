@@ -92,6 +92,26 @@ std::optional<int> rank_prefix(std::string_view line) {
   return std::nullopt;
 }
 
+// The group a PyTorch log prefix names: `PG GUID 0(default_pg)` -> {0, default_pg}; `[PG 3 ` ->
+// {3, ""}; none -> empty.
+std::pair<std::string, std::string> group_of(std::string_view line) {
+  std::string group;
+  std::string desc;
+  if (line.find("PG GUID ") != std::string_view::npos) {
+    group = word_after(line, "PG GUID ", 64);
+    if (auto paren = group.find('('); paren != std::string::npos) {
+      desc = group.substr(paren + 1);
+      group.resize(paren);
+      if (!desc.empty() && desc.back() == ')') {
+        desc.pop_back();
+      }
+    }
+  } else if (line.find("[PG ") != std::string_view::npos) {
+    group = word_after(line, "[PG ", 64);
+  }
+  return {group, desc};
+}
+
 std::string lower_op(std::string_view op) {
   return text_scan::lower(op);
 }
@@ -237,7 +257,11 @@ Input read_nccl_log(std::string_view text, const std::string& file, std::optiona
       } else if (local && *local < (1u << 24)) {
         r.rank = static_cast<int>(*local);
       }
-      r.group.name = "?"; // told by the `detected by watchdog at work` line that follows
+      // Newer releases put the group in the line's own prefix (ProcessGroupNCCL's logPrefix());
+      // older ones in the `detected by watchdog at work` line that follows.
+      const auto [group, desc] = group_of(line.substr(0, w));
+      r.group.name = group.empty() ? "?" : group;
+      r.group.desc = desc;
       in.records.push_back(std::move(r));
       continue;
     }
@@ -245,20 +269,7 @@ Input read_nccl_log(std::string_view text, const std::string& file, std::optiona
     // watchdog at work: 4, ...`: names the group of the timeout line before it.
     if (line.find("detected by watchdog at work: ") != std::string_view::npos) {
       auto seq = number_after(line, "detected by watchdog at work: ");
-      std::string group;
-      std::string desc;
-      if (auto g = line.find("PG GUID "); g != std::string_view::npos) {
-        group = word_after(line, "PG GUID ", 64);
-        if (auto paren = group.find('('); paren != std::string::npos) {
-          desc = group.substr(paren + 1);
-          group.resize(paren);
-          if (!desc.empty() && desc.back() == ')') {
-            desc.pop_back();
-          }
-        }
-      } else if (line.find("[PG ") != std::string_view::npos) {
-        group = word_after(line, "[PG ", 64);
-      }
+      const auto [group, desc] = group_of(line);
       const auto global = rank_prefix(line);
       for (auto it = in.records.rbegin(); it != in.records.rend(); ++it) {
         if (it->source == Source::NcclLog && it->state == State::TimedOut &&

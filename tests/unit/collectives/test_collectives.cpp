@@ -273,7 +273,7 @@ TEST_CASE("nccl log: init lines, COLL lines and the watchdog's timeout lines") {
   CHECK(in.records[2].group.name == "0x9d2a5e0b1c7f4a33");
 
   const auto w = read_file(kDir / "logs" / "watchdog.log");
-  REQUIRE(w.records.size() == 2);
+  REQUIRE(w.records.size() == 3);
   CHECK(w.records[0].state == State::TimedOut);
   CHECK(w.records[0].seq == 4);
   CHECK(w.records[0].op == "allreduce");
@@ -284,6 +284,11 @@ TEST_CASE("nccl log: init lines, COLL lines and the watchdog's timeout lines") {
   CHECK(w.records[0].group.desc == "default_pg");
   CHECK(w.records[1].rank == 3);
   CHECK(w.records[1].group.name == "1");
+  CHECK(w.records[2].rank == 1); // the group from the line's own prefix
+  CHECK(w.records[2].group.name == "2");
+  CHECK(w.records[2].group.desc == "tp_group");
+  CHECK(w.records[2].op == "reduce_scatter");
+  CHECK(w.records[2].numel_out == 2048);
 }
 
 TEST_CASE("nccl log: two ranks' COLL lines name the rank that stopped launching") {
