@@ -273,6 +273,11 @@ void read_tree(const nlohmann::json& root, Input& in, const Limits& limits) {
       }
     }
     r.state = state_of(text_of(field(e, "state"), 16));
+    // FlightRecorder.hpp: "a retired but not completed event has timed out".
+    if (const auto* retired = field(e, "retired");
+        retired && retired->is_boolean() && retired->get<bool>() && r.state != State::Completed) {
+      r.state = State::TimedOut;
+    }
     if (const auto* t = field(e, "timeout_ms")) {
       r.timeout_ms = int_of(*t);
     }

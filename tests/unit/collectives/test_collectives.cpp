@@ -361,3 +361,30 @@ TEST_CASE("matching: a rank with no record of a group is absent only if its reco
     }
   }
 }
+
+TEST_CASE("flight recorder: a retired entry that never completed timed out") {
+  // The JSON form as dump_json writes it (keys sorted, no frames), one entry per state.
+  const std::string dump =
+      R"({"comm_lib_version":"2.27.5","entries":[)"
+      R"({"collective_seq_id":1,"input_dtypes":["Float"],"input_sizes":[[8]],"is_p2p":false,)"
+      R"("op_id":1,"output_dtypes":["Float"],"output_sizes":[[8]],"p2p_seq_id":0,"pg_id":0,)"
+      R"("process_group":["0","default_pg"],"profiling_name":"nccl:all_reduce","record_id":0,)"
+      R"("retired":true,"state":"completed","timeout_ms":20000},)"
+      R"({"collective_seq_id":2,"input_dtypes":["Float"],"input_sizes":[[8]],"is_p2p":false,)"
+      R"("op_id":2,"output_dtypes":["Float"],"output_sizes":[[8]],"p2p_seq_id":0,"pg_id":0,)"
+      R"("process_group":["0","default_pg"],"profiling_name":"nccl:all_reduce","record_id":1,)"
+      R"("retired":true,"state":"started","timeout_ms":20000},)"
+      R"({"collective_seq_id":3,"input_dtypes":["Float"],"input_sizes":[[8]],"is_p2p":false,)"
+      R"("op_id":3,"output_dtypes":["Float"],"output_sizes":[[8]],"p2p_seq_id":0,"pg_id":0,)"
+      R"("process_group":["0","default_pg"],"profiling_name":"nccl:all_reduce","record_id":2,)"
+      R"("retired":false,"state":"scheduled","timeout_ms":20000}],)"
+      R"("pg_config":{"0":{"desc":"default_pg","name":"0","ranks":"[0, 1]"}},"version":"2.10"})";
+  REQUIRE(detect(dump) == Source::FlightRecorderJson);
+  const auto in = read_flight_recorder(dump, "dumps/rank_0.json");
+  REQUIRE(in.records.size() == 3);
+  CHECK(in.rank == 0);
+  CHECK(in.records[0].state == State::Completed);
+  CHECK(in.records[1].state == State::TimedOut);
+  CHECK(in.records[2].state == State::Scheduled);
+  CHECK(in.notes.empty());
+}
