@@ -388,3 +388,25 @@ TEST_CASE("flight recorder: a retired entry that never completed timed out") {
   CHECK(in.records[2].state == State::Scheduled);
   CHECK(in.notes.empty());
 }
+
+TEST_CASE("ncclras: a communicator with ranks that did not answer names them") {
+  // The INCOMPLETE block as NCCL src/ras/client_support.cc prints it (rasClientRunComms).
+  const std::string text = "NCCL version 2.27.5+cuda12.9 compiled with CUDA 12.9\n"
+                           "\nJob summary\n===========\n\n"
+                           "Warnings\n========\n\n"
+                           "#0-0 (00000000deadbeef) INCOMPLETE\n"
+                           "  Missing communicator data from 1 rank\n"
+                           "  Rank 3 -- GPU 3 managed by process 777 on node gpu-node-2\n\n";
+  const auto in = read_ras(text, "ras.txt");
+  REQUIRE(in.ras.size() == 1);
+  CHECK(in.ras[0].status == "INCOMPLETE");
+  REQUIRE(in.ras[0].ranks.size() == 1);
+  CHECK(in.ras[0].ranks[0].missing);
+  CHECK(in.ras[0].ranks[0].pid == 777);
+  CHECK(in.ras[0].ranks[0].host == "gpu-node-2");
+  const auto m = match({in});
+  REQUIRE(m.divergences.size() == 1);
+  CHECK(m.divergences[0].kind == DivergenceKind::MissingRank);
+  CHECK(m.divergences[0].absent == std::vector<int>{3});
+  CHECK(m.divergences[0].what.find("rank 3 did not answer RAS") != std::string::npos);
+}
