@@ -6,6 +6,7 @@
 #include "rocplay/case/analyse.hpp"
 #include "rocplay/case/join.hpp"
 #include "rocplay/collectives/collectives.hpp"
+#include "rocplay/collectives/pickle.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/core/worker_pool.hpp"
 #include "rocplay/crash/crash.hpp"
@@ -993,15 +994,16 @@ bool read_file(int fd, std::size_t size, std::vector<char, mi::UninitAllocator<c
 // A Flight Recorder dump or RAS answer read: its records, and a note per problem as warnings.
 void take_collectives(InputResult& r, std::shared_ptr<collectives::Input> read) {
   r.kind = InputKind::CollectiveRecord;
-  for (const auto& note : read->notes) {
-    r.warnings.push_back(note);
-  }
+  std::size_t first_note = 0;
   if (read->damaged && read->empty()) {
     r.status = InputStatus::Unreadable;
     r.error = read->notes.empty() ? "a damaged collective record" : read->notes.front();
-    r.warnings.erase(r.warnings.begin());
+    first_note = 1; // said as the error
   } else if (read->damaged) {
     r.status = InputStatus::Partial;
+  }
+  for (std::size_t i = first_note; i < read->notes.size(); ++i) {
+    r.warnings.push_back(read->notes[i]);
   }
   if (!r.rank && read->rank) {
     r.rank = read->rank;
@@ -1147,7 +1149,17 @@ std::vector<InputResult> analyse_input(const std::string& path, const Options& o
     const bool log = *source == collectives::Source::NcclLog;
     std::string streamed;
     std::string_view bytes = whole;
-    if (file.is_open() && !log) { // over 16 MB: a big dump, read whole (the reader bounds it)
+    constexpr std::uint64_t kMaxDumpBytes = collectives::pickle::Limits{}.max_input_bytes;
+    if (file.is_open() && !log && r.bytes > kMaxDumpBytes) {
+      r.kind = InputKind::CollectiveRecord;
+      r.status = InputStatus::Unreadable;
+      r.error = fmt::format("a collective record of {} MB: more than the {} MB rocplay reads; "
+                            "dump fewer entries (TORCH_NCCL_TRACE_BUFFER_SIZE)",
+                            r.bytes >> 20, kMaxDumpBytes >> 20);
+      finish_result(r);
+      return just(std::move(r));
+    }
+    if (file.is_open() && !log) { // over 16 MB: a big dump, read whole (bounded above)
       streamed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
       bytes = streamed;
       in.clear();
