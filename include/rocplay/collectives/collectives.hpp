@@ -29,7 +29,7 @@ namespace rocplay::collectives {
 
 struct Limits {
   std::size_t max_records = 200000; // per input; the rest are counted
-  std::size_t max_frames = 64;      // Python frames kept per record
+  std::size_t max_frames = 16;      // Python frames kept per record, innermost first
   std::size_t max_text = 512;       // bytes of one kept string (names, file paths)
   std::size_t max_line_bytes = 64 * 1024;
   std::size_t max_groups = 4096; // process groups / communicators per input
