@@ -58,15 +58,8 @@ std::string_view to_string(DivergenceKind kind) {
 
 const Frame* Record::call_site() const {
   // PyTorch's own frames (the collective, its logging wrapper) and the interpreter's come first.
-  static constexpr std::string_view kLibrary[] = {"torch/distributed/", "torch/_",
-                                                  "/threading.py",      "<frozen",
-                                                  "torch/nn/parallel/", "torch/utils/"};
   for (const auto& f : frames) {
-    bool library = f.file.empty();
-    for (auto lib : kLibrary) {
-      library = library || f.file.find(lib) != std::string::npos;
-    }
-    if (!library) {
+    if (!detail::library_frame(f.file)) {
       return &f;
     }
   }

@@ -282,13 +282,21 @@ void read_tree(const nlohmann::json& root, Input& in, const Limits& limits) {
       r.timeout_ms = int_of(*t);
     }
     if (const auto* frames = field(e, "frames"); frames && frames->is_array()) {
+      // The innermost max_frames, and the user's first line wherever it is (deep library stacks).
+      bool user_kept = false;
       for (const auto& f : *frames) {
-        if (r.frames.size() >= limits.max_frames) {
+        if (r.frames.size() >= limits.max_frames && user_kept) {
           break;
         }
+        const std::string file = text_of(field(f, "filename"), limits.max_text);
+        const bool user = !detail::library_frame(file);
+        if (r.frames.size() >= limits.max_frames && !user) {
+          continue;
+        }
+        user_kept = user_kept || user;
         Frame fr;
         fr.function = text_of(field(f, "name"), limits.max_text);
-        fr.file = text_of(field(f, "filename"), limits.max_text);
+        fr.file = file;
         if (const auto* l = field(f, "line")) {
           const auto ln = int_of(*l).value_or(0);
           fr.line = ln > 0 && ln < (1LL << 31) ? static_cast<std::uint32_t>(ln) : 0;

@@ -73,6 +73,22 @@ inline std::string word_after(std::string_view s, std::string_view key, std::siz
   return clean(s.substr(i, j - i), max);
 }
 
+// A frame of PyTorch's own collective plumbing or of the interpreter: not the user's line.
+inline bool library_frame(std::string_view file) {
+  static constexpr std::string_view kLibrary[] = {"torch/distributed/", "torch/_",
+                                                  "/threading.py",      "<frozen",
+                                                  "torch/nn/parallel/", "torch/utils/"};
+  if (file.empty()) {
+    return true;
+  }
+  for (auto lib : kLibrary) {
+    if (file.find(lib) != std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // Brackets nested deeper than `max` outside strings: JSON that would cost more than it says.
 inline bool json_nesting_within(std::string_view s, std::size_t max) {
   std::size_t depth = 0;

@@ -410,3 +410,26 @@ TEST_CASE("ncclras: a communicator with ranks that did not answer names them") {
   CHECK(m.divergences[0].absent == std::vector<int>{3});
   CHECK(m.divergences[0].what.find("rank 3 did not answer RAS") != std::string::npos);
 }
+
+TEST_CASE("flight recorder: the user's line is kept below a deep library stack") {
+  // 30 frames of PyTorch's own plumbing (FSDP, DDP) before the user's: the kept frames are the
+  // innermost 16 and the user's line.
+  std::string frames;
+  for (int i = 0; i < 30; ++i) {
+    frames += R"({"filename":"/site-packages/torch/distributed/fsdp/_runtime_utils.py","line":)" +
+              std::to_string(100 + i) + R"(,"name":"f"},)";
+  }
+  frames += R"({"filename":"/home/user/train.py","line":42,"name":"step"})";
+  const std::string dump =
+      R"({"entries":[{"collective_seq_id":1,"frames":[)" + frames +
+      R"(],"input_sizes":[[8]],"input_dtypes":["Float"],"output_sizes":[[8]],)"
+      R"("output_dtypes":["Float"],"process_group":["0","default_pg"],)"
+      R"("profiling_name":"nccl:all_reduce","record_id":0,"state":"started"}],)"
+      R"("pg_config":{},"version":"2.10"})";
+  const auto in = read_flight_recorder(dump, "trace_rank_0");
+  REQUIRE(in.records.size() == 1);
+  CHECK(in.records[0].frames.size() == 17);
+  REQUIRE(in.records[0].call_site());
+  CHECK(in.records[0].call_site()->file == "/home/user/train.py");
+  CHECK(in.records[0].call_site()->line == 42);
+}
