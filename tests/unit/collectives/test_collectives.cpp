@@ -235,7 +235,7 @@ TEST_CASE("flight recorder: each hang's first divergence, kind and ranks") {
   }
 }
 
-TEST_CASE("flight recorder: a run with no hang reads as no finding; a damaged dump as a note") {
+TEST_CASE("flight recorder: a run with no hang reads as no finding, a damaged dump as a note") {
   const auto m = match(read_dir(kDir / "reconstructed" / "healthy", "nccl_trace_rank"));
   CHECK(m.divergences.empty());
   CHECK(m.records == 8);

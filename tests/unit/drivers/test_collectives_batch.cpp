@@ -122,7 +122,7 @@ TEST_CASE("postmortem DIR: each hang's verdict names the seq, the kind and the r
   }
 }
 
-TEST_CASE("postmortem DIR: two runs in two directories are two jobs; a clean one says so",
+TEST_CASE("postmortem DIR: two runs in two directories are two jobs, and a clean one says so",
           "[drivers][postmortem][collectives]") {
   const CollCorpus corpus;
   for (const char* dir : {"healthy", "missing_rank"}) {
