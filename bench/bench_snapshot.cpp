@@ -7,7 +7,9 @@
 //   bench_snapshot [--short] [--runs N] [--check] [--write FILE]
 //
 // --short: 3 runs (CI); --check: exit 1 when over the goal; --write: save the transcript.
+#include "rocplay/graph/graph.hpp"
 #include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
@@ -198,7 +200,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<double> build_ms, heur_ms, total_ms, cpu_total_ms;
-  std::size_t waves = 0, classes = 0, findings = 0;
+  std::size_t waves = 0, classes = 0, findings = 0, graph_nodes = 0, graph_roots = 0;
   for (int r = 0; r < runs; ++r) {
     const double c0 = cpu_ms();
     auto t0 = clock::now();
@@ -206,6 +208,14 @@ int main(int argc, char** argv) {
     auto t1 = clock::now();
     auto fs = rocplay::heuristics::run(s);
     auto grouped = rocplay::snapshot::group_waves(s); // what the report prints
+    // The wait-for graph every case gets (incident::analyse) and its roots (the `Cause:` lines).
+    rocplay::heuristics::GraphInputs graph_in;
+    graph_in.snapshot = &s;
+    graph_in.classes = &grouped;
+    graph_in.findings = &fs;
+    const auto wait_graph = rocplay::heuristics::wait_graph(graph_in);
+    graph_nodes = wait_graph.nodes().size();
+    graph_roots = rocplay::graph::find_roots(wait_graph).size();
     auto t2 = clock::now();
     cpu_total_ms.push_back(cpu_ms() - c0);
     build_ms.push_back(ms(t1 - t0));
@@ -228,9 +238,9 @@ int main(int argc, char** argv) {
   std::printf("  runs                          %d\n", runs);
   std::printf("  build snapshot (median)       %.1f ms  (of which MI parsing alone: %.1f ms)\n",
               median(build_ms), median(parse_ms));
-  std::printf(
-      "  heuristics + grouping (median) %.1f ms  (%zu wave classes, %zu sync-lane findings)\n",
-      median(heur_ms), classes, findings);
+  std::printf("  heuristics + grouping + graph (median) %.1f ms  (%zu wave classes, %zu sync-lane "
+              "findings; graph: %zu nodes, %zu roots)\n",
+              median(heur_ms), classes, findings, graph_nodes, graph_roots);
   std::printf("  total (median)                %.1f ms   goal <= %.0f ms\n", total, kGoalMs);
   std::printf("  total CPU time (median)       %.1f ms   (user + system; the wall time above "
               "includes waiting for a busy CPU)\n",

@@ -2,6 +2,7 @@
 #include "rocplay/case/analyse.hpp"
 
 #include "rocplay/heuristics/progress.hpp"
+#include "rocplay/heuristics/wait_graph.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,24 @@
 #include <utility>
 
 namespace rocplay::incident {
+namespace {
+
+// The wait-for graph over what the case holds; a producer that throws leaves a warning.
+void add_graph(Case& c) {
+  try {
+    heuristics::GraphInputs in;
+    in.snapshot = &c.snapshot;
+    in.classes = &c.classes;
+    in.findings = &c.findings;
+    in.progress = c.samples.size() > 1 ? &c.progress : nullptr;
+    in.samples = c.samples.size() > 1 ? &c.samples : nullptr;
+    c.graph = heuristics::wait_graph(in);
+  } catch (const std::exception& e) {
+    c.warnings.push_back(fmt::format("wait-for graph: {}", e.what()));
+  }
+}
+
+} // namespace
 
 Case analyse(std::vector<Sample> samples, source::Source source, const AnalyseOptions& options) {
   Case c;
@@ -40,6 +59,7 @@ Case analyse(std::vector<Sample> samples, source::Source source, const AnalyseOp
       c.samples.push_back(std::move(one));
       c.progress = heuristics::analyze_progress(c.samples);
     }
+    add_graph(c);
     return c;
   }
   c.snapshot = samples.front().snapshot;
@@ -52,6 +72,7 @@ Case analyse(std::vector<Sample> samples, source::Source source, const AnalyseOp
     c.warnings.push_back(fmt::format("heuristics: {}", e.what()));
   }
   c.samples = std::move(samples);
+  add_graph(c);
   return c;
 }
 

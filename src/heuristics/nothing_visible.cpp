@@ -32,6 +32,10 @@ std::vector<Finding> nothing_visible(const Snapshot& s, const Context& ctx) {
   if (!no_agents && !no_dispatches) {
     return out;
   }
+  // Agents seen but dispatches never asked: unknown, not "none" (a saved `info queues` alone).
+  if (!no_agents && !s.agents.empty() && !s.coverage.dispatches) {
+    return out;
+  }
   auto hook = s.env.find("HSA_TOOLS_LIB");
   const bool hook_held = hook != s.env.end() && !hook->second.empty();
   const std::string workers = fmt::format("{}", fmt::join(ctx.worker_pids, " "));

@@ -101,21 +101,30 @@ std::vector<Finding> queue_packets_pending(const Snapshot& s) {
     f.severity = Severity::Error;
     f.confidence = 0.7;
     const Pending& head = *idle.front();
-    f.title = fmt::format("{}: {} packet(s) pending and no kernel of it in flight; the host waits "
-                          "in {}",
-                          queue_label(*head.queue), head.packets, waiters.front().second);
+    // Dispatches never asked (a saved `info queues` alone): whether a kernel runs is unknown.
+    const bool asked = s.coverage.dispatches;
+    f.title = fmt::format("{}: {} packet(s) pending{}; the host waits in {}",
+                          queue_label(*head.queue), head.packets,
+                          asked ? " and no kernel of it in flight"
+                                : " (dispatches were not asked: whether a kernel of it runs is "
+                                  "unknown)",
+                          waiters.front().second);
     f.summary = fmt::format(
-        "{} HSA queue(s) have packets the GPU has not completed (Read behind Write) while no "
-        "dispatch of those queues is in flight: the packet at the head is not a kernel that is "
-        "running but a barrier or signal wait, or a completion that never arrived. {} host "
+        "{} HSA queue(s) have packets the GPU has not completed (Read behind Write){}. {} host "
         "thread(s) wait for the GPU ({}).",
-        idle.size(), waiters.size(), waiters.front().second);
+        idle.size(),
+        asked ? " while no dispatch of those queues is in flight: the packet at the head is not "
+                "a kernel that is running but a barrier or signal wait, or a completion that "
+                "never arrived"
+              : "; `info dispatches` was not asked, so the head packet may be a running kernel "
+                "or a barrier or signal wait",
+        waiters.size(), waiters.front().second);
     nlohmann::json queues = nlohmann::json::array();
     for (const auto* p : idle) {
-      f.evidence.push_back(fmt::format("{}: read {}, write {}: {} packet(s) pending, no dispatch "
-                                       "of it in flight",
-                                       queue_label(*p->queue), *p->queue->read, *p->queue->write,
-                                       p->packets));
+      f.evidence.push_back(
+          fmt::format("{}: read {}, write {}: {} packet(s) pending, {}", queue_label(*p->queue),
+                      *p->queue->read, *p->queue->write, p->packets,
+                      asked ? "no dispatch of it in flight" : "dispatches not asked"));
       queues.push_back({{"id", p->queue->id},
                         {"target_id", p->queue->target_id},
                         {"read", *p->queue->read},
@@ -151,7 +160,9 @@ std::vector<Finding> queue_packets_pending(const Snapshot& s) {
     for (std::size_t i = 0; i < pending.size() && i < 8; ++i) {
       const auto& p = pending[i];
       f.evidence.push_back(fmt::format("{}: {} pending{}", queue_label(*p.queue), p.packets,
-                                       p.dispatch_in_flight ? "" : " (no dispatch in flight)"));
+                                       p.dispatch_in_flight    ? ""
+                                       : s.coverage.dispatches ? " (no dispatch in flight)"
+                                                               : " (dispatches not asked)"));
     }
     host_lines(f);
     f.details = {{"queues", pending.size()}, {"packets", total}, {"idle_queues", idle.size()}};

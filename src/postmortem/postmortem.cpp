@@ -352,6 +352,7 @@ void take_case(InputResult& r, Case&& c) {
   r.findings = std::move(c.findings);
   r.samples = std::move(c.samples);
   r.progress = std::move(c.progress);
+  r.graph = std::move(c.graph);
   for (auto& w : c.warnings) {
     r.warnings.push_back(std::move(w));
   }
@@ -957,6 +958,7 @@ Case case_of(const InputResult& r) {
     c.at = collective_whereabouts(*r.collectives);
   } else if (c.examined()) {
     c.at = incident::whereabouts(r.snapshot, r.findings);
+    c.graph = r.graph; // small (threads, groups of lanes): the incident's graph joins them
   }
   return c;
 }

@@ -2,6 +2,7 @@
 #include "rocplay/report/incident.hpp"
 
 #include "rocplay/case/run_result.hpp"
+#include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/report/run.hpp"
 
 #include <fmt/format.h>
@@ -49,6 +50,9 @@ void write_incident_text(std::ostream& out, const Incident& inc, const TextOptio
                           offline ? "inputs" : "targets", groups.size());
   }
   write_wrapped(out, options.width, "INCIDENT  ", counts + ": " + verdict);
+  for (const auto& line : graph::cause_lines(incident::wait_graph(inc))) {
+    write_wrapped(out, options.width, "  Cause:   ", line);
+  }
   if (const Finding* v = inc.verdict()) {
     if (!v->summary.empty()) {
       write_wrapped(out, options.width, "  Meaning: ", v->summary);
@@ -102,6 +106,9 @@ nlohmann::json incident_to_json(const Incident& inc) {
   j["series_findings"] = findings_to_json(inc.series);
   j["notes"] = inc.notes;
   j["harm"] = incident::harm(inc);
+  if (inc.cases.size() > 1) {
+    j["graph"] = heuristics::graph_to_json(incident::wait_graph(inc));
+  }
   return j;
 }
 

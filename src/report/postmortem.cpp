@@ -5,6 +5,7 @@
 #include "rocplay/collectives/collectives.hpp"
 #include "rocplay/core/names.hpp"
 #include "rocplay/crash/crash.hpp"
+#include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/report/crash.hpp"
 #include "rocplay/report/incident.hpp"
 #include "rocplay/report/progress.hpp"
@@ -144,6 +145,7 @@ nlohmann::json postmortem_input_to_json(const InputResult& r, bool with_snapshot
   if (is_readable(r) && r.kind != InputKind::AgentLog && !is_crash_kind(r.kind) &&
       r.kind != InputKind::CollectiveRecord) {
     j["snapshot"] = with_snapshot ? to_json(r.snapshot) : snapshot_counts(r.snapshot);
+    j["graph"] = heuristics::graph_to_json(r.graph);
   }
   if (r.samples.size() > 1) {
     auto pj = progress_to_json(r.progress, r.samples);
@@ -215,7 +217,9 @@ bool has_snapshot_report(const InputResult& r) {
 
 void write_postmortem_input_text(std::ostream& out, const InputResult& r,
                                  const TextOptions& options) {
-  write_text(out, r.snapshot, r.findings, options);
+  TextOptions to = options;
+  to.cause = graph::cause_lines(r.graph);
+  write_text(out, r.snapshot, r.findings, to);
   if (r.samples.size() > 1) {
     out << '\n';
     write_progress_text(out, r.progress, r.samples, options.width);

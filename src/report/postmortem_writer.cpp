@@ -45,6 +45,7 @@ Incident incident_of_input(const postmortem::InputResult& r) {
   c.findings = r.findings;
   c.samples = r.samples;
   c.progress = r.progress;
+  c.graph = r.graph;
   c.warnings = r.warnings;
   Incident inc;
   inc.title = "postmortem";

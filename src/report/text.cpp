@@ -210,14 +210,24 @@ bool write_failure(std::ostream& out, const TextOptions& options, const Style& s
   return true;
 }
 
+// The wait-for graph's causes, right under the VERDICT line: the root and its line first.
+void write_cause(std::ostream& out, const std::vector<std::string>& cause, const Style& st) {
+  for (const auto& line : cause) {
+    wrapped(out, st.width, "  Cause:   ", line);
+  }
+}
+
 void write_verdict(std::ostream& out, const std::vector<Finding>& findings, const Style& st,
-                   bool gpu_seen = true, bool partial = false) {
+                   bool gpu_seen = true, bool partial = false,
+                   const std::vector<std::string>& cause = {}) {
   if (findings.empty() && partial) {
     out << st.bold("VERDICT") << "  none: the run ended early, so what was seen is incomplete\n";
+    write_cause(out, cause, st);
     return;
   }
   if (findings.empty()) {
     out << st.bold("VERDICT") << "  no known stuck-kernel pattern in this snapshot\n";
+    write_cause(out, cause, st);
     wrapped(out, st.width, "  Next:    ",
             gpu_seen ? "Read the wave classes below: waves that sit at one PC across two "
                        "snapshots taken a few seconds apart are stuck; map that PC to its source "
@@ -231,6 +241,7 @@ void write_verdict(std::ostream& out, const std::vector<Finding>& findings, cons
   wrapped(out, st.width, st.bold("VERDICT") + "  ",
           st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence)) +
               " " + st.bold(v.title));
+  write_cause(out, cause, st);
   if (auto k = stuck_kernel(v); !k.empty()) {
     // A fault names the kernel that faulted, not one that is stuck.
     const bool fault = v.id == heuristics::kGpuFault || v.id == heuristics::kHostFault;
@@ -478,8 +489,8 @@ void write_text(std::ostream& out, const Snapshot& snapshot, const std::vector<F
                 const TextOptions& options) {
   Style st{options.color, options.width, options.wide};
   const bool partial = write_failure(out, options, st);
-  write_verdict(out, findings, st, !snapshot.waves.empty() || !snapshot.dispatches.empty(),
-                partial);
+  write_verdict(out, findings, st, !snapshot.waves.empty() || !snapshot.dispatches.empty(), partial,
+                options.cause);
   write_findings(out, findings, st);
   out << '\n';
   write_header(out, snapshot, st);
@@ -494,7 +505,7 @@ void write_text(std::ostream& out, const std::vector<Snapshot>& snapshots,
   for (const auto& s : snapshots) {
     gpu_seen |= !s.waves.empty() || !s.dispatches.empty();
   }
-  write_verdict(out, findings, st, gpu_seen, partial);
+  write_verdict(out, findings, st, gpu_seen, partial, options.cause);
   write_findings(out, findings, st);
   for (const auto& s : snapshots) {
     out << '\n' << std::string(st.width, '-') << '\n';

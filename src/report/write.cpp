@@ -7,6 +7,7 @@
 #include "rocplay/report/incident.hpp"
 
 #include "rocplay/agentlog/agentlog.hpp"
+#include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/report/agent_log.hpp"
 #include "rocplay/report/launch.hpp"
 #include "rocplay/report/postmortem.hpp"
@@ -22,11 +23,14 @@ std::string json_line(const nlohmann::json& j, int indent = -1) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// `rocplay.report` v2 of one live case: v1's document with the incident beside it (one case: its
-// exit code, its verdict), as every report over several cases has.
+// `rocplay.report` v3 of one live case: v1's document with the incident beside it (one case: its
+// exit code, its verdict), as every report over several cases has, and the case's wait-for graph.
 nlohmann::json with_incident(nlohmann::json document, const Incident& inc) {
   document["schema_version"] = kIncidentSchemaVersion;
   document["incident"] = incident_to_json(inc);
+  if (!inc.cases.empty() && !inc.cases.front().graph.empty()) {
+    document["graph"] = heuristics::graph_to_json(inc.cases.front().graph);
+  }
   return document;
 }
 
@@ -43,6 +47,7 @@ void write_launch_case(std::ostream& out, const Incident& inc, Format format,
     out << '\n';
     if (run != nullptr) {
       TextOptions to = options;
+      to.cause = graph::cause_lines(c.graph);
       if (run->fatal) {
         to.failure = run->fatal->what();
         to.failure_label = failure_label(*run);
@@ -84,6 +89,7 @@ void write_run_case(std::ostream& out, const Incident& inc, Format format,
   case Format::Text:
     if (has_text_report(run)) {
       TextOptions to = options;
+      to.cause = graph::cause_lines(c.graph);
       if (!failure.empty()) {
         to.failure = failure;
         to.failure_label = failure_label(run);
@@ -139,8 +145,10 @@ void write_input_case(std::ostream& out, const Incident& inc, Format format,
                       const TextOptions& options, std::string_view tool_version) {
   const Case& c = inc.cases.front();
   switch (format) {
-  case Format::Text:
-    write_text(out, c.snapshot, c.findings, options);
+  case Format::Text: {
+    TextOptions to = options;
+    to.cause = graph::cause_lines(c.graph);
+    write_text(out, c.snapshot, c.findings, to);
     if (c.samples.size() > 1) {
       out << '\n';
       write_progress_text(out, c.progress, c.samples, options.width);
@@ -149,6 +157,7 @@ void write_input_case(std::ostream& out, const Incident& inc, Format format,
       out << "warning: " << w << "\n";
     }
     break;
+  }
   case Format::Json:
     out << json_line(with_incident(report_to_json(c.snapshot, c.findings), inc), 2) << '\n';
     break;

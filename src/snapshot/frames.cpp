@@ -106,13 +106,33 @@ bool is_system_frame(const Frame& f) {
   return false;
 }
 
+namespace {
+
+// Python's own library (threading.py, queue.py, subprocess.py, concurrent/futures, asyncio), not
+// an installed package's.
+bool python_standard_library(const Frame& f) {
+  return f.python && ((contains(f.file, "/lib/python3") && !contains(f.file, "-packages/")) ||
+                      f.file.starts_with("<frozen "));
+}
+
+} // namespace
+
 const Frame* innermost_user_frame(const HostThread& t) {
+  // A frame of Python's standard library names where the user's code called it only when no
+  // frame of the user's own code is on the stack (a pool's idle worker, Thread.run).
+  const Frame* standard = nullptr;
   for (const auto& f : t.frames) {
-    if (!is_system_frame(f)) {
+    if (is_system_frame(f)) {
+      continue;
+    }
+    if (!python_standard_library(f)) {
       return &f;
     }
+    if (standard == nullptr) {
+      standard = &f;
+    }
   }
-  return nullptr;
+  return standard;
 }
 
 std::string frame_where(const Frame& f) {

@@ -34,7 +34,7 @@ TEST_CASE("run --pids: every target examined in parallel, a bad one reported, al
   CHECK(r.err.find("1 of 4 targets could not be examined") != std::string::npos);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["schema"] == "rocplay.run.multi");
-  CHECK(j["schema_version"] == 2);
+  CHECK(j["schema_version"] == 3);
   // The incident (v2): four targets, three examined, grouped by where each stands.
   CHECK(j["incident"]["cases"] == 4);
   CHECK(j["incident"]["examined"] == 3);

@@ -18,6 +18,7 @@
 #include "rocplay/core/error.hpp"
 #include "rocplay/core/finding.hpp"
 #include "rocplay/core/source.hpp"
+#include "rocplay/graph/graph.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 #include "rocplay/snapshot/sampling.hpp"
@@ -101,6 +102,8 @@ struct Case {
   std::vector<snapshot::WaveClass> classes;
   std::vector<Finding> findings; // the verdict first
   SampleProgress progress;
+  // Who waits for whom (heuristics::wait_graph over the above): its roots are the `Cause:` lines.
+  graph::Graph graph;
 
   std::shared_ptr<const playbook::RunResult> run; // live: the steps and the target account
   std::optional<LaunchInfo> launch;               // launch / wait-for-fault
@@ -173,6 +176,10 @@ const Frame* user_frame(const HostThread& thread);
 
 // Fills each case's `classes` from its snapshot (snapshot::group_waves), once.
 void group(Incident& incident);
+
+// The incident's wait-for graph: each examined case's graph joined by rank (or pid), with the
+// cross-rank producers over `cross_rank` (heuristics::incident_graph). Empty under two cases.
+graph::Graph wait_graph(const Incident& incident);
 
 } // namespace incident
 } // namespace rocplay

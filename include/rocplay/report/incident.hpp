@@ -27,7 +27,7 @@ namespace rocplay::report {
 
 // The schema version of the reports that carry an incident (`rocplay.run.multi`,
 // `rocplay.postmortem`): 2 since the incident came first (docs/json-schema.md, "v2").
-constexpr int kIncidentSchemaVersion = 2;
+constexpr int kIncidentSchemaVersion = 3; // 3: the wait-for graph (`graph`)
 
 class PostmortemBatch; // rocplay/report/postmortem.hpp: a post-mortem batch's inputs, as read
 

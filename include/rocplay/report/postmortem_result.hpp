@@ -5,6 +5,7 @@
 #pragma once
 
 #include "rocplay/core/finding.hpp"
+#include "rocplay/graph/graph.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
@@ -26,7 +27,7 @@ namespace rocplay::postmortem {
 
 // Of every post-mortem JSON document: `rocplay.postmortem`, `.input`, `.summary`
 // (docs/json-schema.md).
-constexpr int kSchemaVersion = 2; // 2: the incident first (docs/json-schema.md)
+constexpr int kSchemaVersion = 3; // 2: the incident first; 3: `graph` (docs/json-schema.md)
 
 enum class InputKind : std::uint8_t {
   Unknown,    // read, but not a format rocplay knows
@@ -77,6 +78,7 @@ struct InputResult {
   // Empty for one sample (`snapshot` is then the whole recording's).
   std::vector<Sample> samples;
   SampleProgress progress;
+  graph::Graph graph; // who waits for whom (Case::graph)
   // From a recording's meta, to match recordings of one process: host, pid, command name.
   std::string process_key;
   double started_unix = 0; // its first stop, UNIX seconds (0: unknown)

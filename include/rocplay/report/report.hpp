@@ -32,6 +32,8 @@ struct TextOptions {
   // `agent-log`: fault groups shown, and every caveat, sample and context line.
   std::size_t max_groups = 20;
   bool verbose = false;
+  // The wait-for graph's `Cause:` lines (graph::cause_lines), printed under the VERDICT line.
+  std::vector<std::string> cause;
 };
 
 // The width a text report should have: $COLUMNS, else the terminal on `fd` (when it is one),

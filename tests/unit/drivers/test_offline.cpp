@@ -60,9 +60,9 @@ TEST_CASE("agent-log through its driver and report::write: the bytes the command
     REQUIRE(incident.cases.size() == 1);
     REQUIRE(incident.cases.front().faults != nullptr);
     CHECK(written(incident, report::Format::Text) == read_expected(name + ".txt"));
-    // JSON: `rocplay.agent-log` v2, v1's bytes with the incident beside them.
+    // JSON: `rocplay.agent-log` v3 (the incident's version), v1's bytes with the incident beside.
     nlohmann::json json = nlohmann::json::parse(written(incident, report::Format::Json));
-    CHECK(json["schema_version"] == 2);
+    CHECK(json["schema_version"] == 3);
     const nlohmann::json inc = json["incident"];
     CHECK(inc["cases"] == 1);
     CHECK(inc["exit_code"] == static_cast<int>(ExitCode::Findings));

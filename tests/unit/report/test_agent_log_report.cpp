@@ -168,7 +168,8 @@ TEST_CASE("rocplay.agent-log holds exactly the keys docs/json-schema.md document
   }
   std::sort(names.begin(), names.end());
   // As the command writes it: the one writer over its incident (one case with the faults), so
-  // `incident` is there too (schema_version 2).
+  // `incident` is there too (schema_version 3: the incident's version; no graph without a
+  // snapshot).
   Incident inc;
   inc.title = "agent-log";
   auto faults = std::make_shared<const agentlog::Report>(analyze_logs(names));
@@ -178,7 +179,8 @@ TEST_CASE("rocplay.agent-log holds exactly the keys docs/json-schema.md document
   std::ostringstream written;
   report::write(written, inc, report::Format::Json, {}, "test");
   const auto all = nlohmann::json::parse(written.str());
-  CHECK(all["schema_version"] == 2);
+  CHECK(all["schema_version"] == 3);
+  CHECK_FALSE(all.contains("graph"));
   CHECK(all["incident"]["exit_code"] == 1);
   CHECK(all["incident"]["groups"][0]["verdict"] == inc.cases[0].findings.front().title);
   nlohmann::json v1 = all;

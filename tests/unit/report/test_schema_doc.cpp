@@ -4,6 +4,7 @@
 #include "../snapshot/support.hpp"
 #include "rocplay/case/run_result.hpp"
 #include "rocplay/heuristics/heuristics.hpp"
+#include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/report/incident.hpp"
 #include "rocplay/report/launch.hpp"
 #include "rocplay/report/run.hpp"
@@ -62,6 +63,10 @@ struct Fanout {
         run->samples_wanted = 2;
       }
       c.run = std::move(run);
+      heuristics::GraphInputs in;
+      in.snapshot = &c.snapshot;
+      in.findings = &c.findings;
+      c.graph = heuristics::wait_graph(in);
       incident.cases.push_back(std::move(c));
     }
     rocplay::Case gone_case;
@@ -270,15 +275,17 @@ TEST_CASE("one live case's JSON (run --pid, launch) is v1's report with the inci
 
   const auto keys = documented_keys("One live case");
   CHECK(emitted_keys({run, stopped, no_stop}, keys) == keys);
-  CHECK(run["schema_version"] == 2);
+  CHECK(run["schema_version"] == 3);
+  CHECK(run["graph"]["nodes"].size() == one.cases[0].graph.nodes().size());
   CHECK(run["incident"]["cases"] == 1);
   CHECK(run["incident"]["exit_code"] == static_cast<int>(ExitCode::Findings));
   CHECK(stopped["incident"]["exit_code"] == static_cast<int>(ExitCode::ProgramFaulted));
   CHECK(no_stop["incident"]["exit_code"] == 0);
 
-  // Beside `incident` and the version, the bytes of v1 (what `run --pid` wrote before).
+  // Beside `incident`, `graph` and the version, the bytes of v1 (what `run --pid` wrote before).
   auto v1 = run;
   v1.erase("incident");
+  v1.erase("graph");
   v1["schema_version"] = 1;
   CHECK(v1 == report::run_case_to_json(one.cases[0], false));
 

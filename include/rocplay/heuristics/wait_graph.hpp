@@ -1,0 +1,75 @@
+// The wait-for graph of a case and of an incident (docs/heuristics.md, "Producers"): each
+// producer turns facts the snapshot, the samples and today's findings already hold into nodes
+// and "waits for" edges with their evidence; graph::find_roots then names the cause. The
+// findings stay as they are; the graph adds the chain from the symptom to the root.
+//
+//   graph::Graph g = heuristics::wait_graph({.snapshot = &c.snapshot, .classes = &c.classes,
+//                                            .findings = &c.findings, ...});
+//   for (const auto& line : graph::cause_lines(g)) ...   // `Cause:` lines of the text report
+//
+// Layer: src/heuristics/ (library rocplay_heuristics).
+#pragma once
+
+#include "rocplay/graph/graph.hpp"
+#include "rocplay/heuristics/progress.hpp"
+#include "rocplay/snapshot/grouping.hpp"
+#include "rocplay/snapshot/sampling.hpp"
+#include "rocplay/snapshot/snapshot.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rocplay::heuristics {
+
+// What one case's producers read; every pointer may be null (nothing of that kind).
+struct GraphInputs {
+  const Snapshot* snapshot = nullptr;                        // the first (or only) sample's
+  const std::vector<snapshot::WaveClass>* classes = nullptr; // its waves grouped
+  const std::vector<Finding>* findings = nullptr;            // today's findings of the case
+  const SampleProgress* progress = nullptr;                  // several samples compared
+  const std::vector<Sample>* samples = nullptr;              // the samples themselves
+};
+
+// Every single-case producer over one case's facts.
+graph::Graph wait_graph(const GraphInputs& inputs);
+
+// One rank's graph as the incident joins it.
+struct RankGraph {
+  std::optional<int> rank;
+  std::optional<std::int64_t> pid;
+  const graph::Graph* graph = nullptr;
+  const Snapshot* snapshot = nullptr; // for what the rank does instead (may be null)
+};
+
+// A collective call as a job's own records tell it (Flight Recorder dumps, NCCL logs; issue 43
+// reads them). The snapshot never knows group or sequence: these come only from such records.
+struct CollectiveRecord {
+  int rank = 0;
+  std::string op;                   // `allreduce`, `allgather`
+  std::string group;                // process group / communicator id
+  std::optional<std::uint64_t> seq; // the collective's sequence number in its group
+  std::string call_site;            // `train.py:40 (step)`, when recorded
+  std::string state;                // `scheduled`, `started`, `completed`
+};
+
+// The incident's graph: each rank's graph joined (ids prefixed `rank R/`), plus the cross-rank
+// producers: a rank whose peers wait in a collective it is not in (missing-rank), and ranks in
+// collectives from different call sites (an order mismatch: a cycle across ranks).
+graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
+                            const std::vector<Finding>& cross_rank);
+
+// The hook for the job's collective records: for each (group, seq) some rank has started and
+// another has not reached, the started call waits (AND) for the rank that is behind. A no-op
+// for an empty list. Nodes are `collective:GROUP#SEQ` and `rank R`.
+void add_collective_records(graph::Graph& graph, const std::vector<CollectiveRecord>& records);
+
+// The graph as JSON (docs/json-schema.md, `graph`, schema_version 3): `nodes` {id, kind, label,
+// state, where, doing, fault}, `edges` {from, to, kind, evidence[]}, `roots` {node, cycle,
+// cycle_nodes, chain (node ids from the symptom to the root), waiters}, `open_ends` {node, chain}.
+nlohmann::json graph_to_json(const graph::Graph& graph);
+
+} // namespace rocplay::heuristics

@@ -1,0 +1,236 @@
+// The incident's wait-for graph (rocplay/heuristics/wait_graph.hpp): each rank's graph joined,
+// and the cross-rank producers: a rank gone elsewhere, collectives from different call sites,
+// and the hook for the job's own collective records.
+#include "rocplay/heuristics/wait_graph.hpp"
+
+#include "heuristics/common.hpp"
+#include "rocplay/snapshot/frames.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace rocplay::heuristics {
+namespace wfg_ranks {
+
+using graph::EdgeKind;
+using graph::NodeId;
+using graph::State;
+
+graph::Node make(std::string id, std::string kind, std::string label, State state,
+                 std::string where = {}, std::string doing = {}) {
+  graph::Node n;
+  n.id = std::move(id);
+  n.kind = std::move(kind);
+  n.label = std::move(label);
+  n.state = state;
+  n.where = std::move(where);
+  n.doing = std::move(doing);
+  return n;
+}
+
+std::string prefix_of(const RankGraph& r, std::size_t index) {
+  if (r.rank) {
+    return fmt::format("rank {}/", *r.rank);
+  }
+  if (r.pid) {
+    return fmt::format("pid {}/", *r.pid);
+  }
+  return fmt::format("case {}/", index);
+}
+
+std::string who(const RankGraph& r, std::size_t index) {
+  if (r.rank) {
+    return fmt::format("rank {}", *r.rank);
+  }
+  return r.pid ? fmt::format("pid {}", *r.pid) : fmt::format("case {}", index);
+}
+
+// What a rank's collective waits on at its far end: its flag or peers node, else the dispatch.
+NodeId far_end(const graph::Graph& g, const std::string& prefix, const std::string& dispatch_id) {
+  for (std::string_view kind : {"flag:", "peers:"}) {
+    if (NodeId n = g.find(prefix + std::string(kind) + dispatch_id); n != graph::Graph::npos) {
+      return n;
+    }
+  }
+  return g.find(prefix + "dispatch:" + dispatch_id);
+}
+
+// The host thread of a rank that waits on its dispatch: its line is the collective's call site.
+std::string call_site(const graph::Graph& g, NodeId dispatch) {
+  for (const auto& e : g.edges()) {
+    if (e.to == dispatch && g.node(e.from).kind == "thread") {
+      return g.node(e.from).where;
+    }
+  }
+  return {};
+}
+
+// Where a rank's own code stands: its heaviest thread node (the main thread) in its graph, else
+// its snapshot's first thread that is not a runtime's.
+std::string rank_where(const graph::Graph* g, const Snapshot* s) {
+  if (g != nullptr) {
+    const graph::Node* best = nullptr;
+    for (const auto& n : g->nodes()) {
+      if (n.kind == "thread" && !n.where.empty() && (best == nullptr || n.weight > best->weight)) {
+        best = &n;
+      }
+    }
+    if (best != nullptr) {
+      return best->where;
+    }
+  }
+  if (s == nullptr) {
+    return {};
+  }
+  for (const auto& t : s->host_threads) {
+    if (t.frames.empty() || detail::is_runtime_helper_thread(t.name)) {
+      continue;
+    }
+    for (const auto& f : t.frames) {
+      if (f.python && !detail::contains(f.file, "/lib/python3")) {
+        return frame_where(f);
+      }
+    }
+    return detail::thread_where(t);
+  }
+  return {};
+}
+
+struct Collective {
+  std::size_t rank_index;
+  std::string prefix;
+  NodeId dispatch;
+  std::string dispatch_id; // the snapshot's
+  std::string kernel;
+  std::string site;
+};
+
+} // namespace wfg_ranks
+
+graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
+                            const std::vector<Finding>& cross_rank) {
+  using namespace wfg_ranks;
+  graph::Graph g;
+  std::vector<std::string> prefixes;
+  std::vector<Collective> collectives;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    prefixes.push_back(prefix_of(ranks[i], i));
+    if (ranks[i].graph == nullptr) {
+      continue;
+    }
+    const auto ids = g.merge(*ranks[i].graph, prefixes.back());
+    const std::string dispatch_prefix = prefixes.back() + "dispatch:";
+    for (NodeId n : ids) {
+      graph::Node& node = g.node(n);
+      node.label = who(ranks[i], i) + ": " + node.label;
+      if (node.kind == "collective" && node.state != State::Moving &&
+          node.id.starts_with(dispatch_prefix)) {
+        collectives.push_back({i, prefixes.back(), n, node.id.substr(dispatch_prefix.size()),
+                               node.name, call_site(g, n)});
+      }
+    }
+  }
+  // A rank not in the collective its peers wait in: gone elsewhere, a root of its own.
+  std::set<std::size_t> missing_ranks;
+  for (const auto& f : cross_rank) {
+    if (f.id != kMissingRank || !f.details.is_object() || !f.details.contains("missing")) {
+      continue;
+    }
+    const std::string kernel = f.details.value("kernel", std::string());
+    for (const auto& m : f.details["missing"]) {
+      if (!m.is_number_integer()) {
+        continue;
+      }
+      const int missing = m.get<int>();
+      std::size_t index = ranks.size();
+      for (std::size_t i = 0; i < ranks.size(); ++i) {
+        if (ranks[i].rank == missing) {
+          index = i;
+        }
+      }
+      missing_ranks.insert(index);
+      const NodeId gone = g.add(
+          make(fmt::format("rank {}/elsewhere", missing), "rank",
+               fmt::format("rank {}: not in {}", missing, kernel), State::Blocked,
+               index < ranks.size() ? rank_where(ranks[index].graph, ranks[index].snapshot)
+                                    : std::string(),
+               "its peers wait for it in this collective (missing-rank); from snapshots alone, "
+               "which call it made instead is not known"));
+      g.node(gone).dead_end = true; // a rank gone elsewhere never joins this collective
+      for (const auto& c : collectives) {
+        if (c.rank_index != index && c.kernel == kernel) {
+          g.wait(far_end(g, c.prefix, c.dispatch_id), gone, EdgeKind::And,
+                 "missing-rank: every peer must enter the collective");
+        }
+      }
+    }
+  }
+  // Collectives from different call sites (or kernels) on two ranks, each waiting for the other:
+  // an order mismatch, a cycle across ranks.
+  for (std::size_t a = 0; a < collectives.size(); ++a) {
+    for (std::size_t b = a + 1; b < collectives.size(); ++b) {
+      const Collective& x = collectives[a];
+      const Collective& y = collectives[b];
+      if (x.rank_index == y.rank_index || missing_ranks.count(x.rank_index) ||
+          missing_ranks.count(y.rank_index)) {
+        continue;
+      }
+      if (x.site == y.site && x.kernel == y.kernel) {
+        continue; // the same call: the same collective, waiting together
+      }
+      if (x.site.empty() || y.site.empty()) {
+        continue; // no call site on one side: the calls cannot be told apart
+      }
+      const std::string why = fmt::format(
+          "{} calls {} from {}, {} calls {} from {}: different calls wait for each other",
+          who(ranks[x.rank_index], x.rank_index), x.kernel, x.site,
+          who(ranks[y.rank_index], y.rank_index), y.kernel, y.site);
+      g.wait(far_end(g, x.prefix, x.dispatch_id), y.dispatch, EdgeKind::And, why);
+      g.wait(far_end(g, y.prefix, y.dispatch_id), x.dispatch, EdgeKind::And, why);
+    }
+  }
+  return g;
+}
+
+void add_collective_records(graph::Graph& g, const std::vector<CollectiveRecord>& records) {
+  using namespace wfg_ranks;
+  // Per group: each rank's furthest sequence number reached.
+  std::map<std::string, std::map<int, std::uint64_t>> reached;
+  for (const auto& r : records) {
+    if (r.seq) {
+      auto& at = reached[r.group][r.rank];
+      at = std::max(at, *r.seq);
+    }
+  }
+  for (const auto& r : records) {
+    if (!r.seq || r.state == "completed") {
+      continue;
+    }
+    const auto& ranks = reached[r.group];
+    std::vector<int> behind;
+    for (const auto& [rank, seq] : ranks) {
+      if (rank != r.rank && seq < *r.seq) {
+        behind.push_back(rank);
+      }
+    }
+    if (behind.empty()) {
+      continue;
+    }
+    const NodeId waiter = g.add(make(fmt::format("rank {}", r.rank), "rank",
+                                     fmt::format("rank {}", r.rank), State::Blocked, r.call_site));
+    const NodeId call = g.add(make(fmt::format("collective:{}#{}", r.group, *r.seq), "collective",
+                                   fmt::format("{} #{} on group {}", r.op, *r.seq, r.group),
+                                   State::Blocked, r.call_site));
+    g.wait(waiter, call, EdgeKind::One, "collective record: " + r.state);
+    for (int q : behind) {
+      const NodeId peer =
+          g.add(make(fmt::format("rank {}", q), "rank", fmt::format("rank {}", q), State::Unknown));
+      g.wait(call, peer, EdgeKind::And,
+             fmt::format("rank {} reached #{} of group {} only", q, ranks.at(q), r.group));
+    }
+  }
+}
+
+} // namespace rocplay::heuristics
