@@ -116,6 +116,7 @@ Incident stopped_program(session::Session& session, const session::LaunchResult&
     c.snapshot = std::move(result->snapshot);
     c.findings = std::move(result->findings);
     c.progress = std::move(result->progress);
+    c.graph = std::move(result->graph);
     c.warnings = result->warnings;
     c.run = std::make_shared<const playbook::RunResult>(std::move(*result));
   }

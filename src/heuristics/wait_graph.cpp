@@ -24,9 +24,9 @@ using graph::EdgeKind;
 using graph::NodeId;
 using graph::State;
 
-// The share of the runs between samples a thread in one call must spend on the CPU to be running
-// in it, not asleep: a busy machine gives a spinning thread a part of one CPU.
-constexpr double kRunningShare = 0.2;
+// Below this share of the runs between samples on the CPU, a thread slept through them (progress's
+// rule); a busy machine gives a spinning thread only a part of one CPU, so above it, it ran.
+constexpr double kRunningShare = 0.05;
 
 graph::Node make(std::string id, std::string kind, std::string label, State state,
                  std::string where = {}, std::string doing = {}, int weight = 0) {
@@ -176,13 +176,37 @@ GpuCall gpu_call(const HostThread& t) {
   return {};
 }
 
+// The user's line a thread's calls are made from: its innermost Python frame, else its innermost
+// user frame; frames.size() when it has neither.
+std::size_t anchor_of(const HostThread& t) {
+  for (std::size_t i = 0; i < t.frames.size(); ++i) {
+    if (t.frames[i].python) {
+      return i;
+    }
+  }
+  const Frame* user = innermost_user_frame(t);
+  return user == nullptr ? t.frames.size() : static_cast<std::size_t>(user - t.frames.data());
+}
+
+bool same_frame(const Frame& a, const Frame& b) {
+  return a.function == b.function && a.python == b.python &&
+         (a.python ? a.line == b.line && a.file == b.file : a.pc == b.pc);
+}
+
 // A thread that stayed inside one call in every sample while the frames inside it moved: the
 // call's frame (the innermost named one whose function is the same in every sample, with every
-// frame outside it identical), else nullptr; `cpu` and `ran` sum its figures between samples.
-// Progress calls such a thread moving: its frame 0 moved.
+// frame from it out to the user's line identical), else nullptr; `cpu` and `ran` sum its figures
+// between samples. Progress calls such a thread moving: its frame 0 moved.
 const Frame* call_never_returning(const HostThread& t, const std::vector<Sample>& samples,
                                   double& cpu, double& ran) {
   if (samples.size() < 2 || t.frames.empty()) {
+    return nullptr;
+  }
+  // The user's line the call is made from must stay put (a C++ loop in main() moves: not one
+  // call). Stacks are compared from it inward: a backtrace cut at its depth limit loses outer
+  // frames, more of them the deeper the thread is inside the call.
+  const std::size_t anchor = anchor_of(t);
+  if (anchor == t.frames.size()) {
     return nullptr;
   }
   std::size_t call = 0; // index into t.frames, the outermost of each sample's answer
@@ -203,10 +227,15 @@ const Frame* call_never_returning(const HostThread& t, const std::vector<Sample>
       cpu += other->figures->cpu_seconds;
       ran += other->figures->run_seconds;
     }
-    // From the outermost frame inward: identical frames, then one of the same function.
-    std::size_t i = t.frames.size();
-    std::size_t j = other->frames.size();
-    std::size_t here = i; // none yet
+    const std::size_t other_anchor = anchor_of(*other);
+    if (other_anchor == other->frames.size() ||
+        !same_frame(t.frames[anchor], other->frames[other_anchor])) {
+      return nullptr; // the user's line moved
+    }
+    // From the anchor inward: identical frames, then one of the same function.
+    std::size_t i = anchor;
+    std::size_t j = other_anchor;
+    std::size_t here = t.frames.size(); // none yet
     while (i > 0 && j > 0) {
       const Frame& a = t.frames[i - 1];
       const Frame& b = other->frames[j - 1];
@@ -216,8 +245,7 @@ const Frame* call_never_returning(const HostThread& t, const std::vector<Sample>
       if (!a.function.empty() && a.function != "??") {
         here = i - 1; // an unnamed frame cannot name the call
       }
-      const bool identical = a.python ? a.line == b.line && a.file == b.file : a.pc == b.pc;
-      if (!identical) {
+      if (!same_frame(a, b)) {
         break; // the same call, somewhere else inside it
       }
       --i;
@@ -273,12 +301,15 @@ struct Builder {
             // what it waits for decides.
             st = State::Blocked;
             doing = fmt::format("waits for the GPU in {} in every sample", gpu.name);
-          } else if (ran > 0 && cpu / ran >= kRunningShare) {
-            // Running, not asleep: a loaded machine gives a spinning thread only its share.
+          } else if ((ran <= 0 || cpu / ran >= kRunningShare) &&
+                     detail::blocking_frame(t) == nullptr) {
+            // Outside any wait and not asleep (or not measured, as progress judges a thread
+            // whose frames stayed): running inside the call.
             st = State::Spinning;
-            doing = fmt::format("in one call ({}) in every sample, {:.1f} s of CPU in {:.1f} s: "
-                                "a call that never returns",
-                                frame_where(*call), cpu, ran);
+            doing = fmt::format("in one call ({}) in every sample, {}: a call that never returns",
+                                frame_where(*call),
+                                ran > 0 ? fmt::format("{:.1f} s of CPU in {:.1f} s", cpu, ran)
+                                        : std::string("its CPU time not measured"));
           }
         }
       }
@@ -472,10 +503,13 @@ struct Builder {
     for (const auto* c : spin->rest) {
       rest_threads += c->threads;
     }
-    const std::string unit = s.debugger == DebuggerKind::CudaGdb ? "threads" : "waves";
+    const bool cuda = s.debugger == DebuggerKind::CudaGdb;
+    auto units = [&](std::uint64_t n) {
+      return fmt::format("{} {}{}", n, cuda ? "thread" : "wave", n == 1 ? "" : "s");
+    };
     const NodeId poll = g.add(make("lanes:" + d.id + ":poll", "lanes",
-                                   fmt::format("{} {} in one loop in {} block(s)",
-                                               spin->spin_threads, unit, spin->spin_workgroups),
+                                   fmt::format("{} in one loop in {} block(s)",
+                                               units(spin->spin_threads), spin->spin_workgroups),
                                    moving ? State::Moving : State::Spinning,
                                    detail::where(*spin->spin.front(), s)));
     const bool collective = detail::is_collective(d);
@@ -488,8 +522,8 @@ struct Builder {
     }
     if (flag == graph::Graph::npos) {
       flag = g.add(make("flag:" + d.id, "flag",
-                        collective ? "the peers' flags the polling lanes read"
-                                   : "the flag the polling lanes read",
+                        collective ? "the peers' flags the looping lanes read"
+                                   : "the flag the looping lanes read",
                         moving ? State::Moving : State::Blocked, {},
                         collective ? "no writer seen (a peer never wrote its slot)"
                                    : "no writer seen in this process"));
@@ -500,10 +534,9 @@ struct Builder {
     g.wait(poll, flag, EdgeKind::One,
            fmt::format("lane table: {}", detail::describe(*spin->spin.front(), s)));
     if (!spin->rest.empty()) {
-      const NodeId rest = g.add(make("lanes:" + d.id + ":rest", "lanes",
-                                     fmt::format("{} {} waiting behind them", rest_threads, unit),
-                                     moving ? State::Moving : State::Blocked,
-                                     detail::where(*spin->rest.front(), s)));
+      const NodeId rest = g.add(
+          make("lanes:" + d.id + ":rest", "lanes", units(rest_threads) + " waiting behind them",
+               moving ? State::Moving : State::Blocked, detail::where(*spin->rest.front(), s)));
       g.wait(dn, rest, EdgeKind::And, "the dispatch ends when every lane does");
       g.wait(rest, poll, EdgeKind::And,
              fmt::format("lane table: {}", detail::describe(*spin->rest.front(), s)));

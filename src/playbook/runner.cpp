@@ -1249,6 +1249,7 @@ private:
     result_.samples = std::move(c.samples);
     result_.findings = std::move(c.findings);
     result_.progress = std::move(c.progress);
+    result_.graph = std::move(c.graph);
     for (auto& w : c.warnings) {
       result_.warnings.push_back(std::move(w));
     }

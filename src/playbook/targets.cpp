@@ -412,6 +412,7 @@ Incident incident_of(const std::string& playbook, TargetsResult&& result) {
       c.snapshot = std::move(run.snapshot);
       c.findings = std::move(run.findings);
       c.progress = std::move(run.progress);
+      c.graph = std::move(run.graph);
       c.warnings = run.warnings;
       // The samples move to the case; the run keeps each one's times (its report says when each
       // stop began), not a second copy of its snapshot.

@@ -35,7 +35,9 @@ nlohmann::json run_case_to_json(const Case& c, std::optional<bool> partial) {
 }
 
 void write_run_case_text(std::ostream& out, const Case& c, const TextOptions& options) {
-  write_text(out, c.snapshot, c.findings, options);
+  TextOptions with_cause = options;
+  with_cause.cause = graph::cause_lines(c.graph);
+  write_text(out, c.snapshot, c.findings, with_cause);
   out << '\n';
   if (with_samples(c)) {
     write_progress_text(out, c.progress, c.samples, options.width);

@@ -89,7 +89,6 @@ void write_run_case(std::ostream& out, const Incident& inc, Format format,
   case Format::Text:
     if (has_text_report(run)) {
       TextOptions to = options;
-      to.cause = graph::cause_lines(c.graph);
       if (!failure.empty()) {
         to.failure = failure;
         to.failure_label = failure_label(run);

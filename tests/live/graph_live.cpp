@@ -33,7 +33,8 @@ std::string first_lines(const std::string& text, std::size_t n) {
 
 TEST_CASE("the GIL held in one C call: the holder's Python line is the cause", "[live][graph]") {
   if (::access("/usr/bin/python3", X_OK) != 0) {
-    SKIP("no /usr/bin/python3");
+    WARN("no /usr/bin/python3: skipped");
+    return;
   }
   ReadyProcess target({"/usr/bin/python3", kScript, find_built("libbusy_lib.so")});
   // The main thread has reached its loop and lost the GIL to the helper's call.

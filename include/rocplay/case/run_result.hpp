@@ -8,6 +8,7 @@
 #include "rocplay/core/debugger.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/core/finding.hpp"
+#include "rocplay/graph/graph.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/snapshot/sampling.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
@@ -97,6 +98,7 @@ struct RunResult {
   // Every sample taken, in order (the first is `snapshot`); the progress analysis over them.
   std::vector<Sample> samples;
   SampleProgress progress;
+  graph::Graph graph; // who waits for whom (Case::graph), moved to the case
   std::uint32_t samples_wanted = 1;
   std::string sampling_stopped; // why fewer samples than wanted were taken
   // Several samples: the target's stops added up (times.stop_seconds then says the same).

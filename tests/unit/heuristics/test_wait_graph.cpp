@@ -108,8 +108,8 @@ TEST_CASE("GIL: a stripped interpreter's futex wait under the eval loop waits fo
   CHECK(g.node(g.find("thread:102")).where == "consume (worker.py:44)");
   CHECK(graph::cause_lines(g).front().starts_with("thread 2 (tokenize_batch (data.py:10)), "));
 
-  SECTION("without CPU figures the moved holder is not called stuck") {
-    samples[1].snapshot.host_threads[1].figures.reset();
+  SECTION("a holder that slept between the samples is not called stuck") {
+    samples[1].snapshot.host_threads[1].figures = ThreadFigures{"S", 0.0, 2.0};
     const auto again = heuristics::run_samples(samples);
     in.progress = &again.progress;
     in.findings = &again.findings;

@@ -150,3 +150,40 @@ TEST_CASE("every real recording keeps its root and chain", "[graph][recordings]"
     CHECK(seen.count(name) == 1);
   }
 }
+
+TEST_CASE("a saved info queues without info dispatches: unknown is not asked, never none",
+          "[graph][console]") {
+  // 28 queues on 4 GPUs, one HSA queue a packet behind (Read 1325, Write 1326), no `info
+  // dispatches` in the session, the host thread in hipDeviceSynchronize.
+  postmortem::Options options;
+  auto results = postmortem::analyse_file(
+      (kGraphFixtures / "rocgdb-console/queue-one-behind-no-dispatches/session.txt").string(),
+      options);
+  REQUIRE(results.size() == 1);
+  const auto& r = results.front();
+  REQUIRE(r.snapshot.queues.size() == 28);
+  CHECK_FALSE(r.snapshot.coverage.dispatches);
+  REQUIRE_FALSE(r.findings.empty());
+  for (const auto& f : r.findings) {
+    INFO(f.id << ": " << f.title);
+    CHECK(f.title.find("no dispatch in flight") == std::string::npos);
+    CHECK(f.title.find("no kernel of it in flight") == std::string::npos);
+    for (const auto& e : f.evidence) {
+      CHECK(e.find("no dispatch") == std::string::npos);
+    }
+  }
+  CHECK(r.findings.front().id == heuristics::kQueuePacketsPending);
+  // The graph: the host thread waits for the queue, the queue for its head packet, unknown.
+  CHECK(graph::find_roots(r.graph).empty());
+  const auto ends = graph::open_ends(r.graph);
+  REQUIRE(ends.size() == 1);
+  const auto& head = r.graph.node(ends.front().node);
+  CHECK(head.state == graph::State::Unknown);
+  CHECK(head.doing == "dispatches were not asked");
+  REQUIRE(ends.front().chain.size() == 3);
+  CHECK(r.graph.node(ends.front().chain[1]).label == "AMDGPU Queue 4:4 (QID 24)");
+  const auto lines = graph::cause_lines(r.graph);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines.front().starts_with("none found: the waits end at what could not be seen: its head "
+                                  "packet, dispatches were not asked <- AMDGPU Queue 4:4"));
+}
