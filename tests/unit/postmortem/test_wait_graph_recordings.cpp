@@ -107,9 +107,10 @@ TEST_CASE("every real recording keeps its root and chain", "[graph][recordings]"
       REQUIRE(want.count(rel) == 1);
       CHECK(got == want.at(rel));
     }
-    // Ranks of one event: files named by rank in one directory (`rank3.mi`, `x-rank1.rec`).
+    // Ranks of one event: files named by rank in one directory (`rank3.mi`, `x-rank1.rec`, or
+    // `job-1.rec` when the recording's meta names its rank too).
     if (auto ranked = postmortem::rank_in_file_name(rel);
-        ranked && rel.find("rank") != std::string::npos) {
+        ranked && (rel.find("rank") != std::string::npos || r.rank.has_value())) {
       if (!r.snapshot.rank) {
         r.snapshot.rank = ranked->second;
       }
