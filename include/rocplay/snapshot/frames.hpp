@@ -15,7 +15,10 @@ namespace rocplay {
 // executable or libpython, its C sources, its evaluation loop), or one with no name at all.
 bool is_system_frame(const Frame& frame);
 
-// The innermost frame in the user's own code, nullptr when every frame is a system one.
+// The innermost frame in the user's own code, nullptr when every frame is a system one. A Python
+// frame of the standard library (threading.py, queue.py, subprocess.py, `<frozen ...>`) counts
+// only when no frame of the user's code is on the stack: the user's line that called it names
+// where the thread waits.
 const Frame* innermost_user_frame(const HostThread& thread);
 
 // `take_second at deadlock_target.cpp:40` (the file's last component), `ioctl from libc.so.6`.
