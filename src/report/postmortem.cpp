@@ -158,6 +158,55 @@ nlohmann::json postmortem_input_to_json(const InputResult& r, bool with_snapshot
   return j;
 }
 
+namespace {
+nlohmann::json skipped_to_json(const Summary& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : s.skipped) {
+    out.push_back({{"path", k.path}, {"why", k.why}});
+  }
+  return out;
+}
+} // namespace
+
+void write_postmortem_sources_text(std::ostream& out, const Summary& s, const TextOptions& options,
+                                   bool with_evidence) {
+  auto bold = [&options](std::string_view text) {
+    return options.color ? "\x1b[1m" + std::string(text) + "\x1b[0m" : std::string(text);
+  };
+  if (with_evidence) {
+    out << "\n" << bold(fmt::format("Evidence from {} input(s):", s.evidence.size())) << "\n";
+    constexpr std::size_t kShown = 20;
+    for (std::size_t i = 0; i < s.evidence.size() && i < kShown; ++i) {
+      write_wrapped(out, options.width, "  ", s.evidence[i]);
+    }
+    if (s.evidence.size() > kShown) {
+      out << "  ... and " << s.evidence.size() - kShown
+          << " more (--format json lists every one under summary.evidence)\n";
+    }
+  }
+  if (!s.skipped.empty()) {
+    out << "\n";
+    write_wrapped(
+        out, options.width, "",
+        bold(fmt::format("Skipped {} file(s) found by a directory walk", s.skipped.size())) +
+            " (documentation and empty files are not read as evidence; name a file on "
+            "the command line to read it):");
+    // One line per reason and folder: `documentation (Markdown) in share/doc/rocplay: a.md, ...`.
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+    for (const auto& k : s.skipped) {
+      const std::filesystem::path p(k.path);
+      const std::string key = k.why + " in " + p.parent_path().string();
+      if (groups.empty() || groups.back().first != key) {
+        groups.emplace_back(key, std::vector<std::string>{});
+      }
+      groups.back().second.push_back(p.filename().string());
+    }
+    for (const auto& [key, names] : groups) {
+      write_wrapped(out, options.width, "  - ", fmt::format("{}: {}", key, fmt::join(names, ", ")));
+    }
+  }
+}
+
 nlohmann::json postmortem_summary_to_json(const Summary& s) {
   nlohmann::json classes = nlohmann::json::array();
   for (const auto& c : s.classes) {
@@ -195,6 +244,8 @@ nlohmann::json postmortem_summary_to_json(const Summary& s) {
           {"events", std::move(events)},
           {"series", std::move(series)},
           {"crash", findings_to_json(s.crash)},
+          {"evidence", s.evidence},
+          {"skipped", skipped_to_json(s)},
           {"warnings", s.warnings}};
 }
 
@@ -322,8 +373,9 @@ void write_postmortem_summary_text(std::ostream& out, const Summary& s,
       out << "  ... and " << not_listed << " more (--format jsonl lists every input)\n";
     }
   }
+  write_postmortem_sources_text(out, s, options, true);
   for (const auto& w : s.warnings) {
-    out << "warning: " << w << "\n";
+    write_wrapped(out, options.width, "warning: ", w);
   }
 }
 
