@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace rocplay::report {
 namespace {
@@ -90,9 +91,17 @@ void wrapped(std::ostream& out, std::size_t width, std::string_view label, std::
   // A label that leaves less than a third of the line would stack the text one word per line:
   // the text starts on the next line instead, a little deeper than the label.
   if (indent + indent / 2 > width && !text.empty()) {
-    const std::size_t lead = std::min(label.find_first_not_of(' '), label.size());
+    std::size_t lead = std::min(label.find_first_not_of(' '), label.size());
+    if (lead + lead / 2 > width) {
+      lead = 0;
+    }
+    // The label is text too: wrapped on its own lines (it may be wider than the line itself).
+    const auto last = label.find_last_not_of(' ');
+    wrapped(out, width, label.substr(0, lead),
+            last == std::string_view::npos || last < lead ? std::string_view()
+                                                          : label.substr(lead, last + 1 - lead));
     indent = lead + 4;
-    out << label.substr(0, label.find_last_not_of(' ') + 1) << '\n' << std::string(indent, ' ');
+    out << std::string(indent, ' ');
   } else {
     out << label;
   }
@@ -155,9 +164,19 @@ public:
       for (std::size_t c = 0; c < w.size(); ++c) {
         total += w[c] + (c + 1 < w.size() ? 2 : 0);
       }
+      // Then, still too wide (a table of many columns at 80), the last column (free text: a
+      // stack, a kernel, a place) gives way down to 8, then the widest down to 8.
+      constexpr std::size_t kFloor = 16;
+      constexpr std::size_t kLastFloor = 8;
       while (total > st.width) {
         auto widest = std::max_element(w.begin(), w.end());
-        const std::size_t floor = 16;
+        std::size_t floor = kFloor;
+        if (*widest <= kFloor && w.back() > kLastFloor) {
+          widest = std::prev(w.end());
+          floor = kLastFloor;
+        } else if (*widest <= kFloor) {
+          floor = kLastFloor;
+        }
         if (*widest <= floor) {
           break;
         }
