@@ -149,15 +149,16 @@ namespace {
 // a read of a pipe, socket or terminal, accept), a child (wait4) or time (nanosleep).
 bool idle_wait(std::string_view wchan) {
   static constexpr std::string_view kIdle[] = {
-      "poll",         "select",  "epoll",      "pipe_read",  "pipe_wait",  "unix_stream",
-      "sk_wait",      "accept",  "tty_read",   "wait_woken", "do_wait",    "nanosleep",
-      "sigtimedwait", "inotify", "sigsuspend", "skb_wait",   "read_events"};
+      "poll",    "select",     "epoll",    "pipe_read",   "pipe_wait",   "unix_stream",
+      "sk_wait", "accept",     "tty_read", "wait_woken",  "nanosleep",   "sigtimedwait",
+      "inotify", "sigsuspend", "skb_wait", "read_events", "kernel_wait4"};
   for (std::string_view w : kIdle) {
     if (wchan.find(w) != std::string_view::npos) {
       return true;
     }
   }
-  return false;
+  // wait4's own wait, by its whole name: `futex_do_wait` is a lock, not a child.
+  return wchan == "do_wait";
 }
 } // namespace
 

@@ -148,6 +148,9 @@ TEST_CASE("rocplay ps without GPU holders: the busy and blocked user processes w
   // Each one's threads' kernel waits, as /proc/PID/task/TID/wchan gives them.
   CHECK(process::worth_a_look(*tree.find(810), {"futex_wait_queue", "futex_wait_queue"}) ==
         "blocked: futex_wait_queue");
+  // A C program's lockers, main in pause() (tests/targets/deadlock_target.cpp, kernel 6.x names).
+  CHECK(process::worth_a_look(*tree.find(810), {"__do_sys_pause", "futex_do_wait"}) ==
+        "blocked: futex_do_wait");
   CHECK(process::worth_a_look(*tree.find(820), {""}) == "busy: 100% CPU");
   CHECK(process::worth_a_look(*tree.find(830), {"do_select"}).empty()); // waits for the user
   CHECK(process::worth_a_look(*tree.find(800), {"do_wait"}).empty());   // a shell and its child
