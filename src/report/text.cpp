@@ -538,9 +538,9 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
                           deferred->decoded_by));
     }
     for (const auto& l : loops) {
-      // The subject on its own line when it would push the description past a third of it.
+      // The subject on its own line when it would push the description past half the line.
       const std::string label = "  " + l.subject + ": ";
-      if (columns_of(label) > st.width / 3) {
+      if (columns_of(label) > st.width / 2) {
         wrapped(out, st.width, "  ", l.subject + ":");
         wrapped(out, st.width, "      ", l.describe());
       } else {
