@@ -4,6 +4,7 @@
 #include "cli/help_format.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/playbook/playbook.hpp"
+#include "rocplay/report/report.hpp"
 #include "rocplay/session/session.hpp"
 
 #include <fmt/format.h>
@@ -11,7 +12,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
+
+#include <unistd.h>
 
 namespace rocplay::cli::playbooks_command {
 namespace {
@@ -88,11 +92,8 @@ int check_names(const playbook::Playbook& pb, const PlaybooksOptions& o) {
 
 int list() {
   const auto entries = playbook::list_playbooks();
-  const std::size_t columns = help_width();
-  std::size_t width = 4;
-  for (const auto& e : entries) {
-    width = std::max(width, e.name.size());
-  }
+  // The report's width (the terminal's, $COLUMNS, else 100), as every listing of rocplay fits.
+  const std::size_t columns = report::text_width(STDOUT_FILENO);
   for (const auto& e : entries) {
     std::string note;
     if (!e.shadowed_by.empty()) {
@@ -101,15 +102,18 @@ int list() {
     if (!e.error.empty()) {
       note += " [does not load: run `rocplay playbooks check " + e.origin + "`]";
     }
-    // Descriptions wrap under themselves, to the terminal's width.
-    const std::size_t room = columns > width + 2 + 20 ? columns - width - 2 : 20;
-    const std::string text = wrap_text(e.description + note, room, width + 2);
-    std::printf("%-*s  %s\n", static_cast<int>(width), e.name.c_str(), text.c_str());
-    std::printf("%-*s  (%s)\n", static_cast<int>(width), "", e.origin.c_str());
+    // The name and where it comes from, then the description under it, a little indented: a
+    // long name no longer pushes every description into a narrow column.
+    std::printf("%s\n", wrap_text(e.name + "  (" + e.origin + ")", columns, 4).c_str());
+    std::printf("    %s\n", wrap_text(e.description + note, columns - 4, 4).c_str());
   }
   std::string dirs;
   for (const auto& d : playbook::search_dirs()) {
-    dirs += (dirs.empty() ? "" : ", ") + d;
+    const bool relative = !d.empty() && d.front() != '/';
+    dirs += (dirs.empty() ? "" : ", ") + d +
+            (relative ? " (a folder under the current directory, " +
+                            std::filesystem::absolute(d).lexically_normal().string() + ")"
+                      : std::string());
   }
   std::printf("\n%s\n", wrap_text("Searched: built-ins, then " + dirs + ".", columns).c_str());
   return 0;

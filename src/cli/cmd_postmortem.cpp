@@ -91,7 +91,8 @@ Action add_postmortem(CLI::App& app) {
                   "Transcripts (rocplay recordings, raw MI logs), rocplay JSON/JSONL output, "
                   "rocm-debug-agent logs, crash evidence (kernel API-call logs, level-10 dump "
                   "directories, dmesg/journalctl, runtime messages, crash_diagnostics.json); "
-                  "directories are read recursively; globs are expanded")
+                  "directories are read recursively (documentation and empty files in them "
+                  "are skipped); globs are expanded")
       ->required();
   cmd->add_option("-f,--format", o->format, "text, json, jsonl or sarif")->default_val("text");
   cmd->add_option("-o,--output", o->output, "Write the report here instead of stdout");
@@ -112,9 +113,12 @@ Action add_postmortem(CLI::App& app) {
   cmd->add_flag("--no-progress", o->no_progress, "Never show progress");
   cmd->add_option("--max-listed", o->max_listed, "Inputs listed one by one in text output")
       ->default_val(50);
-  cmd->footer("Exit codes: 0 no findings, 1 findings, 2 some inputs could not be read "
-              "(unreadable inputs win over findings), 64 bad command line, 66 the report cannot "
-              "be written, 70 internal error, 130 interrupted. `-` reads standard input; a FIFO "
+  cmd->footer("Exit codes: " + finding_exit_codes() +
+              " (unreadable inputs win over findings); 64 bad command line, 66 the report cannot "
+              "be written, 70 internal error, 130 interrupted. A directory is read recursively, "
+              "leaving out documentation (Markdown, reStructuredText, HTML, README, ...) and "
+              "empty files, which the report lists as skipped; named on the command line, such "
+              "a file is read. `-` reads standard input; a FIFO "
               "or `<(...)` is read whole. Ranks come from each recording's meta, else "
               "--rank-from, else file names that differ only in a rank number (rank0, rank_1, "
               "r3, tp2, -N), else the order given with --one-event; ranked snapshots in one "

@@ -3,9 +3,14 @@
 #include "cli/output.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/report/ps.hpp"
+#include "rocplay/report/report.hpp"
 #include "rocplay/session/process.hpp"
 
+#include <unistd.h>
+
 #include <iostream>
+#include <map>
+#include <set>
 #include <string>
 
 namespace rocplay::cli::ps_command {
@@ -18,12 +23,45 @@ struct PsArgs {
   int sample_ms = 200;
 };
 
+// Without GPU holders, the user processes worth a look (busy or blocked) by their main thread's
+// state and kernel wait; another user's only for root, who can attach to them.
+std::map<std::int64_t, std::string> worth_a_look(const process::ProcessTree& scanned) {
+  std::map<std::int64_t, std::string> out;
+  const auto uid = static_cast<std::int64_t>(::getuid());
+  for (const auto& p : scanned.processes()) {
+    if (p.pid == ::getpid() || process::is_kernel_thread(p) ||
+        (uid != 0 && p.uid && *p.uid != uid)) {
+      continue;
+    }
+    std::vector<std::string> wchans;
+    for (const auto& t : process::read_task_stats(p.pid, 64)) { // the main thread first
+      wchans.push_back(process::read_wchan(p.pid, t.tid));
+    }
+    if (auto why = process::worth_a_look(p, wchans); !why.empty()) {
+      out.emplace(p.pid, std::move(why));
+    }
+  }
+  return out;
+}
+
 int print_tree(const process::ProcessTree& scanned, const PsArgs& args) {
-  const process::ProcessTree shown = args.all ? scanned : scanned.candidates();
+  const std::int64_t self = ::getpid();
+  process::ProcessTree shown =
+      args.all ? scanned.without_kernel_threads(self) : scanned.candidates();
+  std::map<std::int64_t, std::string> reasons;
+  if (!args.all && shown.processes().empty()) {
+    reasons = worth_a_look(scanned);
+    std::set<std::int64_t> keep;
+    for (const auto& [pid, why] : reasons) {
+      keep.insert(pid);
+    }
+    shown = scanned.with_ancestors(keep, self);
+  }
   if (args.format == "json") {
-    std::cout << json_text(report::process_list_to_json(scanned, shown), 2) << '\n';
+    std::cout << json_text(report::process_list_to_json(scanned, shown, reasons), 2) << '\n';
   } else {
-    report::write_process_tree_text(std::cout, scanned, shown);
+    report::write_process_tree_text(std::cout, scanned, shown, report::text_width(STDOUT_FILENO),
+                                    reasons);
   }
   return 0;
 }
@@ -38,7 +76,7 @@ int print_workers(const process::ProcessTree& tree, const PsArgs& args) {
   if (args.format == "json") {
     std::cout << json_text(report::workers_to_json(*server, workers), 2) << '\n';
   } else {
-    report::write_workers_text(std::cout, *server, workers);
+    report::write_workers_text(std::cout, *server, workers, report::text_width(STDOUT_FILENO));
   }
   return 0;
 }
@@ -46,9 +84,11 @@ int print_workers(const process::ProcessTree& tree, const PsArgs& args) {
 Action add_ps(CLI::App& app) {
   auto args = std::make_shared<PsArgs>();
   auto* sub = app.add_subcommand(
-      "ps", "List processes holding GPU work (/dev/kfd, /dev/nvidia*) as a tree, or a server's "
-            "GPU workers");
-  sub->add_flag("--all", args->all, "List every process, not only GPU holders and their kin");
+      "ps", "List processes holding GPU work (/dev/kfd, /dev/nvidia*) as a tree (without any: "
+            "user processes that are busy or blocked), or a server's GPU workers");
+  sub->add_flag("--all", args->all,
+                "List every process (never kernel threads, nor rocplay itself), not only GPU "
+                "holders and their kin");
   sub->add_option("--workers-of", args->workers_of,
                   "Resolve the GPU workers of a server (dispatcher) PID")
       ->check(CLI::PositiveNumber);

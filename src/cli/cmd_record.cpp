@@ -17,7 +17,7 @@ Action add_record(CLI::App& app) {
   o->playbook = "hang-triage";
   sub->add_option("--playbook", o->playbook, "The playbook to run")->capture_default_str();
   add_run_options(*sub, *o, false);
-  sub->footer(kRunExitCodes);
+  sub->footer(run_exit_codes());
   return [o] { return run_playbook_command(*o); };
 }
 

@@ -22,7 +22,7 @@ Action add_run(CLI::App& app) {
                 "Let the process run and run the playbook at its first fault stop (fault-triage "
                 "suits); --timeout then bounds the wait, after which rocplay detaches with the "
                 "process running");
-  sub->footer(std::string(kRunExitCodes) +
+  sub->footer(run_exit_codes() +
               " With --wait-for-fault: 81 it faulted (reported), 83 no fault before --timeout "
               "(detached, running), 0/80 it exited with status 0/another.");
   auto* timeout = sub->get_option("--timeout");

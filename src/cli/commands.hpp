@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rocplay::cli {
@@ -46,6 +47,19 @@ CLI::Option* add_color_option(CLI::App& sub, std::string& when);
 CLI::Option* add_wide_option(CLI::App& sub, bool& wide);
 CLI::Option* add_debugger_option(CLI::App& sub, std::string& debugger);
 CLI::Option* add_var_option(CLI::App& sub, std::vector<std::string>& vars);
+// The one exit-code rule of every command that reports findings (run, record, postmortem), worded
+// once: README.md's exit-code table and the man page say the same words
+// (tests/live/cli_exit_rule.cpp holds them to it).
+inline constexpr std::string_view kExitNothing =
+    "nothing: no finding at warning or above (the report may list notes at info)";
+inline constexpr std::string_view kExitFinding =
+    "a finding: at least one finding at warning or above, which the report leads with";
+inline constexpr std::string_view kExitUnreadable =
+    "unreadable: an input could not be read (missing, empty or not a known format) or a target "
+    "could not be examined; the rest are reported";
+// `0 nothing: ...; 1 a finding: ...; 2 unreadable: ...; the same code in every format (...)`.
+std::string finding_exit_codes(std::string_view json_keys = "incident.exit_code");
+
 // Whether to colour a report written to `fd` (-1: a file) under `when`.
 bool use_color(const std::string& when, int fd);
 

@@ -100,4 +100,47 @@ std::string WrappingFormatter::make_footer(const CLI::App* app) const {
   return footer.empty() ? footer : wrap_text(footer, width_);
 }
 
+namespace {
+// `--color{always}` -> `--color`; false when the name has no flag value.
+bool strip_flag_value(std::string& name) {
+  bool stripped = false;
+  for (auto open = name.find('{'); open != std::string::npos; open = name.find('{')) {
+    const auto close = name.find('}', open);
+    if (close == std::string::npos) {
+      break;
+    }
+    name.erase(open, close - open + 1);
+    stripped = true;
+  }
+  return stripped;
+}
+} // namespace
+
+std::string WrappingFormatter::make_option_name(const CLI::Option* opt, bool positional) const {
+  std::string name = CLI::Formatter::make_option_name(opt, positional);
+  if (!positional && strip_flag_value(name)) {
+    name += "[=WHEN]";
+  }
+  return name;
+}
+
+std::string WrappingFormatter::make_option_opts(const CLI::Option* opt) const {
+  std::string name = opt->get_name(false, true);
+  if (!strip_flag_value(name)) {
+    return CLI::Formatter::make_option_opts(opt);
+  }
+  // The set the value is checked against, `{auto,always,never}` in CLI11's words.
+  const std::string type = opt->get_type_name(); // `:{auto,always,never}` after the type
+  const auto open = type.find('{');
+  const auto close = type.rfind('}');
+  if (open != std::string::npos && close != std::string::npos && close > open) {
+    std::string choices = type.substr(open + 1, close - open - 1);
+    for (auto& c : choices) {
+      c = c == ',' ? '|' : c;
+    }
+    return " WHEN: " + choices;
+  }
+  return {};
+}
+
 } // namespace rocplay::cli

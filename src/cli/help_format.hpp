@@ -27,6 +27,10 @@ public:
   std::string make_subcommand(const CLI::App* sub) const override;
   std::string make_description(const CLI::App* app) const override;
   std::string make_footer(const CLI::App* app) const override;
+  // A flag that also takes a value (`--color{always}`, checked against a set) reads
+  // `--color[=WHEN]` with its choices after it, not CLI11's `--color{always} :{auto,...}`.
+  std::string make_option_name(const CLI::Option* opt, bool positional) const override;
+  std::string make_option_opts(const CLI::Option* opt) const override;
 
 private:
   std::size_t width_;

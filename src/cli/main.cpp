@@ -140,6 +140,15 @@ std::string did_you_mean(CLI::App& app, const CLI::ParseError& error) {
     words.push_back(rest.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos));
     pos = sp == std::string::npos ? rest.size() : sp + 1;
   }
+  // A bare number where a pid was meant (`rocplay run hang-triage 3124`).
+  const bool takes_pid = std::find(names.begin(), names.end(), "--pid") != names.end();
+  for (const auto& word : words) {
+    if (takes_pid && !word.empty() && word.size() <= 10 &&
+        word.find_first_not_of("0123456789") == std::string::npos) {
+      return "a process id goes after --pid: `--pid " + word + "` (`rocplay " + scope->get_name() +
+             " --help` lists the options)";
+    }
+  }
   for (auto word : words) {
     if (const auto eq = word.find('='); eq != std::string::npos) {
       word.resize(eq);
@@ -153,6 +162,12 @@ std::string did_you_mean(CLI::App& app, const CLI::ParseError& error) {
     }
   }
   return {};
+}
+
+std::string finding_exit_codes(std::string_view json_keys) {
+  return "0 " + std::string(kExitNothing) + "; 1 " + std::string(kExitFinding) + "; 2 " +
+         std::string(kExitUnreadable) +
+         "; the same code in every format (JSON: " + std::string(json_keys) + ")";
 }
 
 bool stderr_is_tty() {

@@ -155,4 +155,19 @@ report::TextOptions report_text_options(const RunCommandOptions& o) {
   return to;
 }
 
+std::string run_exit_codes() {
+  return "Exit codes: " +
+         finding_exit_codes("incident.exit_code, and each target's run.exit_code") +
+         "; 3 a step failed or an expect did not hold, 64 bad "
+         "command line, 66 a file cannot be read or written, 67 no such process, 68 HSA_TOOLS_LIB "
+         "in "
+         "the target (the debug agent holds the debugger hook), 69 no debugger found, 70 internal "
+         "error, 75 a debugger step ran past its deadline, 76 the debugger crashed, 77 ptrace not "
+         "permitted (another tracer, a kernel thread, Yama, capabilities), 78 bad playbook or an "
+         "unsafe command refused, 79 the target was still stopped after detach (rocplay sent "
+         "SIGCONT), 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (after detaching; the report "
+         "is "
+         "marked partial).";
+}
+
 } // namespace rocplay::cli

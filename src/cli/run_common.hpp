@@ -18,15 +18,8 @@
 namespace rocplay::cli {
 
 // `run` and `record`: every exit code they can end with (README.md, "Exit codes").
-inline constexpr const char* kRunExitCodes =
-    "Exit codes: 0 nothing found, 1 findings, 3 a step failed or an expect did not hold, 64 bad "
-    "command line, 66 a file cannot be read or written, 67 no such process, 68 HSA_TOOLS_LIB in "
-    "the target (the debug agent holds the debugger hook), 69 no debugger found, 70 internal "
-    "error, 75 a debugger step ran past its deadline, 76 the debugger crashed, 77 ptrace not "
-    "permitted (another tracer, a kernel thread, Yama, capabilities), 78 bad playbook or an "
-    "unsafe command refused, 79 the target was still stopped after detach (rocplay sent "
-    "SIGCONT), 130/143/129 interrupted by SIGINT/SIGTERM/SIGHUP (after detaching; the report is "
-    "marked partial).";
+// `run` and `record`'s exit codes, for their --help.
+std::string run_exit_codes();
 
 struct RunCommandOptions {
   std::string playbook;

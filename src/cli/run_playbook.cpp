@@ -16,61 +16,76 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace rocplay::cli {
 
 namespace {
 
-// Skipped steps waiting to be printed as one line (a run under plain gdb skips a dozen GPU steps).
-struct SkippedRun {
-  std::size_t count = 0;
-  std::string first;
-  std::string reason; // the first step's; the count says how many share the line
+// Progress on a terminal: one line, rewritten in place as the steps go (`\r` and erase to the
+// end of the line), cut to the terminal's width so it never wraps into a second line. A step that
+// failed or ran past its deadline gets a line of its own that stays; the rest leave nothing once
+// the report comes.
+struct ProgressLine {
+  bool shown = false;      // a line is on the terminal now, without its newline
+  std::size_t steps = 0;   // top-level steps begun
+  std::size_t skipped = 0; // steps skipped so far (a run under plain gdb skips the GPU ones)
 };
-SkippedRun g_skipped;
+ProgressLine g_progress;
 
-void flush_skipped() {
-  if (g_skipped.count == 0) {
-    return;
+void clear_progress() {
+  if (g_progress.shown) {
+    std::fputs("\r\x1b[K", stderr);
+    std::fflush(stderr);
+    g_progress.shown = false;
   }
-  if (g_skipped.count == 1) {
-    std::fprintf(stderr, "rocplay: skipped   %s: %s\n", g_skipped.first.c_str(),
-                 g_skipped.reason.c_str());
-  } else {
-    std::fprintf(stderr, "rocplay: skipped   %zu steps (%s ...; first: %s)\n", g_skipped.count,
-                 g_skipped.first.c_str(), g_skipped.reason.c_str());
-  }
-  g_skipped = {};
 }
 
-// One line per finished top-level step, on a terminal only; skipped steps in a row share a line.
+void show_progress(const std::string& text) {
+  const std::size_t width = report::text_width(STDERR_FILENO);
+  std::string line = text;
+  if (report::text_columns(line) >= width) { // the last column would wrap on some terminals
+    std::size_t keep = width > 4 ? width - 4 : 1;
+    std::size_t cols = 0;
+    std::size_t i = 0;
+    for (; i < line.size(); ++i) {
+      if ((static_cast<unsigned char>(line[i]) & 0xc0) != 0x80 && cols++ == keep) {
+        break;
+      }
+    }
+    line = line.substr(0, i) + "...";
+  }
+  std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
+  std::fflush(stderr);
+  g_progress.shown = true;
+}
+
 void progress_line(const playbook::StepRecord& rec, bool done) {
   if (done && rec.status == playbook::StepStatus::Skipped) {
-    if (g_skipped.count++ == 0) {
-      g_skipped.first = rec.name;
-      g_skipped.reason = rec.message;
+    ++g_progress.skipped;
+    return;
+  }
+  if (done && (rec.status == playbook::StepStatus::Failed ||
+               rec.status == playbook::StepStatus::TimedOut)) {
+    clear_progress();
+    std::string line = fmt::format("rocplay: {:<9} {} ({:.3f}s)", playbook::to_string(rec.status),
+                                   rec.name, rec.seconds);
+    if (!rec.message.empty()) {
+      line += ": " + rec.message;
     }
+    std::fprintf(stderr, "%s\n", line.c_str());
     return;
   }
-  const bool prints =
-      done ? !(rec.depth > 0 && rec.status == playbook::StepStatus::Ok) : rec.depth == 0;
-  if (!prints) {
-    return;
+  if (done || rec.depth > 0) {
+    return; // the next step's line replaces this one
   }
-  flush_skipped();
-  if (!done) {
-    std::fprintf(stderr, "rocplay: %s ...\n", rec.name.c_str());
-    return;
-  }
-  std::string line = fmt::format("rocplay: {:<9} {}", playbook::to_string(rec.status), rec.name);
-  if (rec.status != playbook::StepStatus::NotRun) {
-    line += fmt::format(" ({:.3f}s)", rec.seconds);
-  }
-  if (!rec.message.empty()) {
-    line += ": " + rec.message;
-  }
-  std::fprintf(stderr, "%s\n", line.c_str());
+  ++g_progress.steps;
+  show_progress(fmt::format(
+      "rocplay: step {}: {} ...{}", g_progress.steps, rec.name,
+      g_progress.skipped > 0 ? fmt::format(" ({} skipped)", g_progress.skipped) : std::string()));
 }
 
 } // namespace
@@ -112,8 +127,15 @@ int run_playbook_command(const RunCommandOptions& o) {
   session::SearchEnv search;
   search.defer_banner = true;
   examination.debugger = session::find_debugger(o.debugger, search);
-  const Incident incident = drivers::examine_one(pb, target, examination);
-  flush_skipped();
+  struct ClearProgress { // also when the run throws: its error starts a line of its own
+    ~ClearProgress() { clear_progress(); }
+  };
+  std::optional<Incident> examined;
+  {
+    ClearProgress guard;
+    examined = drivers::examine_one(pb, target, examination);
+  }
+  const Incident& incident = *examined;
   const playbook::RunResult& result = *incident.cases.front().run;
   report::write(file.stream(), incident, format, report_text_options(o), ROCPLAY_VERSION);
   file.commit();
@@ -122,7 +144,7 @@ int run_playbook_command(const RunCommandOptions& o) {
     // Nothing was seen; a report would only say "nothing found". The steps say why (when it
     // was the attach itself, the error below says it all).
     std::ostringstream steps;
-    report::write_run_section_text(steps, result);
+    report::write_run_section_text(steps, result, report::text_width(2));
     std::fputs(steps.str().c_str(), stderr);
   }
   const std::string failure = report::failure_text(result);

@@ -109,6 +109,90 @@ ProcessTree ProcessTree::candidates() const {
   return ProcessTree(std::move(out));
 }
 
+ProcessTree ProcessTree::with_ancestors(const std::set<std::int64_t>& keep,
+                                        std::int64_t self) const {
+  std::set<std::int64_t> shown;
+  for (const std::int64_t pid : keep) {
+    for (std::int64_t up = pid, guard = 0; up > 1 && guard < 4096; ++guard) {
+      const ProcessInfo* p = find(up);
+      if (p == nullptr || p->pid == self || is_kernel_thread(*p) || !shown.insert(up).second) {
+        break;
+      }
+      up = p->ppid;
+    }
+  }
+  std::vector<ProcessInfo> out;
+  for (const auto& p : processes_) {
+    if (shown.count(p.pid) != 0) {
+      out.push_back(p);
+    }
+  }
+  return ProcessTree(std::move(out));
+}
+
+ProcessTree ProcessTree::without_kernel_threads(std::int64_t self) const {
+  std::vector<ProcessInfo> out;
+  for (const auto& p : processes_) {
+    if (!is_kernel_thread(p) && p.pid != self) {
+      out.push_back(p);
+    }
+  }
+  return ProcessTree(std::move(out));
+}
+
+bool is_kernel_thread(const ProcessInfo& p) {
+  return p.pid == 2 || (p.ppid == 2 && p.cmdline.empty());
+}
+
+namespace {
+// Kernel waits of a process that waits for something from outside: input (poll, select, epoll,
+// a read of a pipe, socket or terminal, accept), a child (wait4) or time (nanosleep).
+bool idle_wait(std::string_view wchan) {
+  static constexpr std::string_view kIdle[] = {
+      "poll",    "select",     "epoll",    "pipe_read",   "pipe_wait",   "unix_stream",
+      "sk_wait", "accept",     "tty_read", "wait_woken",  "nanosleep",   "sigtimedwait",
+      "inotify", "sigsuspend", "skb_wait", "read_events", "kernel_wait4"};
+  for (std::string_view w : kIdle) {
+    if (wchan.find(w) != std::string_view::npos) {
+      return true;
+    }
+  }
+  // wait4's own wait, by its whole name: `futex_do_wait` is a lock, not a child.
+  return wchan == "do_wait";
+}
+} // namespace
+
+std::string worth_a_look(const ProcessInfo& p, const std::vector<std::string>& wchans) {
+  if (is_kernel_thread(p) || p.pid <= 1) {
+    return {};
+  }
+  if (p.cpu_percent && *p.cpu_percent >= kBusyCpuPercent) {
+    return "busy: " + std::to_string(static_cast<int>(*p.cpu_percent + 0.5)) + "% CPU";
+  }
+  const std::string main = wchans.empty() ? std::string() : wchans.front();
+  switch (p.state) {
+  case 'D':
+    return "D wait: " + (main.empty() ? std::string("?") : main);
+  case 'T':
+  case 't':
+    return "stopped: state T";
+  default:
+    break;
+  }
+  // A thread asleep on a futex waits for a lock, a condition variable or a join: where a hung
+  // program sits. A process that also waits for input, a child or time is idle, not hung.
+  std::string futex;
+  for (const auto& w : wchans) {
+    if (idle_wait(w)) {
+      return {};
+    }
+    if (futex.empty() && w.find("futex") != std::string::npos) {
+      futex = w;
+    }
+  }
+  return futex.empty() ? std::string() : "blocked: " + futex;
+}
+
 std::vector<ProcessInfo> workers_of(const ProcessTree& tree, std::int64_t pid) {
   std::vector<ProcessInfo> out;
   if (tree.find(pid) == nullptr) {

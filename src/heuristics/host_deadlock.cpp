@@ -429,6 +429,17 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
         "Take a snapshot with `rocplay run --pid PID` (hang-triage or host-stacks), which "
         "reads each mutex's owner, or run `print *(int*)($rdi+8)` in the innermost frame "
         "of each blocked thread (x86-64) to see which thread holds it.";
+  } else if (!gpu_process && in_cycle.empty() && waiting.size() == s.host_threads.size()) {
+    // Every thread of the process sleeps in a wait: none runs that could wake the others. The
+    // report leads with it, so it is a finding (exit 1), as a hang of Python locks is.
+    w.severity = Severity::Warning;
+    w.summary = "Every thread of the process sleeps in a wait, each described by what it waits "
+                "for; none forms a lock loop, and none runs that could wake the others. Unless "
+                "something outside the process (another process, a signal, a timer) does, it "
+                "is hung.";
+    w.next_step = "Start from the thread whose wait the others depend on: the code that should "
+                  "signal its condition variable, post its semaphore or release its lock, and "
+                  "why it never ran.";
   } else {
     w.summary =
         "Host threads sleeping in a wait, each described by what it waits for. None of them "

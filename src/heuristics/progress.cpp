@@ -1034,8 +1034,13 @@ std::optional<Finding> no_progress(const std::vector<Sample>& samples, const Sam
     f.dispatches = {{dispatches.front()->id, dispatches.front()->label}};
   }
   f.next_step = "Anchor on the PC where it spins and read that loop: find the flag, counter or "
-                "lock it polls and who should have changed it. Take more samples (--samples 4) "
-                "if a slow but healthy loop is possible.";
+                "lock it polls and who should have changed it.";
+  // More samples only where this run took fewer than it would suggest.
+  f.next_step += p.samples < 4 ? std::string(" Take more samples (--samples 4) if a slow but "
+                                             "healthy loop is possible.")
+                               : fmt::format(" A slow but healthy loop would have moved in {} "
+                                             "samples; if unsure, sample longer (--interval).",
+                                             p.samples);
   return f;
 }
 

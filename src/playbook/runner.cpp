@@ -204,6 +204,16 @@ private:
     StepRecord rec;
     rec.sample = sample_;
     rec.name = s.name;
+    // An unnamed command step is named by its command: as it is sent (`--thread 3`), not as
+    // written (`--thread ${thread.id}`), so the steps log says which thread each one read.
+    if ((s.kind == StepKind::Mi || s.kind == StepKind::Cli) && s.name == s.command.text) {
+      try {
+        rec.name = detail::render(
+            s.command, *this, s.kind == StepKind::Mi ? detail::Quoting::Mi : detail::Quoting::Cli);
+      } catch (const std::exception&) {
+        // a variable not set yet: the step's own run reports it; the name stays as written
+      }
+    }
     rec.kind = s.kind;
     rec.position = s.position;
     rec.in_always = in_always;

@@ -410,7 +410,9 @@ Incident incident_of(const std::string& playbook, TargetsResult&& result) {
     if (t.result) {
       RunResult& run = *t.result;
       c.snapshot = std::move(run.snapshot);
-      c.findings = std::move(run.findings);
+      // Copied, not moved: the run keeps its findings, so its own exit code (the JSON's
+      // `run.exit_code`) is the case's, not "nothing found".
+      c.findings = run.findings;
       c.progress = std::move(run.progress);
       c.graph = std::move(run.graph);
       c.warnings = run.warnings;

@@ -783,9 +783,49 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
   return out;
 }
 
+std::optional<std::string> documentation_kind(const std::string& path) {
+  const fs::path p(path);
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static constexpr std::pair<std::string_view, std::string_view> kExtensions[] = {
+      {".md", "Markdown"},   {".markdown", "Markdown"}, {".rst", "reStructuredText"},
+      {".html", "HTML"},     {".htm", "HTML"},          {".xhtml", "HTML"},
+      {".adoc", "AsciiDoc"}, {".asciidoc", "AsciiDoc"}, {".tex", "TeX"},
+      {".pdf", "PDF"},       {".css", "a style sheet"}, {".svg", "an image"},
+      {".png", "an image"},  {".jpg", "an image"},      {".jpeg", "an image"},
+      {".gif", "an image"}};
+  for (const auto& [e, kind] : kExtensions) {
+    if (ext == e) {
+      return std::string(kind);
+    }
+  }
+  // README, LICENSE, CHANGELOG, ... with or without an extension (README.txt, COPYING).
+  std::string stem = p.stem().string();
+  std::transform(stem.begin(), stem.end(), stem.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  static constexpr std::string_view kNames[] = {"README",  "LICENSE",   "LICENCE",
+                                                "COPYING", "CHANGELOG", "CHANGES",
+                                                "AUTHORS", "NOTICE",    "CONTRIBUTING"};
+  for (std::string_view name : kNames) {
+    if (stem == name) {
+      return "a " + std::string(name) + " file";
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::string>& missing,
                                        std::vector<std::pair<std::string, std::string>>& rejected) {
+  std::vector<std::pair<std::string, std::string>> skipped;
+  return expand_inputs(paths, missing, rejected, skipped);
+}
+
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
+                                       std::vector<std::string>& missing,
+                                       std::vector<std::pair<std::string, std::string>>& rejected,
+                                       std::vector<std::pair<std::string, std::string>>& skipped) {
   std::vector<std::string> out;
   auto dangling = [](const fs::path& p) {
     std::error_code ec;
@@ -802,6 +842,7 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> files;
       std::vector<std::pair<std::string, std::string>> odd;
+      std::vector<std::pair<std::string, std::string>> docs;
       for (auto it = fs::recursive_directory_iterator(
                p, fs::directory_options::skip_permission_denied, ec);
            !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -809,7 +850,15 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
         const auto link = it->symlink_status(sec);
         const auto st = it->status(sec);
         if (fs::is_regular_file(st)) {
-          files.push_back(it->path().string());
+          // Documentation beside the logs (a README, installed docs) holds example lines that
+          // read like evidence: a walk leaves it out; named on the command line, it is read.
+          if (auto doc = documentation_kind(it->path().string())) {
+            docs.emplace_back(it->path().string(), "documentation (" + *doc + ")");
+          } else if (fs::is_empty(it->path(), sec) && !sec) {
+            docs.emplace_back(it->path().string(), "an empty file");
+          } else {
+            files.push_back(it->path().string());
+          }
         } else if (fs::is_symlink(link) && !fs::exists(st)) {
           odd.emplace_back(it->path().string(), dangling(it->path()));
         } else if (!fs::is_directory(st) && fs::exists(st)) {
@@ -824,7 +873,9 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
       }
       std::sort(files.begin(), files.end());
       std::sort(odd.begin(), odd.end());
+      std::sort(docs.begin(), docs.end());
       out.insert(out.end(), files.begin(), files.end());
+      skipped.insert(skipped.end(), docs.begin(), docs.end());
       rejected.insert(rejected.end(), odd.begin(), odd.end());
     } else if (fs::exists(p, ec)) {
       out.push_back(p);
@@ -933,13 +984,35 @@ incident::Whereabouts collective_whereabouts(const collectives::Input& in) {
 
 } // namespace
 
+bool gave_evidence(const InputResult& r) {
+  if (r.status == InputStatus::Unreadable || r.status == InputStatus::Empty) {
+    return false;
+  }
+  if (r.crash || !r.findings.empty()) {
+    return true;
+  }
+  switch (r.kind) {
+  case InputKind::Recording:
+  case InputKind::RawMi:
+  case InputKind::ReportJson:
+  case InputKind::ConsoleLog:
+  case InputKind::AgentLog:
+  case InputKind::CollectiveRecord:
+    return true;
+  default:
+    return false;
+  }
+}
+
 Case case_of(const InputResult& r) {
   Case c;
   c.source = source_for(r);
   switch (r.status) {
   case InputStatus::Ok:
-  case InputStatus::Empty:
     c.status = CaseStatus::Examined;
+    break;
+  case InputStatus::Empty: // nothing in it could be read: as unreadable as garbage
+    c.status = CaseStatus::Unreadable;
     break;
   case InputStatus::Partial:
     c.status = CaseStatus::Partial;
@@ -948,7 +1021,7 @@ Case case_of(const InputResult& r) {
     c.status = CaseStatus::Unreadable;
     break;
   }
-  c.error = r.error;
+  c.error = r.status == InputStatus::Empty && r.error.empty() ? "empty: nothing to read" : r.error;
   c.warnings = r.warnings;
   // An unreadable input makes the batch partial; one with a stuck signature, a finding.
   c.exit_code = c.status == CaseStatus::Unreadable ? ExitCode::PartialInput
@@ -1360,13 +1433,17 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
   const std::optional<std::regex> rank_regex = compile_rank_pattern(options);
   std::vector<std::string> missing;
   std::vector<std::pair<std::string, std::string>> rejected;
-  const std::vector<std::string> files = expand_inputs(options.paths, missing, rejected);
+  std::vector<std::pair<std::string, std::string>> skipped;
+  const std::vector<std::string> files = expand_inputs(options.paths, missing, rejected, skipped);
   if (std::count(files.begin(), files.end(), std::string("-")) > 1) {
     throw Error(ExitCode::Usage, "`-` (standard input) is named more than once",
                 "standard input can be read only once; name it once");
   }
   Summary summary;
   summary.inputs = files.size() + missing.size() + rejected.size();
+  for (auto& [path, why] : skipped) {
+    summary.skipped.push_back({std::move(path), std::move(why)});
+  }
   // The first look at every input's header, in parallel: which process each records. Only a
   // process recorded more than once can form a series, so only such recordings keep their
   // samples to the end of the batch; the others are let go as they are read, and memory stays
@@ -1581,6 +1658,9 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     if (!r.signatures.empty()) {
       ++summary.with_findings;
     }
+    if (gave_evidence(r)) {
+      summary.evidence.push_back(r.path + r.member);
+    }
     for (const Signature& s : r.signatures) {
       auto& c = classes[s.key()];
       c.signature = s;
@@ -1591,7 +1671,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     }
     // The one join: the input's process by (host, pid, rank), whatever kind of input it is, so a
     // rank's crash log and its recording are one process to the crash verdict.
-    if (r.crash || r.status != InputStatus::Unreadable) {
+    if (r.crash || (r.status != InputStatus::Unreadable && r.status != InputStatus::Empty)) {
       const auto key = processes.add(source_for(r), r.crash.get(), &r.snapshot);
       if (r.crash) {
         crash_joiner.add(*r.crash, key);

@@ -20,10 +20,10 @@ void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings
     return;
   }
   const Finding& v = findings.front();
-  out << '\n'
-      << bold(color, "CRASH VERDICT") << "  "
-      << fmt::format("[{} {:.2f}] ", to_string(v.severity), v.confidence) << bold(color, v.title)
-      << '\n';
+  out << '\n';
+  write_wrapped(out, width, bold(color, "CRASH VERDICT") + "  ",
+                fmt::format("[{} {:.2f}] ", to_string(v.severity), v.confidence) +
+                    bold(color, v.title));
   if (!v.summary.empty()) {
     write_wrapped(out, width, "  Meaning: ", v.summary);
   }
@@ -39,8 +39,9 @@ void write_crash_verdict(std::ostream& out, const std::vector<Finding>& findings
   }
   for (std::size_t i = 1; i < findings.size(); ++i) {
     const Finding& f = findings[i];
-    out << fmt::format("  [{} {:.2f}] {}: {}\n", to_string(f.severity), f.confidence, f.id,
-                       f.title);
+    write_wrapped(
+        out, width, "  ",
+        fmt::format("[{} {:.2f}] {}: {}", to_string(f.severity), f.confidence, f.id, f.title));
     if (!f.summary.empty()) {
       write_wrapped(out, width, "      ", f.summary);
     }

@@ -164,7 +164,7 @@ void write_targets_text(std::ostream& os, const Incident& inc, const TextOptions
     if (c.run->attached) {
       write_run_case_text(os, c, options);
     } else {
-      write_run_section_text(os, *c.run);
+      write_run_section_text(os, *c.run, options.width);
     }
     os << "\n";
   }

@@ -160,6 +160,55 @@ nlohmann::json postmortem_input_to_json(const InputResult& r, bool with_snapshot
   return j;
 }
 
+namespace {
+nlohmann::json skipped_to_json(const Summary& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& k : s.skipped) {
+    out.push_back({{"path", k.path}, {"why", k.why}});
+  }
+  return out;
+}
+} // namespace
+
+void write_postmortem_sources_text(std::ostream& out, const Summary& s, const TextOptions& options,
+                                   bool with_evidence) {
+  auto bold = [&options](std::string_view text) {
+    return options.color ? "\x1b[1m" + std::string(text) + "\x1b[0m" : std::string(text);
+  };
+  if (with_evidence) {
+    out << "\n" << bold(fmt::format("Evidence from {} input(s):", s.evidence.size())) << "\n";
+    constexpr std::size_t kShown = 20;
+    for (std::size_t i = 0; i < s.evidence.size() && i < kShown; ++i) {
+      write_wrapped(out, options.width, "  ", s.evidence[i]);
+    }
+    if (s.evidence.size() > kShown) {
+      out << "  ... and " << s.evidence.size() - kShown
+          << " more (--format json lists every one under summary.evidence)\n";
+    }
+  }
+  if (!s.skipped.empty()) {
+    out << "\n";
+    write_wrapped(
+        out, options.width, "",
+        bold(fmt::format("Skipped {} file(s) found by a directory walk", s.skipped.size())) +
+            " (documentation and empty files are not read as evidence; name a file on "
+            "the command line to read it):");
+    // One line per reason and folder: `documentation (Markdown) in share/doc/rocplay: a.md, ...`.
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+    for (const auto& k : s.skipped) {
+      const std::filesystem::path p(k.path);
+      const std::string key = k.why + " in " + p.parent_path().string();
+      if (groups.empty() || groups.back().first != key) {
+        groups.emplace_back(key, std::vector<std::string>{});
+      }
+      groups.back().second.push_back(p.filename().string());
+    }
+    for (const auto& [key, names] : groups) {
+      write_wrapped(out, options.width, "  - ", fmt::format("{}: {}", key, fmt::join(names, ", ")));
+    }
+  }
+}
+
 nlohmann::json postmortem_summary_to_json(const Summary& s) {
   nlohmann::json classes = nlohmann::json::array();
   for (const auto& c : s.classes) {
@@ -197,6 +246,8 @@ nlohmann::json postmortem_summary_to_json(const Summary& s) {
           {"events", std::move(events)},
           {"series", std::move(series)},
           {"crash", findings_to_json(s.crash)},
+          {"evidence", s.evidence},
+          {"skipped", skipped_to_json(s)},
           {"warnings", s.warnings}};
 }
 
@@ -266,39 +317,44 @@ void write_postmortem_summary_text(std::ostream& out, const Summary& s,
   auto bold = [&options](std::string_view text) {
     return options.color ? "\x1b[1m" + std::string(text) + "\x1b[0m" : std::string(text);
   };
-  out << bold(fmt::format("rocplay postmortem: {} inputs ({} ok, {} partial, {} empty, {} "
-                          "unreadable), {} with findings; {:.1f} MB in {:.2f} s\n",
-                          s.inputs, s.ok, s.partial, s.empty, s.unreadable, s.with_findings,
-                          static_cast<double>(s.bytes) / (1 << 20), s.seconds));
+  write_wrapped(out, options.width, "",
+                bold(fmt::format("rocplay postmortem: {} inputs ({} ok, {} partial, {} empty, {} "
+                                 "unreadable), {} with findings; {:.1f} MB in {:.2f} s",
+                                 s.inputs, s.ok, s.partial, s.empty, s.unreadable, s.with_findings,
+                                 static_cast<double>(s.bytes) / (1 << 20), s.seconds)));
   if (!s.classes.empty()) {
-    out << "\n"
-        << bold("Stuck signatures") << " (inputs grouped by heuristic, kernel and source line):\n";
+    out << "\n";
+    write_wrapped(out, options.width, "",
+                  bold("Stuck signatures") +
+                      " (inputs grouped by heuristic, kernel and source line):");
     for (const auto& c : s.classes) {
-      out << "  " << c.members.size() << (c.members.size() == 1 ? " input   " : " inputs  ")
-          << c.signature.heuristic;
+      std::string line = c.signature.heuristic;
       if (!c.signature.kernel.empty()) {
-        out << "  " << c.signature.kernel;
+        line += "  " + c.signature.kernel;
       }
       if (!c.signature.location.empty()) {
-        out << "  " << c.signature.location;
+        line += "  " + c.signature.location;
       }
-      out << "\n     ";
+      write_wrapped(out, options.width,
+                    "  " + std::to_string(c.members.size()) +
+                        (c.members.size() == 1 ? " input   " : " inputs  "),
+                    line);
+      std::string names;
       const std::size_t shown = std::min<std::size_t>(c.members.size(), 6);
       for (std::size_t i = 0; i < shown; ++i) {
-        out << " " << std::filesystem::path(c.members[i]).filename().string();
+        names += (i == 0 ? "" : " ") + std::filesystem::path(c.members[i]).filename().string();
       }
       if (c.members.size() > shown) {
-        out << " (+" << c.members.size() - shown << " more)";
+        names += " (+" + std::to_string(c.members.size() - shown) + " more)";
       }
-      out << "\n";
+      write_wrapped(out, options.width, "      ", names);
     }
   }
   for (const auto& e : s.events) {
-    out << "\nAcross ranks " << e.key << " (ranks";
-    for (int r : e.ranks) {
-      out << " " << r;
-    }
-    out << "; ranks from " << e.rule << "):\n";
+    out << "\n";
+    write_wrapped(out, options.width, "",
+                  fmt::format("Across ranks {} (ranks {}; ranks from {}):", e.key,
+                              fmt::join(e.ranks, " "), e.rule));
     if (e.findings.empty()) {
       out << "  no cross-rank finding\n";
     }
@@ -308,9 +364,11 @@ void write_postmortem_summary_text(std::ostream& out, const Summary& s,
   }
   write_crash_verdict(out, s.crash, options.color, options.width);
   for (const auto& sr : s.series) {
-    out << "\nRecordings of " << sr.key << " (" << sr.members.size() << ", in time order):\n";
+    out << "\n";
+    write_wrapped(out, options.width, "",
+                  fmt::format("Recordings of {} ({}, in time order):", sr.key, sr.members.size()));
     for (std::size_t i = 0; i < sr.members.size(); ++i) {
-      out << fmt::format("  +{:.1f}s  {}\n", sr.at[i], sr.members[i]);
+      write_wrapped(out, options.width, fmt::format("  +{:.1f}s  ", sr.at[i]), sr.members[i]);
     }
     write_progress_text(out, sr.progress, {}, options.width);
     for (const auto& f : sr.findings) {
@@ -319,15 +377,28 @@ void write_postmortem_summary_text(std::ostream& out, const Summary& s,
   }
   if (!listed.empty()) {
     out << "\n" << bold("Inputs with findings or problems:") << "\n";
-    for (const auto& line : listed) {
-      out << "  " << line << "\n";
+    for (const auto& entry : listed) {
+      // Its first line, then the lines under it (verdict, samples, warnings), each wrapped.
+      std::size_t from = 0;
+      for (bool first = true; from <= entry.size(); first = false) {
+        const auto nl = entry.find('\n', from);
+        const std::string line = entry.substr(from, nl == std::string::npos ? nl : nl - from);
+        const auto lead = std::min(line.find_first_not_of(' '), line.size());
+        write_wrapped(out, options.width, first ? "  " : line.substr(0, lead),
+                      first ? line : line.substr(lead));
+        if (nl == std::string::npos) {
+          break;
+        }
+        from = nl + 1;
+      }
     }
     if (not_listed > 0) {
       out << "  ... and " << not_listed << " more (--format jsonl lists every input)\n";
     }
   }
+  write_postmortem_sources_text(out, s, options, true);
   for (const auto& w : s.warnings) {
-    out << "warning: " << w << "\n";
+    write_wrapped(out, options.width, "warning: ", w);
   }
 }
 

@@ -196,8 +196,9 @@ void PostmortemBatch::write(std::ostream& out, const Incident& incident, Format 
   }
   case Format::Text:
     if (only_ && added_ == 1 && summary_.events.empty()) {
-      // One input: its own report, as a live run's.
+      // One input: its own report, as a live run's, and what a directory walk left out.
       report::write(out, *only_, Format::Text, options, tool_version);
+      write_postmortem_sources_text(out, summary_, options, false);
     } else {
       // Several inputs: the incident first (where each rank stands), then with --details each
       // input's report, then the batch summary.

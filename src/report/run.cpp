@@ -44,7 +44,7 @@ void write_run_case_text(std::ostream& out, const Case& c, const TextOptions& op
     out << '\n';
   }
   if (c.run) {
-    write_run_section_text(out, *c.run);
+    write_run_section_text(out, *c.run, options.width);
   }
 }
 

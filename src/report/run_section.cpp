@@ -207,10 +207,11 @@ nlohmann::json run_section_to_json(const RunResult& r) {
   return out;
 }
 
-void write_run_section_text(std::ostream& out, const RunResult& r) {
-  out << fmt::format("Playbook {} on pid {} with {} ({})\n", r.playbook, r.pid,
-                     to_string(r.debugger.kind), r.debugger.version);
-  out << "Target: " << target_account(r) << '\n';
+void write_run_section_text(std::ostream& out, const RunResult& r, std::size_t width) {
+  write_wrapped(out, width, "",
+                fmt::format("Playbook {} on pid {} with {} ({})", r.playbook, r.pid,
+                            to_string(r.debugger.kind), mi::lossy_utf8(r.debugger.version)));
+  write_wrapped(out, width, "Target: ", target_account(r));
   out << "Steps:\n";
   std::uint32_t sample = 1;
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
@@ -258,8 +259,10 @@ void write_run_section_text(std::ostream& out, const RunResult& r) {
         }
         names += " ...";
       }
-      out << fmt::format("{}{:<9} {:>8}  {} steps ({}): {}\n", std::string(2 + 2 * s.depth, ' '),
-                         "skipped", "", same, names, why);
+      write_wrapped(
+          out, width,
+          fmt::format("{}{:<9} {:>8}  ", std::string(2 + 2 * s.depth, ' '), "skipped", ""),
+          fmt::format("{} steps ({}): {}", same, names, why));
       i += same - 1;
       continue;
     }
@@ -270,12 +273,13 @@ void write_run_section_text(std::ostream& out, const RunResult& r) {
       }
     }
     const std::string indent(2 + 2 * s.depth, ' ');
-    std::string line =
-        fmt::format("{}{:<9} {:>8}  {}{}", indent, status,
+    const std::string lead =
+        fmt::format("{}{:<9} {:>8}  ", indent, status,
                     s.status == StepStatus::Skipped || s.status == StepStatus::NotRun
                         ? std::string()
-                        : fmt::format("{:.3f}s", s.seconds),
-                    s.in_always && s.depth == 0 ? "[always] " : "", mi::lossy_utf8(s.name));
+                        : fmt::format("{:.3f}s", s.seconds));
+    std::string line =
+        fmt::format("{}{}", s.in_always && s.depth == 0 ? "[always] " : "", mi::lossy_utf8(s.name));
     if (s.sample > 1 && s.kind != StepKind::Snapshot) {
       line += fmt::format(" [sample {}]", s.sample);
     }
@@ -288,11 +292,16 @@ void write_run_section_text(std::ostream& out, const RunResult& r) {
     if (!s.message.empty()) {
       line += ": " + mi::lossy_utf8(s.message);
     }
-    out << line << '\n';
+    // The wrapped lines keep to the step's column (the status and time stay a column of their
+    // own); a long command or message breaks between words, never past the width.
+    write_wrapped(out, width, lead, line);
     if (s.status == StepStatus::Failed && s.position.line != 0) {
       out << indent << "          at " << s.position.str() << '\n';
     }
-    write_step_output_text(out, s.output, indent + "          ");
+    StepOutputLimits limits;
+    const std::size_t output_indent = indent.size() + 10 + 2; // `| ` after the indent
+    limits.max_columns = width > output_indent + 3 + 20 ? width - output_indent - 3 : 20;
+    write_step_output_text(out, s.output, indent + "          ", limits);
   }
   if (r.unsafe_commands_allowed) {
     out << fmt::format("Unsafe commands: allowed by --allow-unsafe-commands; {}\n",
@@ -300,17 +309,17 @@ void write_run_section_text(std::ostream& out, const RunResult& r) {
                            ? std::string("none ran")
                            : fmt::format("{} ran:", r.unsafe_commands_run.size()));
     for (const auto& c : r.unsafe_commands_run) {
-      out << "  " << mi::lossy_utf8(c) << '\n';
+      write_wrapped(out, width, "  ", mi::lossy_utf8(c));
     }
   }
   if (!r.warnings.empty()) {
     out << "Warnings:\n";
     for (const auto& w : r.warnings) {
-      out << "  " << mi::lossy_utf8(w) << '\n';
+      write_wrapped(out, width, "  ", mi::lossy_utf8(w));
     }
   }
   if (r.fatal) {
-    out << "Stopped early: " << mi::lossy_utf8(r.fatal->what()) << '\n';
+    write_wrapped(out, width, "Stopped early: ", mi::lossy_utf8(r.fatal->what()));
   }
 }
 

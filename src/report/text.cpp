@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace rocplay::report {
 namespace {
@@ -35,16 +36,72 @@ struct Style {
   }
 };
 
+// Columns `s` takes on a terminal: escape sequences (`ESC [ ... letter`, colours) take none, a
+// UTF-8 character one.
+std::size_t columns_of(std::string_view s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {
+      i += 2;
+      while (i < s.size() &&
+             (static_cast<unsigned char>(s[i]) < 0x40 || static_cast<unsigned char>(s[i]) > 0x7e)) {
+        ++i;
+      }
+      continue;
+    }
+    if ((c & 0xc0) != 0x80) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// The first `cols` columns of `s` (escape sequences kept whole, characters never split), and the
+// rest.
+std::pair<std::string_view, std::string_view> split_at_column(std::string_view s,
+                                                              std::size_t cols) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {
+      i += 2;
+      while (i < s.size() &&
+             (static_cast<unsigned char>(s[i]) < 0x40 || static_cast<unsigned char>(s[i]) > 0x7e)) {
+        ++i;
+      }
+      continue;
+    }
+    if ((c & 0xc0) != 0x80) {
+      if (n == cols) {
+        return {s.substr(0, i), s.substr(i)};
+      }
+      ++n;
+    }
+  }
+  return {s, {}};
+}
+
 // Word-wraps `text` to `width` after a label, continuation lines indented to the label's width.
+// Widths are terminal columns: colour codes in the label or the text take none. A word longer than
+// a whole line (a path, a command) is broken where the line ends rather than running past it.
 void wrapped(std::ostream& out, std::size_t width, std::string_view label, std::string_view text) {
   const std::size_t kWidth = width;
-  std::size_t indent = label.size();
+  std::size_t indent = columns_of(label);
   // A label that leaves less than a third of the line would stack the text one word per line:
   // the text starts on the next line instead, a little deeper than the label.
   if (indent + indent / 2 > width && !text.empty()) {
-    const std::size_t lead = std::min(label.find_first_not_of(' '), label.size());
+    std::size_t lead = std::min(label.find_first_not_of(' '), label.size());
+    if (lead + lead / 2 > width) {
+      lead = 0;
+    }
+    // The label is text too: wrapped on its own lines (it may be wider than the line itself).
+    const auto last = label.find_last_not_of(' ');
+    wrapped(out, width, label.substr(0, lead),
+            last == std::string_view::npos || last < lead ? std::string_view()
+                                                          : label.substr(lead, last + 1 - lead));
     indent = lead + 4;
-    out << label.substr(0, label.find_last_not_of(' ') + 1) << '\n' << std::string(indent, ' ');
+    out << std::string(indent, ' ');
   } else {
     out << label;
   }
@@ -58,7 +115,8 @@ void wrapped(std::ostream& out, std::size_t width, std::string_view label, std::
     if (word.empty()) {
       continue;
     }
-    if (!first && col + 1 + word.size() > kWidth) {
+    std::size_t word_cols = columns_of(word);
+    if (!first && col + 1 + word_cols > kWidth) {
       out << '\n' << std::string(indent, ' ');
       col = indent;
       first = true;
@@ -67,8 +125,16 @@ void wrapped(std::ostream& out, std::size_t width, std::string_view label, std::
       out << ' ';
       ++col;
     }
+    // Too long for any line: as much as fits here, the rest on the lines below.
+    while (col + word_cols > kWidth && kWidth > col) {
+      auto [head, rest] = split_at_column(word, kWidth - col);
+      out << head << '\n' << std::string(indent, ' ');
+      col = indent;
+      word = rest;
+      word_cols = columns_of(word);
+    }
     out << word;
-    col += word.size();
+    col += word_cols;
     first = false;
   }
   out << '\n';
@@ -98,9 +164,19 @@ public:
       for (std::size_t c = 0; c < w.size(); ++c) {
         total += w[c] + (c + 1 < w.size() ? 2 : 0);
       }
+      // Then, still too wide (a table of many columns at 80), the last column (free text: a
+      // stack, a kernel, a place) gives way down to 8, then the widest down to 8.
+      constexpr std::size_t kFloor = 16;
+      constexpr std::size_t kLastFloor = 8;
       while (total > st.width) {
         auto widest = std::max_element(w.begin(), w.end());
-        const std::size_t floor = 16;
+        std::size_t floor = kFloor;
+        if (*widest <= kFloor && w.back() > kLastFloor) {
+          widest = std::prev(w.end());
+          floor = kLastFloor;
+        } else if (*widest <= kFloor) {
+          floor = kLastFloor;
+        }
         if (*widest <= floor) {
           break;
         }
@@ -238,7 +314,8 @@ void write_verdict(std::ostream& out, const std::vector<Finding>& findings, cons
     return;
   }
   const Finding& v = findings.front();
-  wrapped(out, st.width, st.bold("VERDICT") + "  ",
+  // Below warning it is a note, not a finding (exit 0): it is not called a verdict.
+  wrapped(out, st.width, st.bold(v.severity >= Severity::Warning ? "VERDICT" : "NOTE   ") + "  ",
           st.severity(v.severity, fmt::format("[{} {:.2f}]", to_string(v.severity), v.confidence)) +
               " " + st.bold(v.title));
   write_cause(out, cause, st);
@@ -323,9 +400,34 @@ void write_header(std::ostream& out, const Snapshot& s, const Style& st) {
 // the system and driver frames inside it are folded into `(N system frames inside)`, runs of them
 // further out into `[N system]`. Without any user frame, every frame is shown. The table cuts it
 // to the width (marked) unless --wide.
+// A Python frame of the interpreter's standard library (threading.py's join and wait, queue.py):
+// where the user's code waits, not the user's code. Installed packages are not in it.
+bool standard_library_frame(const Frame& f) {
+  if (!f.python) {
+    return false;
+  }
+  if (f.file.starts_with("<frozen ")) {
+    return true;
+  }
+  const auto lib = f.file.find("/lib/python3");
+  return lib != std::string::npos && f.file.find("-packages/", lib) == std::string::npos;
+}
+
+// The frame a stack line starts at: the innermost of the user's own code, Python's standard
+// library counted with the system (so `<module> (app.py:12)` leads, not `join (threading.py:..)`);
+// a stack of nothing else starts at its innermost frame that is not the system's.
+const Frame* own_frame(const HostThread& h) {
+  for (const auto& f : h.frames) {
+    if (!is_system_frame(f) && !standard_library_frame(f)) {
+      return &f;
+    }
+  }
+  return innermost_user_frame(h);
+}
+
 std::string stack_summary(const HostThread& h) {
   std::vector<std::string> parts;
-  const Frame* user = innermost_user_frame(h);
+  const Frame* user = own_frame(h);
   std::size_t folded = 0;
   auto fold = [&] {
     if (folded > 0) {
@@ -344,7 +446,7 @@ std::string stack_summary(const HostThread& h) {
       folded = 0;
       continue;
     }
-    if (user != nullptr && is_system_frame(f)) {
+    if (user != nullptr && (is_system_frame(f) || standard_library_frame(f))) {
       ++folded;
       continue;
     }
@@ -447,8 +549,14 @@ void write_tables(std::ostream& out, const Snapshot& s, const TextOptions& o, co
                           deferred->decoded_by));
     }
     for (const auto& l : loops) {
-      wrapped(out, st.width, "  " + l.subject + ": ",
-              l.loop ? l.loop->describe() : std::string("no loop holds the PC in the window"));
+      // The subject on its own line when it would push the description past half the line.
+      const std::string label = "  " + l.subject + ": ";
+      if (columns_of(label) > st.width / 2) {
+        wrapped(out, st.width, "  ", l.subject + ":");
+        wrapped(out, st.width, "      ", l.describe());
+      } else {
+        wrapped(out, st.width, label, l.describe());
+      }
       if (!l.loop || !l.gpu) {
         continue;
       }
@@ -538,6 +646,10 @@ std::size_t text_width(int fd) {
 std::string stop_time_text(double seconds, int digits, std::string_view gap) {
   return seconds < 0.01 ? fmt::format("{:.2f}{}ms", seconds * 1000, gap)
                         : fmt::format("{:.{}f}{}s", seconds, digits, gap);
+}
+
+std::size_t text_columns(std::string_view line) {
+  return columns_of(line);
 }
 
 void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,

@@ -54,7 +54,7 @@ void write_launch_case(std::ostream& out, const Incident& inc, Format format,
       }
       write_text(out, c.snapshot, c.findings, to);
       out << '\n';
-      write_run_section_text(out, *run);
+      write_run_section_text(out, *run, options.width);
     }
     break;
   }

@@ -48,6 +48,10 @@ constexpr std::array kPatterns = {
             "debugger Python errors (rocplay does not use the debugger's Python)"},
     Pattern{"Could not find platform",
             "debugger Python errors (rocplay does not use the debugger's Python)"},
+    // A stop by copy hands gdb rocplay's own core of the running process; for a Python program
+    // the core's command name (python3) is not the executable's file name (python3.11).
+    Pattern{"core file may not match specified executable file",
+            "core-file notices (the core is rocplay's copy of the process)"},
     Pattern{"Download failed", "debuginfod notices"},
     Pattern{"debuginfod", "debuginfod notices"},
 };

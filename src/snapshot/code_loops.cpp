@@ -92,9 +92,32 @@ std::vector<CodeLoop> code_loops(const Snapshot& snapshot) {
     l.arch = isa::Arch::X86_64;
     l.window = std::move(*window);
     l.loop = isa::find_loop(l.window, pc);
+    // The PC is the return address of a `syscall`: the thread sleeps in the kernel.
+    for (std::size_t i = 1; i < l.window.size(); ++i) {
+      if (l.window[i].address == pc) {
+        l.in_syscall = isa::mnemonic(l.window[i - 1].text) == "syscall";
+        break;
+      }
+    }
+    if (l.in_syscall && l.loop) {
+      l.loop->spin = false;
+    }
     out.push_back(std::move(l));
   }
   return out;
+}
+
+std::string CodeLoop::describe() const {
+  if (in_syscall) {
+    std::string out = "in a system call (the instruction before the PC is `syscall`): the thread "
+                      "waits in the kernel, it does not spin";
+    if (loop) {
+      out += fmt::format("; the code around it retries the call in a loop of {} instructions",
+                         loop->count);
+    }
+    return out;
+  }
+  return loop ? loop->describe() : std::string("no loop holds the PC in the window");
 }
 
 nlohmann::json to_json(const CodeLoop& l) {
@@ -103,10 +126,11 @@ nlohmann::json to_json(const CodeLoop& l) {
     ins.push_back(isa::to_json(in));
   }
   const nlohmann::json loop = l.loop ? isa::to_json(*l.loop) : nlohmann::json(nullptr);
-  return {{"subject", l.subject},   {"gpu", l.gpu},
-          {"count", l.count},       {"pc", hex(l.pc)},
-          {"function", l.function}, {"arch", std::string(isa::to_string(l.arch))},
-          {"instructions", ins},    {"loop", loop}};
+  return {{"subject", l.subject},      {"gpu", l.gpu},
+          {"count", l.count},          {"pc", hex(l.pc)},
+          {"function", l.function},    {"arch", std::string(isa::to_string(l.arch))},
+          {"instructions", ins},       {"loop", loop},
+          {"in_syscall", l.in_syscall}};
 }
 
 } // namespace rocplay::snapshot

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rocplay::process {
@@ -51,11 +53,28 @@ public:
   std::vector<const ProcessInfo*> roots() const;
   // The GPU holders, their ancestors and descendants: what `rocplay ps` shows by default.
   ProcessTree candidates() const;
+  // `keep` with their ancestors (the tree's shape), leaving out pid 1, kernel threads and `self`
+  // (rocplay's own pid).
+  ProcessTree with_ancestors(const std::set<std::int64_t>& keep, std::int64_t self) const;
+  // Every process but kernel threads and `self`: `rocplay ps --all`.
+  ProcessTree without_kernel_threads(std::int64_t self) const;
 
 private:
   std::vector<ProcessInfo> processes_; // sorted by pid
   std::multimap<std::int64_t, std::size_t> by_parent_;
 };
+
+// A kernel thread: kthreadd (pid 2) and its children. They have no command line and no user
+// code; no debugger can attach to one.
+bool is_kernel_thread(const ProcessInfo& p);
+
+// A user process that holds no GPU but may be the hung one, and why, as `KIND: detail`:
+// `busy: 97% CPU` (spinning), `blocked: futex_wait_queue` (a thread waits on a lock, a condition
+// variable or a join, and none waits for input, a child or time), `D wait: WCHAN` (an
+// uninterruptible wait), `stopped`; empty when it is idle or a kernel thread. `wchans`: its
+// threads' kernel waits (/proc/PID/task/TID/wchan), the main thread's first.
+std::string worth_a_look(const ProcessInfo& p, const std::vector<std::string>& wchans);
+inline constexpr double kBusyCpuPercent = 20.0;
 
 // A server's GPU workers, by the rule from the field: the dispatcher (an API server, a launcher)
 // has no GPU queues; its descendants that have the GPU device open are the workers. The nearest

@@ -48,6 +48,17 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::string>& missing,
                                        std::vector<std::pair<std::string, std::string>>& rejected);
 
+// The same, and what a directory walk found but left out, with why: documentation (Markdown,
+// reStructuredText, HTML, a README, ...: documentation_kind) and empty files. Named on the
+// command line, such a file is read.
+std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
+                                       std::vector<std::string>& missing,
+                                       std::vector<std::pair<std::string, std::string>>& rejected,
+                                       std::vector<std::pair<std::string, std::string>>& skipped);
+// What kind of documentation a file name says it is (`Markdown`, `HTML`, `a README file`), or
+// nullopt for a name that may hold evidence.
+std::optional<std::string> documentation_kind(const std::string& path);
+
 // A rank in a file name (`hang_rank3.mi`, `rank_1`, `r3`, `tp2`, `worker-5`, a trailing `-N`):
 // the file name with the number replaced by `#` (the template files of one event share) and the
 // number. nullopt when the name holds none of these.
@@ -58,6 +69,10 @@ std::optional<std::pair<std::string, int>> rank_in_file_name(const std::string& 
 // rule that told it), status, error, its own exit code, and where it stands (Case::at), without
 // its snapshot, so a batch keeps one per input at little cost.
 Case case_of(const InputResult& result);
+// Whether the input's contents count in the report: a snapshot (recording, MI log, console log,
+// rocplay JSON), an agent log, findings or crash evidence; not an empty, unreadable or unknown
+// file.
+bool gave_evidence(const InputResult& result);
 
 std::vector<InputResult> analyse_file(const std::string& path, const Options& options);
 

@@ -49,6 +49,11 @@ void write_postmortem_summary_text(std::ostream& out, const postmortem::Summary&
                                    const std::vector<std::string>& listed, std::size_t not_listed,
                                    const TextOptions& options);
 
+// Which inputs gave evidence (with `with_evidence`) and which files a directory walk skipped
+// (documentation, empty files), and why.
+void write_postmortem_sources_text(std::ostream& out, const postmortem::Summary& summary,
+                                   const TextOptions& options, bool with_evidence);
+
 // The findings a SARIF log carries for an input (its path and member as the first location, its
 // rank), and for the summary (series and events under their keys, then the crash verdict).
 std::vector<Finding> postmortem_sarif_findings(const postmortem::InputResult& input);

@@ -109,6 +109,12 @@ struct Event {
   std::vector<Finding> findings; // heuristics::run_ranks
 };
 
+// A file a directory walk found and did not read (documentation, an empty file), and why.
+struct SkippedInput {
+  std::string path;
+  std::string why;
+};
+
 struct Summary {
   std::size_t inputs = 0;
   std::size_t ok = 0;
@@ -123,6 +129,10 @@ struct Summary {
   std::vector<Finding> crash;          // the crash verdict joined over every input, if any
   std::vector<Series> series;          // recordings of one process, compared
   std::vector<std::string> warnings;
+  std::vector<SkippedInput> skipped; // not counted in `inputs`
+  // Inputs whose contents went into the report (a snapshot, findings, crash evidence, an agent
+  // log's faults), in input order; the rest were read and held nothing rocplay knows.
+  std::vector<std::string> evidence;
 };
 
 } // namespace rocplay::postmortem

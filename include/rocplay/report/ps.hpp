@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,22 +20,28 @@ constexpr std::string_view kPsSchema = "rocplay.ps/1";
 constexpr std::string_view kWorkersSchema = "rocplay.workers/1";
 constexpr int kPsSchemaVersion = 1;
 
-// One process: {pid, ppid, comm, cmdline, state, threads, cpu_percent, holds_gpu, gpu}.
+// One process: {pid, ppid, comm, cmdline, state, threads, cpu_percent, holds_gpu, gpu}
+// (process_list_to_json adds `worth_a_look` to each).
 nlohmann::json process_to_json(const process::ProcessInfo& process);
 // {"schema":"rocplay.ps/1","schema_version":1,"scanned":N,"uninspectable":N,"processes":[...]}:
 // `shown` (all of `scanned`, or its candidates()) in pid order; the counts are of `scanned`.
 nlohmann::json process_list_to_json(const process::ProcessTree& scanned,
-                                    const process::ProcessTree& shown);
+                                    const process::ProcessTree& shown,
+                                    const std::map<std::int64_t, std::string>& worth_a_look = {});
 // {"schema":"rocplay.workers/1","schema_version":1,"pid":P,"holds_gpu":B,"workers":[...]}
 nlohmann::json workers_to_json(const process::ProcessInfo& server,
                                const std::vector<process::ProcessInfo>& workers);
 
 // `shown` as a tree (PID, PPID, CPU%, GPU, the command indented as `ps --forest` does), or what
 // to do when it is empty; then how many of `scanned` could not be inspected.
+// Rows fit `width` columns (the command is cut). `worth_a_look` (pid -> why, from
+// process::worth_a_look) is for a machine without GPU holders: `shown` is then those processes
+// with their parents, each marked with why it is listed.
 void write_process_tree_text(std::ostream& out, const process::ProcessTree& scanned,
-                             const process::ProcessTree& shown);
+                             const process::ProcessTree& shown, std::size_t width = 100,
+                             const std::map<std::int64_t, std::string>& worth_a_look = {});
 // The server's GPU workers, and the command that attaches to the first; or why there are none.
 void write_workers_text(std::ostream& out, const process::ProcessInfo& server,
-                        const std::vector<process::ProcessInfo>& workers);
+                        const std::vector<process::ProcessInfo>& workers, std::size_t width = 100);
 
 } // namespace rocplay::report

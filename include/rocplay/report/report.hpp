@@ -39,6 +39,8 @@ struct TextOptions {
 // The width a text report should have: $COLUMNS, else the terminal on `fd` (when it is one),
 // else 100. Bounded to 40..1000.
 std::size_t text_width(int fd = 1);
+// Columns a line takes on a terminal: colour escape codes take none, a UTF-8 character one.
+std::size_t text_columns(std::string_view line);
 // Word-wraps `text` to `width` columns after `label`; continuation lines are indented to the
 // label's width. Every text section of a report uses it, so each fits the same width.
 void write_wrapped(std::ostream& out, std::size_t width, std::string_view label,

@@ -24,7 +24,8 @@ namespace rocplay::report {
 nlohmann::json run_section_to_json(const playbook::RunResult& result);
 // As text: `Playbook NAME on pid N with KIND (VERSION)`, the `Target:` line, the steps, the
 // unsafe commands let through, warnings, and what stopped the run early.
-void write_run_section_text(std::ostream& out, const playbook::RunResult& result);
+void write_run_section_text(std::ostream& out, const playbook::RunResult& result,
+                            std::size_t width = 100);
 // One line on what happened to the target, exactly: whether rocplay attached (or the attach did
 // not complete), how long it was stopped, detached, SIGCONT, and its state afterwards.
 std::string target_account(const playbook::RunResult& result);

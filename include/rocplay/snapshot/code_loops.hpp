@@ -26,6 +26,11 @@ struct CodeLoop {
   isa::Arch arch = isa::Arch::Unknown;
   std::vector<isa::Instruction> window; // up to 16 before the PC and 16 from it, branches known
   std::optional<isa::Loop> loop;
+  // A host thread whose PC follows a `syscall`: it is inside a system call (asleep in futex_wait,
+  // read, poll, ...), so a loop around it is a retry loop, never a spin (`loop->spin` is false).
+  bool in_syscall = false;
+  // "spin loop of 6 instructions: ...", or for a thread in a system call what that means.
+  std::string describe() const;
   bool operator==(const CodeLoop&) const = default;
 };
 

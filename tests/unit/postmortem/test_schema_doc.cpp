@@ -66,6 +66,8 @@ TEST_CASE("post-mortem JSON holds exactly the keys docs/json-schema.md documents
   postmortem::run(first, [&](const postmortem::InputResult& r) { splitk = r; });
   const std::string line = report::report_to_json(splitk.snapshot, splitk.findings).dump();
   corpus.write("jsonl/node.jsonl", line + "\n" + line + "\n");
+  // Documentation beside the recordings: the walk skips it (`skipped[]`).
+  corpus.write("README.md", "# Notes\nExample: `memory access fault at 0x7ef3a0000000`\n");
 
   postmortem::Options options;
   options.paths = {corpus.root.string(), (corpus.root / "missing.mi").string()};

@@ -5,6 +5,7 @@
 #include "schema_doc.hpp"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <sstream>
 
@@ -98,7 +99,8 @@ TEST_CASE("rocplay ps as text: a tree with the GPU holders marked", "[report][ps
   std::ostringstream none;
   const process::ProcessTree idle({make_process(1, 0, "/sbin/init")});
   report::write_process_tree_text(none, idle, idle.candidates());
-  CHECK(none.str() == "no process has /dev/kfd or /dev/nvidia* open (1 processes scanned)\n"
+  CHECK(none.str() == "no process has /dev/kfd or /dev/nvidia* open, and no user process is "
+                      "busy or blocked (1 processes scanned)\n"
                       "`rocplay ps --all` lists every process\n");
 }
 
@@ -121,4 +123,72 @@ TEST_CASE("rocplay ps --workers-of as text: the workers, and the command to atta
   std::ostringstream shell;
   report::write_workers_text(shell, *tree.find(900), {});
   CHECK(shell.str() == "pid 900 (bash) has no descendant with /dev/kfd or /dev/nvidia* open\n");
+}
+
+TEST_CASE("rocplay ps without GPU holders: the busy and blocked user processes with their "
+          "parents, never kernel threads, cut to the width",
+          "[report][ps]") {
+  std::vector<process::ProcessInfo> all;
+  all.push_back(make_process(1, 0, "/sbin/init"));
+  all.push_back(make_process(2, 0, ""));
+  all.back().comm = "kthreadd";
+  all.push_back(make_process(40, 2, ""));
+  all.back().comm = "kworker/0:1";
+  all.back().cpu_percent = 90.0; // a busy kernel thread is still not the user's
+  all.push_back(make_process(700, 1, "sshd: user@pts/0"));
+  all.push_back(make_process(800, 700, "-bash"));
+  all.push_back(make_process(810, 800,
+                             "python3 train.py --config /very/long/path/to/a/config/"
+                             "file/that/does/not/fit/in/eighty/columns.yaml"));
+  all.push_back(make_process(820, 800, "./solver --threads 8"));
+  all.back().cpu_percent = 99.5;
+  all.push_back(make_process(830, 800, "vim notes.txt"));
+  const process::ProcessTree tree(std::move(all));
+
+  // Each one's threads' kernel waits, as /proc/PID/task/TID/wchan gives them.
+  CHECK(process::worth_a_look(*tree.find(810), {"futex_wait_queue", "futex_wait_queue"}) ==
+        "blocked: futex_wait_queue");
+  // A C program's lockers, main in pause() (tests/targets/deadlock_target.cpp, kernel 6.x names).
+  CHECK(process::worth_a_look(*tree.find(810), {"__do_sys_pause", "futex_do_wait"}) ==
+        "blocked: futex_do_wait");
+  CHECK(process::worth_a_look(*tree.find(820), {""}) == "busy: 100% CPU");
+  CHECK(process::worth_a_look(*tree.find(830), {"do_select"}).empty()); // waits for the user
+  CHECK(process::worth_a_look(*tree.find(800), {"do_wait"}).empty());   // a shell and its child
+  // A server: workers on a futex, its main thread waiting for connections: idle, not hung.
+  CHECK(process::worth_a_look(*tree.find(810), {"ep_poll", "futex_wait_queue"}).empty());
+  CHECK(process::worth_a_look(*tree.find(40), {""}).empty());
+  CHECK(process::is_kernel_thread(*tree.find(2)));
+  CHECK(process::is_kernel_thread(*tree.find(40)));
+  CHECK_FALSE(process::is_kernel_thread(*tree.find(700)));
+
+  const std::map<std::int64_t, std::string> why = {{810, "blocked: futex_wait_queue"},
+                                                   {820, "busy: 100% CPU"}};
+  const auto shown = tree.with_ancestors({810, 820}, 0);
+  std::ostringstream out;
+  report::write_process_tree_text(out, tree, shown, 80, why);
+  const std::string text = out.str();
+  INFO(text);
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    INFO(line);
+    CHECK(line.size() <= 80);
+  }
+  // PID, PPID, CPU%, WHY (the kind of why), then the command indented as a tree.
+  CHECK(text.find(fmt::format("\n{:<9} {:<9} {:>6} {:<7}   \\_ python3 train.py --config", 810, 800,
+                              "", "blocked")) != std::string::npos);
+  CHECK(text.find(fmt::format("\n{:<9} {:<9} {:>6} {:<7}   \\_ ./solver --threads 8\n", 820, 800,
+                              "99.5", "busy")) != std::string::npos);
+  CHECK(text.find(fmt::format("\n{:<9} {:<9} {:>6} {:<7} sshd: user@pts/0\n", 700, 1, "", "")) !=
+        std::string::npos);
+  CHECK(text.find("vim") == std::string::npos);
+  CHECK(text.find("/sbin/init") == std::string::npos); // pid 1 gives no shape worth a line
+  CHECK(text.find("look at one with: rocplay run hang-triage --pid 810") != std::string::npos);
+
+  // --all: everything but kernel threads and rocplay itself.
+  const auto every = tree.without_kernel_threads(830);
+  std::vector<std::int64_t> pids;
+  for (const auto& p : every.processes()) {
+    pids.push_back(p.pid);
+  }
+  CHECK(pids == std::vector<std::int64_t>{1, 700, 800, 810, 820});
 }
