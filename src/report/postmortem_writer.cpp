@@ -135,8 +135,9 @@ void PostmortemBatch::add(const postmortem::InputResult& r) {
     }
     if (options_.details && has_snapshot_report(r)) {
       std::ostringstream details;
-      details << "=== " << r.path << r.member
-              << (r.rank ? " (rank " + std::to_string(*r.rank) + ")" : std::string()) << "\n";
+      write_wrapped(details, text_.width, "=== ",
+                    r.path + r.member +
+                        (r.rank ? " (rank " + std::to_string(*r.rank) + ")" : std::string()));
       write_postmortem_input_text(details, r, text_);
       details << "\n";
       parts_.append(details.str());

@@ -153,7 +153,7 @@ void write_input_case(std::ostream& out, const Incident& inc, Format format,
       write_progress_text(out, c.progress, c.samples, options.width);
     }
     for (const auto& w : c.warnings) {
-      out << "warning: " << w << "\n";
+      write_wrapped(out, options.width, "warning: ", w);
     }
     break;
   }

@@ -178,7 +178,8 @@ TEST_CASE("issue 42: progress on a terminal is one line rewritten in place, gone
     while (from != std::string::npos) {
       const auto next = piece.find('\r', from + 1);
       INFO(piece.substr(from, next - from));
-      CHECK(terminal_columns(piece.substr(from, next == std::string::npos ? next : next - from)) < 80);
+      CHECK(terminal_columns(piece.substr(from, next == std::string::npos ? next : next - from)) <
+            80);
       from = next;
     }
   }

@@ -449,7 +449,8 @@ TEST_CASE("host-waits: the standard library's waits are condition waits, not Pyt
   const Finding* w = find_id(fs, heuristics::kHostWaits);
   REQUIRE(w != nullptr);
   CHECK(w->title == "host threads waiting: 2 on a condition variable, 1 on a Python lock");
-  CHECK(w->severity == Severity::Info);
+  // Every thread waits: a finding (issue 42's one exit-code rule), not a note.
+  CHECK(w->severity == Severity::Warning);
   CHECK(says(*w, "waits to acquire a Python lock (threading.Lock or RLock: `with lock:` or "
                  "`acquire()`) at Engine.step (engine.py:9)"));
 }

@@ -159,7 +159,8 @@ TEST_CASE("run_targets: eight replayed ranks, each one's findings, missing-rank 
       CHECK(c.findings[k].id == r.targets[i].result->findings[k].id);
     }
     REQUIRE(c.run != nullptr);
-    CHECK(c.run->findings.empty()); // moved, not copied
+    // Copied, not moved: the run's exit code (`run.exit_code` in JSON) reads them too.
+    CHECK(c.run->findings.size() == c.findings.size());
     CHECK(c.run->snapshot.waves.empty());
   }
   const auto groups = incident::rank_groups(inc);

@@ -300,11 +300,19 @@ TEST_CASE("a label that leaves little of the line moves the text to the next lin
                         "stuck for 4.1 s over 3 samples: every wave stayed within 24 bytes of its "
                         "PC and the queue's read index did not move");
   const auto lines = lines_of(out.str());
-  REQUIRE(lines.size() == 3); // label, then the text in two lines, not one word per line
-  CHECK(lines[0] == label.substr(0, label.size() - 1));
-  CHECK(lines[1].starts_with("          stuck for 4.1 s"));
-  CHECK(lines[1].size() <= 100);
-  CHECK(lines[2].size() <= 100);
+  INFO(out.str());
+  // The label on lines of its own, then the text deeper than the label's own indent, in two
+  // lines, not one word per line; nothing past the width.
+  REQUIRE(lines.size() >= 3);
+  std::size_t text_at = 0;
+  while (text_at < lines.size() && !lines[text_at].starts_with("          stuck for 4.1 s")) {
+    ++text_at;
+  }
+  REQUIRE(text_at < lines.size());
+  CHECK(lines.size() - text_at == 2);
+  for (const auto& l : lines) {
+    CHECK(l.size() <= 100);
+  }
   // A short label keeps the text beside it.
   std::ostringstream short_out;
   report::write_wrapped(short_out, 100, "  verdict: ", "STUCK: dispatch 1.1");

@@ -38,7 +38,7 @@ std::vector<std::string> split_lines(const std::string& s) {
 }
 
 std::string render_text(const Snapshot& s, const std::vector<Finding>& fs, std::size_t width,
-                   bool color) {
+                        bool color) {
   report::TextOptions o;
   o.width = width;
   o.color = color;
