@@ -54,7 +54,7 @@ TEST_CASE("rocplay ps without GPU holders says so", "[live][ps]") {
   REQUIRE(o.exit_code == 0);
   // This CI machine has no GPU; a GPU machine prints the tree instead.
   if (o.out.find("<- GPU") == std::string::npos) {
-    CHECK(o.out.find("no process has /dev/kfd or /dev/nvidia* open") != std::string::npos);
+    CHECK(o.out.find("No process has /dev/kfd or /dev/nvidia* open") != std::string::npos);
   }
 }
 
