@@ -76,7 +76,7 @@ TEST_CASE("issue 42: one post-mortem, the same exit code in every format") {
   const std::string rocgdb = std::string(ROCPLAY_SOURCE_DIR) + "/fixtures/rocgdb/";
   const std::vector<std::pair<std::string, int>> cases = {
       {rocgdb + "tp8-allgather-sync-spin/snapshot.mi", 1},
-      {rocgdb + "dispatcher-nothing-active/snapshot.mi", 0}, // an info note, not a finding
+      {rocgdb + "dispatcher-nothing-active/snapshot.mi", 1}, // no GPU agents: an error finding
       {rocgdb + "healthy-progress/snapshot-1.mi", 0},
       {empty, 2},
       {garbage, 2},
