@@ -14,7 +14,7 @@ _rocplay_words() { # $1: the help text's section (Subcommands or Options)
 }
 
 _rocplay_playbooks() {
-  "$1" playbooks 2>/dev/null | awk '/^[A-Za-z0-9_.-]+  / || /^[A-Za-z0-9_.-]+$/ { print $1 }'
+  "$1" playbooks 2>/dev/null | awk '/^[A-Za-z0-9_.-]+( |$)/ { print $1 }'
 }
 
 _rocplay() {

@@ -63,8 +63,8 @@ TEST_CASE("step output: cli and mi output in the text report (bounded) and whole
   CHECK(r.out.find("more line(s)") != std::string::npos);
   CHECK(r.out.find("--format json has the whole output") != std::string::npos);
   // The failed expect says what the value was.
-  CHECK(r.out.find("expect does not hold: result.output contains 'no-such-fn' (actual: "
-                   "result.output = \"") != std::string::npos);
+  CHECK(unwrapped(r.out).find("expect does not hold: result.output contains 'no-such-fn' (actual: "
+                              "result.output = \"") != std::string::npos);
   require_running_again(target);
 
   const auto j = run_rocplay(user_run_args(pb, target.pid(), {"--format", "json"}));

@@ -180,6 +180,23 @@ private:
   std::chrono::steady_clock::time_point last_{};
 };
 
+// A text report with its wrapping undone (every run of spaces and line breaks one space), to find a
+// sentence whatever the report's width broke it at.
+inline std::string unwrapped(const std::string& text) {
+  std::string out;
+  bool in_space = false;
+  for (const char c : text) {
+    const bool space = c == ' ' || c == '\n';
+    if (space && !in_space) {
+      out += ' ';
+    } else if (!space) {
+      out += c;
+    }
+    in_space = space;
+  }
+  return out;
+}
+
 // Each non-empty line of JSON Lines output, parsed.
 inline std::vector<nlohmann::json> json_lines(const std::string& text) {
   std::vector<nlohmann::json> out;

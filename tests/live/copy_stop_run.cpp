@@ -323,8 +323,10 @@ TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attac
   CHECK(attach.err.find("no debugger can stop it until that call returns") != std::string::npos);
   // gdb, killed mid-attach, leaves each thread it stopped delivering its SIGSTOP a moment later:
   // rocplay cancels that with SIGCONT at once and says so (the target must never be seen 'T').
-  CHECK(attach.out.find("rocplay sent it SIGCONT to cancel the stop the unfinished attach leaves "
-                        "behind") != std::string::npos);
+  CHECK(
+      unwrapped(attach.out)
+          .find("rocplay sent it SIGCONT to cancel the stop the unfinished attach leaves behind") !=
+      std::string::npos);
   // An attach timeout shorter than that: the grace the attach then gets to finish ends as soon as
   // the thread has been in state D for 3 s, and the error names it.
   require_stuck_in_d();
