@@ -85,6 +85,32 @@ struct StopRequest {
 // (>= 128) when the playbook was cut short by one.
 Incident launch(const StopRequest& request, const session::LaunchSpec& spec);
 
+// `launch --verify`: the program run again under experiments, compared by where it faults.
+struct Experiment {
+  std::string name; // `blocking launches`, `serialised kernels`, `NAME=VALUE`
+  std::vector<std::pair<std::string, std::string>> env;
+};
+// The built-in experiments for a debugger (blocking launches; serialised kernels where the
+// platform has them: rocgdb), then one per `NAME=VALUE` the user gave.
+std::vector<Experiment> verify_experiments(DebuggerKind debugger,
+                                           const std::vector<std::string>& user);
+struct VerifyPlan {
+  std::vector<Experiment> experiments;
+  unsigned repeats = 2; // runs as given and under each experiment
+  // Each run's recording: DIR/run1-as-given.mi ...; empty: not recorded.
+  std::string record_dir;
+  // Said after each run: `run 2 of 6 (blocking launches): faulted: SIGSEGV in reader at x.cpp:9`.
+  std::function<void(const std::string&)> progress;
+};
+// Runs spec.argv as `launch` does (report at the fault from the playbook), then again repeats
+// times as given and under each experiment, each under the debugger with the playbook at its
+// fault, and compares where each run faulted (heuristics::compare_verify_runs). The incident is
+// the first run's case, with Incident::verify_runs and the verification it leads with. Runs
+// after the first end at spec.timeout, else at 3x the first run's time to its fault (10 s at
+// least). Without a fault in the first run nothing else runs; an interrupt ends the runs there.
+Incident launch_verify(const StopRequest& request, const session::LaunchSpec& spec,
+                       const VerifyPlan& plan);
+
 // `rocplay run --wait-for-fault`: attaches to `pid`, lets it run until it faults, exits or `wait`
 // passes, and runs the playbook at a fault stop. `attached` is called once the attach held.
 // Interrupted while waiting: detaches and throws Error(130/143/129) saying the process keeps
