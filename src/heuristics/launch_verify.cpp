@@ -106,10 +106,10 @@ std::optional<FaultSite> fault_site(const Snapshot& snapshot) {
       if (!f.locations.empty()) {
         site.at = f.locations.front();
       }
-      site.function = !f.kernel.empty()              ? f.kernel
-                      : !f.dispatches.empty()        ? f.dispatches.front().kernel
-                      : !site.at.function.empty()    ? site.at.function
-                                                     : snapshot.fault->function;
+      site.function = !f.kernel.empty()           ? f.kernel
+                      : !f.dispatches.empty()     ? f.dispatches.front().kernel
+                      : !site.at.function.empty() ? site.at.function
+                                                  : snapshot.fault->function;
       return site;
     }
   }
@@ -227,19 +227,19 @@ Finding compare_verify_runs(const std::vector<VerifyRun>& runs) {
       out.id = std::string(kVerifyMoved);
       out.severity = Severity::Error;
       out.confidence = 0.75;
-      out.title = fmt::format("the fault moves: {} as given, {} with {}", where, moved.text(),
-                              name);
+      out.title =
+          fmt::format("the fault moves: {} as given, {} with {}", where, moved.text(), name);
       out.summary = fmt::format(
           "As given the program faulted in {}{}; with {} it faulted in {} instead ({}). An "
           "error raised asynchronously surfaces late, at whatever ran next: the place under {} is "
           "the likelier culprit, and {} a victim.",
           where, launched, name, moved.text(), times(t.elsewhere, t.runs), name, where);
-      out.next_step = fmt::format(
-          "Read {} first{}; then check whether {} reads what {} writes.", moved.text(),
-          t.first_elsewhere->launch_line.empty()
-              ? std::string()
-              : fmt::format(" (launched from {})", t.first_elsewhere->launch_line),
-          where, short_function_name(moved.function));
+      out.next_step =
+          fmt::format("Read {} first{}; then check whether {} reads what {} writes.", moved.text(),
+                      t.first_elsewhere->launch_line.empty()
+                          ? std::string()
+                          : fmt::format(" (launched from {})", t.first_elsewhere->launch_line),
+                      where, short_function_name(moved.function));
       out.locations.insert(out.locations.begin(), moved.at);
       return out;
     }
@@ -280,9 +280,9 @@ Finding compare_verify_runs(const std::vector<VerifyRun>& runs) {
         "It faulted in the same place in every run ({}){}{}: the fault does not depend on "
         "timing, so {} is the culprit, not a victim.",
         times(total, total),
-        order.size() > 1 ? fmt::format(", with {} too", fmt::join(order.begin() + 1, order.end(),
-                                                                 " and "))
-                         : std::string(" (no experiment ran)"),
+        order.size() > 1
+            ? fmt::format(", with {} too", fmt::join(order.begin() + 1, order.end(), " and "))
+            : std::string(" (no experiment ran)"),
         launched, what);
     out.next_step = fmt::format("Read the access at {}: an index or pointer that is out of range "
                                 "for every input, not only for an unlucky timing.",

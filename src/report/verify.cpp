@@ -58,13 +58,13 @@ nlohmann::json verification_to_json(const Incident& incident) {
   for (const auto& r : incident.verify_runs) {
     nlohmann::json fault = nullptr;
     if (r.fault) {
-      fault = {{"function", r.fault->function},
-               {"file", r.fault->at.file},
-               {"line", r.fault->at.line ? nlohmann::json(*r.fault->at.line) : nullptr},
-               {"pc", r.fault->at.pc ? nlohmann::json(fmt::format("{:#x}", *r.fault->at.pc))
-                                     : nullptr},
-               {"on_gpu", r.fault->on_gpu},
-               {"signal", r.fault->signal}};
+      fault = {
+          {"function", r.fault->function},
+          {"file", r.fault->at.file},
+          {"line", r.fault->at.line ? nlohmann::json(*r.fault->at.line) : nullptr},
+          {"pc", r.fault->at.pc ? nlohmann::json(fmt::format("{:#x}", *r.fault->at.pc)) : nullptr},
+          {"on_gpu", r.fault->on_gpu},
+          {"signal", r.fault->signal}};
     }
     runs.push_back({{"index", r.run.index},
                     {"of", r.run.of},

@@ -30,8 +30,8 @@ Verified verify(const std::string& mode, std::vector<std::string> options,
                 const std::string& record_dir = {}) {
   TempDir dir;
   const std::string path = dir.path() + "/report.json";
-  std::vector<std::string> a = {"launch", "--verify", "--debugger", "gdb", "--format", "json",
-                                "-o",     path};
+  std::vector<std::string> a = {"launch",   "--verify", "--debugger", "gdb",
+                                "--format", "json",     "-o",         path};
   a.insert(a.end(), options.begin(), options.end());
   if (!record_dir.empty()) {
     a.insert(a.end(), {"--record", record_dir});
@@ -119,10 +119,10 @@ TEST_CASE("launch --verify: a fault that moves under blocking launches names bot
 
 TEST_CASE("launch --verify: the same place in every run is a static fault (text report)") {
   TempDir dir;
-  const auto r = run_rocplay({"launch", "--verify", "--repeats", "1", "--debugger", "gdb", "-o",
-                              dir.path() + "/report.txt", "--", find_built("race_target"),
-                              "static"},
-                             120s, {"COLUMNS=100"});
+  const auto r =
+      run_rocplay({"launch", "--verify", "--repeats", "1", "--debugger", "gdb", "-o",
+                   dir.path() + "/report.txt", "--", find_built("race_target"), "static"},
+                  120s, {"COLUMNS=100"});
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 81);
   const std::string text = unwrapped(read_file(dir.path() + "/report.txt"));
@@ -148,10 +148,10 @@ TEST_CASE("launch --verify: the user's experiment is set for its runs and compar
 
 TEST_CASE("launch --verify: without a fault nothing runs again") {
   TempDir dir;
-  const auto r = run_rocplay({"launch", "--verify", "--debugger", "gdb", "--format", "json", "-o",
-                              dir.path() + "/r.json", "--", find_built("fault_target"), "exit",
-                              "0"},
-                             60s);
+  const auto r =
+      run_rocplay({"launch", "--verify", "--debugger", "gdb", "--format", "json", "-o",
+                   dir.path() + "/r.json", "--", find_built("fault_target"), "exit", "0"},
+                  60s);
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 0);
   const auto j = nlohmann::json::parse(read_file(dir.path() + "/r.json"), nullptr, false);
