@@ -63,4 +63,3 @@ TEST_CASE("launch --verify recordings: a race, a moved fault and a static one re
   CHECK(fixed.verification->title.find("read_past_end") != std::string::npos);
   CHECK(fixed.exit_code() == ExitCode::Findings);
 }
-

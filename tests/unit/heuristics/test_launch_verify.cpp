@@ -69,7 +69,8 @@ TEST_CASE("compare_verify_runs: the rules between the clear cases") {
   SECTION("the evidence has one line per run, in order") {
     const auto f = compare_verify_runs({run(1, "as given", 9), run(2, "blocking launches", 9)});
     REQUIRE(f.evidence.size() == 2);
-    CHECK(f.evidence[0].starts_with("run 1 (as given): faulted: CUDA_EXCEPTION_14 in kern at k.cu:9"));
+    CHECK(f.evidence[0].starts_with(
+        "run 1 (as given): faulted: CUDA_EXCEPTION_14 in kern at k.cu:9"));
     CHECK(f.evidence[1].starts_with("run 2 (blocking launches): faulted"));
   }
 }
