@@ -18,6 +18,7 @@
 #pragma once
 
 #include "rocplay/case/case.hpp"
+#include "rocplay/collectives/collectives.hpp"
 #include "rocplay/playbook/playbook.hpp"
 #include "rocplay/playbook/run_targets.hpp"
 #include "rocplay/postmortem/postmortem.hpp"
@@ -53,11 +54,30 @@ std::vector<std::int64_t> resolve_workers(std::int64_t server_pid);
 
 // --- live ----------------------------------------------------------------------------------------
 
+// What else a look at several ranks asks, with no ptrace: the node's NCCL RAS service (NCCL 2.24
+// and later), at the address the targets' NCCL_RAS_ADDR names (else localhost:28028), unless
+// their NCCL_RAS_ENABLE is 0. Asked while the debuggers attach; a port that does not answer costs
+// at most 1 s, one that refuses nothing.
+struct NodeRecords {
+  bool ask_ras = true;
+  // Where RAS's answer is kept (`rocplay postmortem` reads it beside the recordings); empty: not.
+  std::string ras_path;
+};
+// The RAS query for these targets: host and port from the first readable NCCL_RAS_ADDR; nullopt
+// when a target's NCCL_RAS_ENABLE says 0.
+std::optional<collectives::RasQueryOptions> ras_query_for(const std::vector<std::int64_t>& pids);
+// The answer into the incident: its collective findings (collectives::match over it) among the
+// cross-rank findings, a note saying what RAS answered (or why it did not, unless nothing
+// listened), and the text written to `ras_path`.
+void add_ras_answer(Incident& incident, const collectives::RasAnswer& answer,
+                    const collectives::RasQueryOptions& query, const std::string& ras_path);
+
 // Runs the playbook against every target (playbook::run_targets: the worker pool, samples in
 // lockstep, every target detached on every path, the cross-rank heuristics) and returns the
-// incident: a case per target, in the order given. Nothing is thrown for one target.
+// incident: a case per target, in the order given. Nothing is thrown for one target. With two
+// targets or more, NCCL RAS is asked at the same time (NodeRecords).
 Incident examine(const playbook::Playbook& playbook, const std::vector<playbook::Target>& targets,
-                 const playbook::TargetsOptions& options);
+                 const playbook::TargetsOptions& options, const NodeRecords& node = {});
 // One target (`run --pid`): the same examination; what was thrown before the playbook ran (the
 // debugger did not start, ...) is thrown again.
 Incident examine_one(const playbook::Playbook& playbook, const playbook::Target& target,
