@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# `--format html` on real recordings, as a person opens them: each page is written by
+# `rocplay postmortem --format html`, checked for anything that would reach the network (no
+# http(s) URL in a src, href, CSS url() or @import), for the cause text and the graph's <svg>,
+# then opened in headless Chromium (Debian's `chromium`) with every host name unresolvable and a
+# net log: the log must hold no request for an http(s) or ws(s) URL and no host lookup, and the
+# screenshot must not be blank (many distinct colours). Pages and screenshots land in OUT_DIR
+# (build/html-shots/) for a person to open. With UPDATE_DOCS=1 the missing-rank page's picture
+# is copied to docs/images/html-report.png (docs/html-report.md shows it).
+# Usage: tests/scripts/html_pages.sh ROCPLAY SOURCE_DIR OUT_DIR
+set -euo pipefail
+bin=$1 src=$2 out=$3
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$src"
+fail=0
+
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+  echo "html_pages: no chromium here; install Debian's chromium package (scripts/setup.sh does)" >&2
+  exit 1
+fi
+
+# The number of distinct colours in a PNG (8-bit RGB or RGBA, non-interlaced, as Chromium
+# writes them): a blank or failed screenshot has one or two.
+png_colours() {
+  python3 - "$1" <<'EOF'
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w = 8, b"", 0
+while pos < len(data):
+    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if kind == b"IHDR":
+        w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        assert depth == 8 and ctype in (2, 6) and interlace == 0, "unexpected PNG layout"
+        bpp = 3 if ctype == 2 else 4
+    elif kind == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw, stride, prev, colours = zlib.decompress(idat), w * bpp, bytearray(w * bpp), set()
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    if y % 4 == 0:  # every fourth row is plenty to tell a page from a blank
+        colours.update(bytes(line[i:i + 3]) for i in range(0, stride, bpp * 2))
+    prev = line
+print(len(colours))
+EOF
+}
+
+# page NAME EXPECTED-CAUSE-TEXT INPUT...: write, check, open and photograph one page.
+page() {
+  local name=$1 cause=$2
+  shift 2
+  local html="$out/$name.html" png="$out/$name.png" log="$out/$name.netlog.json" rc=0
+  "$bin" postmortem --no-progress --format html -o "$html" "$@" || rc=$?
+  if [ "$rc" -ge 64 ] || [ ! -s "$html" ]; then
+    echo "html_pages: $name: \`rocplay postmortem --format html $*\` failed (exit $rc)" >&2
+    fail=1
+    return
+  fi
+  local problems=()
+  # Nothing to fetch: no remote src/href/url()/@import (the only URLs are SVG's xmlns names).
+  if grep -Eiq '(src|href)[[:space:]]*=[[:space:]]*["'"'"']?[[:space:]]*(https?:|//|ftp:)|url\([[:space:]]*["'"'"']?(https?:|//)|@import' "$html"; then
+    problems+=("it names a remote resource")
+  fi
+  grep -q '<script' "$html" && problems+=("it holds a <script>")
+  # The cause (the text's first lines) and the graph drawn.
+  local lead
+  lead=$(sed -n '/<section id="cause">/,/<\/section>/p' "$html")
+  grep -qF -- "$cause" <<<"$lead" || problems+=("the cause section lacks \`$cause\`")
+  sed -n '/<section id="graph">/,/<\/section>/p' "$html" | grep -q '<svg' ||
+    problems+=("the graph is not drawn (no <svg>)")
+  # The browser: every host name unresolvable, the net log kept, a screenshot taken.
+  rm -f "$png" "$log"
+  local profile
+  profile=$(mktemp -d)
+  timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$profile" --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --disable-default-apps --disable-extensions \
+    --host-resolver-rules='MAP * ~NOTFOUND' --log-net-log="$log" --net-log-capture-mode=Default \
+    --window-size=1280,1800 --screenshot="$png" "file://$html" >"$out/$name.chromium.log" 2>&1 ||
+    problems+=("chromium failed (see $out/$name.chromium.log)")
+  rm -rf "$profile"
+  if [ ! -s "$png" ]; then
+    problems+=("no screenshot")
+  else
+    local colours
+    colours=$(png_colours "$png")
+    [ "$colours" -ge 24 ] || problems+=("the screenshot looks blank ($colours colours)")
+  fi
+  if [ ! -s "$log" ]; then
+    problems+=("no net log")
+  elif grep -Eo '"(url|host|original_url)":"[^"]*"' "$log" | grep -Eiv '"(file:|data:|chrome|about:|devtools:)' |
+    grep -Eq .; then
+    problems+=("the browser asked the network: $(grep -Eo '"(url|host|original_url)":"[^"]*"' "$log" |
+      grep -Eiv '"(file:|data:|chrome|about:|devtools:)' | sort -u | head -3 | tr '\n' ' ')")
+  fi
+  if [ "${#problems[@]}" -gt 0 ]; then
+    for p in "${problems[@]}"; do
+      echo "html_pages: $name: $p" >&2
+    done
+    fail=1
+  else
+    echo "html_pages: $name: $(wc -c <"$html") bytes, screenshot $png"
+  fi
+}
+
+page missing-rank-2 "rank 1" fixtures/cuda-gdb/h200x2-scenarios/skip_rank-rank0.rec \
+  fixtures/cuda-gdb/h200x2-scenarios/skip_rank-rank1.rec
+page missing-rank-8 "rank 5" fixtures/rocgdb/tp8-missing-rank
+page ipc-sync-lanes "flag" fixtures/cuda-gdb/h200x2-scenarios/ipc-rank0.rec \
+  fixtures/cuda-gdb/h200x2-scenarios/ipc-rank1.rec
+page splitk-clean "_clean" fixtures/rocgdb/splitk-clean-two-queues/snapshot.mi
+page host-deadlock "cycle" fixtures/rocgdb/host-mutex-deadlock/snapshot.mi
+page gil-ccall "GIL" fixtures/pyframes/gil-ccall-gdb.rocplay
+page crash-verdict "rank 2" fixtures/crash/tp4-rank2-first
+page device-assert "fault" fixtures/cuda-gdb/h100-launch/device_assert.rec
+
+if [ "${UPDATE_DOCS:-0}" = 1 ] && [ -s "$out/missing-rank-8.png" ]; then
+  mkdir -p docs/images
+  cp "$out/missing-rank-8.png" docs/images/html-report.png
+  echo "html_pages: docs/images/html-report.png updated"
+fi
+exit "$fail"
