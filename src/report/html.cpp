@@ -137,9 +137,9 @@ pre{white-space:pre-wrap;word-break:break-word;margin:4px 0}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0;font-size:12.5px}
 .legend span{display:inline-flex;align-items:center;gap:5px}
 .sw{display:inline-block;width:16px;height:12px;border:1px solid #333;vertical-align:middle}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(62px,1fr));gap:4px;max-width:1100px}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(70px,1fr));gap:4px;max-width:1100px}
 .grid a{display:block;padding:4px;border:1px solid #333;text-decoration:none;color:#000;
- text-align:center;font-size:12px;line-height:1.2;min-height:38px}
+ text-align:center;font-size:11.5px;line-height:1.2;min-height:38px;overflow-wrap:anywhere}
 .grid a b{display:block;font-size:14px}
 .s-collective{background:#d55e00;color:#fff!important}.s-kernel{background:#e69f00}
 .s-idle{background:#56b4e9}.s-elsewhere{background:#cc79a7;border:3px solid #000!important}
@@ -516,7 +516,10 @@ void html_write_map(std::string& h, const HtmlDispatchMap& m) {
   }
   // The legend: every colour the map uses.
   h += "<div class=\"legend\">";
-  for (std::size_t i = 0; i < m.classes.size() && i < kHtmlSwatches; ++i) {
+  // Each line its own swatch while they last; the last swatch stands for every line past them.
+  const std::size_t named =
+      m.classes.size() <= kHtmlSwatches ? m.classes.size() : kHtmlSwatches - 1;
+  for (std::size_t i = 0; i < named; ++i) {
     const auto& c = m.classes[i];
     h += fmt::format("<span><i class=\"sw {}{}\"></i><code>{}</code>{} · {}{}</span>",
                      html_swatch_class(i), c.poll ? " p" : "", escape(c.key, 200),
@@ -525,9 +528,9 @@ void html_write_map(std::string& h, const HtmlDispatchMap& m) {
                          : " " + escape(short_function_name(c.function), 120),
                      c.threads, c.poll ? " · <b>outlined: the verdict's line (polling)</b>" : "");
   }
-  if (m.classes.size() > kHtmlSwatches) {
-    h += fmt::format("<span>dotted grey: {} more lines</span>",
-                     m.classes.size() - kHtmlSwatches + 1);
+  if (named < m.classes.size()) {
+    h += fmt::format("<span><i class=\"sw {}\"></i>{} more lines</span>",
+                     html_swatch_class(kHtmlSwatches - 1), m.classes.size() - named);
   }
   h += "<span><i class=\"sw\" style=\"background:#f2f2f2\"></i>no wave seen there</span></div>";
   h += "</div><div class=\"wmhist\"><table class=\"hist\"><caption class=\"meta\">PC histogram "
@@ -727,7 +730,7 @@ void html_section(std::string& h, const CaseInput& in, const CaseParts& parts) {
     h += "</table></details>";
   }
   if (!in.text_report.empty()) {
-    h += "<details><summary>Text report</summary><pre>" + escape(in.text_report, 1 << 20) +
+    h += "<details><summary>Text report</summary><pre>" + escape(in.text_report, 64 << 10) +
          "</pre></details>";
   }
   const auto* warnings = in.warnings;
@@ -994,9 +997,10 @@ void html_write_graph(std::string& h, const graph::Graph& g) {
        "(not asked or seen once)</span>"
        "<span><i class=\"sw\" style=\"outline:3px double #000\"></i>the cause (root)</span></div>";
   if (left_out > 0) {
-    h += fmt::format("<p class=\"note\">{} more nodes not drawn (the JSON report has every "
-                     "node).</p>",
-                     left_out);
+    h += fmt::format("<p class=\"note\">{} more nodes not drawn: they do not wait on the "
+                     "cause{} (the JSON report has every node).</p>",
+                     left_out,
+                     g.nodes().size() > kHtmlGraphNodes ? ", or the drawing was full" : "");
   }
   h += "</section>";
 }
@@ -1012,7 +1016,7 @@ void html_write_grid(std::string& h, const std::vector<CaseParts>& parts) {
     }
     h += fmt::format("<a href=\"#{}\" class=\"s-{}\" title=\"{}\"><b>{}</b>{}</a>", p.anchor,
                      p.state, escape(p.label + ": " + p.where + " — " + p.verdict, 1200),
-                     p.rank ? std::to_string(*p.rank) : escape(p.label, 24), name);
+                     p.rank ? std::to_string(*p.rank) : escape(html_base(p.label), 14), name);
   }
   h += "</div><div class=\"legend\">";
   for (const auto& s : kHtmlRankStates) {
@@ -1154,11 +1158,11 @@ void write_page(std::ostream& out, const Incident& inc, const TextOptions& optio
     }
     h += "</ul></div>";
   }
-  h += "<section id=\"cause\"><h2>Cause</h2><pre class=\"lead\">" + escape(lead, 64 << 10) +
+  h += "<section id=\"cause\"><h2>Cause</h2><pre class=\"lead\">" + escape(lead, 16 << 10) +
        "</pre>";
   if (!crash.empty()) {
     // The crash verdict over every input's evidence, whole (the lead has its first lines).
-    h += "<details><summary>Crash verdict</summary><pre>" + escape(crash, 1 << 20) +
+    h += "<details><summary>Crash verdict</summary><pre>" + escape(crash, 64 << 10) +
          "</pre></details>";
   }
   h += "</section>";

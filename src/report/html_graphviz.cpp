@@ -59,10 +59,11 @@ std::string gv_label(const graph::Node& node) {
 std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t* left_out) {
   const auto& nodes = graph.nodes();
   const auto roots = graph::find_roots(graph);
-  const auto fate = graph::fates(graph);
   std::set<graph::NodeId> root_ids;
-  // Which nodes to draw, in order of weight for a person: the roots' chains and cycles, every
-  // node stuck or open behind them, then the rest, up to max_nodes.
+  // Which nodes to draw: the cause and everything that waits on it. The roots' chains and
+  // cycles first, the open ends' chains, then every node that waits on one of those, nearest
+  // first, up to max_nodes. Nodes that wait on none of it (threads going about their business)
+  // are left out; with no root and no open end, the whole graph is drawn.
   std::vector<graph::NodeId> order;
   std::vector<bool> chosen(nodes.size(), false);
   auto take = [&](graph::NodeId n) {
@@ -79,30 +80,45 @@ std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t
       take(n);
     }
     for (const auto& chain : r.chains) {
-      for (const auto n : chain) {
-        take(n);
+      for (auto n = chain.rbegin(); n != chain.rend(); ++n) {
+        take(*n);
       }
     }
   }
   for (const auto& oe : graph::open_ends(graph)) {
-    for (const auto n : oe.chain) {
-      take(n);
+    for (auto n = oe.chain.rbegin(); n != oe.chain.rend(); ++n) {
+      take(*n);
     }
   }
-  for (graph::NodeId n = 0; n < nodes.size(); ++n) {
-    if (fate[n] != graph::Fate::Completes) {
+  if (order.empty()) {
+    for (graph::NodeId n = 0; n < nodes.size(); ++n) {
       take(n);
     }
-  }
-  for (graph::NodeId n = 0; n < nodes.size(); ++n) {
-    take(n);
+  } else {
+    std::vector<std::vector<graph::NodeId>> waiters(nodes.size());
+    for (const auto& e : graph.edges()) {
+      if (e.to < nodes.size() && e.from < nodes.size()) {
+        waiters[e.to].push_back(e.from);
+      }
+    }
+    std::deque<graph::NodeId> queue(order.begin(), order.end());
+    while (!queue.empty() && order.size() < max_nodes) {
+      const auto n = queue.front();
+      queue.pop_front();
+      for (const auto w : waiters[n]) {
+        if (!chosen[w]) {
+          take(w);
+          queue.push_back(w);
+        }
+      }
+    }
   }
   if (left_out != nullptr) {
     *left_out = nodes.size() - order.size();
   }
 
   std::string dot = "digraph waits {\n"
-                    "  graph [rankdir=BT, bgcolor=\"transparent\", nodesep=0.25, ranksep=0.35,"
+                    "  graph [rankdir=LR, bgcolor=\"transparent\", nodesep=0.25, ranksep=0.35,"
                     " fontname=\"Helvetica,Arial,sans-serif\"];\n"
                     "  node [shape=box, style=\"rounded,filled\", fontsize=11,"
                     " fontname=\"Helvetica,Arial,sans-serif\", margin=\"0.12,0.05\"];\n"

@@ -59,10 +59,64 @@ print(len(colours))
 EOF
 }
 
-# page NAME EXPECTED-CAUSE-TEXT INPUT...: write, check, open and photograph one page.
+# The requests for anything but file: and data: URLs that a page made, from Chromium's net log:
+# those whose isolation key is the page's (file://) or that name an initiator. Chromium's own
+# background requests (its updater, sign-in) have no origin and are not the page's.
+page_requests() {
+  python3 - "$1" <<'EOF'
+import json, sys
+try:
+    log = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(1)
+types = {v: k for k, v in log["constants"]["logEventTypes"].items()}
+asked = set()
+for e in log.get("events", []):
+    p = e.get("params", {})
+    url = p.get("url", "")
+    if types.get(e["type"]) != "URL_REQUEST_START_JOB" or url.split(":")[0] in ("file", "data"):
+        continue
+    if "file://" in p.get("network_isolation_key", "") or p.get("initiator") != "not an origin":
+        asked.add(url[:80])
+print(" ".join(sorted(asked)))
+EOF
+}
+
+# section ID FILE: the page's <section id="ID"> (the page writes no section inside another).
+section() {
+  perl -0777 -ne 'print $1 if /<section id="\Q'"$1"'\E">(.*?)<\/section>/s' "$2"
+}
+
+# browse HTML PNG NETLOG CONSOLE-LOG: HTML in headless Chromium, host names unresolvable.
+browse() {
+  local profile rc=0
+  profile=$(mktemp -d)
+  rm -f "$2" "$3"
+  timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$profile" --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --disable-default-apps --disable-extensions \
+    --host-resolver-rules='MAP * ~NOTFOUND' --log-net-log="$3" --net-log-capture-mode=Default \
+    --window-size=1280,1800 --screenshot="$2" "file://$1" >"$4" 2>&1 || rc=$?
+  rm -rf "$profile"
+  return "$rc"
+}
+
+# The net-log check must see a request when a page makes one: a page with a remote image first.
+printf '<!DOCTYPE html><title>canary</title><img src="http://rocplay.invalid/x.png">' \
+  >"$out/canary.html"
+browse "$out/canary.html" "$out/canary.png" "$out/canary.netlog.json" "$out/canary.chromium.log" ||
+  true
+if ! page_requests "$out/canary.netlog.json" | grep -q 'rocplay.invalid'; then
+  echo "html_pages: the net-log check did not see the canary page's request; it proves nothing" >&2
+  exit 1
+fi
+
+# page NAME EXPECTED-CAUSE-TEXT GRAPH INPUT...: write, check, open and photograph one page.
+# GRAPH: `drawn` (an <svg>), or `none` for inputs with no wait to draw (crash logs alone): then
+# the section must say so.
 page() {
-  local name=$1 cause=$2
-  shift 2
+  local name=$1 cause=$2 graph=$3
+  shift 3
   local html="$out/$name.html" png="$out/$name.png" log="$out/$name.netlog.json" rc=0
   "$bin" postmortem --no-progress --format html -o "$html" "$@" || rc=$?
   if [ "$rc" -ge 64 ] || [ ! -s "$html" ]; then
@@ -78,21 +132,18 @@ page() {
   grep -q '<script' "$html" && problems+=("it holds a <script>")
   # The cause (the text's first lines) and the graph drawn.
   local lead
-  lead=$(sed -n '/<section id="cause">/,/<\/section>/p' "$html")
+  lead=$(section cause "$html")
   grep -qF -- "$cause" <<<"$lead" || problems+=("the cause section lacks \`$cause\`")
-  sed -n '/<section id="graph">/,/<\/section>/p' "$html" | grep -q '<svg' ||
-    problems+=("the graph is not drawn (no <svg>)")
+  local drawing
+  drawing=$(section graph "$html")
+  if [ "$graph" = drawn ]; then
+    grep -q '<svg' <<<"$drawing" || problems+=("the graph is not drawn (no <svg>)")
+  else
+    grep -q 'No wait was seen' <<<"$drawing" || problems+=("the graph section says nothing")
+  fi
   # The browser: every host name unresolvable, the net log kept, a screenshot taken.
-  rm -f "$png" "$log"
-  local profile
-  profile=$(mktemp -d)
-  timeout 60 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-    --user-data-dir="$profile" --no-first-run --disable-background-networking \
-    --disable-component-update --disable-sync --disable-default-apps --disable-extensions \
-    --host-resolver-rules='MAP * ~NOTFOUND' --log-net-log="$log" --net-log-capture-mode=Default \
-    --window-size=1280,1800 --screenshot="$png" "file://$html" >"$out/$name.chromium.log" 2>&1 ||
+  browse "$html" "$png" "$log" "$out/$name.chromium.log" ||
     problems+=("chromium failed (see $out/$name.chromium.log)")
-  rm -rf "$profile"
   if [ ! -s "$png" ]; then
     problems+=("no screenshot")
   else
@@ -100,12 +151,11 @@ page() {
     colours=$(png_colours "$png")
     [ "$colours" -ge 24 ] || problems+=("the screenshot looks blank ($colours colours)")
   fi
-  if [ ! -s "$log" ]; then
-    problems+=("no net log")
-  elif grep -Eo '"(url|host|original_url)":"[^"]*"' "$log" | grep -Eiv '"(file:|data:|chrome|about:|devtools:)' |
-    grep -Eq .; then
-    problems+=("the browser asked the network: $(grep -Eo '"(url|host|original_url)":"[^"]*"' "$log" |
-      grep -Eiv '"(file:|data:|chrome|about:|devtools:)' | sort -u | head -3 | tr '\n' ' ')")
+  local asked
+  if ! asked=$(page_requests "$log"); then
+    problems+=("no readable net log")
+  elif [ -n "$asked" ]; then
+    problems+=("the page asked the network: $asked")
   fi
   if [ "${#problems[@]}" -gt 0 ]; then
     for p in "${problems[@]}"; do
@@ -117,16 +167,16 @@ page() {
   fi
 }
 
-page missing-rank-2 "rank 1" fixtures/cuda-gdb/h200x2-scenarios/skip_rank-rank0.rec \
+page missing-rank-2 "rank 1" drawn fixtures/cuda-gdb/h200x2-scenarios/skip_rank-rank0.rec \
   fixtures/cuda-gdb/h200x2-scenarios/skip_rank-rank1.rec
-page missing-rank-8 "rank 5" fixtures/rocgdb/tp8-missing-rank
-page ipc-sync-lanes "flag" fixtures/cuda-gdb/h200x2-scenarios/ipc-rank0.rec \
+page missing-rank-8 "rank 5" drawn fixtures/rocgdb/tp8-missing-rank
+page ipc-sync-lanes "flag" drawn fixtures/cuda-gdb/h200x2-scenarios/ipc-rank0.rec \
   fixtures/cuda-gdb/h200x2-scenarios/ipc-rank1.rec
-page splitk-clean "_clean" fixtures/rocgdb/splitk-clean-two-queues/snapshot.mi
-page host-deadlock "cycle" fixtures/rocgdb/host-mutex-deadlock/snapshot.mi
-page gil-ccall "GIL" fixtures/pyframes/gil-ccall-gdb.rocplay
-page crash-verdict "rank 2" fixtures/crash/tp4-rank2-first
-page device-assert "fault" fixtures/cuda-gdb/h100-launch/device_assert.rec
+page splitk-clean "_clean" drawn fixtures/rocgdb/splitk-clean-two-queues/snapshot.mi
+page host-deadlock "cycle" drawn fixtures/rocgdb/host-mutex-deadlock/snapshot.mi
+page gil-ccall "GIL" drawn fixtures/pyframes/gil-ccall-gdb.rocplay
+page crash-verdict "rank 2" none fixtures/crash/tp4-rank2-first
+page device-assert "fault" drawn fixtures/cuda-gdb/h100-launch/device_assert.rec
 
 if [ "${UPDATE_DOCS:-0}" = 1 ] && [ -s "$out/missing-rank-8.png" ]; then
   mkdir -p docs/images

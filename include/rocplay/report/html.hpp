@@ -35,9 +35,10 @@ namespace rocplay::report::html {
 std::string escape(std::string_view text, std::size_t max_bytes = 4096);
 
 // A DOT graph of `graph` for Graphviz: every label escaped (escape, then no backslash or quote
-// left), at most `max_nodes` nodes (the roots' chains and cycles first, then stuck nodes, then
-// the rest); `left_out` says how many were not drawn. Roots are outlined twice; each node's
-// label is its label and its line.
+// left), the cause and what waits on it: the roots' chains and cycles, the open ends' chains,
+// then every node that waits on them, nearest first (the whole graph when it has no root and no
+// open end), at most `max_nodes`; `left_out` says how many nodes were not drawn. Roots are
+// outlined twice; each node's label is its label and its line.
 std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t* left_out);
 
 // Graphviz's `dot` layout of a DOT text as an inline <svg> element (no XML prolog or DOCTYPE).
