@@ -146,6 +146,8 @@ pre{white-space:pre-wrap;word-break:break-word;margin:4px 0}
 .s-unseen{background:repeating-linear-gradient(45deg,#ddd 0 4px,#fff 4px 8px)}
 ul.tree,ul.tree ul{list-style:none;margin:0;padding-left:14px;border-left:1px dotted #999}
 ul.tree{padding-left:4px;border:0}
+ul.tree ul.run{padding-left:0;border:0}
+li.br+li.br{border-top:1px dotted #bbb;margin-top:2px;padding-top:1px}
 ul.tree li{margin:1px 0;white-space:nowrap}
 .fn{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
 .loc,.who{color:var(--mute);font-size:12px;margin-left:8px}
@@ -868,12 +870,19 @@ void html_write_tree(std::string& h, const std::vector<HtmlTreeNode>& nodes,
     const std::vector<CaseParts>& parts;
     std::string& h;
     std::size_t& written;
+    // One branch: its straight run of frames in a list of their own (a run reads down), then,
+    // under its last frame, the branches it splits into, indented.
     void item(std::size_t n, std::size_t depth) {
+      if (written >= kHtmlTreeNodes) {
+        ++written;
+        return;
+      }
+      h += "<li class=\"br\"><ul class=\"run\">";
       std::size_t at = n;
       for (;;) {
         const auto& node = nodes[at];
         if (written++ >= kHtmlTreeNodes) {
-          return;
+          break;
         }
         h += node.hot ? "<li class=\"hot\">" : "<li>";
         h += "<span class=\"fn\">" + escape(node.name, 240) + "</span>";
@@ -897,8 +906,9 @@ void html_write_tree(std::string& h, const std::vector<HtmlTreeNode>& nodes,
           h += "</ul>";
         }
         h += "</li>";
-        return;
+        break;
       }
+      h += "</ul></li>";
     }
   } walk{nodes, parts, h, written};
   h += "<ul class=\"tree\">";

@@ -169,7 +169,7 @@ page() {
 
 page missing-rank-2 "rank 1" drawn fixtures/cuda-gdb/h200x2-scenarios/skip_rank-rank0.rec \
   fixtures/cuda-gdb/h200x2-scenarios/skip_rank-rank1.rec
-page missing-rank-8 "rank 5" drawn fixtures/rocgdb/tp8-missing-rank
+page missing-rank-8 "rank 5" drawn fixtures/rocgdb/tp8-missing-rank/rank*.mi
 page ipc-sync-lanes "flag" drawn fixtures/cuda-gdb/h200x2-scenarios/ipc-rank0.rec \
   fixtures/cuda-gdb/h200x2-scenarios/ipc-rank1.rec
 page splitk-clean "_clean" drawn fixtures/rocgdb/splitk-clean-two-queues/snapshot.mi
