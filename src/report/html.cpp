@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <climits>
 #include <map>
 #include <set>
@@ -889,8 +890,10 @@ void html_write_tree(std::string& h, const std::vector<HtmlTreeNode>& nodes,
         if (!node.line.empty() && !node.mixed_lines) {
           h += "<span class=\"loc\">" + escape(node.line, 200) + "</span>";
         }
-        h += fmt::format("<span class=\"who\">{} thread{} · {}</span>", node.threads,
-                         node.threads == 1 ? "" : "s", escape(html_who(node.cases, parts), 400));
+        // One case: whose it is goes without saying.
+        h += fmt::format(
+            "<span class=\"who\">{} thread{}{}</span>", node.threads, node.threads == 1 ? "" : "s",
+            parts.size() == 1 ? std::string() : " · " + escape(html_who(node.cases, parts), 400));
         if (node.children.size() == 1 && nodes[node.children[0]].threads == node.threads &&
             depth < kHtmlTreeDepth) {
           h += "</li>";
@@ -958,6 +961,26 @@ std::vector<HtmlTreeNode> html_tree(const std::vector<CaseParts>& parts) {
 }
 
 // --- the page ----------------------------------------------------------------------------------
+
+// `html` with every hexadecimal number (`0x7fe8a5c41b80`) taken out: what two ranks' wave maps
+// share when only their load addresses differ.
+std::string html_without_addresses(const std::string& html) {
+  std::string out;
+  out.reserve(html.size());
+  for (std::size_t i = 0; i < html.size(); ++i) {
+    if (html[i] == '0' && i + 2 < html.size() && html[i + 1] == 'x' &&
+        std::isxdigit(static_cast<unsigned char>(html[i + 2])) != 0) {
+      i += 2;
+      while (i + 1 < html.size() && std::isxdigit(static_cast<unsigned char>(html[i + 1])) != 0) {
+        ++i;
+      }
+      out += '#';
+      continue;
+    }
+    out += html[i];
+  }
+  return out;
+}
 
 std::string html_case_label(const Case& c, std::size_t index) {
   const auto& s = c.source;
@@ -1205,18 +1228,47 @@ void write_page(std::ostream& out, const Incident& inc, const TextOptions& optio
   h.clear();
 
   out << "<section id=\"waves\"><h2>Wave maps</h2>";
-  bool any_map = false;
-  for (const auto& p : graded) {
-    if (p.wave_maps.empty()) {
+  // Ranks whose maps are alike but for their PCs (each process loads the kernel at its own
+  // address) share one map, STAT-style: 64 ranks in one collective are one picture.
+  std::vector<std::pair<std::string, std::set<std::size_t>>> alike;
+  for (std::size_t i = 0; i < graded.size(); ++i) {
+    if (graded[i].wave_maps.empty()) {
       continue;
     }
-    any_map = true;
-    if (several) {
-      out << "<h3><a href=\"#" << p.anchor << "\">" << escape(p.label, 400) << "</a></h3>";
+    const std::string key = html_without_addresses(graded[i].wave_maps);
+    auto same =
+        std::find_if(alike.begin(), alike.end(), [&](const auto& a) { return a.first == key; });
+    if (same == alike.end()) {
+      alike.push_back({key, {i}});
+    } else {
+      same->second.insert(i);
     }
-    out << p.wave_maps;
   }
-  if (!any_map) {
+  for (const auto& [key, members] : alike) {
+    const CaseParts& first = graded[*members.begin()];
+    if (several) {
+      out << "<h3>" << escape(html_who(members, graded), 400);
+      std::size_t linked = 0;
+      for (const auto i : members) {
+        if (linked++ == 16) {
+          out << " …";
+          break;
+        }
+        out << (linked == 1 ? " · " : " ") << "<a href=\"#" << graded[i].anchor << "\">"
+            << (graded[i].rank ? std::to_string(*graded[i].rank)
+                               : escape(html_base(graded[i].label), 40))
+            << "</a>";
+      }
+      out << "</h3>";
+      if (members.size() > 1) {
+        out << "<p class=\"meta\">These " << members.size()
+            << " cases' maps are alike but for their addresses; the PCs shown are "
+            << escape(first.label, 400) << "'s.</p>";
+      }
+    }
+    out << first.wave_maps;
+  }
+  if (alike.empty()) {
     out << "<p class=\"note\">No wave was seen: no kernel was in flight, or the debugger could "
            "not see the GPU.</p>";
   }
