@@ -87,7 +87,8 @@ section() {
   perl -0777 -ne 'print $1 if /<section id="\Q'"$1"'\E">(.*?)<\/section>/s' "$2"
 }
 
-# browse HTML PNG NETLOG CONSOLE-LOG: HTML in headless Chromium, host names unresolvable.
+# browse HTML PNG NETLOG CONSOLE-LOG [WIDTH,HEIGHT]: HTML in headless Chromium, host names
+# unresolvable.
 browse() {
   local profile rc=0
   profile=$(mktemp -d)
@@ -96,7 +97,7 @@ browse() {
     --user-data-dir="$profile" --no-first-run --disable-background-networking \
     --disable-component-update --disable-sync --disable-default-apps --disable-extensions \
     --host-resolver-rules='MAP * ~NOTFOUND' --log-net-log="$3" --net-log-capture-mode=Default \
-    --window-size=1280,1800 --screenshot="$2" "file://$1" >"$4" 2>&1 || rc=$?
+    --window-size="${5:-1280,1800}" --screenshot="$2" "file://$1" >"$4" 2>&1 || rc=$?
   rm -rf "$profile"
   return "$rc"
 }
@@ -178,9 +179,11 @@ page gil-ccall "GIL" drawn fixtures/pyframes/gil-ccall-gdb.rocplay
 page crash-verdict "rank 2" none fixtures/crash/tp4-rank2-first
 page device-assert "fault" drawn fixtures/cuda-gdb/h100-launch/device_assert.rec
 
-if [ "${UPDATE_DOCS:-0}" = 1 ] && [ -s "$out/missing-rank-8.png" ]; then
+if [ "${UPDATE_DOCS:-0}" = 1 ] && [ "$fail" = 0 ]; then
+  # The top of the page (cause, graph, ranks, the tree's start), kept small for the repository.
   mkdir -p docs/images
-  cp "$out/missing-rank-8.png" docs/images/html-report.png
+  browse "$out/missing-rank-8.html" docs/images/html-report.png "$out/docs.netlog.json" \
+    "$out/docs.chromium.log" 1280,1150
   echo "html_pages: docs/images/html-report.png updated"
 fi
 exit "$fail"
