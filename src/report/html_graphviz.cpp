@@ -16,6 +16,7 @@
 #include <deque>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace rocplay::report::html {
 
@@ -190,14 +191,22 @@ int gv_collect(char* message) {
 Gvc& gvc() {
   static Gvc* instance = [] {
     auto* g = new Gvc; // never freed: the context lives as long as the process
+    // $ROCPLAY_LIBGVC names another build of the library (and lets a test take it away).
+    std::vector<std::string> names;
+    if (const char* env = std::getenv("ROCPLAY_LIBGVC"); env != nullptr && *env != '\0') {
+      names.emplace_back(env);
+    } else {
+      names = {"libgvc.so.6", "libgvc.so"};
+    }
     void* handle = nullptr;
     std::string tried;
-    for (const char* name : {"libgvc.so.6", "libgvc.so"}) {
-      handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    for (const auto& name : names) {
+      handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (handle != nullptr) {
         break;
       }
-      tried = ::dlerror();
+      const char* why = ::dlerror();
+      tried = why != nullptr ? why : name;
     }
     if (handle == nullptr) {
       g->error = "Graphviz's libgvc.so.6 could not be loaded (" + tried + ")";

@@ -179,6 +179,19 @@ page host-deadlock "cycle" drawn fixtures/rocgdb/host-mutex-deadlock/snapshot.mi
 page crash-verdict "rank 2" none fixtures/crash/tp4-rank2-first
 page device-assert "fault" drawn fixtures/cuda-gdb/h100-launch/device_assert.rec
 
+# Without Graphviz the page still comes, the graph listed as text with what to install.
+nogv="$out/no-graphviz.html"
+if ROCPLAY_LIBGVC=/nonexistent/libgvc.so.6 "$bin" postmortem --no-progress --format html \
+  -o "$nogv" fixtures/rocgdb/host-mutex-deadlock/snapshot.mi; [ "$?" -lt 64 ] &&
+  grep -q 'The graph is listed, not drawn: Graphviz&#39;s libgvc.so.6 could not be loaded' "$nogv" &&
+  grep -q 'apt-get install libgvc6' "$nogv" && grep -q '<b>waits for</b>' "$nogv" &&
+  ! grep -q '<svg' "$nogv"; then
+  echo "html_pages: no-graphviz: the graph listed, and how to get the drawing"
+else
+  echo "html_pages: no-graphviz: without libgvc the page does not list the graph and say why" >&2
+  fail=1
+fi
+
 if [ "${UPDATE_DOCS:-0}" = 1 ] && [ "$fail" = 0 ]; then
   # The top of the page (cause, graph, ranks, the tree's start), kept small for the repository.
   mkdir -p docs/images
