@@ -4,6 +4,7 @@
 #include "rocplay/report/html.hpp"
 
 #include "rocplay/case/run_result.hpp"
+#include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/kernels/kernel_names.hpp"
 #include "rocplay/report/crash.hpp"
 #include "rocplay/report/incident.hpp"
@@ -216,28 +217,31 @@ std::string html_file_line(std::string_view file, std::optional<std::uint32_t> l
 
 // --- the wave map ------------------------------------------------------------------------------
 
-// Where a wave's lines are known to be the verdict's: the loop the polling lanes sit in.
+// The polling lanes: for each dispatch whose `lanes:D:poll` node of the case's graph spins, the
+// PCs its lanes poll at (heuristics::polling_pcs). Their lines are outlined in the wave map.
 struct HtmlPollMarks {
   std::set<std::uint64_t> pcs;
   std::set<std::string> lines; // `k.cu:12`
 };
 
-HtmlPollMarks html_poll_marks(const std::vector<Finding>* findings) {
+HtmlPollMarks html_poll_marks(const Snapshot& s, const std::vector<snapshot::WaveClass>& classes,
+                              const graph::Graph* g) {
   HtmlPollMarks marks;
-  if (findings == nullptr) {
+  if (g == nullptr) {
     return marks;
   }
-  for (const auto& f : *findings) {
-    if (f.severity < Severity::Warning) {
+  for (const auto& d : s.dispatches) {
+    const auto n = g->find("lanes:" + d.id + ":poll");
+    if (n == graph::Graph::npos || g->node(n).state != graph::State::Spinning) {
       continue;
     }
-    for (const auto& l : f.locations) {
-      if (l.pc) {
-        marks.pcs.insert(*l.pc);
-      }
-      if (!l.file.empty() && l.line) {
-        marks.lines.insert(html_file_line(l.file, l.line));
-      }
+    for (const auto pc : heuristics::polling_pcs(s, classes, d)) {
+      marks.pcs.insert(pc);
+    }
+  }
+  for (const auto& c : classes) {
+    if (c.pc && marks.pcs.contains(*c.pc) && !c.file.empty() && c.line) {
+      marks.lines.insert(html_file_line(c.file, c.line));
     }
   }
   return marks;
@@ -529,7 +533,8 @@ void html_write_map(std::string& h, const HtmlDispatchMap& m) {
                      c.function.empty() || c.key.starts_with(c.function)
                          ? std::string()
                          : " " + escape(short_function_name(c.function), 120),
-                     c.threads, c.poll ? " · <b>outlined: the verdict's line (polling)</b>" : "");
+                     c.threads,
+                     c.poll ? " · <b>outlined: the lanes polling (the cause's loop)</b>" : "");
   }
   if (named < m.classes.size()) {
     h += fmt::format("<span><i class=\"sw {}\"></i>{} more lines</span>",
@@ -804,7 +809,8 @@ CaseParts case_parts(const CaseInput& in, std::size_t index) {
       }
       p.stacks.push_back(std::move(st));
     }
-    const auto maps = html_wave_maps(*in.snapshot, html_poll_marks(in.findings));
+    const auto maps = html_wave_maps(
+        *in.snapshot, html_poll_marks(*in.snapshot, snapshot::group_waves(*in.snapshot), in.graph));
     for (std::size_t i = 0; i < maps.size() && i < kHtmlDispatches; ++i) {
       html_write_map(p.wave_maps, maps[i]);
     }

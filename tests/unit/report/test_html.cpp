@@ -374,7 +374,11 @@ TEST_CASE("html: the page of the eight-rank missing-rank recording", "[report][h
   // The wave maps: the polling lanes outlined, a legend entry saying so, a PC histogram.
   const std::string maps = page.substr(waves);
   CHECK_THAT(maps, Catch::Contains(" p\" style=\"width:"));
-  CHECK_THAT(maps, Catch::Contains("the verdict's line (polling)"));
+  CHECK_THAT(maps, Catch::Contains("outlined: the lanes polling"));
+  // Only the polling lanes' line (custom_all_reduce.cuh:131), not the barrier's behind them.
+  CHECK_THAT(maps, Catch::Contains("<code>custom_all_reduce.cuh:131</code> start_sync · 16 · <b>"));
+  CHECK_THAT(maps,
+             Catch::Contains("<code>custom_all_reduce.cuh:136</code> start_sync · 112</span>"));
   CHECK_THAT(maps, Catch::Contains("PC histogram"));
   std::string error;
   if (report::html::draw_svg("digraph { a -> b }", error)) {
