@@ -217,20 +217,35 @@ std::string html_file_line(std::string_view file, std::optional<std::uint32_t> l
 
 // --- the wave map ------------------------------------------------------------------------------
 
-// The polling lanes: for each dispatch whose `lanes:D:poll` node of the case's graph spins, the
-// PCs its lanes poll at (heuristics::polling_pcs). Their lines are outlined in the wave map.
+// The polling lanes, outlined in the wave map: a sync-lane spin's own locations (the lanes that
+// poll their peers' flags, exactly), else for each dispatch whose `lanes:D:poll` node of the
+// case's graph spins, the PCs of the lanes it stands for (heuristics::polling_pcs: the leaders
+// of each work-group in one loop).
 struct HtmlPollMarks {
   std::set<std::uint64_t> pcs;
   std::set<std::string> lines; // `k.cu:12`
 };
 
 HtmlPollMarks html_poll_marks(const Snapshot& s, const std::vector<snapshot::WaveClass>& classes,
-                              const graph::Graph* g) {
+                              const graph::Graph* g, const std::vector<Finding>* findings) {
   HtmlPollMarks marks;
-  if (g == nullptr) {
-    return marks;
+  if (findings != nullptr) {
+    for (const auto& f : *findings) {
+      if (f.id != "sync-lane-barrier-spin" || f.severity < Severity::Warning) {
+        continue;
+      }
+      for (const auto& l : f.locations) {
+        if (l.pc) {
+          marks.pcs.insert(*l.pc);
+        }
+      }
+    }
   }
+  const bool from_finding = !marks.pcs.empty();
   for (const auto& d : s.dispatches) {
+    if (from_finding || g == nullptr) {
+      break;
+    }
     const auto n = g->find("lanes:" + d.id + ":poll");
     if (n == graph::Graph::npos || g->node(n).state != graph::State::Spinning) {
       continue;
@@ -810,7 +825,8 @@ CaseParts case_parts(const CaseInput& in, std::size_t index) {
       p.stacks.push_back(std::move(st));
     }
     const auto maps = html_wave_maps(
-        *in.snapshot, html_poll_marks(*in.snapshot, snapshot::group_waves(*in.snapshot), in.graph));
+        *in.snapshot,
+        html_poll_marks(*in.snapshot, snapshot::group_waves(*in.snapshot), in.graph, in.findings));
     for (std::size_t i = 0; i < maps.size() && i < kHtmlDispatches; ++i) {
       html_write_map(p.wave_maps, maps[i]);
     }
