@@ -118,7 +118,7 @@ constexpr HtmlRankState kHtmlRankStates[] = {
     {"kernel", "in a kernel", "another kernel is in flight"},
     {"idle", "idle", "no kernel in flight: the host is elsewhere"},
     {"elsewhere", "elsewhere", "its peers wait for it in a collective it is not in"},
-    {"unseen", "unseen", "not examined or not readable"},
+    {"unseen", "unseen", "no snapshot of it: not examined, unreadable, or a log"},
 };
 
 constexpr std::string_view kHtmlCss = R"css(
@@ -588,6 +588,10 @@ void html_write_map(std::string& h, const HtmlDispatchMap& m) {
 std::string html_state(const CaseInput& in) {
   if (!in.examined || in.snapshot == nullptr) {
     return "unseen";
+  }
+  const Snapshot& s = *in.snapshot;
+  if (s.agents.empty() && s.dispatches.empty() && s.waves.empty() && s.host_threads.empty()) {
+    return "unseen"; // a log or crash evidence: read, but no process state in it
   }
   bool busy = false;
   for (const auto& d : in.snapshot->dispatches) {
