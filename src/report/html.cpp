@@ -8,6 +8,7 @@
 #include "rocplay/kernels/kernel_names.hpp"
 #include "rocplay/report/crash.hpp"
 #include "rocplay/report/incident.hpp"
+#include "rocplay/report/launch.hpp"
 #include "rocplay/report/run.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 
@@ -1121,7 +1122,14 @@ void write_page(std::ostream& out, const Incident& inc, const TextOptions& optio
         write_text(text, c.snapshot, c.findings, to);
       }
       in.text_report = text.str();
-      made.push_back(case_parts(in, i));
+      CaseParts p = case_parts(in, i);
+      if (c.launch) {
+        // `launch`, `run --wait-for-fault`: how the program ran and ended leads, as in the text.
+        std::ostringstream launch;
+        write_launch_text(launch, *c.launch, to.width, false);
+        p.lead = launch.str() + p.lead;
+      }
+      made.push_back(std::move(p));
     }
   }
   const std::vector<CaseParts>& parts = given.empty() ? made : given;
