@@ -387,3 +387,38 @@ TEST_CASE("html: the page of the eight-rank missing-rank recording", "[report][h
     CHECK_THAT(page.substr(graph, ranks - graph), Catch::Contains("rank 5: not in"));
   }
 }
+
+TEST_CASE("html: a tree past its bound stops whole, and says where to look", "[report][html]") {
+  Incident inc;
+  Case c;
+  c.source.path = "many-threads.rec";
+  for (int t = 0; t < 200; ++t) {
+    HostThread h;
+    h.id = std::to_string(t + 1);
+    h.lwp = static_cast<std::uint64_t>(1000 + t);
+    for (int f = 0; f < 40; ++f) {
+      Frame fr;
+      fr.level = static_cast<std::uint32_t>(f);
+      fr.function = "f" + std::to_string(t) + "_" + std::to_string(f); // every path its own
+      h.frames.push_back(fr);
+    }
+    c.snapshot.host_threads.push_back(h);
+  }
+  inc.cases.push_back(std::move(c));
+  const std::string page = page_of(inc);
+  const auto from = page.find("<section id=\"stacks\">");
+  const auto to = page.find("<section id=\"waves\">");
+  REQUIRE(from < to);
+  const std::string tree = page.substr(from, to - from);
+  auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = tree.find(what, at)) != std::string::npos; at += what.size()) {
+      ++n;
+    }
+    return n;
+  };
+  CHECK(count("<li") == count("</li>"));
+  CHECK(count("<ul") == count("</ul>"));
+  CHECK(count("<span class=\"fn\">") == 3000);
+  CHECK_THAT(tree, Catch::Contains("The tree stops at 3000 frames"));
+}
