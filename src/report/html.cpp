@@ -1024,7 +1024,7 @@ std::string html_case_label(const Case& c, std::size_t index) {
   return label.empty() ? fmt::format("case {}", index) : label;
 }
 
-void html_write_graph(std::string& h, const graph::Graph& g) {
+void html_write_graph(std::string& h, const graph::Graph& g, const std::vector<CaseParts>& parts) {
   h += "<section id=\"graph\"><h2>Wait-for graph</h2>";
   if (g.empty()) {
     h += "<p class=\"note\">No wait was seen: nothing in these snapshots waits for anything that "
@@ -1032,7 +1032,21 @@ void html_write_graph(std::string& h, const graph::Graph& g) {
     return;
   }
   std::size_t left_out = 0;
-  const std::string dot = to_dot(g, kHtmlGraphNodes, &left_out);
+  // A joined graph's nodes (`rank 3/...`) link to their rank's section.
+  const auto link = [&](const graph::Node& node) -> std::string {
+    if (!node.id.starts_with("rank ")) {
+      return {};
+    }
+    const auto slash = node.id.find('/');
+    const auto r = source::parse_rank(std::string_view(node.id).substr(5, slash - 5));
+    for (const auto& p : parts) {
+      if (r && p.rank == r) {
+        return "#" + p.anchor;
+      }
+    }
+    return {};
+  };
+  const std::string dot = to_dot(g, kHtmlGraphNodes, &left_out, link);
   std::string error;
   const auto svg = draw_svg(dot, error);
   h += "<p class=\"meta\">An arrow reads “waits for”: solid, for all of its targets; dashed, for "
@@ -1236,7 +1250,7 @@ void write_page(std::ostream& out, const Incident& inc, const TextOptions& optio
   out << h;
   h.clear();
 
-  html_write_graph(h, g);
+  html_write_graph(h, g, graded);
   if (several) {
     html_write_grid(h, graded);
   }

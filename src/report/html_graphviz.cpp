@@ -57,7 +57,8 @@ std::string gv_label(const graph::Node& node) {
 
 } // namespace
 
-std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t* left_out) {
+std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t* left_out,
+                   const std::function<std::string(const graph::Node&)>& link) {
   const auto& nodes = graph.nodes();
   const auto roots = graph::find_roots(graph);
   std::set<graph::NodeId> root_ids;
@@ -136,6 +137,11 @@ std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t
     if (root_ids.contains(n) || node.fault) {
       // The root: a double outline and a bold border, which print in black and white too.
       extra = ", peripheries=2, penwidth=2.5, color=\"#000000\", fontname=\"Helvetica-Bold\"";
+    }
+    if (link) {
+      if (const std::string to = link(node); !to.empty()) {
+        extra += ", URL=\"" + to + "\"";
+      }
     }
     dot += fmt::format("  n{} [label=\"{}\", fillcolor=\"{}\", style=\"{}\", id=\"gnode{}\"{}];\n",
                        n, gv_label(node), kGvStateFill[state < std::size(kGvStateFill) ? state : 0],

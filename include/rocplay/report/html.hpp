@@ -21,6 +21,7 @@
 #include "rocplay/report/report.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -39,7 +40,10 @@ std::string escape(std::string_view text, std::size_t max_bytes = 4096);
 // then every node that waits on them, nearest first (the whole graph when it has no root and no
 // open end), at most `max_nodes`; `left_out` says how many nodes were not drawn. Roots are
 // outlined twice; each node's label is its label and its line.
-std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t* left_out);
+// `link`, when given, names a node's target on the page (`#case-3`), or "" for none; it is put
+// into the DOT as it is, so it must come from rocplay, not from the input.
+std::string to_dot(const graph::Graph& graph, std::size_t max_nodes, std::size_t* left_out,
+                   const std::function<std::string(const graph::Node&)>& link = {});
 
 // Graphviz's `dot` layout of a DOT text as an inline <svg> element (no XML prolog or DOCTYPE).
 // Graphviz (libgvc.so.6, Debian's libgvc6) is loaded at first use; when it cannot be, or it

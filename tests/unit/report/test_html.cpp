@@ -385,6 +385,8 @@ TEST_CASE("html: the page of the eight-rank missing-rank recording", "[report][h
     CHECK_THAT(page.substr(graph, ranks - graph), Catch::Contains("<svg"));
     // The root, rank 5 gone elsewhere, is outlined twice (Graphviz draws two polygons).
     CHECK_THAT(page.substr(graph, ranks - graph), Catch::Contains("rank 5: not in"));
+    // Each rank's nodes link to its section.
+    CHECK_THAT(page.substr(graph, ranks - graph), Catch::Contains("xlink:href=\"#case-5\""));
   }
 }
 
