@@ -57,7 +57,8 @@ endif()
 
 # The Debian package: rocplay_VERSION_amd64.deb. Library dependencies are computed from the
 # binary (dpkg-shlibdeps); the debuggers are Suggests, since post-mortems need none and a machine
-# has one of rocgdb, cuda-gdb, gdb; libllvm14 only for disassembling AMDGPU code objects.
+# has one of rocgdb, cuda-gdb, gdb; libllvm14 only for disassembling AMDGPU code objects; libgvc6
+# only for drawing the wait-for graph of `--format html` (opened at run time, as libLLVM is).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME rocplay)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -73,6 +74,6 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gdb | rocgdb | cuda-gdb, libllvm14")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gdb | rocgdb | cuda-gdb, libllvm14, libgvc6")
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS OFF)
 include(CPack)

@@ -52,7 +52,7 @@ _rocplay() {
     return
     ;;
   --format | -f)
-    mapfile -t COMPREPLY < <(compgen -W "text json jsonl sarif" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "text json jsonl sarif html" -- "$cur")
     return
     ;;
   --color)

@@ -33,6 +33,13 @@ struct Options {
 
 int run_agent_log(const Options& options) {
   const auto format = report::parse_format(options.format);
+  if (format == report::Format::Html) {
+    throw Error(ExitCode::Usage,
+                "--format html: agent-log writes text, json, jsonl or sarif; its fault groups "
+                "have no page of their own",
+                "for a page with the fault verdict, read the same logs with `rocplay postmortem "
+                "LOG... --format html -o faults.html`");
+  }
   drivers::AgentLogRequest rq;
   rq.files = options.files;
   rq.rank = options.rank;

@@ -202,7 +202,8 @@ Action add_launch(CLI::App& app) {
                   "environment (repeatable; each is its own experiment), e.g. OMP_NUM_THREADS=1")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--format", o->format, "Report format: text, json, jsonl or sarif")
+  sub->add_option("--format", o->format,
+                  "Report format: text, json, jsonl, sarif or html (one self-contained page)")
       ->capture_default_str();
   sub->add_option("--output,-o", o->output, "Write the report to FILE instead of stdout");
   add_var_option(*sub, o->vars);

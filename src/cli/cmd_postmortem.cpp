@@ -94,7 +94,9 @@ Action add_postmortem(CLI::App& app) {
                   "directories are read recursively (documentation and empty files in them "
                   "are skipped); globs are expanded")
       ->required();
-  cmd->add_option("-f,--format", o->format, "text, json, jsonl or sarif")->default_val("text");
+  cmd->add_option("-f,--format", o->format,
+                  "text, json, jsonl, sarif or html (one self-contained page)")
+      ->default_val("text");
   cmd->add_option("-o,--output", o->output, "Write the report here instead of stdout");
   cmd->add_option("--rank-from", o->rank_from,
                   "Regex over each path whose first group is the rank, e.g. 'rank(\\d+)' "

@@ -134,6 +134,15 @@ int run_watch(const WatchOptions& w) {
   capture.write_report = [format, &w](const Incident& incident, const std::string& path) {
     RunCommandOptions to_file = w.run;
     to_file.output = path;
+    if (format == report::Format::Html) {
+      // The page, and the text report beside it (`.report.txt`): what a terminal on the node,
+      // `--on-capture` and a grep read.
+      const std::string text_path = path.substr(0, path.size() - 4) + "txt";
+      OutputFile text(text_path);
+      report::write(text.stream(), incident, report::Format::Text, report_text_options(to_file),
+                    ROCPLAY_VERSION);
+      text.commit();
+    }
     OutputFile out(path);
     report::write(out.stream(), incident, format, report_text_options(to_file), ROCPLAY_VERSION);
     out.commit();

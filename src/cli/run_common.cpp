@@ -54,7 +54,8 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   sub.add_option("--attach-timeout", o.attach_timeout,
                  "Deadline of the attach: seconds, or 500ms, 30s, 2m")
       ->capture_default_str();
-  sub.add_option("--format", o.format, "Report format: text, json, jsonl or sarif")
+  sub.add_option("--format", o.format,
+                 "Report format: text, json, jsonl, sarif or html (one self-contained page)")
       ->capture_default_str();
   if (report_output) {
     sub.add_option("--output,-o", o.output,

@@ -726,4 +726,19 @@ nlohmann::json graph_to_json(const graph::Graph& g) {
           {"open_ends", std::move(ends)}};
 }
 
+std::vector<std::uint64_t> polling_pcs(const Snapshot& snapshot,
+                                       const std::vector<snapshot::WaveClass>& classes,
+                                       const Dispatch& dispatch) {
+  const auto mine = detail::classes_of(classes, dispatch);
+  std::vector<std::uint64_t> pcs;
+  if (const auto spin = detail::leader_spin(mine, snapshot)) {
+    for (const auto* c : spin->spin) {
+      if (c->pc) {
+        pcs.push_back(*c->pc);
+      }
+    }
+  }
+  return pcs;
+}
+
 } // namespace rocplay::heuristics

@@ -3,6 +3,7 @@
 
 #include "rocplay/case/run_result.hpp"
 #include "rocplay/heuristics/wait_graph.hpp"
+#include "rocplay/report/html.hpp"
 #include "rocplay/report/run.hpp"
 #include "rocplay/report/verify.hpp"
 
@@ -262,6 +263,9 @@ void write_cases(std::ostream& out, const Incident& inc, Format format, const Te
     break;
   case Format::Sarif:
     out << text(sarif_with_incident(to_sarif(all_findings(inc), tool_version), inc), 2) << "\n";
+    break;
+  case Format::Html:
+    html::write_page(out, inc, options, tool_version, {});
     break;
   }
 }

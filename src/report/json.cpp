@@ -21,8 +21,11 @@ Format parse_format(std::string_view name) {
   if (name == "sarif") {
     return Format::Sarif;
   }
+  if (name == "html") {
+    return Format::Html;
+  }
   throw Error(ExitCode::Usage, fmt::format("unknown report format `{}`", name),
-              "use one of: text, json, jsonl, sarif");
+              "use one of: text, json, jsonl, sarif, html");
 }
 
 nlohmann::json finding_to_json(const Finding& f) {

@@ -127,6 +127,32 @@ void PostmortemBatch::add(const postmortem::InputResult& r) {
                      std::make_move_iterator(located.end()));
     break;
   }
+  case Format::Html: {
+    html::CaseInput in;
+    in.label = r.path + r.member;
+    if (r.rank) {
+      in.label = "rank " + std::to_string(*r.rank) + " · " + in.label;
+    }
+    in.rank = r.rank;
+    in.pid = r.snapshot.pid;
+    in.examined =
+        r.status == postmortem::InputStatus::Ok || r.status == postmortem::InputStatus::Partial;
+    in.error = r.error;
+    in.snapshot = &r.snapshot;
+    in.findings = &r.findings;
+    in.graph = &r.graph;
+    in.warnings = &r.warnings;
+    if (has_snapshot_report(r)) {
+      TextOptions to = text_;
+      to.color = false;
+      to.width = 100;
+      std::ostringstream text;
+      write_postmortem_input_text(text, r, to);
+      in.text_report = text.str();
+    }
+    html_.push_back(html::case_parts(in, html_.size()));
+    break;
+  }
   case Format::Text:
     if (added_ == 1 && has_snapshot_report(r) && !options_.details) {
       only_ = incident_of_input(r);
@@ -195,6 +221,9 @@ void PostmortemBatch::write(std::ostream& out, const Incident& incident, Format 
     out << json_line(sarif, 2) << "\n";
     break;
   }
+  case Format::Html:
+    html::write_page(out, incident, options, tool_version, html_);
+    break;
   case Format::Text:
     if (only_ && added_ == 1 && summary_.events.empty()) {
       // One input: its own report, as a live run's, and what a directory walk left out.

@@ -9,6 +9,7 @@
 #include "rocplay/agentlog/agentlog.hpp"
 #include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/report/agent_log.hpp"
+#include "rocplay/report/html.hpp"
 #include "rocplay/report/launch.hpp"
 #include "rocplay/report/postmortem.hpp"
 #include "rocplay/report/progress.hpp"
@@ -88,6 +89,8 @@ void write_launch_case(std::ostream& out, const Incident& inc, Format format,
     all.insert(all.end(), c.findings.begin(), c.findings.end());
     out << json_line(to_sarif(all, tool_version), 2) << '\n';
     break;
+  case Format::Html: // report::write draws the page first (html::write_page)
+    break;
   }
   }
 }
@@ -122,6 +125,8 @@ void write_run_case(std::ostream& out, const Incident& inc, Format format,
   case Format::Sarif:
     out << json_line(to_sarif(c.findings, tool_version), 2) << '\n';
     break;
+  case Format::Html: // report::write draws the page first (html::write_page)
+    break;
   }
 }
 
@@ -149,6 +154,8 @@ void write_agent_log_case(std::ostream& out, const Incident& inc, Format format,
     break;
   case Format::Sarif:
     out << json_line(to_sarif(c.findings, tool_version), 2) << "\n";
+    break;
+  case Format::Html: // report::write draws the page first (html::write_page)
     break;
   }
 }
@@ -181,6 +188,8 @@ void write_input_case(std::ostream& out, const Incident& inc, Format format,
   case Format::Sarif:
     out << json_line(to_sarif(c.findings, tool_version), 2) << '\n';
     break;
+  case Format::Html: // report::write draws the page first (html::write_page)
+    break;
   }
 }
 
@@ -206,6 +215,11 @@ void write(std::ostream& out, const Incident& inc, Format format, const TextOpti
   }
   if (batch != nullptr) {
     batch->write(out, inc, format, options, tool_version);
+    return;
+  }
+  if (format == Format::Html) {
+    // One page whatever the command: the cases as the incident holds them.
+    html::write_page(out, inc, options, tool_version, {});
     return;
   }
   if (inc.cases.size() == 1 && !inc.several) {

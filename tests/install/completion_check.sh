@@ -52,6 +52,7 @@ for sh in bash zsh; do
   expect $sh "check show" rocplay playbooks ""
   expect $sh "gpu-state" rocplay playbooks show gpu-
   expect $sh "json jsonl" rocplay postmortem --format j
+  expect $sh "html" rocplay run --format h
   expect $sh "--one-event" rocplay postmortem --one-
   expect $sh "host-stacks" rocplay record --playbook ho
   expect $sh "--catch" rocplay launch --cat

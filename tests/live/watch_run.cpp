@@ -218,6 +218,49 @@ TEST_CASE("watch: a log that goes quiet is captured once, stuck threads named, a
   require_running_untraced(server.pid(), false);
 }
 
+TEST_CASE("watch: --format html writes the page beside the text report, the hook gets the page") {
+  TempDir dir;
+  const std::string device = dir.file("fake-kfd");
+  const std::string log = dir.path() + "/server.log";
+  const std::string out = dir.path() + "/captures";
+  FakeServer server(log, device, {"--workers", "2", "--quiet-after", "1"});
+  REQUIRE(server.workers().size() == 2);
+  const std::string hook = "echo \"$1\" > " + dir.path() + "/hook.txt";
+  const auto r = run_rocplay(watch_args(server, device, log, out,
+                                        {"--quiet-for", "2s", "--samples", "2", "--interval", "1s",
+                                         "--format", "html", "--on-capture", hook}),
+                             120s);
+  INFO("stderr: " << r.err << "\nstdout: " << r.out);
+  REQUIRE_FALSE(r.timed_out);
+  CHECK(r.exit_code == 1);
+  std::string page;
+  std::string text;
+  for (const auto& f : files_in(out)) {
+    if (f.ends_with(".report.html")) {
+      page = out + "/" + f;
+    } else if (f.ends_with(".report.txt")) {
+      text = out + "/" + f;
+    }
+  }
+  INFO("files: " << joined(files_in(out)));
+  REQUIRE_FALSE(page.empty());
+  REQUIRE_FALSE(text.empty());
+  // One capture: the page and the text report share their name up to the extension.
+  CHECK(page.substr(0, page.size() - 4) == text.substr(0, text.size() - 3));
+  const std::string html = read_file(page);
+  CHECK(html.starts_with("<!DOCTYPE html>"));
+  CHECK(html.find("<section id=\"cause\">") != std::string::npos);
+  CHECK(html.find("start_sync") != std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(read_file(text).find("=== pid " + std::to_string(server.workers()[0])) !=
+        std::string::npos);
+  CHECK(read_file(dir.path() + "/hook.txt") == page + "\n");
+  CHECK(r.out.find("report: " + page) != std::string::npos);
+  for (const long w : server.workers()) {
+    require_running_untraced(w, true);
+  }
+}
+
 TEST_CASE("watch: the server exits: said, exit 67, nothing captured") {
   TempDir dir;
   const std::string device = dir.file("fake-kfd");

@@ -67,6 +67,14 @@ graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
 // for an empty list. Nodes are `collective:GROUP#SEQ` and `rank R`.
 void add_collective_records(graph::Graph& graph, const std::vector<CollectiveRecord>& records);
 
+// The PCs of the lanes a dispatch's `lanes:D:poll` node stands for: the waves (or cuda-gdb thread
+// ranges) holding each work-group's first work-items, in one polling loop while the rest of the
+// dispatch waits elsewhere (sync lanes, split-K leaders). Empty when its waves are not in that
+// shape. The HTML report outlines them in its wave map.
+std::vector<std::uint64_t> polling_pcs(const Snapshot& snapshot,
+                                       const std::vector<snapshot::WaveClass>& classes,
+                                       const Dispatch& dispatch);
+
 // The graph as JSON (docs/json-schema.md, `graph`, schema_version 3): `nodes` {id, kind, label,
 // state, where, doing, fault}, `edges` {from, to, kind, evidence[]}, `roots` {node, cycle,
 // cycle_nodes, chain (node ids from the symptom to the root), waiters}, `open_ends` {node, chain}.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "rocplay/case/case.hpp"
+#include "rocplay/report/html.hpp"
 #include "rocplay/report/postmortem_result.hpp"
 #include "rocplay/report/report.hpp"
 
@@ -82,7 +83,8 @@ private:
 // A post-mortem batch as its inputs are read (in input order, PostmortemBatch::add) for the one
 // writer: each input rendered at once in the format chosen once (JSON: its
 // `rocplay.postmortem.input` object; JSON Lines: its line; SARIF: its findings located under its
-// path; text: its line in the list, and with --details its full report), kept in a Spool, so no
+// path; text: its line in the list, and with --details its full report; HTML: its stacks, wave
+// maps and section, html::CaseParts), kept in a Spool, so no
 // input's snapshot is kept. report::write(incident, format, ..., &batch) then writes the incident
 // first (several inputs), these parts, and the batch summary (src/report/postmortem_writer.cpp).
 struct PostmortemWriteOptions {
@@ -111,7 +113,8 @@ private:
   std::vector<Finding> findings_;   // sarif: each input's, located
   std::vector<std::string> listed_; // text: the inputs' lines
   std::size_t not_listed_ = 0;
-  std::optional<Incident> only_; // text: the first input, whole, while it is the only one
+  std::optional<Incident> only_;      // text: the first input, whole, while it is the only one
+  std::vector<html::CaseParts> html_; // html: each input's parts (its snapshot is not kept)
 };
 
 } // namespace rocplay::report

@@ -1,5 +1,5 @@
-// Report writers: a person's text (verdict first, then evidence), versioned JSON, JSON Lines and
-// SARIF 2.1.0 for findings.
+// Report writers: a person's text (verdict first, then evidence), versioned JSON, JSON Lines,
+// SARIF 2.1.0 for findings, and one self-contained HTML page (rocplay/report/html.hpp).
 #pragma once
 
 #include "rocplay/heuristics/heuristics.hpp"
@@ -13,7 +13,7 @@
 
 namespace rocplay::report {
 
-enum class Format : std::uint8_t { Text, Json, Jsonl, Sarif };
+enum class Format : std::uint8_t { Text, Json, Jsonl, Sarif, Html };
 // Throws Error(Usage) naming the valid formats.
 Format parse_format(std::string_view name);
 

@@ -287,7 +287,7 @@ TEST_CASE("parse_format", "[report]") {
   } catch (const Error& e) {
     CHECK(e.code() == ExitCode::Usage);
     CHECK_THAT(e.what(), Catch::Contains("`xml`"));
-    CHECK_THAT(e.hint(), Catch::Contains("text, json, jsonl, sarif"));
+    CHECK_THAT(e.hint(), Catch::Contains("text, json, jsonl, sarif, html"));
   }
 }
 
