@@ -15,6 +15,7 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +30,7 @@ namespace bp2 = boost::process::v2;
 
 ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
                        std::chrono::milliseconds timeout, std::size_t max_output,
-                       Stderr stderr_output) {
+                       Stderr stderr_output, std::chrono::milliseconds term_grace) {
   ProgramRun run;
   try {
     asio::io_context ctx;
@@ -60,14 +61,21 @@ ProgramRun run_program(const std::string& path, const std::vector<std::string>& 
       });
     };
     read_more();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!eof && std::chrono::steady_clock::now() < deadline) {
-      ctx.run_one_until(deadline);
-      if (ctx.stopped()) {
-        ctx.restart();
+    const auto read_until = [&](std::chrono::steady_clock::time_point deadline) {
+      while (!eof && std::chrono::steady_clock::now() < deadline) {
+        ctx.run_one_until(deadline);
+        if (ctx.stopped()) {
+          ctx.restart();
+        }
       }
-    }
+    };
+    read_until(std::chrono::steady_clock::now() + timeout);
     boost::system::error_code ec;
+    if (!eof && term_grace.count() > 0) {
+      run.timed_out = true;
+      ::kill(static_cast<pid_t>(proc.id()), SIGTERM);
+      read_until(std::chrono::steady_clock::now() + term_grace);
+    }
     if (!eof) {
       run.timed_out = true;
       proc.terminate(ec);

@@ -20,9 +20,13 @@ struct ProgramRun {
   std::string error;      // why it could not be started
 };
 enum class Stderr : bool { Discard, Merge };
+// At `timeout` the program is killed (SIGKILL); with `term_grace` it first gets SIGTERM and
+// that long to end by itself (a launcher such as srun passes SIGTERM on to its tasks), its output
+// still read meanwhile.
 ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
                        std::chrono::milliseconds timeout, std::size_t max_output,
-                       Stderr stderr_output = Stderr::Merge);
+                       Stderr stderr_output = Stderr::Merge,
+                       std::chrono::milliseconds term_grace = std::chrono::milliseconds(0));
 
 bool is_executable_file(const std::string& path);
 // `$PATH`'s directories in order; an empty entry is the current directory, as for a shell.
