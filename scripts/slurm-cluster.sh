@@ -13,17 +13,19 @@
 #
 # Needs root (namespaces, a bridge, daemons as root). Nothing under /etc is changed: config, keys,
 # sockets, logs and state live in $ROCPLAY_SLURM_DIR (default build/slurm-cluster); clients find
-# the cluster through SLURM_CONF. The controller binds to the bridge address 10.77.0.1, so it does
-# not clash with a cluster the machine may already be part of, as long as the ports (6817, 6818
-# in each namespace) are free on the host.
+# the cluster through SLURM_CONF. The controller listens on the bridge's address (10.77.0.1), the
+# nodes' slurmd on 6818 in their own namespaces. Two clusters side by side (the test beside a
+# developer's) differ in ROCPLAY_SLURM_DIR, ROCPLAY_SLURM_NAME (node and bridge names, default
+# rpnode), ROCPLAY_SLURM_NET (default 10.77.0) and ROCPLAY_SLURM_PORT (slurmctld, default 6817).
 #
 # Plugins are the ones that work in a container without a cgroup hierarchy of our own:
 # proctrack/linuxproc (the process tree), task/none, jobacct_gather/none.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${ROCPLAY_SLURM_DIR:-$PWD/build/slurm-cluster}
-bridge=rpbr0
-net=10.77.0
+name=${ROCPLAY_SLURM_NAME:-rpnode}
+bridge=${name:0:10}br
+net=${ROCPLAY_SLURM_NET:-10.77.0}
 ctl_port=${ROCPLAY_SLURM_PORT:-6817}
 
 die() {
@@ -79,8 +81,8 @@ write_conf() {
     echo "PrologFlags=NoHold"
     local names=()
     for i in $(seq 1 "$n"); do
-      echo "NodeName=rpnode$i NodeAddr=$net.$((10 + i)) CPUs=8 RealMemory=1000 State=UNKNOWN"
-      names+=("rpnode$i")
+      echo "NodeName=$name$i NodeAddr=$net.$((10 + i)) CPUs=8 RealMemory=1000 State=UNKNOWN"
+      names+=("$name$i")
     done
     echo "PartitionName=debug Nodes=$(
       IFS=,
@@ -133,12 +135,12 @@ up() {
 }
 
 start_node() {
-  local i=$1 ns=rpnode$1
+  local i=$1 ns=$name$1
   export SLURM_CONF=$dir/slurm.conf
   if ! ip netns list | grep -qw "$ns"; then
     ip netns add "$ns"
-    ip link add "veth$i" type veth peer name eth0 netns "$ns"
-    ip link set "veth$i" master "$bridge" up
+    ip link add "${name:0:8}v$i" type veth peer name eth0 netns "$ns"
+    ip link set "${name:0:8}v$i" master "$bridge" up
     ip -n "$ns" addr add "$net.$((10 + i))/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
@@ -182,14 +184,14 @@ down() {
   fi
   for i in $(seq 1 "$n"); do
     # A node's job processes (its slurmstepd and tasks) live in its namespace; end them first.
-    for pid in $(ip netns pids "rpnode$i" 2>/dev/null); do
-      [ "$pid" = "$(cat "$dir/slurmd-rpnode$i.pid" 2>/dev/null)" ] && continue
+    for pid in $(ip netns pids "$name$i" 2>/dev/null); do
+      [ "$pid" = "$(cat "$dir/slurmd-$name$i.pid" 2>/dev/null)" ] && continue
       kill -CONT "$pid" 2>/dev/null || true
       kill -9 "$pid" 2>/dev/null || true
     done
-    stop_pidfile "$dir/slurmd-rpnode$i.pid"
-    ip netns del "rpnode$i" 2>/dev/null || true
-    ip link del "veth$i" 2>/dev/null || true
+    stop_pidfile "$dir/slurmd-$name$i.pid"
+    ip netns del "$name$i" 2>/dev/null || true
+    ip link del "${name:0:8}v$i" 2>/dev/null || true
   done
   stop_pidfile "$dir/slurmctld.pid"
   stop_pidfile "$dir/munge/munged.pid"
@@ -210,7 +212,7 @@ status() {
   echo "munged: $(pid_of "$dir/munge/munged.pid" || echo stopped)"
   echo "slurmctld: $(pid_of "$dir/slurmctld.pid" || echo stopped)"
   for i in $(seq 1 "$n"); do
-    echo "slurmd rpnode$i: $(pid_of "$dir/slurmd-rpnode$i.pid" || echo stopped)"
+    echo "slurmd $name$i: $(pid_of "$dir/slurmd-$name$i.pid" || echo stopped)"
   done
   sinfo -N || true
   squeue || true
@@ -218,14 +220,14 @@ status() {
 
 stop_node() {
   local i=$1 pid
-  pid=$(pid_of "$dir/slurmd-rpnode$i.pid") || die "slurmd of rpnode$i is not running"
+  pid=$(pid_of "$dir/slurmd-$name$i.pid") || die "slurmd of $name$i is not running"
   kill -STOP "$pid"
-  echo "slurm-cluster: slurmd of rpnode$i (pid $pid) stopped (SIGSTOP); '$0 cont-node $i' resumes it" >&2
+  echo "slurm-cluster: slurmd of $name$i (pid $pid) stopped (SIGSTOP); '$0 cont-node $i' resumes it" >&2
 }
 
 cont_node() {
   local pid
-  pid=$(pid_of "$dir/slurmd-rpnode$1.pid") || die "slurmd of rpnode$1 is not running"
+  pid=$(pid_of "$dir/slurmd-$name$1.pid") || die "slurmd of $name$1 is not running"
   kill -CONT "$pid"
 }
 

@@ -175,14 +175,18 @@ int run_slurm(const RunCommandOptions& o) {
   };
   const Incident incident = drivers::slurm_examine(request, job);
   std::size_t silent = 0;
+  std::vector<std::string> said;
   for (const auto& c : incident.cases) {
     if (!c.examined() && !c.source.pid) {
       ++silent;
       print_error(c.error, c.error_hint);
+      said.push_back(c.error);
     }
   }
   for (const auto& e : drivers::target_problems(incident)) {
-    print_error(e.what(), e.hint());
+    if (std::find(said.begin(), said.end(), e.what()) == said.end()) {
+      print_error(e.what(), e.hint());
+    }
   }
   if (silent > 0) {
     print_error(

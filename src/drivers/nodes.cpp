@@ -110,8 +110,8 @@ template <typename T> T value_of(const nlohmann::json& v, const std::string& pat
   try {
     return v.get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw Error(ExitCode::DataError, fmt::format("`{}` has the wrong type ({})", path,
-                                                 v.type_name()));
+    throw Error(ExitCode::DataError,
+                fmt::format("`{}` has the wrong type ({})", path, v.type_name()));
   }
 }
 
@@ -165,13 +165,15 @@ Case case_of_target(const std::string& host, const nlohmann::json& t, const std:
     c.source = src;
     c.status = CaseStatus::NotExamined;
   }
-  c.exit_code = static_cast<ExitCode>(value_of<int>(member(t, "exit_code", path), path + ".exit_code"));
+  c.exit_code =
+      static_cast<ExitCode>(value_of<int>(member(t, "exit_code", path), path + ".exit_code"));
   c.seconds = t.contains("seconds") ? value_of<double>(t.at("seconds"), path + ".seconds") : 0;
   if (t.contains("error") && t.at("error").is_object()) {
     const auto& e = t.at("error");
     c.status = CaseStatus::NotExamined;
-    c.error = e.contains("message") ? value_of<std::string>(e.at("message"), path + ".error.message")
-                                    : std::string("not examined");
+    c.error = e.contains("message")
+                  ? value_of<std::string>(e.at("message"), path + ".error.message")
+                  : std::string("not examined");
     c.error_hint = e.contains("hint") ? value_of<std::string>(e.at("hint"), path + ".error.hint")
                                       : std::string();
   } else if (c.status == CaseStatus::NotExamined && c.error.empty()) {
@@ -247,7 +249,8 @@ void write_frame(std::ostream& out, std::string_view name, std::string_view byte
 
 void FrameReader::fail(std::size_t column, const std::string& what) {
   if (errors_.size() < kMaxOtherLines) {
-    errors_.push_back(fmt::format("{}: line {}, column {}: {}", source_, line_no_, column + 1, what));
+    errors_.push_back(
+        fmt::format("{}: line {}, column {}: {}", source_, line_no_, column + 1, what));
   }
 }
 
@@ -287,7 +290,8 @@ void FrameReader::line(std::string_view text) {
     std::size_t bytes = 0;
     for (const char c : w[2]) {
       if (c < '0' || c > '9' || bytes > kMaxFrameFileBytes) {
-        fail(body + 7 + w[1].size(), fmt::format("BYTES is not a size up to {}", kMaxFrameFileBytes));
+        fail(body + 7 + w[1].size(),
+             fmt::format("BYTES is not a size up to {}", kMaxFrameFileBytes));
         return;
       }
       bytes = bytes * 10 + static_cast<std::size_t>(c - '0');
@@ -312,8 +316,8 @@ void FrameReader::line(std::string_view text) {
   }
   if (w[0] == "data") {
     if (w.size() != 2 || w[1].size() > kFrameDataChars) {
-      fail(body + 5, fmt::format("expected `data BASE64` of at most {} characters",
-                                 kFrameDataChars));
+      fail(body + 5,
+           fmt::format("expected `data BASE64` of at most {} characters", kFrameDataChars));
       open_ = false;
       return;
     }
@@ -336,8 +340,8 @@ void FrameReader::line(std::string_view text) {
       return;
     }
     if (data_.size() != expected_) {
-      fail(body, fmt::format("`{}` has {} bytes, its begin said {}", name_, data_.size(),
-                             expected_));
+      fail(body,
+           fmt::format("`{}` has {} bytes, its begin said {}", name_, data_.size(), expected_));
       return;
     }
     if (w[1] != fmt::format("{:016x}", fnv1a64(data_))) {
@@ -383,8 +387,8 @@ NodePart node_part_from_report(const std::string& host, std::string_view json_te
     inc.cases.push_back(case_of_target(host, targets[i], fmt::format("report.targets[{}]", i)));
   }
   if (j.contains("incident") && j.at("incident").contains("notes")) {
-    inc.notes = value_of<std::vector<std::string>>(j.at("incident").at("notes"),
-                                                   "report.incident.notes");
+    inc.notes =
+        value_of<std::vector<std::string>>(j.at("incident").at("notes"), "report.incident.notes");
   }
   if (j.contains("sample_skew") && j.at("sample_skew").is_array()) {
     for (const auto& s : j.at("sample_skew")) {

@@ -26,8 +26,8 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 namespace rocplay::drivers {
 namespace {
@@ -131,29 +131,24 @@ void keep_recording(const SlurmRequest& request, const std::string& host, const 
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
   if (!out && request.error) {
-    request.error(fmt::format("{}'s recording of pid {} could not be written to {}", host, pid,
-                              path),
-                  "check that the directory of --record exists and is writable");
+    request.error(
+        fmt::format("{}'s recording of pid {} could not be written to {}", host, pid, path),
+        "check that the directory of --record exists and is writable");
   }
 }
 
 // One node: its srun, its frames, its part.
 NodePart examine_node(const SlurmRequest& request, const std::string& host,
                       std::chrono::steady_clock::time_point deadline) {
-  std::vector<std::string> args = {"--jobid=" + request.job,
-                                   "--overlap",
-                                   "--nodes=1",
-                                   "--ntasks=1",
-                                   "--nodelist=" + host,
-                                   "--kill-on-bad-exit=0",
-                                   "--quiet"};
+  std::vector<std::string> args = {
+      "--jobid=" + request.job, "--overlap", "--nodes=1", "--ntasks=1", "--nodelist=" + host,
+      "--kill-on-bad-exit=0",   "--quiet"};
   args.insert(args.end(), request.agent_argv.begin(), request.agent_argv.end());
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
-  const auto run =
-      session::run_program(request.srun, args, std::max(left, std::chrono::milliseconds(1)),
-                           kMaxFrameFileBytes / 3 * 4 + (16u << 20), session::Stderr::Merge,
-                           request.grace);
+  const auto run = session::run_program(
+      request.srun, args, std::max(left, std::chrono::milliseconds(1)),
+      kMaxFrameFileBytes / 3 * 4 + (16u << 20), session::Stderr::Apart, request.grace);
   FrameReader reader(host);
   std::size_t pos = 0;
   while (pos < run.output.size()) {
@@ -164,9 +159,23 @@ NodePart examine_node(const SlurmRequest& request, const std::string& host,
     reader.line(std::string_view(run.output).substr(pos, end - pos));
     pos = end + 1;
   }
+  // srun's own messages and the node's stderr: what the node said, for the incident.
+  FrameReader said(host);
+  pos = 0;
+  while (pos < run.errors.size()) {
+    const std::size_t end = std::min(run.errors.find('\n', pos), run.errors.size());
+    said.line(std::string_view(run.errors).substr(pos, end - pos));
+    pos = end + 1;
+  }
   NodePart part;
   part.host = host;
   part.messages = reader.other_lines();
+  for (const auto& m : said.other_lines()) {
+    // srun's closing line for a node whose rocplay found something (exit 1) is no news.
+    if (m.find(": task 0: Exited with exit code") == std::string::npos) {
+      part.messages.push_back(m);
+    }
+  }
   const auto& files = reader.files();
   if (auto it = files.find("report.json"); it != files.end()) {
     try {
@@ -186,21 +195,19 @@ NodePart examine_node(const SlurmRequest& request, const std::string& host,
     part.hint = j.is_object() ? j.value("hint", std::string()) : std::string();
     part.code = static_cast<ExitCode>(j.is_object() ? j.value("code", 70) : 70);
   } else if (run.timed_out) {
-    part.error = fmt::format("{} did not answer in time (the run's bound: --timeout past the "
-                             "sampling window); its srun was ended{}",
-                             host,
-                             part.messages.empty()
-                                 ? std::string()
-                                 : "; it said: " + last_lines(part.messages, 3));
+    part.error = fmt::format(
+        "{} did not answer in time (the run's bound: --timeout past the "
+        "sampling window); its srun was ended{}",
+        host, part.messages.empty() ? std::string() : "; it said: " + last_lines(part.messages, 3));
     part.hint = fmt::format("check the node: `scontrol show node {}`, `srun --jobid={} --overlap "
                             "-w {} true`; a larger --timeout waits longer",
                             host, request.job, host);
     part.code = ExitCode::Timeout;
   } else {
-    part.error = fmt::format("{}: srun ended (exit {}) without a report{}", host,
-                             run.exit_code ? std::to_string(*run.exit_code) : run.error,
-                             part.messages.empty() ? std::string()
-                                                   : ": " + last_lines(part.messages, 3));
+    part.error =
+        fmt::format("{}: srun ended (exit {}) without a report{}", host,
+                    run.exit_code ? std::to_string(*run.exit_code) : run.error,
+                    part.messages.empty() ? std::string() : ": " + last_lines(part.messages, 3));
     part.hint = fmt::format("srun --jobid={} --overlap -w {} {} --help: does rocplay run there?",
                             request.job, host,
                             request.agent_argv.empty() ? "rocplay" : request.agent_argv.front());
@@ -396,8 +403,19 @@ std::vector<SlurmTask> slurm_local_tasks(const std::string& job,
   return tasks;
 }
 
-Incident slurm_examine(const SlurmRequest& request, const SlurmJob& job) {
+Incident slurm_examine(const SlurmRequest& given, const SlurmJob& job) {
   const auto start = std::chrono::steady_clock::now();
+  SlurmRequest request = given;
+  if (request.srun.find('/') == std::string::npos) {
+    auto found = session::find_program(request.srun, {});
+    if (!found) {
+      throw Error(ExitCode::DebuggerNotFound,
+                  fmt::format("--slurm-job: {} is not on PATH", request.srun),
+                  "run rocplay where Slurm's client commands are (a login node or a node of the "
+                  "job); on Debian: apt-get install slurm-client");
+    }
+    request.srun = *found;
+  }
   const auto deadline = start + request.deadline;
   std::vector<NodePart> parts(job.nodes.size());
   {
@@ -462,9 +480,9 @@ int slurm_node_agent(const playbook::Playbook& playbook, const NodeAgentRequest&
       targets.push_back(std::move(target));
     }
     // The agreed window: every node starts sampling at the same instant.
-    const double now_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    const double now_ms = std::chrono::duration<double, std::milli>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
     std::string late;
     if (request.start_at_ms > 0) {
       const double wait_ms = static_cast<double>(request.start_at_ms) - now_ms;
