@@ -30,10 +30,12 @@ constexpr int kTasksPerNode = 2;
 constexpr int kRanks = kNodes * kTasksPerNode;
 constexpr int kOddRank = kRanks - 1; // the last rank, on the last node
 // Beside a developer's cluster of the script's defaults: other names, subnet and port.
-const std::vector<std::string> kClusterEnv = {"ROCPLAY_SLURM_NAME=rptest", "ROCPLAY_SLURM_NET=10.78.0",
-                                              "ROCPLAY_SLURM_PORT=6827"};
+const std::vector<std::string> kClusterEnv = {
+    "ROCPLAY_SLURM_NAME=rptest", "ROCPLAY_SLURM_NET=10.78.0", "ROCPLAY_SLURM_PORT=6827"};
 
-std::string script() { return std::string(ROCPLAY_SOURCE_DIR) + "/scripts/slurm-cluster.sh"; }
+std::string script() {
+  return std::string(ROCPLAY_SOURCE_DIR) + "/scripts/slurm-cluster.sh";
+}
 
 // Why a cluster cannot be started here; empty when it can.
 std::string why_no_cluster() {
@@ -166,9 +168,8 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
 
   { // Every rank of every node in one incident.
     // Text: the incident names the odd rank first, host and rank on every rank's line.
-    const CliRun text =
-        cluster.rocplay({"run", "hang-triage", "--slurm-job", job, "--debugger", "gdb", "-q",
-                         "--wide"});
+    const CliRun text = cluster.rocplay(
+        {"run", "hang-triage", "--slurm-job", job, "--debugger", "gdb", "-q", "--wide"});
     INFO(text.out.substr(0, 3000) << "\n" << text.err);
     REQUIRE_FALSE(text.timed_out);
     CHECK(text.exit_code == 1); // findings: the odd rank's deadlock
@@ -227,15 +228,14 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     // 1.1 s window lead + 2 s between samples + 4 s --timeout + 5 s for srun to end; slack.
     CHECK(took < 20);
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find(fmt::format("rptest{} did not answer in time", kNodes)) !=
-          std::string::npos);
+    CHECK(r.err.find(fmt::format("rptest{} did not answer in time", kNodes)) != std::string::npos);
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["incident"]["examined"] == kTasksPerNode);
     bool named = false;
     for (const auto& t : j["targets"]) {
       if (t["host"] == fmt::format("rptest{}", kNodes)) {
-        named = t["error"]["message"].get<std::string>().find("did not answer") !=
-                std::string::npos;
+        named =
+            t["error"]["message"].get<std::string>().find("did not answer") != std::string::npos;
       } else {
         CHECK(t["report"]["run"]["target"]["detached"] == true);
       }
