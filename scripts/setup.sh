@@ -5,7 +5,8 @@ packages=(build-essential cmake ninja-build pkg-config gdb strace clang libclang
   libboost1.81-dev libyaml-cpp-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
   libbenchmark-dev procps util-linux python3
   libelf-dev libmsgpuck-dev libllvm14 llvm-14
-  zlib1g-dev dpkg-dev file zsh man-db patchelf)
+  zlib1g-dev dpkg-dev file zsh man-db patchelf
+  munge slurmctld slurmd slurm-client iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
