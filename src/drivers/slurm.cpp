@@ -122,6 +122,12 @@ void keep_recording(const SlurmRequest& request, const std::string& host, const 
     rank = std::stoi(stem.substr(dash + 1));
   }
   std::string pattern = request.record_pattern;
+  if (pattern.find("%h") == std::string::npos && pattern.find("%r") == std::string::npos) {
+    // Pids repeat across nodes: without the host or the rank in the name, two nodes' recordings
+    // could take one path. `rec.rocplay` becomes `rec.NODE.rocplay` (then `.PID` is added).
+    const std::filesystem::path p(pattern);
+    pattern = (p.parent_path() / (p.stem().string() + ".%h" + p.extension().string())).string();
+  }
   for (std::size_t at = 0; (at = pattern.find("%h", at)) != std::string::npos;) {
     pattern.replace(at, 2, host);
     at += host.size();

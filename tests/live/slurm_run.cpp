@@ -141,6 +141,7 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     return;
   }
   TempDir dir;
+  std::filesystem::create_directory(dir.path() + "/rec");
   Cluster cluster(dir.path() + "/cluster");
   const std::string spin = find_built("spin_target");
   const std::string job_script = dir.file(
@@ -177,7 +178,8 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     // The first rank named after the INCIDENT line's counts ("no cross-rank pattern" is no rank).
     const auto first_rank = head.find("rank ", head.find('\n'));
     REQUIRE(first_rank != std::string::npos);
-    CHECK(head.substr(first_rank, 7) == fmt::format("rank {}:", kOddRank));
+    const std::string odd = fmt::format("rank {} (rptest{}):", kOddRank, kNodes);
+    CHECK(head.substr(first_rank, odd.size()) == odd);
     CHECK(head.find("Cause:   a cycle of waits") != std::string::npos);
     CHECK(head.find(fmt::format("rank {} (rptest{} pid {})", kOddRank, kNodes,
                                 workers[kOddRank]->pid())) != std::string::npos);
@@ -211,6 +213,21 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     }
     CHECK(ranks.size() == static_cast<std::size_t>(kRanks));
     CHECK(j["sample_skew"].size() == 2); // hang-triage's two samples, across both nodes
+    require_all_stepping(workers);
+
+    // `record`: every node's recordings come back on srun's output, one file per rank, and read
+    // back as the same four ranks.
+    const CliRun rec = cluster.rocplay({"record", "--slurm-job", job, "--debugger", "gdb", "-q",
+                                        "-o", dir.path() + "/rec/%h-rank%r.rocplay"});
+    INFO(rec.err);
+    CHECK(rec.exit_code == 1);
+    for (int r = 0; r < kRanks; ++r) {
+      CHECK(std::filesystem::file_size(fmt::format("{}/rec/rptest{}-rank{}.rocplay", dir.path(),
+                                                   r / kTasksPerNode + 1, r)) > 1000);
+    }
+    const CliRun pm = cluster.rocplay({"postmortem", dir.path() + "/rec", "--format", "json"});
+    CHECK(pm.exit_code == 1);
+    CHECK(nlohmann::json::parse(pm.out)["incident"]["examined"] == kRanks);
     require_all_stepping(workers);
   }
 

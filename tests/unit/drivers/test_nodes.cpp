@@ -72,7 +72,8 @@ TEST_CASE("frames: a file of any bytes survives labels and other lines between i
   for (int i = 0; i < 5000; ++i) {
     bytes += static_cast<char>(i * 7 % 256); // every byte value, NUL and newline included
   }
-  const auto lines = frame_lines(framed_text("record/12-3.rocplay", bytes) + framed_text("report.json", "{}"));
+  const auto lines =
+      frame_lines(framed_text("record/12-3.rocplay", bytes) + framed_text("report.json", "{}"));
   REQUIRE(lines.size() > 6);
   FrameReader r("node7");
   r.line("srun: warning: something the launcher said");
@@ -93,21 +94,23 @@ TEST_CASE("frames: a file of any bytes survives labels and other lines between i
   }
 }
 
-TEST_CASE("frames: malformed input is an error with its line and column, never a file",
-          "[nodes]") {
+TEST_CASE("frames: malformed input is an error with its line and column, never a file", "[nodes]") {
   const std::string m(kFrameMarker);
   const std::string good = framed_text("a.json", "hello world");
   const auto g = frame_lines(good); // begin, data, end
   REQUIRE(g.size() == 3);
   using Row = std::tuple<std::string, std::vector<std::string>, std::string>;
   auto row = GENERATE_COPY(table<std::string, std::vector<std::string>, std::string>({
-      Row{"a checksum that does not match", {g[0], g[1], m + "end 0000000000000000"},
+      Row{"a checksum that does not match",
+          {g[0], g[1], m + "end 0000000000000000"},
           "line 3, column 22: `a.json`: checksum does not match"},
       Row{"a name that climbs out", {m + "begin ../etc/passwd 3"}, "line 1, column 24: expected"},
       Row{"an absolute name", {m + "begin /etc/passwd 3"}, "line 1, column 24: expected"},
       Row{"a size past the limit", {m + "begin a 999999999999"}, "not a size up to"},
       Row{"not base64", {g[0], m + "data aGVs*G8=", g[2]}, "line 2, column 27: not base64"},
-      Row{"fewer bytes than said", {m + "begin a.json 12", g[1], g[2]}, "has 11 bytes, its begin said 12"},
+      Row{"fewer bytes than said",
+          {m + "begin a.json 12", g[1], g[2]},
+          "has 11 bytes, its begin said 12"},
       Row{"data outside a file", {g[1]}, "line 1, column 18: `data` outside a file"},
       Row{"an unknown kind", {g[0], m + "mystery x"}, "unknown frame kind `mystery`"},
       Row{"a line too long", {g[0], m + "data " + std::string(5000, 'A')}, "longer than 4096"},
@@ -137,9 +140,9 @@ TEST_CASE("frames: a stream cut in the middle of a file names it unfinished", "[
 TEST_CASE("slurm: scontrol's job line and listpids table are read, bad ones refused with a "
           "position",
           "[nodes]") {
-  const SlurmJob job = parse_slurm_job(
-      "42", "JobId=42 JobName=train UserId=root(0) JobState=RUNNING Reason=None "
-            "NodeList=rpnode[1-2] BatchHost=rpnode1 NumNodes=2 WorkDir=/a b\n");
+  const SlurmJob job =
+      parse_slurm_job("42", "JobId=42 JobName=train UserId=root(0) JobState=RUNNING Reason=None "
+                            "NodeList=rpnode[1-2] BatchHost=rpnode1 NumNodes=2 WorkDir=/a b\n");
   CHECK(job.state == "RUNNING");
   REQUIRE(job.nodes.size() == 1);
   CHECK(job.nodes.front() == "rpnode[1-2]"); // expanded by `scontrol show hostnames`
