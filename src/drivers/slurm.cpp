@@ -7,12 +7,14 @@
 #include "rocplay/drivers/nodes.hpp"
 
 #include "rocplay/core/clock.hpp"
+#include "rocplay/core/process_tree.hpp"
 #include "rocplay/core/temp_dir.hpp"
 #include "rocplay/core/worker_pool.hpp"
 #include "rocplay/drivers/drivers.hpp"
 #include "rocplay/report/incident.hpp"
 #include "rocplay/report/report.hpp"
 #include "rocplay/session/helper_program.hpp"
+#include "rocplay/session/process.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -144,8 +146,17 @@ void keep_recording(const SlurmRequest& request, const std::string& host, const 
 }
 
 // One node: its srun, its frames, its part.
-NodePart examine_node(const SlurmRequest& request, const std::string& host,
-                      std::chrono::steady_clock::time_point deadline) {
+// One node's srun, to its end or the deadline: the frames it sent, what it and srun said.
+struct NodeRun {
+  FrameReader reader;
+  std::vector<std::string> messages; // the node's other stdout lines, then stderr's
+  bool timed_out = false;
+  std::optional<int> exit_code;
+  std::string start_error;
+};
+
+NodeRun run_on_node(const SlurmRequest& request, const std::string& host,
+                    std::chrono::steady_clock::time_point deadline) {
   std::vector<std::string> args = {
       "--jobid=" + request.job, "--overlap", "--nodes=1", "--ntasks=1", "--nodelist=" + host,
       "--kill-on-bad-exit=0",   "--quiet"};
@@ -155,16 +166,14 @@ NodePart examine_node(const SlurmRequest& request, const std::string& host,
   const auto run = session::run_program(
       request.srun, args, std::max(left, std::chrono::milliseconds(1)),
       kMaxFrameFileBytes / 3 * 4 + (16u << 20), session::Stderr::Apart, request.grace);
-  FrameReader reader(host);
+  NodeRun out{FrameReader(host), {}, run.timed_out, run.exit_code, run.error};
   std::size_t pos = 0;
   while (pos < run.output.size()) {
-    std::size_t end = run.output.find('\n', pos);
-    if (end == std::string::npos) {
-      end = run.output.size();
-    }
-    reader.line(std::string_view(run.output).substr(pos, end - pos));
+    const std::size_t end = std::min(run.output.find('\n', pos), run.output.size());
+    out.reader.line(std::string_view(run.output).substr(pos, end - pos));
     pos = end + 1;
   }
+  out.messages = out.reader.other_lines();
   // srun's own messages and the node's stderr: what the node said, for the incident.
   FrameReader said(host);
   pos = 0;
@@ -173,15 +182,54 @@ NodePart examine_node(const SlurmRequest& request, const std::string& host,
     said.line(std::string_view(run.errors).substr(pos, end - pos));
     pos = end + 1;
   }
-  NodePart part;
-  part.host = host;
-  part.messages = reader.other_lines();
   for (const auto& m : said.other_lines()) {
     // srun's closing line for a node whose rocplay found something (exit 1) is no news.
     if (m.find(": task 0: Exited with exit code") == std::string::npos) {
-      part.messages.push_back(m);
+      out.messages.push_back(m);
     }
   }
+  return out;
+}
+
+// Why a node sent nothing usable: its error.json, the deadline, or srun's end.
+void explain_silence(const SlurmRequest& request, const std::string& host, const NodeRun& run,
+                     std::string& error, std::string& hint, ExitCode& code) {
+  const auto& files = run.reader.files();
+  if (auto err = files.find("error.json"); err != files.end()) {
+    const auto j = nlohmann::json::parse(err->second, nullptr, false);
+    error = fmt::format("{}: {}", host,
+                        j.is_object() ? j.value("message", std::string("failed"))
+                                      : std::string("failed"));
+    hint = j.is_object() ? j.value("hint", std::string()) : std::string();
+    code = static_cast<ExitCode>(j.is_object() ? j.value("code", 70) : 70);
+  } else if (run.timed_out) {
+    error = fmt::format(
+        "{} did not answer in time (the run's bound: --timeout past the "
+        "sampling window); its srun was ended{}",
+        host, run.messages.empty() ? std::string() : "; it said: " + last_lines(run.messages, 3));
+    hint = fmt::format("check the node: `scontrol show node {}`, `srun --jobid={} --overlap "
+                       "-w {} true`; a larger --timeout waits longer",
+                       host, request.job, host);
+    code = ExitCode::Timeout;
+  } else {
+    error = fmt::format("{}: srun ended (exit {}) without a report{}", host,
+                        run.exit_code ? std::to_string(*run.exit_code) : run.start_error,
+                        run.messages.empty() ? std::string() : ": " + last_lines(run.messages, 3));
+    hint = fmt::format("srun --jobid={} --overlap -w {} {} --help: does rocplay run there?",
+                       request.job, host,
+                       request.agent_argv.empty() ? "rocplay" : request.agent_argv.front());
+    code = ExitCode::NoSuchProcess;
+  }
+}
+
+// One node: its srun, its frames, its part.
+NodePart examine_node(const SlurmRequest& request, const std::string& host,
+                      std::chrono::steady_clock::time_point deadline) {
+  const NodeRun run = run_on_node(request, host, deadline);
+  const FrameReader& reader = run.reader;
+  NodePart part;
+  part.host = host;
+  part.messages = run.messages;
   const auto& files = reader.files();
   if (auto it = files.find("report.json"); it != files.end()) {
     try {
@@ -193,31 +241,8 @@ NodePart examine_node(const SlurmRequest& request, const std::string& host,
       part.hint = "a different rocplay version on that node? run the same rocplay on every node";
       part.code = ExitCode::DataError;
     }
-  } else if (auto err = files.find("error.json"); err != files.end()) {
-    const auto j = nlohmann::json::parse(err->second, nullptr, false);
-    part.error = fmt::format("{}: {}", host,
-                             j.is_object() ? j.value("message", std::string("failed"))
-                                           : std::string("failed"));
-    part.hint = j.is_object() ? j.value("hint", std::string()) : std::string();
-    part.code = static_cast<ExitCode>(j.is_object() ? j.value("code", 70) : 70);
-  } else if (run.timed_out) {
-    part.error = fmt::format(
-        "{} did not answer in time (the run's bound: --timeout past the "
-        "sampling window); its srun was ended{}",
-        host, part.messages.empty() ? std::string() : "; it said: " + last_lines(part.messages, 3));
-    part.hint = fmt::format("check the node: `scontrol show node {}`, `srun --jobid={} --overlap "
-                            "-w {} true`; a larger --timeout waits longer",
-                            host, request.job, host);
-    part.code = ExitCode::Timeout;
   } else {
-    part.error =
-        fmt::format("{}: srun ended (exit {}) without a report{}", host,
-                    run.exit_code ? std::to_string(*run.exit_code) : run.error,
-                    part.messages.empty() ? std::string() : ": " + last_lines(part.messages, 3));
-    part.hint = fmt::format("srun --jobid={} --overlap -w {} {} --help: does rocplay run there?",
-                            request.job, host,
-                            request.agent_argv.empty() ? "rocplay" : request.agent_argv.front());
-    part.code = ExitCode::NoSuchProcess;
+    explain_silence(request, host, run, part.error, part.hint, part.code);
   }
   for (const auto& e : reader.errors()) {
     part.messages.push_back(e);
@@ -450,6 +475,74 @@ Incident slurm_examine(const SlurmRequest& given, const SlurmJob& job) {
       request.job, job.nodes.size(),
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   return inc;
+}
+
+int slurm_node_tasks(const std::string& job, std::chrono::milliseconds sample, std::ostream& out) {
+  try {
+    const auto tasks = slurm_local_tasks(job, std::chrono::milliseconds(10'000));
+    process::ScanOptions options;
+    options.sample = sample;
+    const auto tree = process::scan(options);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& t : tasks) {
+      nlohmann::json j = {
+          {"pid", t.pid}, {"rank", t.global_id}, {"step", t.step}, {"local_id", t.local_id}};
+      if (const auto* p = tree.find(t.pid)) {
+        j["comm"] = p->comm;
+        j["cmdline"] = p->cmdline;
+        j["state"] = std::string(1, p->state);
+        j["threads"] = p->threads;
+        j["cpu_percent"] = p->cpu_percent ? nlohmann::json(*p->cpu_percent) : nlohmann::json();
+        j["gpu"] = p->gpu.devices;
+      }
+      list.push_back(std::move(j));
+    }
+    write_frame(out, "tasks.json", nlohmann::json{{"host", host}, {"tasks", list}}.dump());
+    return 0;
+  } catch (const Error& e) {
+    return send_node_error(out, e);
+  }
+}
+
+nlohmann::json slurm_tasks(const SlurmRequest& given, const SlurmJob& job) {
+  SlurmRequest request = given;
+  if (request.srun.find('/') == std::string::npos) {
+    auto found = session::find_program(request.srun, {});
+    if (!found) {
+      throw Error(ExitCode::DebuggerNotFound,
+                  fmt::format("--slurm-job: {} is not on PATH", request.srun),
+                  "run rocplay where Slurm's client commands are; on Debian: apt-get install "
+                  "slurm-client");
+    }
+    request.srun = *found;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + request.deadline;
+  std::vector<nlohmann::json> nodes(job.nodes.size());
+  {
+    WorkerPool pool(job.nodes.size(), static_cast<unsigned>(job.nodes.size()), [&](std::size_t i) {
+      const std::string& host = job.nodes[i];
+      const NodeRun run = run_on_node(request, host, deadline);
+      nlohmann::json node = {{"host", host}};
+      const auto& files = run.reader.files();
+      auto it = files.find("tasks.json");
+      const auto got =
+          it == files.end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
+      if (got.is_object() && got.contains("tasks") && got.at("tasks").is_array()) {
+        node["tasks"] = got.at("tasks");
+      } else {
+        std::string error;
+        std::string hint;
+        ExitCode code = ExitCode::Ok;
+        explain_silence(request, host, run, error, hint, code);
+        node["error"] = {{"message", error}, {"hint", hint}, {"code", static_cast<int>(code)}};
+      }
+      nodes[i] = std::move(node);
+    });
+    pool.join();
+  }
+  return {{"schema", "rocplay.ps.slurm"}, {"schema_version", 1}, {"job", job.id}, {"nodes", nodes}};
 }
 
 int send_node_error(std::ostream& out, const Error& e) {

@@ -167,6 +167,26 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     REQUIRE(w->ready());
   }
 
+  { // `ps`: every node's tasks of the job, with Slurm's ranks.
+    const CliRun ps = cluster.rocplay({"ps", "--slurm-job", job, "--format", "json"});
+    INFO(ps.err);
+    REQUIRE(ps.exit_code == 0);
+    const auto j = nlohmann::json::parse(ps.out);
+    CHECK(j["schema"] == "rocplay.ps.slurm");
+    REQUIRE(j["nodes"].size() == static_cast<std::size_t>(kNodes));
+    std::set<int> seen;
+    for (const auto& node : j["nodes"]) {
+      for (const auto& t : node["tasks"]) {
+        const int rank = t["rank"].get<int>();
+        seen.insert(rank);
+        CHECK(node["host"] == fmt::format("rptest{}", rank / kTasksPerNode + 1));
+        CHECK(t["pid"] == workers[static_cast<std::size_t>(rank)]->pid());
+        CHECK(t["comm"] == "spin_target");
+      }
+    }
+    CHECK(seen.size() == static_cast<std::size_t>(kRanks));
+  }
+
   { // Every rank of every node in one incident.
     // Text: the incident names the odd rank first, host and rank on every rank's line.
     const CliRun text = cluster.rocplay(

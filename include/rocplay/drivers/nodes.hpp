@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -186,6 +187,16 @@ struct NodeAgentRequest {
 };
 int slurm_node_agent(const playbook::Playbook& playbook, const NodeAgentRequest& request,
                      std::ostream& out);
+// `ps --slurm-job`, the node side: the job's tasks here with what /proc says of each (command,
+// state, threads, CPU% over `sample`, GPU devices open), sent as the `tasks.json` frame
+// {host, tasks: [{pid, rank, step, local_id, comm, cmdline, state, threads, cpu_percent, gpu}]}.
+// Returns 0, or the code of what went wrong (sent as error.json).
+int slurm_node_tasks(const std::string& job, std::chrono::milliseconds sample, std::ostream& out);
+// The front end: every node's tasks.json joined into one document (docs/json-schema.md,
+// `rocplay.ps.slurm`): {schema, schema_version, job, nodes: [{host, tasks} or {host, error}]},
+// nodes in Slurm's order. A node that does not answer by the deadline is named with its error.
+nlohmann::json slurm_tasks(const SlurmRequest& request, const SlurmJob& job);
+
 // What kept a node from examining anything (no debugger there, a playbook it cannot load), sent
 // as the `error.json` frame the front end names the node with. Returns the error's exit code.
 int send_node_error(std::ostream& out, const Error& error);
