@@ -121,8 +121,16 @@ Case case_of_target(const std::string& host, const nlohmann::json& t, const std:
   source::Source src;
   src.host = host;
   src.pid = value_of<std::int64_t>(member(t, "pid", path), path + ".pid");
+  if (*src.pid <= 0 || *src.pid > (std::int64_t{1} << 32)) {
+    throw Error(ExitCode::DataError,
+                fmt::format("`{}.pid` {} is not a process id", path, *src.pid));
+  }
   if (t.contains("rank") && !t.at("rank").is_null()) {
-    src.rank = value_of<int>(t.at("rank"), path + ".rank");
+    const auto rank = value_of<std::int64_t>(t.at("rank"), path + ".rank");
+    if (rank < 0 || rank > 999'999) { // the one rank rule's range (source::parse_rank)
+      throw Error(ExitCode::DataError, fmt::format("`{}.rank` {} is not a rank", path, rank));
+    }
+    src.rank = static_cast<int>(rank);
     src.rank_rule = source::RankRule::Environment; // Slurm's task id: SLURM_PROCID
   }
   Case c;
@@ -165,8 +173,12 @@ Case case_of_target(const std::string& host, const nlohmann::json& t, const std:
     c.source = src;
     c.status = CaseStatus::NotExamined;
   }
-  c.exit_code =
-      static_cast<ExitCode>(value_of<int>(member(t, "exit_code", path), path + ".exit_code"));
+  const auto code = value_of<std::int64_t>(member(t, "exit_code", path), path + ".exit_code");
+  if (code < 0 || code > 255) {
+    throw Error(ExitCode::DataError,
+                fmt::format("`{}.exit_code` {} is not an exit code", path, code));
+  }
+  c.exit_code = static_cast<ExitCode>(code);
   c.seconds = t.contains("seconds") ? value_of<double>(t.at("seconds"), path + ".seconds") : 0;
   if (t.contains("error") && t.at("error").is_object()) {
     const auto& e = t.at("error");

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace rocplay::report {
 
 namespace {
@@ -186,8 +188,18 @@ void write_targets_text(std::ostream& os, const Incident& inc, const TextOptions
     os << "\n";
   }
   os << fmt::format("=== across {} examined of {} targets\n", examined_of(inc), inc.cases.size());
+  // Several hosts (--slurm-job): the spread is across the nodes, each sampling in one agreed
+  // window.
+  std::vector<std::string> hosts;
+  for (const auto& c : inc.cases) {
+    if (!c.source.host.empty() &&
+        std::find(hosts.begin(), hosts.end(), c.source.host) == hosts.end()) {
+      hosts.push_back(c.source.host);
+    }
+  }
   for (const auto& [k, skew] : inc.sample_skew) {
-    os << fmt::format("sample {}: stops began within {:.3f} s of each other{}\n", k, skew,
+    os << fmt::format("sample {}: stops began within {:.3f} s of each other{}{}\n", k, skew,
+                      hosts.size() > 1 ? fmt::format(" across {} nodes", hosts.size()) : "",
                       inc.lockstep ? " (lockstep)" : "");
   }
   for (const auto& n : inc.notes) {
