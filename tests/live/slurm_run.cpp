@@ -255,6 +255,32 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     require_all_stepping(workers);
   }
 
+  { // `watch` on one node (started there by srun, as docs/multi-node.md says): that node's tasks
+    // of the job from Slurm, with Slurm's ranks, captured once the log goes quiet.
+    const std::string log = dir.file("server.log", "started\n");
+    const CliRun w = cluster.sh(
+        {"-c", fmt::format("srun --jobid={} --overlap -N1 -n1 -w rptest{} {} watch --slurm-job {} "
+                           "--log {} --quiet-for 1s --check-every 250ms --out {}/watch "
+                           "--watch-for 60s --debugger gdb -q",
+                           job, kNodes, find_built("rocplay"), job, log, dir.path())},
+        std::chrono::seconds(90));
+    INFO(w.out << w.err);
+    CHECK(w.exit_code == 1); // captured, with findings (the odd rank's deadlock)
+    std::string report;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/watch")) {
+      if (e.path().string().find(".report.txt") != std::string::npos) {
+        report = read_file(e.path().string());
+      }
+    }
+    CHECK(report.find(fmt::format("INCIDENT  {} targets, {} examined", kTasksPerNode,
+                                  kTasksPerNode)) != std::string::npos);
+    CHECK(report.find(fmt::format("rank {} (pid {})", kOddRank, workers[kOddRank]->pid())) !=
+          std::string::npos);
+    CHECK(report.find(fmt::format("rank {} (pid {})", kOddRank - 1,
+                                  workers[kOddRank - 1]->pid())) != std::string::npos);
+    require_all_stepping(workers);
+  }
+
   { // A node whose slurmd does not answer is named; the run is bounded by --timeout.
     const CliRun stop = cluster.sh({script(), "stop-node", std::to_string(kNodes)});
     REQUIRE(stop.exit_code == 0);
