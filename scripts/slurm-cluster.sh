@@ -107,6 +107,11 @@ up() {
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le 32 ] || die "NODES must be 1..32, not '$n'"
   need_root
   [ -e "$dir/nodes" ] && die "a cluster is already up in $dir; run: $0 down"
+  # Another interface with the subnet would take the nodes' traffic (slurmd: "Unable to contact
+  # slurm controller"); a bridge left by an older run, or another cluster of this script.
+  if ip -o addr show | grep -q " inet $net\.1/"; then
+    die "$net.1 is already on $(ip -o addr show | awk -v a="$net.1/" 'index($4, a) == 1 {print $2}'); remove it, or pick another ROCPLAY_SLURM_NET"
+  fi
   mkdir -p "$dir"/{munge,ctld,log,spool}
   chmod 755 "$dir/munge"
   echo "$n" >"$dir/nodes"

@@ -46,6 +46,10 @@ std::string why_no_cluster() {
   if (std::system("unshare --net --uts true >/dev/null 2>&1") != 0) {
     return "no network or UTS namespaces here (unshare --net --uts true failed)";
   }
+  if (std::system("ip link add rptestprobe type bridge >/dev/null 2>&1 && "
+                  "ip link del rptestprobe >/dev/null 2>&1") != 0) {
+    return "no bridge can be made here (ip link add ... type bridge failed: no CAP_NET_ADMIN?)";
+  }
   for (const char* p : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged",
                         "/usr/bin/srun", "/usr/bin/sbatch", "/usr/bin/nsenter"}) {
     if (::access(p, X_OK) != 0) {
@@ -64,6 +68,9 @@ public:
     env_.push_back("ROCPLAY_SLURM_DIR=" + dir);
     env_.push_back("SLURM_CONF=" + dir + "/slurm.conf");
     const CliRun up = sh({script(), "up", std::to_string(kNodes)});
+    if (up.exit_code != 0) {
+      sh({script(), "down"}); // what came up before the failure; the destructor will not run
+    }
     INFO(up.err);
     REQUIRE(up.exit_code == 0);
   }
