@@ -8,6 +8,8 @@
 
 #include "rocplay/core/clock.hpp"
 #include "rocplay/core/process_tree.hpp"
+#include "rocplay/core/procfs.hpp"
+#include "rocplay/core/source.hpp"
 #include "rocplay/core/temp_dir.hpp"
 #include "rocplay/core/worker_pool.hpp"
 #include "rocplay/drivers/drivers.hpp"
@@ -567,16 +569,45 @@ int slurm_node_agent(const playbook::Playbook& playbook, const NodeAgentRequest&
       }
       record_dir = *dir;
     }
+    // Each task's GPU workers: the task itself when it holds a GPU, else the GPU holders under
+    // it (torchrun, a shell or a Python launcher starts the workers as its children), else the
+    // task itself (a CPU task). A task's rank is Slurm's (its SLURM_PROCID); a worker under it
+    // takes the one rank rule's (RANK, LOCAL_RANK, ...), else, alone, its task's.
+    process::ScanOptions scan;
+    scan.sample = std::chrono::milliseconds(0);
+    const auto tree = process::scan(scan);
     std::vector<playbook::Target> targets;
     for (const auto& t : tasks) {
-      playbook::Target target;
-      target.pid = t.pid;
-      target.rank = t.global_id;
-      target.rank_rule = source::RankRule::Environment;
-      if (!record_dir.empty()) {
-        target.record_path = record_dir + "/" + std::to_string(t.pid) + ".rocplay";
+      std::vector<std::int64_t> pids;
+      const auto* self = tree.find(t.pid);
+      if (self == nullptr || !self->holds_gpu()) {
+        for (const auto& w : process::workers_of(tree, t.pid)) {
+          pids.push_back(w.pid);
+        }
       }
-      targets.push_back(std::move(target));
+      if (pids.empty()) {
+        pids.push_back(t.pid);
+      }
+      for (const std::int64_t pid : pids) {
+        playbook::Target target;
+        target.pid = pid;
+        target.rank_rule = source::RankRule::Environment;
+        if (pid == t.pid) {
+          target.rank = t.global_id;
+        } else if (const auto env = process::read_environ(pid)) {
+          target.rank = source::rank_from_env(*env);
+        }
+        if (!target.rank && pids.size() == 1) {
+          target.rank = t.global_id;
+        }
+        if (!target.rank) {
+          target.rank_rule = source::RankRule::None;
+        }
+        if (!record_dir.empty()) {
+          target.record_path = record_dir + "/" + std::to_string(pid) + ".rocplay";
+        }
+        targets.push_back(std::move(target));
+      }
     }
     // The agreed window: every node starts sampling at the same instant.
     const double now_ms = std::chrono::duration<double, std::milli>(

@@ -10,7 +10,7 @@
 //   // on the front end, per node:
 //   FrameReader r("rpnode2");
 //   for (line : srun_stdout) r.line(line);   // other lines (messages) are kept aside
-//   NodePart p = node_part_from_report("rpnode2", r.file("report.json"));
+//   NodePart p = node_part_from_report("rpnode2", r.files().at("report.json"));
 //   Incident inc = join_nodes("hang-triage", {p1, p2});
 //
 // Layer: src/drivers/ (library rocplay_drivers).
@@ -58,8 +58,8 @@ void write_frame(std::ostream& out, std::string_view name, std::string_view byte
 class FrameReader {
 public:
   explicit FrameReader(std::string source) : source_(std::move(source)) {}
-  // One line, without its end. `prefix_ok`: text before the marker (a launcher's `0: ` label) is
-  // skipped. A line without the marker is kept as another line (the last kMaxOtherLines).
+  // One line, without its end. Text before the marker (a launcher's `0: ` label) is skipped; a
+  // line without the marker is kept as another line (the last kMaxOtherLines).
   void line(std::string_view text);
   // Files received whole and checked, by name.
   const std::map<std::string, std::string>& files() const { return files_; }
@@ -173,7 +173,9 @@ struct SlurmRequest {
 };
 Incident slurm_examine(const SlurmRequest& request, const SlurmJob& job);
 
-// The node side: the job's tasks here, examined together (the node fan-out) once the agreed
+// The node side: the job's tasks here (each task's GPU workers: the task when it holds a GPU,
+// else the GPU holders under it, as a launcher such as torchrun starts them; a CPU task itself),
+// examined together (the node fan-out) once the agreed
 // window opens at `start_at` (UNIX milliseconds; a node that starts late begins at once and says
 // so in a note), the report (JSON) and, with `record_pattern`, every recording written as frames
 // to `out`. Returns the node's exit code; what goes wrong is sent as an `error.json` frame
