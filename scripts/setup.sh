@@ -6,7 +6,8 @@ packages=(build-essential cmake ninja-build pkg-config gdb strace clang libclang
   libbenchmark-dev procps util-linux python3
   libelf-dev libmsgpuck-dev libllvm14 llvm-14
   zlib1g-dev dpkg-dev file zsh man-db patchelf
-  libgraphviz-dev libgvc6 chromium)
+  libgraphviz-dev libgvc6 chromium
+  munge slurmctld slurmd slurm-client iproute2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -51,6 +51,10 @@ _rocplay() {
     mapfile -t COMPREPLY < <(compgen -W "$(ps -e -o pid= 2>/dev/null)" -- "$cur")
     return
     ;;
+  --slurm-job) # the running jobs Slurm shows this user
+    mapfile -t COMPREPLY < <(compgen -W "$(squeue -h -t RUNNING -o %i 2>/dev/null)" -- "$cur")
+    return
+    ;;
   --format | -f)
     mapfile -t COMPREPLY < <(compgen -W "text json jsonl sarif html" -- "$cur")
     return

@@ -290,7 +290,48 @@ std::string who(const Incident& incident, const RankGroup& group) {
   const auto plural = [](const char* word, std::size_t n) {
     return std::string(word) + (n == 1 ? "" : "s");
   };
+  // Cases of several hosts (a --slurm-job run): which ranks and pids are on which host, in the
+  // order the hosts first appear: `ranks 0-2,4 (rpnode1: 0-2 pids 11-13; rpnode2: 4 pid 21)`.
+  std::vector<std::string> hosts;
+  for (std::size_t i : group.cases) {
+    const auto& h = incident.cases[i].source.host;
+    if (!h.empty() && std::find(hosts.begin(), hosts.end(), h) == hosts.end()) {
+      hosts.push_back(h);
+    }
+  }
   std::string out;
+  if (!hosts.empty()) {
+    std::string places;
+    for (const auto& h : hosts) {
+      std::vector<std::int64_t> hr;
+      std::vector<std::int64_t> hp;
+      for (std::size_t i : group.cases) {
+        const auto& src = incident.cases[i].source;
+        if (src.host == h && src.rank) {
+          hr.push_back(*src.rank);
+        }
+        if (src.host == h && src.pid) {
+          hp.push_back(*src.pid);
+        }
+      }
+      std::string one = h;
+      if (!hr.empty() && ranks.size() > 1) {
+        one += ": " + format_numbers(hr);
+      }
+      if (!hp.empty()) {
+        one += (hr.empty() || ranks.size() <= 1 ? " " : " ") + plural("pid", hp.size()) + " " +
+               format_numbers(hp);
+      }
+      if (hr.empty() && hp.empty()) {
+        one += " (no report)";
+      }
+      places += (places.empty() ? "" : "; ") + one;
+    }
+    out = ranks.empty()
+              ? places
+              : plural("rank", ranks.size()) + " " + format_numbers(ranks) + " (" + places + ")";
+    return out;
+  }
   if (!ranks.empty()) {
     out = plural("rank", ranks.size()) + " " + format_numbers(ranks);
     if (!pids.empty()) {

@@ -16,6 +16,7 @@ graph::Graph wait_graph(const Incident& inc) {
     heuristics::RankGraph r;
     r.rank = c.source.rank ? c.source.rank : c.snapshot.rank;
     r.pid = c.source.pid ? c.source.pid : c.snapshot.pid;
+    r.host = c.source.host;
     r.graph = &c.graph;
     r.snapshot = &c.snapshot;
     ranks.push_back(r);

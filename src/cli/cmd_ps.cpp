@@ -2,12 +2,14 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "rocplay/core/error.hpp"
+#include "rocplay/drivers/nodes.hpp"
 #include "rocplay/report/ps.hpp"
 #include "rocplay/report/report.hpp"
 #include "rocplay/session/process.hpp"
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -19,6 +21,8 @@ namespace {
 struct PsArgs {
   bool all = false;
   std::int64_t workers_of = 0;
+  std::string slurm_job;
+  bool slurm_node_agent = false; // hidden: one node's side of --slurm-job
   std::string format = "text";
   int sample_ms = 200;
 };
@@ -81,6 +85,42 @@ int print_workers(const process::ProcessTree& tree, const PsArgs& args) {
   return 0;
 }
 
+// `ps --slurm-job JOBID`: the job's tasks on every node, through one srun per node.
+int print_slurm_tasks(const PsArgs& args) {
+  if (args.slurm_node_agent) {
+    return drivers::slurm_node_tasks(args.slurm_job, std::chrono::milliseconds(args.sample_ms),
+                                     std::cout);
+  }
+  const drivers::SlurmJob job =
+      drivers::slurm_job(args.slurm_job, std::chrono::milliseconds(10'000));
+  drivers::SlurmRequest request;
+  request.job = job.id;
+  request.deadline = std::chrono::milliseconds(30'000 + args.sample_ms);
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  request.agent_argv = {ec ? std::string("rocplay") : self.string(),
+                        "ps",
+                        "--slurm-job",
+                        job.id,
+                        "--slurm-node-agent",
+                        "--sample-ms",
+                        std::to_string(args.sample_ms)};
+  const nlohmann::json doc = drivers::slurm_tasks(request, job);
+  int code = 0;
+  for (const auto& node : doc["nodes"]) {
+    if (node.contains("error")) {
+      print_error(node["error"].value("message", ""), node["error"].value("hint", ""));
+      code = static_cast<int>(ExitCode::PartialInput);
+    }
+  }
+  if (args.format == "json") {
+    std::cout << json_text(doc, 2) << '\n';
+  } else {
+    report::write_slurm_tasks_text(std::cout, doc, report::text_width(STDOUT_FILENO));
+  }
+  return code;
+}
+
 Action add_ps(CLI::App& app) {
   auto args = std::make_shared<PsArgs>();
   auto* sub = app.add_subcommand(
@@ -92,13 +132,22 @@ Action add_ps(CLI::App& app) {
   sub->add_option("--workers-of", args->workers_of,
                   "Resolve the GPU workers of a server (dispatcher) PID")
       ->check(CLI::PositiveNumber);
+  auto* slurm = sub->add_option(
+      "--slurm-job", args->slurm_job,
+      "The tasks of this running Slurm job on every node (one srun --overlap per node): rank, "
+      "host, pid, step, state, CPU%, GPU devices, command");
+  sub->add_flag("--slurm-node-agent", args->slurm_node_agent)->group("")->needs(slurm);
   sub->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}));
   sub->add_option("--sample-ms", args->sample_ms, "CPU% sampling interval in milliseconds")
       ->check(CLI::Range(0, 10000));
-  sub->footer("Exit codes: 0 listed, 64 bad command line, 67 --workers-of names no live process, "
+  sub->footer("Exit codes: 0 listed, 2 --slurm-job: some nodes did not answer, 64 bad command "
+              "line, 67 --workers-of names no live process (--slurm-job: no such running job), "
               "70 internal error.");
   return [args] {
+    if (!args->slurm_job.empty()) {
+      return print_slurm_tasks(*args);
+    }
     process::ScanOptions options;
     options.sample = std::chrono::milliseconds(args->sample_ms);
     const auto tree = process::scan(options);

@@ -9,6 +9,7 @@
 #include "cli/run_common.hpp"
 #include "rocplay/core/error.hpp"
 #include "rocplay/drivers/drivers.hpp"
+#include "rocplay/drivers/nodes.hpp"
 #include "rocplay/playbook/playbook.hpp"
 #include "rocplay/report/incident.hpp"
 #include "rocplay/session/session.hpp"
@@ -147,6 +148,15 @@ int run_watch(const WatchOptions& w) {
     report::write(out.stream(), incident, format, report_text_options(to_file), ROCPLAY_VERSION);
     out.commit();
   };
+  if (!w.run.slurm_job.empty()) {
+    // One watch per node (started with srun --overlap --ntasks-per-node=1): this node's tasks
+    // of the job, from Slurm (scontrol listpids); their ranks from SLURM_PROCID.
+    std::vector<std::int64_t> pids;
+    for (const auto& t : drivers::slurm_local_tasks(w.run.slurm_job, std::chrono::seconds(10))) {
+      pids.push_back(t.pid);
+    }
+    return drivers::watch(rq, watch::Targets::fixed(pids));
+  }
   if (w.run.workers_of <= 0 && w.run.pids.empty() && w.run.pid <= 0) {
     throw Error(ExitCode::NoSuchProcess, "--workers-of/--pid 0: not a process id",
                 "is the server running? (`systemctl show -p MainPID --value UNIT` prints 0 "
@@ -165,6 +175,10 @@ Action add_watch(CLI::App& app) {
       "watch", "Watch a server without stopping it; when its log goes quiet and its GPUs stay "
                "busy, capture every worker at once (hang-triage) and write the report to --out");
   add_run_options(*sub, w->run, false);
+  sub->get_option("--slurm-job")
+      ->description("This node's tasks of this running Slurm job (scontrol listpids), ranks "
+                    "from Slurm: start one watch per node with srun --overlap "
+                    "--ntasks-per-node=1 (docs/multi-node.md)");
   sub->add_option("--playbook", w->playbook, "The playbook a capture runs")->capture_default_str();
   sub->add_option("--log", w->log,
                   "The server's log file: a hang is this file not growing for --quiet-for "

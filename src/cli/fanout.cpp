@@ -1,10 +1,11 @@
-// `rocplay run PLAYBOOK --pids A,B,...` / `--workers-of SERVER`: the options and the pid list
-// wired to drivers::examine (one debugger per target, in parallel, lockstep samples, the
-// cross-rank findings), progress lines, and the incident written by report::write.
+// `rocplay run PLAYBOOK --pids A,B,...` / `--workers-of SERVER` / `--slurm-job JOBID`: the
+// options wired to the drivers (rocplay/drivers/nodes.hpp: the node fan-out, the Slurm fan-out,
+// the one join), progress lines, and the incident written by report::write.
 #include "cli/fanout.hpp"
 
 #include "cli/output.hpp"
 #include "rocplay/drivers/drivers.hpp"
+#include "rocplay/drivers/nodes.hpp"
 #include "rocplay/playbook/playbook.hpp"
 #include "rocplay/playbook/run_targets.hpp"
 #include "rocplay/report/incident.hpp"
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 #include <utility>
 
@@ -64,23 +66,22 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   examination.jobs = jobs;
   OutputFile out(drivers::expand_path_pattern(o.output, std::nullopt, std::nullopt));
 
-  std::vector<playbook::Target> targets = playbook::ranked_targets(pids);
-  for (auto& t : targets) {
-    t.record_path = drivers::record_path_for(o.record, t.pid, t.rank);
-  }
+  const std::vector<playbook::Target> targets = drivers::node_targets(pids, o.record);
   if (!o.quiet && stderr_is_tty()) {
     examination.target_done = [](const playbook::TargetRun& t) {
       std::fprintf(stderr, "rocplay: pid %lld %s (%.2fs)\n", static_cast<long long>(t.target.pid),
                    t.examined() ? "done" : "failed", t.seconds);
     };
   }
-  drivers::NodeRecords node;
-  node.ask_ras = !o.no_ras;
+  drivers::NodeRecords records;
+  records.ask_ras = !o.no_ras;
   if (!targets.empty() && !targets.front().record_path.empty()) {
-    node.ras_path =
+    records.ras_path =
         (std::filesystem::path(targets.front().record_path).parent_path() / "ncclras.txt").string();
   }
-  const Incident incident = drivers::examine(pb, targets, examination, node);
+  std::vector<drivers::NodePart> node(1);
+  node.front().incident = drivers::examine(pb, targets, examination, records);
+  const Incident incident = drivers::join_nodes(pb.name, std::move(node));
   for (const auto& e : drivers::target_problems(incident)) {
     print_error(e.what(), e.hint());
   }
@@ -88,6 +89,138 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
   report::write(out.stream(), incident, format, report_text_options(o), ROCPLAY_VERSION);
   out.commit();
   return static_cast<int>(incident.exit_code());
+}
+
+namespace {
+
+std::string self_path() {
+  std::error_code ec;
+  const auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("rocplay") : p.string();
+}
+
+std::int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+} // namespace
+
+int run_slurm(const RunCommandOptions& o) {
+  // Everything that can be checked is checked here, before any node is asked.
+  const playbook::Playbook pb = run_playbook_of(o);
+  const playbook::TargetsOptions examination = targets_options_of(o);
+  const report::Format format = report::parse_format(o.format);
+  const auto timeout = duration_option(o.timeout, "--timeout");
+  duration_option(o.attach_timeout, "--attach-timeout");
+  OutputFile out(drivers::expand_path_pattern(o.output, std::nullopt, std::nullopt));
+  const drivers::SlurmJob job = drivers::slurm_job(o.slurm_job, std::chrono::milliseconds(10'000));
+
+  // The agreed window opens once srun has had time to start every node's rocplay.
+  const auto lead = std::chrono::milliseconds(
+      std::min<std::int64_t>(10'000, 1'000 + 50 * static_cast<std::int64_t>(job.nodes.size())));
+  const std::uint32_t samples = examination.run.samples.value_or(pb.samples.value_or(1));
+  const auto interval =
+      examination.run.interval.value_or(pb.interval.value_or(std::chrono::milliseconds(2'000)));
+  const auto window = interval * (samples > 1 ? samples - 1 : 0);
+
+  drivers::SlurmRequest request;
+  request.job = job.id;
+  request.title = pb.name;
+  request.deadline = lead + window + timeout;
+  request.record_pattern = o.record;
+  std::vector<std::string>& a = request.agent_argv;
+  a = {self_path(),
+       "run",
+       o.playbook,
+       "--slurm-job",
+       job.id,
+       "--slurm-node-agent",
+       std::to_string(unix_ms_now() + lead.count()),
+       "--quiet",
+       "--timeout",
+       o.timeout,
+       "--attach-timeout",
+       o.attach_timeout};
+  if (!o.debugger.empty()) {
+    a.insert(a.end(), {"--debugger", o.debugger});
+  }
+  for (const auto& v : o.vars) {
+    a.insert(a.end(), {"--var", v});
+  }
+  if (o.samples > 0) {
+    a.insert(a.end(), {"--samples", std::to_string(o.samples)});
+  }
+  if (!o.interval.empty()) {
+    a.insert(a.end(), {"--interval", o.interval});
+  }
+  if (!o.stop.empty()) {
+    a.insert(a.end(), {"--stop", o.stop});
+  }
+  if (o.jobs > 0) {
+    a.insert(a.end(), {"--jobs", std::to_string(o.jobs)});
+  }
+  if (!o.record.empty()) {
+    a.insert(a.end(), {"--record", "sent-to-front-end"});
+  }
+  for (const auto& [flag, on] :
+       {std::pair{"--fast", o.fast}, std::pair{"--full-symbols", o.full_symbols},
+        std::pair{"--allow-unsafe-commands", o.allow_unsafe}}) {
+    if (on) {
+      a.emplace_back(flag);
+    }
+  }
+  if (!o.quiet && stderr_is_tty()) {
+    request.node_done = [](const std::string& host, const std::string& what) {
+      std::fprintf(stderr, "rocplay: node %s %s\n", host.c_str(), what.c_str());
+    };
+  }
+  request.error = [](const std::string& message, const std::string& hint) {
+    print_error(message, hint);
+  };
+  const Incident incident = drivers::slurm_examine(request, job);
+  std::size_t silent = 0;
+  std::vector<std::string> said;
+  for (const auto& c : incident.cases) {
+    if (!c.examined() && !c.source.pid) {
+      ++silent;
+      print_error(c.error, c.error_hint);
+      said.push_back(c.error);
+    }
+  }
+  for (const auto& e : drivers::target_problems(incident)) {
+    if (std::find(said.begin(), said.end(), e.what()) == said.end()) {
+      print_error(e.what(), e.hint());
+    }
+  }
+  if (silent > 0) {
+    print_error(
+        fmt::format("{} of {} nodes of job {} sent no report", silent, job.nodes.size(), job.id),
+        "the incident names them; the other nodes' ranks were examined and detached");
+  }
+  report::write(out.stream(), incident, format, report_text_options(o), ROCPLAY_VERSION);
+  out.commit();
+  return static_cast<int>(incident.exit_code());
+}
+
+int run_slurm_node_agent(const RunCommandOptions& o) {
+  session::install_signal_guard();
+  drivers::NodeAgentRequest request;
+  request.job = o.slurm_job;
+  request.start_at_ms = o.slurm_node_agent;
+  request.record = !o.record.empty();
+  request.tool_version = ROCPLAY_VERSION;
+  try {
+    drivers::check_slurm_job_id(request.job);
+    const playbook::Playbook pb = run_playbook_of(o);
+    request.examination = targets_options_of(o);
+    request.examination.debugger = session::find_debugger(o.debugger);
+    request.examination.jobs = o.jobs;
+    return drivers::slurm_node_agent(pb, request, std::cout);
+  } catch (const Error& e) {
+    return drivers::send_node_error(std::cout, e); // the front end names this node with it
+  }
 }
 
 } // namespace rocplay::cli

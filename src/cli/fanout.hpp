@@ -1,4 +1,5 @@
-// Every rank at once: `rocplay run PLAYBOOK --pids ...` and `--workers-of SERVER`.
+// Every rank at once: `rocplay run PLAYBOOK --pids ...`, `--workers-of SERVER` and
+// `--slurm-job JOBID`.
 #pragma once
 
 #include "cli/run_common.hpp"
@@ -18,5 +19,11 @@ std::vector<std::int64_t> parse_pid_list(const std::string& text);
 // when all were examined, 2 when some could not be, else the first one's code.
 int run_fanout(const RunCommandOptions& options, const std::vector<std::int64_t>& pids,
                unsigned jobs);
+// `--slurm-job JOBID`: the options wired to drivers::slurm_job and drivers::slurm_examine (one
+// rocplay per node through srun, the nodes' reports joined), the incident written once.
+int run_slurm(const RunCommandOptions& options);
+// The node's side (`--slurm-node-agent`, started by run_slurm through srun): the job's tasks on
+// this node examined, the report sent as frames on stdout (drivers::slurm_node_agent).
+int run_slurm_node_agent(const RunCommandOptions& options);
 
 } // namespace rocplay::cli

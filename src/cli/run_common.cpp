@@ -96,11 +96,20 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
                "With --pids/--workers-of: do not ask the node's NCCL RAS service (NCCL 2.24+, "
                "no ptrace; at NCCL_RAS_ADDR, else localhost:28028) for every communicator's "
                "collective counts while the debuggers attach");
-  pid->excludes(pids)->excludes(workers);
-  pids->excludes(workers);
-  sub.callback([pid, pids, workers] {
-    if (pid->count() + pids->count() + workers->count() == 0) {
-      throw CLI::RequiredError("--pid, --pids or --workers-of");
+  auto* slurm = sub.add_option(
+      "--slurm-job", o.slurm_job,
+      "Every rank of this running Slurm job: one rocplay per node through `srun --overlap`, "
+      "each node's ranks from Slurm, the reports sent back on srun's output and joined into one "
+      "incident (host and rank on every line); --timeout bounds the wait past the sampling "
+      "window, and a node that does not answer is named (docs/multi-node.md)");
+  // One node's side of --slurm-job (started by the front end through srun; not for people).
+  sub.add_option("--slurm-node-agent", o.slurm_node_agent)->group("")->needs(slurm);
+  pid->excludes(pids)->excludes(workers)->excludes(slurm);
+  pids->excludes(workers)->excludes(slurm);
+  workers->excludes(slurm);
+  sub.callback([pid, pids, workers, slurm] {
+    if (pid->count() + pids->count() + workers->count() + slurm->count() == 0) {
+      throw CLI::RequiredError("--pid, --pids, --workers-of or --slurm-job");
     }
   });
 }

@@ -42,6 +42,11 @@ struct RunCommandOptions {
   std::string pids;
   std::int64_t workers_of = 0;
   unsigned jobs = 0;
+  // Every rank of a Slurm job, one rocplay per node through srun (src/cli/fanout.hpp).
+  std::string slurm_job;
+  // Hidden: this rocplay is one node's agent of a --slurm-job run; the agreed window opens at
+  // this UNIX time in milliseconds. 0: not an agent.
+  std::int64_t slurm_node_agent = 0;
   // --samples / --interval: 0 takes the playbook's (`samples:`, `interval:`; else 1 and 2 s).
   unsigned samples = 0;
   std::string interval; // --interval: a duration as --timeout takes; empty: the playbook's

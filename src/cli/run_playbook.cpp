@@ -94,6 +94,9 @@ int run_playbook_command(const RunCommandOptions& o) {
   if (o.wait_for_fault) {
     return run_wait_for_fault(o);
   }
+  if (!o.slurm_job.empty()) {
+    return o.slurm_node_agent > 0 ? run_slurm_node_agent(o) : run_slurm(o);
+  }
   if (!o.pids.empty()) {
     return run_fanout(o, parse_pid_list(o.pids), o.jobs);
   }

@@ -11,7 +11,7 @@
 namespace rocplay::cli {
 
 int run_wait_for_fault(const RunCommandOptions& o) {
-  if (!o.pids.empty() || o.workers_of > 0) {
+  if (!o.pids.empty() || o.workers_of > 0 || !o.slurm_job.empty()) {
     throw Error(ExitCode::Usage, "--wait-for-fault takes one --pid",
                 "wait for one process's fault at a time");
   }

@@ -40,11 +40,13 @@ std::string prefix_of(const RankGraph& r, std::size_t index) {
   return fmt::format("case {}/", index);
 }
 
+// `rank 3`, with its node when the case names one: `rank 3 (node2)`.
 std::string who(const RankGraph& r, std::size_t index) {
+  const std::string on = r.host.empty() ? std::string() : " (" + r.host + ")";
   if (r.rank) {
-    return fmt::format("rank {}", *r.rank);
+    return fmt::format("rank {}{}", *r.rank, on);
   }
-  return r.pid ? fmt::format("pid {}", *r.pid) : fmt::format("case {}", index);
+  return (r.pid ? fmt::format("pid {}", *r.pid) : fmt::format("case {}", index)) + on;
 }
 
 // What a rank's collective waits on at its far end: its flag or peers node, else the dispatch.

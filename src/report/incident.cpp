@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace rocplay::report {
 
 namespace {
@@ -85,8 +87,12 @@ nlohmann::json incident_to_json(const Incident& inc) {
     nlohmann::json ranks = nlohmann::json::array();
     nlohmann::json pids = nlohmann::json::array();
     nlohmann::json inputs = nlohmann::json::array();
+    nlohmann::json hosts = nlohmann::json::array();
     for (std::size_t i : g.cases) {
       const auto& src = inc.cases[i].source;
+      if (!src.host.empty()) {
+        hosts.push_back(src.host);
+      }
       if (src.rank) {
         ranks.push_back(*src.rank);
       }
@@ -101,6 +107,7 @@ nlohmann::json incident_to_json(const Incident& inc) {
                            {"ranks", std::move(ranks)},
                            {"pids", std::move(pids)},
                            {"inputs", std::move(inputs)},
+                           {"hosts", std::move(hosts)},
                            {"verdict", g.at.verdict},
                            {"where", g.at.where}});
   }
@@ -143,6 +150,9 @@ nlohmann::json target_to_json(const Case& c) {
       {"rank", c.source.rank ? nlohmann::json(*c.source.rank) : nlohmann::json(nullptr)},
       {"exit_code", static_cast<int>(c.exit_code)},
       {"seconds", c.seconds}};
+  if (!c.source.host.empty()) {
+    j["host"] = c.source.host; // a --slurm-job run: the node
+  }
   if (!c.error.empty()) {
     j["error"] = {{"message", c.error}, {"hint", c.error_hint}};
   }
@@ -156,8 +166,17 @@ nlohmann::json target_to_json(const Case& c) {
 // cross-rank part: sample skew, notes and findings.
 void write_targets_text(std::ostream& os, const Incident& inc, const TextOptions& options) {
   for (const auto& c : inc.cases) {
-    os << fmt::format("=== pid {} (rank {}): ", c.source.pid.value_or(0),
-                      c.source.rank ? std::to_string(*c.source.rank) : "?");
+    if (!c.source.host.empty() && !c.source.pid) {
+      os << fmt::format("=== {}: not examined: {}\n", c.source.host, c.error);
+      if (!c.error_hint.empty()) {
+        os << "    hint: " << c.error_hint << "\n";
+      }
+      os << "\n";
+      continue;
+    }
+    os << fmt::format(
+        "=== {}pid {} (rank {}): ", c.source.host.empty() ? std::string() : c.source.host + " ",
+        c.source.pid.value_or(0), c.source.rank ? std::to_string(*c.source.rank) : "?");
     if (!c.run || c.status == CaseStatus::NotExamined) {
       os << "not examined: " << c.error << "\n";
       if (!c.error_hint.empty()) {
@@ -175,8 +194,18 @@ void write_targets_text(std::ostream& os, const Incident& inc, const TextOptions
     os << "\n";
   }
   os << fmt::format("=== across {} examined of {} targets\n", examined_of(inc), inc.cases.size());
+  // Several hosts (--slurm-job): the spread is across the nodes, each sampling in one agreed
+  // window.
+  std::vector<std::string> hosts;
+  for (const auto& c : inc.cases) {
+    if (!c.source.host.empty() &&
+        std::find(hosts.begin(), hosts.end(), c.source.host) == hosts.end()) {
+      hosts.push_back(c.source.host);
+    }
+  }
   for (const auto& [k, skew] : inc.sample_skew) {
-    os << fmt::format("sample {}: stops began within {:.3f} s of each other{}\n", k, skew,
+    os << fmt::format("sample {}: stops began within {:.3f} s of each other{}{}\n", k, skew,
+                      hosts.size() > 1 ? fmt::format(" across {} nodes", hosts.size()) : "",
                       inc.lockstep ? " (lockstep)" : "");
   }
   for (const auto& n : inc.notes) {

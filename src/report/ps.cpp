@@ -215,4 +215,54 @@ void write_workers_text(std::ostream& out, const process::ProcessInfo& server,
   out << fmt::format("attach to one with: rocplay run hang-triage --pid {}\n", workers.front().pid);
 }
 
+void write_slurm_tasks_text(std::ostream& out, const nlohmann::json& doc, std::size_t width) {
+  struct Row {
+    int rank;
+    std::string line;
+  };
+  std::vector<Row> rows;
+  std::vector<std::string> silent;
+  std::size_t nodes = 0;
+  const auto text = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+  };
+  for (const auto& node : doc.value("nodes", nlohmann::json::array())) {
+    ++nodes;
+    const std::string host = text(node, "host");
+    if (node.contains("error")) {
+      silent.push_back(fmt::format("{}: {}", host, text(node.at("error"), "message")));
+      continue;
+    }
+    for (const auto& t : node.value("tasks", nlohmann::json::array())) {
+      const auto gpu = t.value("gpu", nlohmann::json::array());
+      std::string cpu = "-";
+      if (t.contains("cpu_percent") && t.at("cpu_percent").is_number()) {
+        cpu = fmt::format("{:.0f}", t.at("cpu_percent").get<double>());
+      }
+      std::string line =
+          fmt::format("{:<5} {:<12} {:<8} {:<6} {:<5} {:>4}  {:<4} {}", t.value("rank", -1), host,
+                      t.value("pid", std::int64_t{0}), text(t, "step"), text(t, "state"), cpu,
+                      gpu.empty() ? "-" : std::to_string(gpu.size()),
+                      text(t, "cmdline").empty() ? text(t, "comm") : text(t, "cmdline"));
+      if (line.size() > width && width > 3) {
+        line = line.substr(0, width - 3) + "...";
+      }
+      rows.push_back({t.value("rank", -1), std::move(line)});
+    }
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.rank < b.rank; });
+  out << fmt::format(
+      "Slurm job {}: {} task(s) on {} node(s){}\n", text(doc, "job"), rows.size(), nodes,
+      silent.empty() ? std::string() : fmt::format(", {} not answering", silent.size()));
+  out << fmt::format("{:<5} {:<12} {:<8} {:<6} {:<5} {:>4}  {:<4} {}\n", "RANK", "HOST", "PID",
+                     "STEP", "STATE", "CPU%", "GPU", "COMMAND");
+  for (const auto& r : rows) {
+    out << r.line << '\n';
+  }
+  for (const auto& s : silent) {
+    out << s << '\n';
+  }
+}
+
 } // namespace rocplay::report

@@ -207,6 +207,128 @@ nlohmann::json run_section_to_json(const RunResult& r) {
   return out;
 }
 
+namespace {
+
+// Bounded readers of one field each: the path of the field in what they throw.
+const nlohmann::json& field(const nlohmann::json& j, const char* key, const std::string& path) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw Error(ExitCode::DataError, fmt::format("run section: `{}.{}` is missing", path, key));
+  }
+  return j.at(key);
+}
+
+template <typename T> T read_as(const nlohmann::json& v, const std::string& path) {
+  try {
+    return v.get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(ExitCode::DataError,
+                fmt::format("run section: `{}` has the wrong type ({})", path, v.type_name()));
+  }
+}
+
+template <typename T>
+T get_or(const nlohmann::json& j, const char* key, const std::string& path, T fallback) {
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) {
+    return fallback;
+  }
+  return read_as<T>(j.at(key), path + "." + key);
+}
+
+std::optional<double> opt_double(const nlohmann::json& j, const char* key,
+                                 const std::string& path) {
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) {
+    return std::nullopt;
+  }
+  return read_as<double>(j.at(key), path + "." + key);
+}
+
+StepStatus step_status_of(const std::string& text) {
+  for (auto s : {StepStatus::Ok, StepStatus::Failed, StepStatus::Ignored, StepStatus::TimedOut,
+                 StepStatus::Skipped, StepStatus::NotRun}) {
+    if (to_string(s) == text) {
+      return s;
+    }
+  }
+  return StepStatus::NotRun;
+}
+
+} // namespace
+
+RunResult run_section_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) {
+    throw Error(ExitCode::DataError, "run section: `run` is not an object");
+  }
+  RunResult r;
+  r.playbook = get_or<std::string>(j, "playbook", "run", "");
+  r.pid = get_or<std::int64_t>(j, "pid", "run", 0);
+  if (j.contains("debugger")) {
+    const auto& d = j.at("debugger");
+    r.debugger.kind = debugger_kind_from_string(get_or<std::string>(d, "kind", "run.debugger", ""));
+    r.debugger.path = get_or<std::string>(d, "path", "run.debugger", "");
+    r.debugger.version = get_or<std::string>(d, "version", "run.debugger", "");
+  }
+  const auto& t = field(j, "target", "run");
+  r.attached = get_or<bool>(t, "attached", "run.target", false);
+  r.times.attach_seconds = opt_double(t, "attach_seconds", "run.target");
+  r.times.stop_seconds = opt_double(t, "stop_seconds", "run.target");
+  r.times.total_seconds = opt_double(t, "total_seconds", "run.target");
+  r.times.detached = get_or<bool>(t, "detached", "run.target", false);
+  r.times.left_stopped = get_or<bool>(t, "left_stopped", "run.target", false);
+  r.times.stop_cancelled = get_or<bool>(t, "stop_cancelled", "run.target", false);
+  r.times.attach_sent = get_or<bool>(t, "attach_sent", "run.target", false);
+  r.times.copied = get_or<bool>(t, "copied", "run.target", false);
+  const std::string state = get_or<std::string>(t, "state_after", "run.target", "?");
+  r.times.state_after = state.size() == 1 ? state[0] : '?';
+  const auto& steps = field(j, "steps", "run");
+  if (!steps.is_array()) {
+    throw Error(ExitCode::DataError, "run section: `run.steps` is not an array");
+  }
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const auto& s = steps[i];
+    const std::string path = fmt::format("run.steps[{}]", i);
+    playbook::StepRecord rec;
+    rec.name = read_as<std::string>(field(s, "name", path), path + ".name");
+    rec.kind = playbook::step_kind_from_string(get_or<std::string>(s, "kind", path, "mi"))
+                   .value_or(StepKind::Mi);
+    rec.status = step_status_of(get_or<std::string>(s, "status", path, ""));
+    rec.seconds = get_or<double>(s, "seconds", path, 0);
+    rec.command_count = get_or<std::size_t>(s, "command_count", path, 0);
+    rec.in_always = get_or<bool>(s, "always", path, false);
+    rec.depth = get_or<std::uint32_t>(s, "depth", path, 0);
+    rec.item = get_or<std::string>(s, "item", path, "");
+    rec.sample = get_or<std::uint32_t>(s, "sample", path, 1);
+    rec.message = get_or<std::string>(s, "message", path, "");
+    rec.output = get_or<std::string>(s, "output", path, "");
+    rec.commands = get_or<std::vector<std::string>>(s, "commands", path, {});
+    r.steps.push_back(std::move(rec));
+  }
+  r.warnings = get_or<std::vector<std::string>>(j, "warnings", "run", {});
+  r.aborted = get_or<bool>(j, "aborted", "run", false);
+  r.total_seconds = get_or<double>(j, "seconds", "run", 0);
+  if (j.contains("sampling")) {
+    const auto& sm = j.at("sampling");
+    r.samples_wanted = get_or<std::uint32_t>(sm, "wanted", "run.sampling", 1);
+    r.sampling_stopped = get_or<std::string>(sm, "stopped", "run.sampling", "");
+    const auto& list = field(sm, "samples", "run.sampling");
+    for (std::size_t i = 0; list.is_array() && i < list.size(); ++i) {
+      const std::string path = fmt::format("run.sampling.samples[{}]", i);
+      Sample times;
+      times.index = get_or<std::uint32_t>(list[i], "index", path, 1);
+      times.at = get_or<double>(list[i], "at", path, 0);
+      times.stop_seconds = get_or<double>(list[i], "stop_seconds", path, 0);
+      times.wall_time = get_or<double>(list[i], "wall_time", path, 0);
+      r.samples.push_back(std::move(times));
+    }
+  }
+  if (j.contains("error") && j.at("error").is_object()) {
+    const auto& e = j.at("error");
+    const int code = get_or<int>(e, "code", "run.error", static_cast<int>(ExitCode::Internal));
+    r.fatal = Error(static_cast<ExitCode>(code), get_or<std::string>(e, "message", "run.error", ""),
+                    get_or<std::string>(e, "hint", "run.error", ""));
+  }
+  return r;
+}
+
 void write_run_section_text(std::ostream& out, const RunResult& r, std::size_t width) {
   write_wrapped(out, width, "",
                 fmt::format("Playbook {} on pid {} with {} ({})", r.playbook, r.pid,

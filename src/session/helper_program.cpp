@@ -15,6 +15,7 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,28 +30,43 @@ namespace bp2 = boost::process::v2;
 
 ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
                        std::chrono::milliseconds timeout, std::size_t max_output,
-                       Stderr stderr_output) {
+                       Stderr stderr_output, std::chrono::milliseconds term_grace) {
   ProgramRun run;
   try {
     asio::io_context ctx;
     asio::readable_pipe out(ctx);
     asio::writable_pipe child_end(ctx);
     asio::connect_pipe(out, child_end);
+    asio::readable_pipe err(ctx);
+    asio::writable_pipe err_child_end(ctx);
+    if (stderr_output == Stderr::Apart) {
+      asio::connect_pipe(err, err_child_end);
+    }
     // One pipe for both streams, so their lines stay in the order they were written.
     auto launch = [&] {
       if (stderr_output == Stderr::Merge) {
         return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, child_end});
       }
+      if (stderr_output == Stderr::Apart) {
+        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, err_child_end});
+      }
       return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, nullptr});
     };
     bp2::process proc = launch();
     child_end.close(); // the child holds its copies; EOF comes when it exits
+    if (stderr_output == Stderr::Apart) {
+      err_child_end.close();
+    }
     std::array<char, 65536> buf{};
+    std::array<char, 4096> err_buf{};
+    bool out_eof = false;
+    bool err_eof = stderr_output != Stderr::Apart;
     bool eof = false;
     std::function<void()> read_more = [&] {
       out.async_read_some(asio::buffer(buf), [&](boost::system::error_code ec, std::size_t n) {
         if (ec) {
-          eof = true;
+          out_eof = true;
+          eof = out_eof && err_eof;
           return;
         }
         const std::size_t room = max_output - std::min(max_output, run.output.size());
@@ -59,15 +75,37 @@ ProgramRun run_program(const std::string& path, const std::vector<std::string>& 
         read_more();
       });
     };
+    std::function<void()> read_errors = [&] {
+      err.async_read_some(asio::buffer(err_buf), [&](boost::system::error_code ec, std::size_t n) {
+        if (ec) {
+          err_eof = true;
+          eof = out_eof && err_eof;
+          return;
+        }
+        const std::size_t room = max_output - std::min(max_output, run.errors.size());
+        run.errors.append(err_buf.data(), std::min(n, room));
+        read_errors();
+      });
+    };
     read_more();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!eof && std::chrono::steady_clock::now() < deadline) {
-      ctx.run_one_until(deadline);
-      if (ctx.stopped()) {
-        ctx.restart();
-      }
+    if (stderr_output == Stderr::Apart) {
+      read_errors();
     }
+    const auto read_until = [&](std::chrono::steady_clock::time_point deadline) {
+      while (!eof && std::chrono::steady_clock::now() < deadline) {
+        ctx.run_one_until(deadline);
+        if (ctx.stopped()) {
+          ctx.restart();
+        }
+      }
+    };
+    read_until(std::chrono::steady_clock::now() + timeout);
     boost::system::error_code ec;
+    if (!eof && term_grace.count() > 0) {
+      run.timed_out = true;
+      ::kill(static_cast<pid_t>(proc.id()), SIGTERM);
+      read_until(std::chrono::steady_clock::now() + term_grace);
+    }
     if (!eof) {
       run.timed_out = true;
       proc.terminate(ec);

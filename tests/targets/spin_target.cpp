@@ -1,7 +1,7 @@
 // A stand-in for a hung GPU worker, used by the live tests and bench/bench_live.
 //
 //   spin_target PROGRESS_FILE [SPIN_THREADS=2] [--sleepy] [--blocked N] [--walker]
-//               [--spin-for SECONDS] [--segv-on-usr2] [--uninterruptible]
+//               [--spin-for SECONDS] [--segv-on-usr2] [--uninterruptible] [--deadlock]
 //
 // * SPIN_THREADS threads spin at one PC inside `start_sync` (a cross-rank barrier that never
 //   opens), like the sync-lane waves of a hung all-gather. With --sleepy they nap inside the loop
@@ -21,6 +21,9 @@
 // * --uninterruptible: one more thread (named `stuck`) waits in vfork() for a child that never
 //   execs: an uninterruptible wait (state D) that no ptrace stop reaches, like a thread stuck in a
 //   GPU driver call. The child dies with that thread.
+// * --deadlock: two more threads (`lock_ab`, `lock_ba`) take two mutexes in opposite orders and
+//   block forever in take_second: a host deadlock in one rank while the main thread still steps
+//   (the Slurm test's rank that hangs differently from the others).
 //
 // It prints `pid N` and then `ready` once every thread is in place, and runs until killed. It dies
 // with its parent (PR_SET_PDEATHSIG) so a crashed test never leaves it behind.
@@ -136,6 +139,29 @@ void* stuck_main(void*) {
   return nullptr;
 }
 
+pthread_mutex_t g_mutex_a = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t g_mutex_b = PTHREAD_MUTEX_INITIALIZER;
+std::atomic<int> g_holding{0};
+
+__attribute__((noinline)) void take_second(pthread_mutex_t* second) {
+  pthread_mutex_lock(second); // never returns: the other locker holds it
+  pthread_mutex_unlock(second);
+}
+
+void* lock_main(void* arg) {
+  const bool ab = arg != nullptr;
+  pthread_setname_np(pthread_self(), ab ? "lock_ab" : "lock_ba");
+  pthread_mutex_t* first = ab ? &g_mutex_a : &g_mutex_b;
+  pthread_mutex_lock(first);
+  g_holding.fetch_add(1);
+  while (g_holding.load() < 2) {
+    nap(1'000'000);
+  }
+  take_second(ab ? &g_mutex_b : &g_mutex_a);
+  pthread_mutex_unlock(first);
+  return nullptr;
+}
+
 volatile sig_atomic_t g_fault_requested = 0;
 int* volatile g_null_pointer = nullptr;
 
@@ -225,6 +251,7 @@ int main(int argc, char** argv) {
   bool walker = false;
   bool segv_on_usr2 = false;
   bool uninterruptible = false;
+  bool deadlock = false;
   double spin_for = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -236,6 +263,8 @@ int main(int argc, char** argv) {
       segv_on_usr2 = true;
     } else if (arg == "--uninterruptible") {
       uninterruptible = true;
+    } else if (arg == "--deadlock") {
+      deadlock = true;
     } else if (arg == "--spin-for" && i + 1 < argc) {
       spin_for = std::atof(argv[++i]);
     } else if (arg == "--blocked" && i + 1 < argc) {
@@ -275,11 +304,15 @@ int main(int argc, char** argv) {
   if (uninterruptible && !start_thread(stuck_main, nullptr)) {
     return 1;
   }
+  static int ab_tag = 1;
+  if (deadlock && (!start_thread(lock_main, &ab_tag) || !start_thread(lock_main, nullptr))) {
+    return 1;
+  }
   std::printf("pid %d\n", static_cast<int>(getpid()));
   std::fflush(stdout);
   while (g_spinning.load() < static_cast<std::uint64_t>(spin_threads) ||
          g_blocked.load() < static_cast<std::uint64_t>(blocked_threads) ||
-         (uninterruptible && g_vfork_child.load() == 0)) {
+         (uninterruptible && g_vfork_child.load() == 0) || (deadlock && g_holding.load() < 2)) {
     nap(1'000'000);
   }
   progress->spinning = g_spinning.load();

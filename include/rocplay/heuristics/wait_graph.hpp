@@ -43,6 +43,7 @@ struct RankGraph {
   std::optional<std::int64_t> pid;
   const graph::Graph* graph = nullptr;
   const Snapshot* snapshot = nullptr; // for what the rank does instead (may be null)
+  std::string host; // the node (a --slurm-job case); empty: this machine or unknown
 };
 
 // A collective call as a job's own records tell it (Flight Recorder dumps, NCCL logs; issue 43

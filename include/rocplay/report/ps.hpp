@@ -44,4 +44,9 @@ void write_process_tree_text(std::ostream& out, const process::ProcessTree& scan
 void write_workers_text(std::ostream& out, const process::ProcessInfo& server,
                         const std::vector<process::ProcessInfo>& workers, std::size_t width = 100);
 
+// `ps --slurm-job`: the job's tasks on every node (drivers::slurm_tasks' document), one line per
+// task in rank order with its host, pid, step, state, CPU%, GPU devices and command, then each
+// node that did not answer with why.
+void write_slurm_tasks_text(std::ostream& out, const nlohmann::json& document, std::size_t width);
+
 } // namespace rocplay::report

@@ -22,6 +22,11 @@ namespace rocplay::report {
 
 // The `run` section: what the playbook did, step by step, and what happened to the target.
 nlohmann::json run_section_to_json(const playbook::RunResult& result);
+// Its inverse, for a run reported by another rocplay (a node of `--slurm-job`): the fields the
+// section carries (steps, target account, warnings, samples' times, the fatal error); the
+// snapshot and findings are the case's. Throws Error(DataError) naming the first field that is
+// missing or of the wrong type.
+playbook::RunResult run_section_from_json(const nlohmann::json& section);
 // As text: `Playbook NAME on pid N with KIND (VERSION)`, the `Target:` line, the steps, the
 // unsafe commands let through, warnings, and what stopped the run early.
 void write_run_section_text(std::ostream& out, const playbook::RunResult& result,

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,11 +19,18 @@ struct ProgramRun {
   bool truncated = false; // wrote more than max_output; the rest was read and dropped
   std::string output;     // stdout, and stderr as they interleaved when asked for
   std::string error;      // why it could not be started
+  std::string errors;     // stderr, with Stderr::Apart (bounded by max_output too)
 };
-enum class Stderr : bool { Discard, Merge };
+// Apart: stderr read on its own pipe into ProgramRun::errors, so that a launcher's messages never
+// split a line of the program's output (srun writes a long line in pieces).
+enum class Stderr : std::uint8_t { Discard, Merge, Apart };
+// At `timeout` the program is killed (SIGKILL); with `term_grace` it first gets SIGTERM and
+// that long to end by itself (a launcher such as srun passes SIGTERM on to its tasks), its output
+// still read meanwhile.
 ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
                        std::chrono::milliseconds timeout, std::size_t max_output,
-                       Stderr stderr_output = Stderr::Merge);
+                       Stderr stderr_output = Stderr::Merge,
+                       std::chrono::milliseconds term_grace = std::chrono::milliseconds(0));
 
 bool is_executable_file(const std::string& path);
 // `$PATH`'s directories in order; an empty entry is the current directory, as for a shell.

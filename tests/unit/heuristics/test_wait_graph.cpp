@@ -148,7 +148,7 @@ TEST_CASE("ranks in collectives from different call sites close a cycle across r
   };
   const auto a = rank_graph("step_rank0 (order.py:21)");
   const auto b = rank_graph("step_rank1 (order.py:26)");
-  std::vector<heuristics::RankGraph> ranks = {{0, 10, &a, nullptr}, {1, 11, &b, nullptr}};
+  std::vector<heuristics::RankGraph> ranks = {{0, 10, &a, nullptr, {}}, {1, 11, &b, nullptr, {}}};
   const auto g = heuristics::incident_graph(ranks, {});
   const auto roots = find_roots(g);
   REQUIRE(roots.size() == 1);
@@ -162,7 +162,7 @@ TEST_CASE("ranks in collectives from different call sites close a cycle across r
   SECTION("the same call site on both ranks is one collective waiting together: no cycle") {
     const auto c = rank_graph("step (order.py:21)");
     const auto d = rank_graph("step (order.py:21)");
-    std::vector<heuristics::RankGraph> same = {{0, 10, &c, nullptr}, {1, 11, &d, nullptr}};
+    std::vector<heuristics::RankGraph> same = {{0, 10, &c, nullptr, {}}, {1, 11, &d, nullptr, {}}};
     const auto h = heuristics::incident_graph(same, {});
     CHECK(find_roots(h).empty());
     CHECK_FALSE(graph::open_ends(h).empty()); // the peers: not seen as stuck
@@ -180,7 +180,8 @@ TEST_CASE("ranks in collectives from different call sites close a cycle across r
     t.where = "sleep_forever (mismatch.py:40)";
     t.weight = 3;
     idle.add(t);
-    std::vector<heuristics::RankGraph> two = {{0, 10, &a, nullptr}, {1, 11, &idle, nullptr}};
+    std::vector<heuristics::RankGraph> two = {{0, 10, &a, nullptr, {}},
+                                              {1, 11, &idle, nullptr, {}}};
     const auto h = heuristics::incident_graph(two, {missing});
     const auto r = find_roots(h);
     REQUIRE(r.size() == 1);

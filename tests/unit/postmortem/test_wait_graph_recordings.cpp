@@ -129,7 +129,7 @@ TEST_CASE("every real recording keeps its root and chain", "[graph][recordings]"
     const auto cross = heuristics::run_ranks(snapshots);
     std::vector<heuristics::RankGraph> ranks;
     for (const auto& m : members) {
-      ranks.push_back({m.snapshot.rank, m.snapshot.pid, &m.graph, &m.snapshot});
+      ranks.push_back({m.snapshot.rank, m.snapshot.pid, &m.graph, &m.snapshot, {}});
     }
     const auto g = heuristics::incident_graph(ranks, cross);
     const std::string got = graph_summary(g);

@@ -72,6 +72,7 @@ struct Fanout {
     rocplay::Case gone_case;
     gone_case.source.pid = 4399;
     gone_case.source.rank = 2;
+    gone_case.source.host = "node2"; // a --slurm-job case names its node
     gone_case.status = CaseStatus::NotExamined;
     gone_case.exit_code = ExitCode::NoSuchProcess;
     gone_case.error = "no process with pid 4399";
@@ -132,7 +133,7 @@ TEST_CASE("several targets in text: each target, then the cross-rank findings wh
   CHECK(text.find("\n=== pid 4301 (rank 0): exit 1, 1.50s\nVERDICT") != std::string::npos);
   CHECK(text.find("Playbook hang-triage on pid 4302") != std::string::npos); // rank 1's steps
   CHECK(text.find("Progress") != std::string::npos); // rank 0's two samples, as `run` prints them
-  CHECK(text.find("=== pid 4399 (rank 2): not examined: no process with pid 4399\n    hint: "
+  CHECK(text.find("=== node2 pid 4399 (rank 2): not examined: no process with pid 4399\n    hint: "
                   "check the pid") != std::string::npos);
   CHECK(text.find("=== across 2 examined of 3 targets") != std::string::npos);
   CHECK(text.find("sample 2: stops began within 0.004 s of each other (lockstep)") !=
@@ -233,8 +234,9 @@ TEST_CASE("several targets in text open with the incident: the verdict, then whe
   const auto incident_end = text.find("\n=== pid 4301");
   REQUIRE(incident_end != std::string::npos);
   const std::string head = text.substr(0, incident_end);
-  CHECK(head.find("rank 2 (pid 4399): (no place known)\n      not examined: no process with pid "
-                  "4399") != std::string::npos);
+  CHECK(head.find(
+            "rank 2 (node2 pid 4399): (no place known)\n      not examined: no process with pid "
+            "4399") != std::string::npos);
   for (const auto& g : incident::rank_groups(f.incident)) {
     CHECK(head.find(incident::who(f.incident, g) + ": ") != std::string::npos);
   }
