@@ -93,23 +93,62 @@ struct SyscallName {
 };
 #if defined(__x86_64__)
 constexpr SyscallName kSyscalls[] = {
-    {0, "read"},           {1, "write"},          {7, "poll"},          {17, "pread64"},
-    {18, "pwrite64"},      {19, "readv"},         {20, "writev"},       {23, "select"},
-    {34, "pause"},         {35, "nanosleep"},     {42, "connect"},      {43, "accept"},
-    {44, "sendto"},        {45, "recvfrom"},      {46, "sendmsg"},      {47, "recvmsg"},
-    {61, "wait4"},         {128, "rt_sigtimedwait"}, {130, "rt_sigsuspend"}, {202, "futex"},
-    {230, "clock_nanosleep"}, {232, "epoll_wait"}, {247, "waitid"},     {270, "pselect6"},
-    {271, "ppoll"},        {281, "epoll_pwait"},  {288, "accept4"},     {441, "epoll_pwait2"},
+    {0, "read"},
+    {1, "write"},
+    {7, "poll"},
+    {17, "pread64"},
+    {18, "pwrite64"},
+    {19, "readv"},
+    {20, "writev"},
+    {23, "select"},
+    {34, "pause"},
+    {35, "nanosleep"},
+    {42, "connect"},
+    {43, "accept"},
+    {44, "sendto"},
+    {45, "recvfrom"},
+    {46, "sendmsg"},
+    {47, "recvmsg"},
+    {61, "wait4"},
+    {128, "rt_sigtimedwait"},
+    {130, "rt_sigsuspend"},
+    {202, "futex"},
+    {230, "clock_nanosleep"},
+    {232, "epoll_wait"},
+    {247, "waitid"},
+    {270, "pselect6"},
+    {271, "ppoll"},
+    {281, "epoll_pwait"},
+    {288, "accept4"},
+    {441, "epoll_pwait2"},
     {449, "futex_waitv"},
 };
 #elif defined(__aarch64__)
 constexpr SyscallName kSyscalls[] = {
-    {22, "epoll_pwait"},  {63, "read"},         {64, "write"},          {65, "readv"},
-    {66, "writev"},       {67, "pread64"},      {68, "pwrite64"},       {72, "pselect6"},
-    {73, "ppoll"},        {95, "waitid"},       {98, "futex"},          {101, "nanosleep"},
-    {115, "clock_nanosleep"}, {133, "rt_sigsuspend"}, {137, "rt_sigtimedwait"}, {202, "accept"},
-    {203, "connect"},     {206, "sendto"},      {207, "recvfrom"},      {211, "sendmsg"},
-    {212, "recvmsg"},     {242, "accept4"},     {260, "wait4"},         {441, "epoll_pwait2"},
+    {22, "epoll_pwait"},
+    {63, "read"},
+    {64, "write"},
+    {65, "readv"},
+    {66, "writev"},
+    {67, "pread64"},
+    {68, "pwrite64"},
+    {72, "pselect6"},
+    {73, "ppoll"},
+    {95, "waitid"},
+    {98, "futex"},
+    {101, "nanosleep"},
+    {115, "clock_nanosleep"},
+    {133, "rt_sigsuspend"},
+    {137, "rt_sigtimedwait"},
+    {202, "accept"},
+    {203, "connect"},
+    {206, "sendto"},
+    {207, "recvfrom"},
+    {211, "sendmsg"},
+    {212, "recvmsg"},
+    {242, "accept4"},
+    {260, "wait4"},
+    {441, "epoll_pwait2"},
     {449, "futex_waitv"},
 };
 #else
@@ -145,8 +184,7 @@ std::string read_link(const std::string& path) {
 
 // The fd's open mode from fdinfo's `flags:` (octal): `r`, `w` or `rw`.
 std::string fd_access(std::int64_t pid, std::int64_t fd) {
-  const auto text =
-      process::read_proc_file(fmt::format("/proc/{}/fdinfo/{}", pid, fd), 4096);
+  const auto text = process::read_proc_file(fmt::format("/proc/{}/fdinfo/{}", pid, fd), 4096);
   if (!text) {
     return {};
   }
@@ -283,8 +321,7 @@ ProcessWaits read_process(std::int64_t pid, std::string role, std::size_t max_th
     p.state = std::string(1, st->state);
   }
   p.cmdline = read_cmdline(pid, 200);
-  for (std::int64_t tid :
-       numeric_entries(fmt::format("/proc/{}/task", pid), max_threads)) {
+  for (std::int64_t tid : numeric_entries(fmt::format("/proc/{}/task", pid), max_threads)) {
     if (auto w = read_kernel_wait(pid, tid)) {
       p.threads.push_back(std::move(*w));
     }
@@ -432,8 +469,7 @@ nlohmann::json thread_json(const KernelWait& w) {
 }
 
 std::string dump(const nlohmann::json& j) {
-  return std::string(kNoteHead) +
-         j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return std::string(kNoteHead) + j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string text_of(const nlohmann::json& j, const char* key) {
@@ -471,7 +507,7 @@ std::vector<std::int64_t> pids_of(const nlohmann::json& j, const char* key) {
 std::vector<std::string> kernel_wait_notes(const KernelWaits& waits) {
   std::vector<std::string> notes;
   for (const auto& p : waits.processes) {
-    nlohmann::json head = {{"pid", p.pid},      {"ppid", p.ppid},   {"comm", p.comm},
+    nlohmann::json head = {{"pid", p.pid},         {"ppid", p.ppid},   {"comm", p.comm},
                            {"cmdline", p.cmdline}, {"state", p.state}, {"role", p.role}};
     nlohmann::json threads = nlohmann::json::array();
     std::size_t bytes = 0;

@@ -587,9 +587,9 @@ std::vector<Finding> kernel_deadlocks(const Snapshot& s) {
     }
   }
   if (!queue_waiters.empty()) {
-    f.title = fmt::format("host deadlock: {} waits in queue.get() on a queue nothing will put to "
+    f.title = fmt::format("host deadlock: queue.get() at {} waits on a queue nothing will put to "
                           "(every other thread is asleep)",
-                          thread_name(*queue_waiters.front()));
+                          detail::thread_where(*queue_waiters.front()));
   } else {
     f.title = fmt::format("host deadlock: all {} threads of the process are asleep, each waiting "
                           "for another",

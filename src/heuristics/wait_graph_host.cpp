@@ -65,7 +65,7 @@ struct HostProducer {
   graph::Graph& g;
   const Snapshot& s;
   const std::map<std::uint64_t, NodeId>& target_threads; // by LWP
-  std::map<std::int64_t, NodeId> processes;               // by pid, other processes
+  std::map<std::int64_t, NodeId> processes;              // by pid, other processes
 
   std::int64_t target_pid() const { return s.pid.value_or(0); }
 
@@ -81,8 +81,9 @@ struct HostProducer {
     }
     const ProcessWaits* p = s.kernel_waits.process(pid);
     if (p == nullptr) {
-      const NodeId n = g.add(make_node(fmt::format("process:{}", pid), fmt::format("process {}", pid),
-                                       State::Unknown, {}, "its threads were not read"));
+      const NodeId n =
+          g.add(make_node(fmt::format("process:{}", pid), fmt::format("process {}", pid),
+                          State::Unknown, {}, "its threads were not read"));
       processes[pid] = n;
       return n;
     }
@@ -268,6 +269,7 @@ struct HostProducer {
         q.doing = "every other thread of the process is asleep: none could put to it";
         q.dead_end = true;
         q.weight = 5;
+        q.where = tn.where; // the user's line that called queue.get
         const NodeId qn = g.add(std::move(q));
         g.wait(node->second, qn, EdgeKind::One,
                evidence(target.pid, k) + ": in queue.get, untimed");
@@ -294,6 +296,10 @@ struct HostProducer {
     if (all == graph::Graph::npos) {
       return;
     }
+    // The most-shared line first: a pool's workers before the thread that waits for them.
+    std::stable_sort(lines.begin(), lines.end(), [&](const std::string& a, const std::string& b) {
+      return count[a] > count[b];
+    });
     std::vector<std::string> parts;
     for (const auto& l : lines) {
       if (parts.size() == 3) {

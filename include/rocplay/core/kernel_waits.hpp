@@ -66,10 +66,10 @@ struct KernelWaits {
 };
 
 // Bounds on what is read and what a recording's notes may claim.
-inline constexpr std::size_t kMaxWaitThreads = 4096;  // threads of one process
-inline constexpr std::size_t kMaxWaitProcesses = 32;  // the target and its children
-inline constexpr std::size_t kMaxPipeScan = 4096;     // processes scanned for a pipe's holders
-inline constexpr std::size_t kMaxWaitPipes = 64;      // pipes whose holders are looked up
+inline constexpr std::size_t kMaxWaitThreads = 4096; // threads of one process
+inline constexpr std::size_t kMaxWaitProcesses = 32; // the target and its children
+inline constexpr std::size_t kMaxPipeScan = 4096;    // processes scanned for a pipe's holders
+inline constexpr std::size_t kMaxWaitPipes = 64;     // pipes whose holders are looked up
 
 // `pipe:[4242]` -> 4242; nullopt for anything else.
 std::optional<std::uint64_t> pipe_inode(std::string_view file);
