@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -66,6 +67,7 @@ struct HostProducer {
   const Snapshot& s;
   const std::map<std::uint64_t, NodeId>& target_threads; // by LWP
   std::map<std::int64_t, NodeId> processes;              // by pid, other processes
+  std::vector<NodeId> dead_readers; // target threads blocked on a pipe none of its threads writes
 
   std::int64_t target_pid() const { return s.pid.value_or(0); }
 
@@ -188,6 +190,29 @@ struct HostProducer {
       return;
     }
     const auto& others = rd ? h->writers : h->readers;
+    // Held by this process alone: the threads that could write (read) it are its own, but not
+    // the waiter itself nor a thread spinning in one place. None left: the wait never ends.
+    const bool own = p.pid == target_pid() && h->complete && !others.empty() &&
+                     std::all_of(others.begin(), others.end(),
+                                 [&](std::int64_t o) { return o == target_pid(); });
+    if (own) {
+      std::vector<NodeId> actors;
+      for (const auto& [lwp, n] : target_threads) {
+        if (n != w && g.node(n).state != State::Spinning) {
+          actors.push_back(n);
+        }
+      }
+      if (actors.empty()) {
+        graph::Node& wn = g.node(w);
+        wn.state = State::Blocked;
+        wn.dead_end = true;
+        wn.doing = fmt::format("blocked in {}: only this process holds the pipe's {} end, and no "
+                               "other thread of it could {} it",
+                               call_text(k), rd ? "write" : "read", rd ? "write" : "read");
+        dead_readers.push_back(w);
+        return;
+      }
+    }
     std::vector<std::string> names;
     for (std::int64_t o : others) {
       names.push_back(o == target_pid() ? fmt::format("pid {} (the target)", o)
@@ -212,7 +237,9 @@ struct HostProducer {
     }
     for (std::int64_t o : others) {
       for (NodeId a : actors_of(o)) {
-        g.wait(pipe, a, EdgeKind::Or, fmt::format("/proc/{}/fd: holds pipe:[{}]", o, *inode));
+        if (a != w) { // blocked in this very call, it writes nothing
+          g.wait(pipe, a, EdgeKind::Or, fmt::format("/proc/{}/fd: holds pipe:[{}]", o, *inode));
+        }
       }
     }
     if (!h->complete) {
@@ -240,6 +267,29 @@ struct HostProducer {
       }
     }
     asleep(*target, by_lwp);
+    spinners();
+  }
+
+  // A thread spinning in place beside a thread whose read no one will end: the loop polls memory
+  // (a flag) that such a thread would set once its read returned. Inferred, so the spinner waits
+  // for any one of them (OR): the read is the root, the spin behind it.
+  void spinners() {
+    if (dead_readers.empty()) {
+      return;
+    }
+    for (const auto& [lwp, n] : target_threads) {
+      const bool waits = std::any_of(g.edges().begin(), g.edges().end(),
+                                     [&](const graph::Edge& e) { return e.from == n; });
+      if (g.node(n).state != State::Spinning || waits) {
+        continue;
+      }
+      for (NodeId r : dead_readers) {
+        g.wait(n, r, EdgeKind::Or,
+               fmt::format("spins in place while {} waits in a read no thread will end: the flag "
+                           "it polls is set after that read (inferred)",
+                           g.node(r).label));
+      }
+    }
   }
 
   // Every thread asleep, none with a possible waker: the process's deadlock.
@@ -319,7 +369,7 @@ void host_kernel_waits(graph::Graph& g, const Snapshot& s,
   if (s.kernel_waits.empty() || !s.pid) {
     return;
   }
-  HostProducer p{g, s, target_threads, {}};
+  HostProducer p{g, s, target_threads, {}, {}};
   p.run();
 }
 

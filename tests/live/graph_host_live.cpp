@@ -160,3 +160,30 @@ TEST_CASE("queue.get that nothing feeds: the consumer's line, a queue nothing wi
   CHECK_THAT(head, !Catch::Contains("threading.py"));
   require_no_thread_stopped(target.pid(), 2);
 }
+
+TEST_CASE("a spin on a flag only a reader of an unwritten pipe would set: the read is the root",
+          "[live][graph][host]") {
+  ReadyProcess target({find_built("spin_reader")});
+  ::usleep(300 * 1000);
+  const int read_line = marker_line("spin_reader.cpp", "rocplay-test: reader line");
+  const int spin_line = marker_line("spin_reader.cpp", "rocplay-test: spin line");
+  const std::string reader = "load_config at spin_reader.cpp:" + std::to_string(read_line);
+  TempDir dir;
+  const Looked l = look(target.pid(), dir);
+  INFO(l.graph.dump(2));
+  REQUIRE_FALSE(l.graph.at("roots").empty());
+  const auto& root = l.graph.at("roots").at(0);
+  const auto read = node_of(l.graph, root.at("node"));
+  CHECK(read.value("where", "") == reader);
+  CHECK_THAT(read.value("doing", ""), Catch::StartsWith("blocked in read(fd "));
+  // The spinner behind it: main's loop.
+  const auto& chain = root.at("chain");
+  REQUIRE(chain.size() == 2);
+  const auto spinner = node_of(l.graph, chain.at(0));
+  CHECK(spinner.value("state", "") == "spinning");
+  CHECK(spinner.value("where", "") == "main at spin_reader.cpp:" + std::to_string(spin_line));
+  INFO(l.text);
+  CHECK_THAT(head_lines(l.text, 3),
+             Catch::Contains("Cause:") && Catch::Contains(reader) && Catch::Contains("read(fd "));
+  require_no_thread_stopped(target.pid(), 2);
+}
