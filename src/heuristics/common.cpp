@@ -547,7 +547,21 @@ const ProcessWaits* asleep_without_waker(const Snapshot& s) {
     return nullptr;
   }
   for (const auto& w : p->threads) {
-    if (!only_own_waker(w, p->pid, s.kernel_waits)) {
+    if (only_own_waker(w, p->pid, s.kernel_waits)) {
+      continue;
+    }
+    // pthread_join sleeps on the joined thread's tid word as a shared futex (the kernel's wake
+    // at that thread's exit): still a wait only a thread of this process ends.
+    const HostThread* joiner = nullptr;
+    for (const auto& t : s.host_threads) {
+      joiner = t.lwp && static_cast<std::int64_t>(*t.lwp) == w.tid ? &t : joiner;
+    }
+    const bool join =
+        w.call == "futex" && !w.timed && joiner != nullptr &&
+        std::any_of(joiner->frames.begin(), joiner->frames.end(), [](const Frame& f) {
+          return contains(f.function, "pthread_join") || contains(f.function, "clockjoin");
+        });
+    if (!join) {
       return nullptr;
     }
   }

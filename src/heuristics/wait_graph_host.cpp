@@ -306,9 +306,10 @@ struct HostProducer {
       if (node == target_threads.end() || thread == by_lwp.end() || k.call != "futex") {
         continue; // a pipe's wait already leads back to the threads; helpers have no node
       }
-      graph::Node& tn = g.node(node->second);
-      if (tn.state == State::Unknown) {
-        tn.state = State::Blocked;
+      // A copy: g.add below may move the nodes.
+      const std::string where = g.node(node->second).where;
+      if (g.node(node->second).state == State::Unknown) {
+        g.node(node->second).state = State::Blocked;
       }
       if (detail::in_queue_get(*thread->second)) {
         graph::Node q;
@@ -319,7 +320,7 @@ struct HostProducer {
         q.doing = "every other thread of the process is asleep: none could put to it";
         q.dead_end = true;
         q.weight = 5;
-        q.where = tn.where; // the user's line that called queue.get
+        q.where = where; // the user's line that called queue.get
         const NodeId qn = g.add(std::move(q));
         g.wait(node->second, qn, EdgeKind::One,
                evidence(target.pid, k) + ": in queue.get, untimed");
@@ -337,8 +338,8 @@ struct HostProducer {
         n.weight = 4;
         all = g.add(std::move(n));
       }
-      if (count[tn.where]++ == 0) {
-        lines.push_back(tn.where);
+      if (count[where]++ == 0) {
+        lines.push_back(where);
       }
       g.wait(node->second, all, EdgeKind::One,
              evidence(target.pid, k) + ": an untimed wait no other process can end");

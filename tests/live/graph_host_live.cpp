@@ -187,3 +187,24 @@ TEST_CASE("a spin on a flag only a reader of an unwritten pipe would set: the re
              Catch::Contains("Cause:") && Catch::Contains(reader) && Catch::Contains("read(fd "));
   require_no_thread_stopped(target.pid(), 2);
 }
+
+TEST_CASE("the same starved pool in C++ (main in pthread_join): every thread asleep, exit 1",
+          "[live][graph][host]") {
+  ReadyProcess target({find_built("pool_starved")});
+  ::usleep(300 * 1000);
+  const int task_line = marker_line("pool_starved.cpp", "rocplay-test: pool task waits line");
+  const std::string workers =
+      "task at pool_starved.cpp:" + std::to_string(task_line) + " in 2 threads";
+  TempDir dir;
+  const Looked l = look(target.pid(), dir);
+  INFO(l.graph.dump(2));
+  CHECK(l.exit_code == 1);
+  REQUIRE_FALSE(l.graph.at("roots").empty());
+  const auto& root = l.graph.at("roots").at(0);
+  CHECK(root.at("node") == "asleep:" + std::to_string(target.pid()));
+  CHECK(root.at("waiters") == 3);
+  INFO(l.text);
+  CHECK_THAT(head_lines(l.text, 3),
+             Catch::Contains("[error") && Catch::Contains("Cause:") && Catch::Contains(workers));
+  require_no_thread_stopped(target.pid(), 3);
+}

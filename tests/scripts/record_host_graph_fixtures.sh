@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-records fixtures/graph/host/: `rocplay run hang-triage --debugger gdb` (two samples) of each
 # host shape of issue 41 (tests/targets/py_subprocess_pipe.py, py_pool_starved.py,
-# py_queue_unfed.py, and the C++ spin_reader), each target killed afterwards, this checkout's path scrubbed to
+# py_queue_unfed.py, and the C++ spin_reader and pool_starved), each target killed afterwards, this checkout's path scrubbed to
 # /home/dev/rocplay (in plain text and in hex). fixtures/graph/expected-causes.txt lists what the
 # graph makes of each; re-recording changes the LWPs there.
 #   tests/scripts/record_host_graph_fixtures.sh [BUILD_DIR]   (default: build)
@@ -12,10 +12,10 @@ here=$PWD
 out=fixtures/graph/host
 mkdir -p "$out"
 hex() { printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n'; }
-for shape in subprocess_pipe pool_starved queue_unfed spin_reader; do
+for shape in subprocess_pipe pool_starved queue_unfed spin_reader pool_starved_cpp; do
   log=$(mktemp)
-  if [ "$shape" = spin_reader ]; then
-    "$build/tests/spin_reader" >"$log" 2>&1 &
+  if [ "$shape" = spin_reader ] || [ "$shape" = pool_starved_cpp ]; then
+    "$build/tests/${shape%_cpp}" >"$log" 2>&1 &
   else
     /usr/bin/python3 "tests/targets/py_$shape.py" >"$log" 2>&1 &
   fi
