@@ -522,4 +522,73 @@ std::string thread_where(const HostThread& t) {
   return t.frames.empty() ? std::string("?") : frame_where(t.frames.front());
 }
 
+const KernelWait* kernel_wait_of(const Snapshot& s, const HostThread& t) {
+  if (!s.pid || !t.lwp) {
+    return nullptr;
+  }
+  const ProcessWaits* p = s.kernel_waits.process(*s.pid);
+  if (p == nullptr) {
+    return nullptr;
+  }
+  for (const auto& w : p->threads) {
+    if (w.tid == static_cast<std::int64_t>(*t.lwp)) {
+      return &w;
+    }
+  }
+  return nullptr;
+}
+
+const ProcessWaits* asleep_without_waker(const Snapshot& s) {
+  if (!s.pid || s.host_threads.empty()) {
+    return nullptr;
+  }
+  const ProcessWaits* p = s.kernel_waits.process(*s.pid);
+  if (p == nullptr || p->threads.empty() || p->state == "Z") {
+    return nullptr;
+  }
+  for (const auto& w : p->threads) {
+    if (only_own_waker(w, p->pid, s.kernel_waits)) {
+      continue;
+    }
+    // pthread_join sleeps on the joined thread's tid word as a shared futex (the kernel's wake
+    // at that thread's exit): still a wait only a thread of this process ends.
+    const HostThread* joiner = nullptr;
+    for (const auto& t : s.host_threads) {
+      joiner = t.lwp && static_cast<std::int64_t>(*t.lwp) == w.tid ? &t : joiner;
+    }
+    const bool join =
+        w.call == "futex" && !w.timed && joiner != nullptr &&
+        std::any_of(joiner->frames.begin(), joiner->frames.end(), [](const Frame& f) {
+          return contains(f.function, "pthread_join") || contains(f.function, "clockjoin");
+        });
+    if (!join) {
+      return nullptr;
+    }
+  }
+  // Every thread the debugger saw was read by /proc (a thread born after the read could wake).
+  for (const auto& t : s.host_threads) {
+    if (kernel_wait_of(s, t) == nullptr) {
+      return nullptr;
+    }
+  }
+  return p;
+}
+
+bool in_queue_get(const HostThread& t) {
+  for (const auto& f : t.frames) {
+    if (!f.python) {
+      continue;
+    }
+    const bool standard = (contains(f.file, "/lib/python3") && !contains(f.file, "-packages/")) ||
+                          f.file.starts_with("<frozen ");
+    if (!standard) {
+      return false; // the user's own frame came first: not inside queue.get
+    }
+    if (ends_with(f.file, "/queue.py") && (f.function == "get" || ends_with(f.function, ".get"))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace rocplay::heuristics::detail

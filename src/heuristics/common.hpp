@@ -117,5 +117,15 @@ bool is_runtime_helper_thread(std::string_view name);
 // innermost_user_frame: outside libc, the GPU runtimes and the Python interpreter), else the
 // frame outside the blocking call (`pysleep from python3.12 (waits in clock_nanosleep)`).
 std::string thread_where(const HostThread& thread);
+// The target's own kernel waits (Snapshot::kernel_waits) when every thread of it sleeps in a wait
+// only another of its own threads could end (no timer, no fd another process holds, no shared
+// futex) and /proc covered every host thread of the snapshot: the process can never wake on its
+// own. nullptr otherwise (not read, a thread running, a possible waker).
+const ProcessWaits* asleep_without_waker(const Snapshot& snapshot);
+// The thread's kernel wait in the target's /proc facts; nullptr when not read.
+const KernelWait* kernel_wait_of(const Snapshot& snapshot, const HostThread& thread);
+// A Python thread inside queue.Queue.get / SimpleQueue.get (its innermost standard-library
+// frames): it waits for an item another thread puts.
+bool in_queue_get(const HostThread& thread);
 
 } // namespace rocplay::heuristics::detail

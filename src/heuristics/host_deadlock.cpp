@@ -29,6 +29,11 @@ enum class WaitKind : std::uint8_t {
   PythonJoin, // Thread.join: waits for another Python thread to finish
 };
 
+// What /proc says (Snapshot::kernel_waits): the process's deadlocks a frame alone cannot show.
+// A thread waits for a child that reads a pipe only this process holds open; or every thread
+// sleeps in a wait only another of its own threads could end. Empty when /proc was not read.
+std::vector<Finding> kernel_deadlocks(const Snapshot& s);
+
 bool any_frame(const HostThread& t, std::initializer_list<std::string_view> needles,
                std::size_t depth = 12) {
   for (std::size_t i = 0; i < t.frames.size() && i < depth; ++i) {
@@ -235,7 +240,8 @@ std::string_view kind_name(WaitKind k) {
 } // namespace
 
 std::vector<Finding> host_deadlock(const Snapshot& s) {
-  std::vector<Finding> out;
+  std::vector<Finding> out = kernel_deadlocks(s);
+  const bool kernel_found = !out.empty();
   std::map<std::uint64_t, const HostThread*> by_lwp;
   std::vector<std::pair<const HostThread*, WaitKind>> waiting;
   for (const auto& t : s.host_threads) {
@@ -396,8 +402,8 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
   // A GPU process has many idle threads in condition waits (thread pools, the runtime's event
   // thread): in one, describe the waits only when some thread is blocked on a mutex.
   const bool gpu_process = !s.agents.empty() || !s.dispatches.empty() || !s.waves.empty();
-  if (tj.empty() || (gpu_process && counts[WaitKind::Mutex] == 0)) {
-    return out;
+  if (tj.empty() || (gpu_process && counts[WaitKind::Mutex] == 0) || kernel_found) {
+    return out; // a deadlock /proc proved speaks for these waits
   }
   std::vector<std::string> parts;
   for (const auto& [kind, n] : counts) {
@@ -451,5 +457,159 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
   out.push_back(std::move(w));
   return out;
 }
+
+namespace {
+
+std::string kernel_call_text(const KernelWait& w) {
+  if (w.fd) {
+    return fmt::format("{}() on fd {}{}", w.call, *w.fd, w.file.empty() ? "" : " (" + w.file + ")");
+  }
+  return w.call + "()";
+}
+
+// The child's threads all read pipes whose write ends only `parent` (or the child itself) holds:
+// the reads end only when the parent writes or closes. The first such read; nullptr otherwise.
+const KernelWait* child_stuck_on_parent(const Snapshot& s, const ProcessWaits& child,
+                                        std::int64_t parent) {
+  const KernelWait* first = nullptr;
+  if (child.threads.empty() || child.state == "Z") {
+    return nullptr;
+  }
+  for (const auto& w : child.threads) {
+    const auto inode = pipe_inode(w.file);
+    const PipeHolders* h = inode ? s.kernel_waits.pipe(*inode) : nullptr;
+    const bool reads = w.call == "read" || w.call == "readv" || w.call == "pread64";
+    if (h == nullptr || !h->complete || !reads || w.timed) {
+      return nullptr;
+    }
+    for (std::int64_t holder : h->writers) {
+      if (holder != parent && holder != child.pid) {
+        return nullptr; // another process could write
+      }
+    }
+    first = first == nullptr ? &w : first;
+  }
+  return first;
+}
+
+std::vector<Finding> kernel_deadlocks(const Snapshot& s) {
+  std::vector<Finding> out;
+  if (s.kernel_waits.empty() || !s.pid) {
+    return out;
+  }
+  const ProcessWaits* target = s.kernel_waits.process(*s.pid);
+  if (target == nullptr) {
+    return out;
+  }
+  std::map<std::int64_t, const HostThread*> by_lwp;
+  for (const auto& t : s.host_threads) {
+    if (t.lwp) {
+      by_lwp[static_cast<std::int64_t>(*t.lwp)] = &t;
+    }
+  }
+  // A thread in wait4 on a child whose reads only this process could end. The target itself must
+  // have no thread running (one could still write or close the pipe).
+  const bool target_asleep =
+      std::none_of(target->threads.begin(), target->threads.end(), [](const KernelWait& w) {
+        return w.call == "running" || w.call == "none" || w.timed;
+      });
+  for (const auto& k : target->threads) {
+    auto t = by_lwp.find(k.tid);
+    if (!target_asleep || !k.child || *k.child <= 0 || t == by_lwp.end() ||
+        (k.call != "wait4" && k.call != "waitid")) {
+      continue;
+    }
+    const ProcessWaits* child = s.kernel_waits.process(*k.child);
+    const KernelWait* read = child ? child_stuck_on_parent(s, *child, target->pid) : nullptr;
+    if (read == nullptr) {
+      continue;
+    }
+    Finding f;
+    f.id = std::string(kHostDeadlock);
+    f.severity = Severity::Error;
+    f.confidence = 0.9;
+    f.title = fmt::format("host deadlock: {} waits for child process {}, which waits in {} for "
+                          "this process to write or close the pipe",
+                          thread_name(*t->second), child->pid, kernel_call_text(*read));
+    f.summary = fmt::format(
+        "{} sits in {}(pid {}) at {}: it waits for child process {} ({}) to end. That child "
+        "blocks in {}, and the pipe's write end is held by this process only (/proc/PID/fd): "
+        "the child ends only when this process writes or closes it, and this process waits for "
+        "the child. Neither will move.",
+        thread_name(*t->second), k.call, child->pid, waits_at(*t->second), child->pid,
+        child->cmdline.empty() ? child->comm : child->cmdline, kernel_call_text(*read));
+    f.evidence.push_back(fmt::format("/proc/{}/task/{}/syscall: {}(pid {})", target->pid, k.tid,
+                                     k.call, child->pid));
+    f.evidence.push_back(fmt::format("/proc/{}/task/{}/syscall: {}", child->pid, read->tid,
+                                     kernel_call_text(*read)));
+    if (const auto inode = pipe_inode(read->file)) {
+      if (const PipeHolders* h = s.kernel_waits.pipe(*inode)) {
+        f.evidence.push_back(fmt::format("pipe:[{}] write end held by pid {} (every process "
+                                         "looked at)",
+                                         *inode, fmt::join(h->writers, ", ")));
+      }
+    }
+    f.locations.push_back(location_of(*t->second));
+    f.details = {{"threads", nlohmann::json::array({thread_json(*t->second, "child")})},
+                 {"child", child->pid}};
+    f.next_step = "Close the pipe's write end before waiting for the child (`proc.stdin.close()` "
+                  "before `proc.wait()`, or `proc.communicate(data)`, which writes, closes and "
+                  "waits), and make sure no other copy of it stays open (close_fds).";
+    out.push_back(std::move(f));
+  }
+  if (!out.empty()) {
+    return out;
+  }
+  if (detail::asleep_without_waker(s) == nullptr) {
+    return out;
+  }
+  Finding f;
+  f.id = std::string(kHostDeadlock);
+  f.severity = Severity::Error;
+  f.confidence = 0.85;
+  std::vector<const HostThread*> queue_waiters;
+  std::vector<const HostThread*> others;
+  for (const auto& t : s.host_threads) {
+    (detail::in_queue_get(t) ? queue_waiters : others).push_back(&t);
+  }
+  nlohmann::json tj = nlohmann::json::array();
+  for (const auto* list : {&queue_waiters, &others}) {
+    for (const HostThread* t : *list) {
+      const KernelWait* k = detail::kernel_wait_of(s, *t);
+      const WaitKind kind = wait_kind(*t);
+      f.locations.push_back(location_of(*t));
+      tj.push_back(thread_json(*t, list == &queue_waiters ? "queue" : kind_name(kind)));
+      f.evidence.push_back(
+          fmt::format("{} {} at {} (/proc: {}{})", thread_name(*t),
+                      list == &queue_waiters ? "waits in queue.get" : "sleeps", waits_at(*t),
+                      k ? kernel_call_text(*k) : "?",
+                      k && k->futex ? fmt::format(" {:#x}, untimed", *k->futex) : ""));
+    }
+  }
+  if (!queue_waiters.empty()) {
+    f.title = fmt::format("host deadlock: queue.get() at {} waits on a queue nothing will put to "
+                          "(every other thread is asleep)",
+                          detail::thread_where(*queue_waiters.front()));
+  } else {
+    f.title = fmt::format("host deadlock: all {} threads of the process are asleep, each waiting "
+                          "for another",
+                          s.host_threads.size());
+  }
+  f.summary = "Every thread of the process sleeps in a wait that only another of its own threads "
+              "could end: /proc shows no timer, no fd another process holds and no futex shared "
+              "with another process. None runs, so none will ever wake the others.";
+  f.next_step = queue_waiters.empty()
+                    ? "Read the waits above for the one the others depend on: a pool whose tasks "
+                      "wait for tasks of the same pool needs more workers than the depth of that "
+                      "nesting, or the inner work run inline instead of submitted."
+                    : "Find the code that should put to this queue and why it never runs: its "
+                      "thread waits above, or it was never started or already ended. Give the "
+                      "get() a timeout, or put a sentinel when the producer ends.";
+  f.details = {{"threads", std::move(tj)}};
+  out.push_back(std::move(f));
+  return out;
+}
+
+} // namespace
 
 } // namespace rocplay::heuristics

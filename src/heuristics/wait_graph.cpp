@@ -267,6 +267,10 @@ const Frame* call_never_returning(const HostThread& t, const std::vector<Sample>
   return &t.frames[call];
 }
 
+// wait_graph_host.cpp: the waits /proc tells (children, pipes, a process asleep for good).
+void host_kernel_waits(graph::Graph& g, const Snapshot& s,
+                       const std::map<std::uint64_t, NodeId>& target_threads);
+
 struct Builder {
   const GraphInputs& in;
   const Snapshot& s;
@@ -665,6 +669,13 @@ graph::Graph wait_graph(const GraphInputs& in) {
   b.host_waits_on_gpu();
   b.gil();
   b.mutexes();
+  std::map<std::uint64_t, graph::NodeId> by_lwp;
+  for (const auto& t : b.s.host_threads) {
+    if (auto n = b.node_of(t); n != graph::Graph::npos && t.lwp) {
+      by_lwp[*t.lwp] = n;
+    }
+  }
+  wfg::host_kernel_waits(b.g, b.s, by_lwp);
   return std::move(b.g);
 }
 

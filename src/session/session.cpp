@@ -5,6 +5,7 @@
 // readable. Nothing blocks without a deadline, and every way out of a failed wait goes through
 // shutdown(), which detaches (or, failing that, kills the debugger so the kernel detaches) and
 // then checks that the target is not left stopped.
+#include "rocplay/core/kernel_waits.hpp"
 #include "session/dbgapi_diagnostics.hpp"
 #include "session/session_impl.hpp"
 
@@ -147,6 +148,12 @@ void Session::Impl::on_note(std::string_view text) {
   const std::string flat = flatten(text);
   record('!', at, 0, flat);
   assembler.note(flat, at);
+}
+
+void Session::Impl::note_kernel_waits(std::int64_t target_pid) {
+  for (const auto& n : kernel_wait_notes(process::read_kernel_waits(target_pid))) {
+    on_note(n);
+  }
 }
 
 void Session::Impl::classify_stream_text(const std::string& text, bool console) {
@@ -509,6 +516,7 @@ void Session::attach(std::int64_t pid) {
   }
   s.pid = pid;
   s.open_recording();
+  s.note_kernel_waits(pid);
   const auto deadline = Clock::now() + s.options.attach_timeout;
   if (s.options.fast_attach) {
     s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
@@ -862,6 +870,9 @@ ResumeResult Session::run_for(std::chrono::milliseconds interval,
         s.on_note(n);
       }
     }
+    if (s.pid) {
+      s.note_kernel_waits(*s.pid);
+    }
     // Synchronous MI reads no command while the target runs: SIGINT has the debugger stop it.
     s.on_note("sampling: SIGINT to the debugger (pid " + std::to_string(s.gdb_pid) +
               ") to stop the target");
@@ -965,6 +976,7 @@ ResumeResult Session::Impl::run_by_copy(milliseconds interval,
       on_note(n);
     }
   }
+  note_kernel_waits(*pid);
   try {
     r.interrupted_at = take_copy(*pid, options.command_timeout);
   } catch (const Error& e) {

@@ -275,6 +275,9 @@ struct Session::Impl {
   void on_sent(std::uint64_t token, const std::string& command, double at);
 
   void on_note(std::string_view text);
+  // What /proc says the target's threads wait in (rocplay/core/kernel_waits.hpp), as notes of
+  // the sample about to be taken: read while the target runs, so it adds nothing to the stop.
+  void note_kernel_waits(std::int64_t target_pid);
 
   void classify_stream_text(const std::string& text, bool console);
 

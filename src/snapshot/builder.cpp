@@ -280,7 +280,7 @@ struct Builder::Impl {
     for (const auto& note : ex.notes) {
       auto& notes = state.snapshot.notes;
       if (code_notes.take(note, state.snapshot.code_windows) || python.take(note) ||
-          take_thread_names(note)) {
+          take_thread_names(note) || read_kernel_wait_note(note, state.snapshot.kernel_waits)) {
         continue;
       }
       if (auto run = read_launch_run_note(note)) {

@@ -348,6 +348,35 @@ template <class Io, Like<ThreadFigures> F> void fields(Io& io, F& f) {
   io.number("run_seconds", f.run_seconds, 0.0);
 }
 
+template <class Io, Like<KernelWait> W> void fields(Io& io, W& w) {
+  io.number("tid", w.tid, std::int64_t{0});
+  io.text("call", w.call);
+  io.opt("fd", w.fd);
+  io.text("file", w.file);
+  io.text("access", w.access);
+  io.opt("child", w.child);
+  io.addr("futex", w.futex);
+  io.flag("timed", w.timed);
+  io.flag("shared", w.shared);
+}
+
+template <class Io, Like<ProcessWaits> P> void fields(Io& io, P& p) {
+  io.number("pid", p.pid, std::int64_t{0});
+  io.number("ppid", p.ppid, std::int64_t{0});
+  io.text("comm", p.comm);
+  io.text("cmdline", p.cmdline);
+  io.text("state", p.state);
+  io.text("role", p.role);
+  io.list("threads", p.threads, Presence::Always);
+}
+
+template <class Io, Like<PipeHolders> P> void fields(Io& io, P& p) {
+  io.number("inode", p.inode, std::uint64_t{0});
+  io.ints("writers", p.writers);
+  io.ints("readers", p.readers);
+  io.flag("complete", p.complete);
+}
+
 template <class Io, Like<HostThread> T> void fields(Io& io, T& t) {
   io.always("id", t.id);
   io.opt("lwp", t.lwp);
@@ -466,6 +495,8 @@ template <class Io, Like<Snapshot> S> void fields(Io& io, S& s) {
   io.env("env", s.env);
   io.strings("api_errors", s.api_errors, Presence::WhenNonEmpty);
   io.text("gpu_attach_error", s.gpu_attach_error);
+  io.list("kernel_waits", s.kernel_waits.processes, Presence::WhenNonEmpty);
+  io.list("pipes", s.kernel_waits.pipes, Presence::WhenNonEmpty);
 }
 
 // Walks a field list to fill a JSON object.
@@ -539,6 +570,7 @@ public:
     }
     j_[key] = std::move(a);
   }
+  void ints(const char* key, const std::vector<std::int64_t>& v) { j_[key] = v; }
   void strings(const char* key, const std::vector<std::string>& v,
                Presence presence = Presence::Always) {
     if (presence == Presence::Always || !v.empty()) {
@@ -620,6 +652,21 @@ public:
       fields(loader, item);
       items.push_back(std::move(item));
     });
+  }
+  void ints(const char* key, std::vector<std::int64_t>& out) {
+    const json* v = r_.find(key);
+    if (!v) {
+      return;
+    }
+    if (!v->is_array()) {
+      r_.fail(key, "an array of integers");
+    }
+    for (const auto& e : *v) {
+      if (!e.is_number_integer()) {
+        r_.fail(key, "an array of integers");
+      }
+      out.push_back(e.get<std::int64_t>());
+    }
   }
   void strings(const char* key, std::vector<std::string>& out,
                Presence /*presence*/ = Presence::Always) {

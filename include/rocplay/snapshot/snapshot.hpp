@@ -9,6 +9,7 @@
 #include "rocplay/core/debugger.hpp"
 #include "rocplay/core/fault.hpp"
 #include "rocplay/core/frame.hpp"
+#include "rocplay/core/kernel_waits.hpp"
 #include "rocplay/isa/instructions.hpp"
 #include "rocplay/kernels/kernel_names.hpp"
 #include "rocplay/mi/transcript.hpp"
@@ -274,6 +275,9 @@ struct Snapshot {
   // exchanges hold a fault stop.
   std::optional<Fault> fault;
   std::optional<LaunchRun> launch_run; // a run of `launch --verify`
+  // What the kernel said the target's threads (and the children they wait for) wait in, read
+  // from /proc just before the stop (the session's `kernel waits:` notes); empty when not read.
+  KernelWaits kernel_waits;
   bool operator==(const Snapshot&) const = default;
 
   const SourceLine* source_line(std::uint64_t pc) const;

@@ -214,3 +214,205 @@ TEST_CASE("collective records: a started call waits for the ranks behind in its 
   CHECK(find_roots(g).empty());
   CHECK(graph::open_ends(g).size() == 1);
 }
+
+// ---- host waits from /proc (Snapshot::kernel_waits) ----
+
+namespace {
+
+KernelWait kwait(std::int64_t tid, std::string call) {
+  KernelWait k;
+  k.tid = tid;
+  k.call = std::move(call);
+  return k;
+}
+
+KernelWait futex_wait(std::int64_t tid, std::uint64_t address) {
+  KernelWait k = kwait(tid, "futex");
+  k.futex = address;
+  return k;
+}
+
+ProcessWaits process_waits(std::int64_t pid, std::string role, std::vector<KernelWait> threads) {
+  ProcessWaits p;
+  p.pid = pid;
+  p.ppid = role == "child" ? 100 : 1;
+  p.comm = "python3";
+  p.state = "S";
+  p.role = std::move(role);
+  p.threads = std::move(threads);
+  return p;
+}
+
+// A Python thread in `function` at `file:line`, under the standard library's frames `stdlib`.
+HostThread py_thread(std::string id, std::uint64_t lwp, std::string function, std::uint32_t line,
+                     std::vector<Frame> stdlib = {}) {
+  std::vector<Frame> frames{native(0, "__futex_abstimed_wait_common", 0x10 + lwp)};
+  std::uint32_t level = 1;
+  for (auto& f : stdlib) {
+    f.level = level++;
+    frames.push_back(f);
+  }
+  frames.push_back(python(level, std::move(function), "/app/job.py", line));
+  return thread(std::move(id), lwp, std::move(frames));
+}
+
+std::string root_text(const graph::Graph& g) {
+  const auto roots = find_roots(g);
+  if (roots.empty()) {
+    return "none";
+  }
+  std::string out = id_of(g, roots.front().node) + (roots.front().cycle ? " cycle" : "");
+  if (!roots.front().chains.empty()) {
+    for (auto n : roots.front().chains.front()) {
+      out += " " + id_of(g, n);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("kernel waits: a parent in wait4 on a child reading the parent's pipe is a cycle") {
+  Snapshot s;
+  s.pid = 100;
+  s.host_threads.push_back(py_thread(
+      "1", 100, "run_filter", 17, {python(0, "wait", "/usr/lib/python3.11/subprocess.py", 1264)}));
+  KernelWait w4 = kwait(100, "wait4");
+  w4.child = 200;
+  KernelWait rd = kwait(200, "read");
+  rd.fd = 0;
+  rd.file = "pipe:[77]";
+  s.kernel_waits.processes = {process_waits(100, "target", {w4}),
+                              process_waits(200, "child", {rd})};
+  PipeHolders h;
+  h.inode = 77;
+  h.writers = {100};
+  h.readers = {200};
+  h.complete = true;
+  s.kernel_waits.pipes = {h};
+  const auto g = heuristics::wait_graph({.snapshot = &s});
+  const auto roots = find_roots(g);
+  REQUIRE(roots.size() == 1);
+  CHECK(roots.front().cycle);
+  CHECK(id_of(g, roots.front().node) == "thread:100");
+  // The user's line, not subprocess.py's.
+  CHECK(g.node(roots.front().node).where == "run_filter (job.py:17)");
+  REQUIRE(roots.front().cycle_nodes.size() == 3);
+  CHECK(id_of(g, roots.front().cycle_nodes[1]) == "process:200");
+  CHECK(id_of(g, roots.front().cycle_nodes[2]) == "pipe:77:w");
+  const auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  CHECK(findings.front().id == "host-deadlock");
+  CHECK(findings.front().severity == Severity::Error);
+  CHECK(findings.front().locations.front().line == 17u);
+
+  SECTION("another process holds the write end too: it could still write, no root") {
+    s.kernel_waits.pipes.front().writers = {100, 300};
+    const auto g2 = heuristics::wait_graph({.snapshot = &s});
+    CHECK(find_roots(g2).empty());
+    for (const auto& f : heuristics::run(s)) {
+      CHECK(f.id != "host-deadlock");
+    }
+  }
+  SECTION("the child has exited: the wait returns") {
+    s.kernel_waits.processes[1].state = "Z";
+    CHECK(find_roots(heuristics::wait_graph({.snapshot = &s})).empty());
+  }
+}
+
+TEST_CASE("kernel waits: every thread asleep with no waker is the process's deadlock") {
+  Snapshot s;
+  s.pid = 100;
+  const Frame cond = python(0, "wait", "/usr/lib/python3.11/threading.py", 327);
+  s.host_threads = {py_thread("1", 100, "main", 27, {cond}),
+                    py_thread("2", 101, "task", 20, {cond}),
+                    py_thread("3", 102, "task", 20, {cond})};
+  s.kernel_waits.processes = {process_waits(
+      100, "target", {futex_wait(100, 0x1000), futex_wait(101, 0x2000), futex_wait(102, 0x3000)})};
+  const auto g = heuristics::wait_graph({.snapshot = &s});
+  const auto roots = find_roots(g);
+  REQUIRE(roots.size() == 1);
+  CHECK(id_of(g, roots.front().node) == "asleep:100");
+  CHECK(roots.front().waiters == 3);
+  CHECK(g.node(roots.front().node).where == "task (job.py:20) in 2 threads; main (job.py:27)");
+  auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  CHECK(findings.front().id == "host-deadlock");
+  CHECK(findings.front().severity == Severity::Error);
+
+  SECTION("one wait has a timeout: something will wake, no root, no error") {
+    s.kernel_waits.processes.front().threads[1].timed = true;
+    CHECK(root_text(heuristics::wait_graph({.snapshot = &s})) == "none");
+    for (const auto& f : heuristics::run(s)) {
+      CHECK(f.severity < Severity::Error);
+    }
+  }
+  SECTION("one thread runs") {
+    s.kernel_waits.processes.front().threads[2] = kwait(102, "running");
+    CHECK(root_text(heuristics::wait_graph({.snapshot = &s})) == "none");
+  }
+  SECTION("a thread /proc did not see (born after the read) could be the waker") {
+    s.host_threads.push_back(py_thread("4", 103, "late", 40, {cond}));
+    CHECK(root_text(heuristics::wait_graph({.snapshot = &s})) == "none");
+  }
+  SECTION("a consumer in queue.get: the queue nothing will put to, at the user's line") {
+    s.host_threads.front() = py_thread(
+        "1", 100, "consume", 19, {cond, python(0, "get", "/usr/lib/python3.11/queue.py", 171)});
+    const auto g2 = heuristics::wait_graph({.snapshot = &s});
+    const auto r = find_roots(g2);
+    // Two roots: the queue (the consumer behind it) and the workers asleep, which lead by
+    // their number of waiters.
+    REQUIRE(r.size() == 2);
+    CHECK(id_of(g2, r.front().node) == "asleep:100");
+    CHECK(id_of(g2, r.back().node) == "queue:100");
+    REQUIRE(r.back().chains.size() == 1);
+    CHECK(id_of(g2, r.back().chains.front().front()) == "thread:100");
+    CHECK(g2.node(r.back().node).where == "consume (job.py:19)");
+    findings = heuristics::run(s);
+    CHECK_THAT(findings.front().title, Catch::Contains("queue.get() at consume (job.py:19)"));
+    CHECK(findings.front().locations.front().line == 19u);
+  }
+}
+
+TEST_CASE("kernel waits: a spin beside a read of a pipe no thread will write: the read is the "
+          "root") {
+  Snapshot s;
+  s.pid = 100;
+  Frame spin = native(0, "main", 0x401000);
+  spin.file = "/app/spin.cpp";
+  spin.line = 33;
+  spin.from = "/app/spin";
+  Frame rd_frame = native(1, "load_config", 0x401200);
+  rd_frame.file = "/app/spin.cpp";
+  rd_frame.line = 20;
+  rd_frame.from = "/app/spin";
+  s.host_threads = {thread("1", 100, {spin}),
+                    thread("2", 101, {native(0, "read", 0x7f0010), rd_frame})};
+  KernelWait rd = kwait(101, "read");
+  rd.fd = 3;
+  rd.file = "pipe:[88]";
+  s.kernel_waits.processes = {process_waits(100, "target", {kwait(100, "running"), rd})};
+  PipeHolders h;
+  h.inode = 88;
+  h.writers = {100};
+  h.readers = {100};
+  h.complete = true;
+  s.kernel_waits.pipes = {h};
+  // The spinner as progress calls it over two samples.
+  SampleProgress progress;
+  ProgressEntry e;
+  e.kind = "thread";
+  e.id = "1";
+  e.motion = Motion::Stuck;
+  e.why = "stuck for 2.0 s";
+  progress.entries.push_back(e);
+  const auto g = heuristics::wait_graph({.snapshot = &s, .progress = &progress});
+  CHECK(root_text(g) == "thread:101 thread:100 thread:101");
+  const auto roots = find_roots(g);
+  REQUIRE(roots.size() == 1);
+  CHECK(g.node(roots.front().node).where == "load_config at spin.cpp:20");
+
+  SECTION("without the spin known, the main thread could still write: no root") {
+    CHECK(root_text(heuristics::wait_graph({.snapshot = &s})) == "none");
+  }
+}
