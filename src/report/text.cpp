@@ -131,7 +131,7 @@ void wrapped(std::ostream& out, std::size_t width, std::string_view label, std::
       out << head << '\n' << std::string(indent, ' ');
       col = indent;
       word = rest;
-      word_cols = columns_of(word);
+      word_cols -= columns_of(head); // not the rest again: a long word would be quadratic
     }
     out << word;
     col += word_cols;

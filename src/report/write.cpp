@@ -89,9 +89,9 @@ void write_launch_case(std::ostream& out, const Incident& inc, Format format,
     all.insert(all.end(), c.findings.begin(), c.findings.end());
     out << json_line(to_sarif(all, tool_version), 2) << '\n';
     break;
+  }
   case Format::Html: // report::write draws the page first (html::write_page)
     break;
-  }
   }
 }
 
