@@ -39,7 +39,8 @@ ExitCode Incident::exit_code() const {
   if (examined < cases.size()) {
     return ExitCode::PartialInput;
   }
-  bool findings = !cross_rank.empty() || !crash_verdict.empty();
+  bool findings = !cross_rank.empty() || !crash_verdict.empty() ||
+                  (verification && verification->severity >= Severity::Warning);
   for (const auto& f : series) {
     findings = findings || f.severity >= Severity::Warning;
   }
@@ -57,6 +58,9 @@ ExitCode Incident::exit_code() const {
 }
 
 const Finding* Incident::verdict() const {
+  if (verification) {
+    return &*verification;
+  }
   if (!cross_rank.empty()) {
     return &cross_rank.front();
   }

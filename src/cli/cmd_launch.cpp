@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 
 namespace rocplay::cli {
@@ -67,6 +68,9 @@ struct Options {
   bool quiet = false;
   bool allow_unsafe = false;
   std::vector<std::string> vars;
+  bool verify = false;
+  unsigned repeats = 2;
+  std::vector<std::string> experiments;
 };
 
 int run_launch(const Options& o) {
@@ -117,7 +121,39 @@ int run_launch(const Options& o) {
     };
   }
   rq.debugger = session::find_debugger(o.debugger);
-  const Incident incident = drivers::launch(rq, spec);
+  if (!o.verify) {
+    if (!o.experiments.empty()) {
+      throw Error(ExitCode::Usage, "--experiment is for --verify",
+                  "add --verify to run the program again under the experiment");
+    }
+    return write_stopped_program(drivers::launch(rq, spec), o.format, o.output, o.color, o.wide);
+  }
+  drivers::VerifyPlan plan;
+  plan.experiments = drivers::verify_experiments(rq.debugger.kind, o.experiments);
+  if (o.repeats == 0 || o.repeats > 20) {
+    throw Error(ExitCode::Usage, fmt::format("--repeats {}: out of range", o.repeats),
+                "give 1 to 20 runs per experiment");
+  }
+  plan.repeats = o.repeats;
+  plan.record_dir = o.record;
+  if (!o.record.empty()) {
+    rq.session.record_path.clear();
+    std::error_code ec;
+    std::filesystem::create_directories(o.record, ec);
+    if (ec) {
+      throw Error(
+          ExitCode::NoInput,
+          fmt::format("cannot create {} for the runs' recordings: {}", o.record, ec.message()),
+          "with --verify, --record names a directory; pick one you can write");
+    }
+  }
+  if (!o.quiet && stderr_is_tty()) {
+    rq.progress = {}; // one line per run, not per step
+    plan.progress = [](const std::string& line) {
+      std::fprintf(stderr, "rocplay: %s\n", line.c_str());
+    };
+  }
+  const Incident incident = drivers::launch_verify(rq, spec, plan);
   return write_stopped_program(incident, o.format, o.output, o.color, o.wide);
 }
 
@@ -147,7 +183,25 @@ Action add_launch(CLI::App& app) {
                   "--set 'cuda api_failures stop'")
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--record", o->record, "Save the whole debugger transcript to FILE");
+  sub->add_option("--record", o->record,
+                  "Save the whole debugger transcript to FILE (with --verify: one per run in this "
+                  "directory, which `rocplay postmortem DIR` compares again)");
+  sub->add_flag("--verify", o->verify,
+                "Culprit or victim? After the fault, run the program again (it RUNS SEVERAL "
+                "TIMES: its side effects are yours) as given and with blocking launches "
+                "(CUDA_LAUNCH_BLOCKING=1, HIP_LAUNCH_BLOCKING=1; with rocgdb also serialised "
+                "kernels, AMD_SERIALIZE_KERNEL=3), each under the debugger, and compare where "
+                "each run faulted: static fault, asynchronous race, or a fault that moves. Runs "
+                "after the first end at --timeout, else at 3x the first run's time to its fault "
+                "(10 s at least)");
+  sub->add_option("--repeats", o->repeats,
+                  "With --verify: runs as given and under each experiment (1-20)")
+      ->capture_default_str();
+  sub->add_option("--experiment", o->experiments,
+                  "With --verify: one more experiment, NAME=VALUE set in the program's "
+                  "environment (repeatable; each is its own experiment), e.g. OMP_NUM_THREADS=1")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--format", o->format,
                   "Report format: text, json, jsonl, sarif or html (one self-contained page)")
       ->capture_default_str();
@@ -159,7 +213,7 @@ Action add_launch(CLI::App& app) {
   add_color_option(*sub, o->color);
   add_wide_option(*sub, o->wide);
   sub->add_flag("--quiet,-q", o->quiet, "No progress lines on stderr");
-  sub->footer(kLaunchExitCodes);
+  sub->footer(std::string(kLaunchExitCodes) + " With --verify: the first run's code.");
   return [o] { return run_launch(*o); };
 }
 

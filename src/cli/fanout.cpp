@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <utility>
 
@@ -73,7 +74,13 @@ int run_fanout(const RunCommandOptions& o, const std::vector<std::int64_t>& pids
                    t.examined() ? "done" : "failed", t.seconds);
     };
   }
-  const Incident incident = drivers::examine(pb, targets, examination);
+  drivers::NodeRecords node;
+  node.ask_ras = !o.no_ras;
+  if (!targets.empty() && !targets.front().record_path.empty()) {
+    node.ras_path =
+        (std::filesystem::path(targets.front().record_path).parent_path() / "ncclras.txt").string();
+  }
+  const Incident incident = drivers::examine(pb, targets, examination, node);
   for (const auto& e : drivers::target_problems(incident)) {
     print_error(e.what(), e.hint());
   }

@@ -92,6 +92,10 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
   auto* workers = sub.add_option("--workers-of", o.workers_of,
                                  "Every GPU worker of this server process (see `rocplay ps`)");
   sub.add_option("--jobs,-j", o.jobs, "With --pids/--workers-of: targets examined at once (8)");
+  sub.add_flag("--no-ras", o.no_ras,
+               "With --pids/--workers-of: do not ask the node's NCCL RAS service (NCCL 2.24+, "
+               "no ptrace; at NCCL_RAS_ADDR, else localhost:28028) for every communicator's "
+               "collective counts while the debuggers attach");
   pid->excludes(pids)->excludes(workers);
   pids->excludes(workers);
   sub.callback([pid, pids, workers] {

@@ -30,6 +30,7 @@ struct RunCommandOptions {
   std::string format = "text";
   std::string output;
   std::string record;
+  bool no_ras = false; // --no-ras: NCCL RAS is not asked (several targets)
   bool fast = false;
   bool full_symbols = false;
   bool allow_unsafe = false;

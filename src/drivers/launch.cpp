@@ -4,6 +4,7 @@
 // and the program killed or let go. The launcher itself is src/session/launch.cpp.
 #include "rocplay/drivers/drivers.hpp"
 
+#include "rocplay/heuristics/launch_verify.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
 #include <fmt/format.h>
@@ -156,6 +157,125 @@ Incident launch(const StopRequest& request, const session::LaunchSpec& spec) {
     session.set_target_end(session::TargetEnd::Kill);
   }
   return stopped_program(session, lr, request, spec.argv);
+}
+
+std::vector<Experiment> verify_experiments(DebuggerKind debugger,
+                                           const std::vector<std::string>& user) {
+  // Both runtimes' switches: harmless where the other runtime is absent, and a HIP program on
+  // NVIDIA (or under plain gdb) reads HIP's.
+  std::vector<Experiment> out = {
+      {"blocking launches", {{"CUDA_LAUNCH_BLOCKING", "1"}, {"HIP_LAUNCH_BLOCKING", "1"}}}};
+  if (debugger == DebuggerKind::RocGdb) {
+    out.push_back(
+        {"serialised kernels", {{"AMD_SERIALIZE_KERNEL", "3"}, {"AMD_SERIALIZE_COPY", "3"}}});
+  }
+  for (const auto& assignment : user) {
+    const auto eq = assignment.find('=');
+    const std::string name = assignment.substr(0, eq);
+    if (eq == std::string::npos || !session::valid_env_name(name)) {
+      throw Error(
+          ExitCode::Usage, fmt::format("--experiment {}: not NAME=VALUE", assignment),
+          "give an environment variable and its value, e.g. --experiment OMP_NUM_THREADS=1");
+    }
+    out.push_back({assignment, {{name, assignment.substr(eq + 1)}}});
+  }
+  return out;
+}
+
+namespace {
+
+// `as given` -> `as-given`, `NAME=VALUE` -> `name-value`: a recording's file name.
+std::string file_word(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (keep || (c >= 'A' && c <= 'Z')) {
+      out += keep ? c : static_cast<char>(c - 'A' + 'a');
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+    if (out.size() >= 40) {
+      break;
+    }
+  }
+  while (!out.empty() && out.back() == '-') {
+    out.pop_back();
+  }
+  return out;
+}
+
+} // namespace
+
+Incident launch_verify(const StopRequest& request, const session::LaunchSpec& spec,
+                       const VerifyPlan& plan) {
+  std::vector<Experiment> conditions = {{std::string(heuristics::kAsGiven), {}}};
+  conditions.insert(conditions.end(), plan.experiments.begin(), plan.experiments.end());
+  const unsigned repeats = std::max(1U, plan.repeats);
+  const auto total = static_cast<std::uint32_t>(conditions.size() * repeats);
+  Incident result;
+  std::vector<heuristics::VerifyRun> runs;
+  std::uint32_t index = 0;
+  bool stop = false;
+  for (const auto& condition : conditions) {
+    for (unsigned rep = 0; rep < repeats && !stop; ++rep) {
+      ++index;
+      StopRequest rq = request;
+      session::LaunchSpec one = spec;
+      one.environment.insert(one.environment.end(), condition.env.begin(), condition.env.end());
+      if (index > 1 && !spec.timeout) {
+        const double first = runs.front().run.seconds;
+        one.timeout = std::chrono::milliseconds(
+            static_cast<std::int64_t>(std::max(10.0, 3 * first) * 1000.0));
+        rq.timeout_seconds = static_cast<double>(one.timeout->count()) / 1000.0;
+      }
+      heuristics::VerifyRun vr;
+      if (!plan.record_dir.empty()) {
+        vr.recording =
+            fmt::format("{}/run{}-{}.mi", plan.record_dir, index, file_word(condition.name));
+        rq.session.record_path = vr.recording;
+      }
+      session::Session session(rq.debugger, rq.session);
+      const session::LaunchResult lr = session::launch(session, one);
+      if (lr.outcome != session::LaunchOutcome::Faulted) {
+        session.set_target_end(session::TargetEnd::Kill);
+      }
+      LaunchRun& run = vr.run;
+      run.index = index;
+      run.of = total;
+      run.experiment = condition.name;
+      run.env = {condition.env.begin(), condition.env.end()};
+      run.argv = spec.argv;
+      run.outcome = std::string(session::to_string(lr.outcome));
+      run.exit_code = lr.exit_code;
+      run.exit_signal = lr.exit_signal;
+      run.seconds = lr.ran_seconds;
+      session.note(snapshot::launch_run_note(run));
+      Incident inc = stopped_program(session, lr, rq, spec.argv);
+      const Case& c = inc.cases.front();
+      if (lr.outcome == session::LaunchOutcome::Faulted) {
+        vr.fault = heuristics::fault_site(c.snapshot);
+        vr.launch_line = heuristics::launch_line(c.snapshot);
+        vr.concurrent = heuristics::concurrent_work(c.snapshot);
+      }
+      if (plan.progress) {
+        plan.progress(heuristics::compare_verify_runs({vr}).evidence.front());
+      }
+      // Nothing to compare without a first fault; an interrupt (or a run the playbook could not
+      // finish because of one) ends the experiments.
+      stop = (index == 1 && !vr.fault) || lr.outcome == session::LaunchOutcome::Interrupted ||
+             static_cast<int>(c.exit_code) >= 128;
+      runs.push_back(std::move(vr));
+      if (index == 1) {
+        result = std::move(inc);
+      }
+    }
+  }
+  result.verification = heuristics::compare_verify_runs(runs);
+  result.verify_runs = std::move(runs);
+  if (stop && index < total) {
+    result.notes.push_back(fmt::format("verification stopped after {} of {} runs", index, total));
+  }
+  return result;
 }
 
 Incident wait_for_fault(const StopRequest& request, std::int64_t pid,

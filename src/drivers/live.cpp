@@ -10,7 +10,10 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <future>
 
 namespace rocplay::drivers {
 
@@ -66,11 +69,84 @@ std::vector<std::int64_t> resolve_workers(std::int64_t server_pid) {
   return pids;
 }
 
+std::optional<collectives::RasQueryOptions> ras_query_for(const std::vector<std::int64_t>& pids) {
+  collectives::RasQueryOptions query;
+  for (const auto pid : pids) {
+    const auto env = process::read_environ(pid);
+    if (!env) {
+      continue;
+    }
+    if (auto it = env->find("NCCL_RAS_ENABLE"); it != env->end() && it->second == "0") {
+      return std::nullopt;
+    }
+    if (auto it = env->find("NCCL_RAS_ADDR"); it != env->end()) {
+      // HOST:PORT ([v6]:PORT); a value that does not parse keeps the default.
+      const auto colon = it->second.rfind(':');
+      const std::string host = it->second.substr(0, colon);
+      int port = 0;
+      if (colon != std::string::npos &&
+          std::sscanf(it->second.c_str() + colon + 1, "%d", &port) == 1 && port > 0 &&
+          port < 65536) {
+        query.host = host.size() > 2 && host.front() == '[' && host.back() == ']'
+                         ? host.substr(1, host.size() - 2)
+                         : (host.empty() ? query.host : host);
+        query.port = port;
+      }
+      break;
+    }
+  }
+  return query;
+}
+
+void add_ras_answer(Incident& incident, const collectives::RasAnswer& answer,
+                    const collectives::RasQueryOptions& query, const std::string& ras_path) {
+  const std::string where = fmt::format("{}:{}", query.host, query.port);
+  if (!answer.answered) {
+    // Nothing listening is the common case (no NCCL, or NCCL before 2.24): not worth a line.
+    if (answer.error.find("refused") == std::string::npos) {
+      incident.notes.push_back(
+          fmt::format("NCCL RAS at {} did not answer: {}", where, answer.error));
+    }
+    return;
+  }
+  std::string kept;
+  if (!ras_path.empty()) {
+    std::ofstream out(ras_path, std::ios::binary);
+    out << answer.text;
+    kept = out ? fmt::format("; kept in {}", ras_path)
+               : fmt::format("; could not be written to {}", ras_path);
+  }
+  const collectives::Input input = collectives::read_ras(answer.text, "NCCL RAS at " + where);
+  const auto findings = collectives::findings(collectives::match({input}));
+  incident.cross_rank.insert(incident.cross_rank.end(), findings.begin(), findings.end());
+  incident.notes.push_back(fmt::format(
+      "NCCL RAS at {} answered in {:.2f} s: {} communicator(s){}{}", where, answer.seconds,
+      input.ras.size(),
+      findings.empty() ? ", no divergence" : fmt::format(", {} divergence(s)", findings.size()),
+      kept));
+}
+
 Incident examine(const playbook::Playbook& playbook, const std::vector<playbook::Target>& targets,
-                 const playbook::TargetsOptions& options) {
+                 const playbook::TargetsOptions& options, const NodeRecords& node) {
+  // RAS gathers from every process of the job, which takes a while: asked beside the attaches.
+  std::optional<collectives::RasQueryOptions> query;
+  std::future<collectives::RasAnswer> ras;
+  if (node.ask_ras && targets.size() >= 2) {
+    std::vector<std::int64_t> pids;
+    for (const auto& t : targets) {
+      pids.push_back(t.pid);
+    }
+    query = ras_query_for(pids);
+    if (query) {
+      ras = std::async(std::launch::async, [q = *query] { return collectives::ask_ras(q); });
+    }
+  }
   Incident inc =
       playbook::incident_of(playbook.name, playbook::run_targets(playbook, targets, options));
   inc.several = true; // the report over several targets, even of one
+  if (ras.valid()) {
+    add_ras_answer(inc, ras.get(), *query, node.ras_path);
+  }
   return inc;
 }
 

@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -184,7 +185,13 @@ CaptureResult capture(const CaptureRequest& rq, const std::vector<std::int64_t>&
     for (auto& t : targets) {
       t.record_path = record_path_for(result.record_path, t.pid, t.rank);
     }
-    result.incident = examine(rq.playbook, targets, examination);
+    NodeRecords node;
+    if (!targets.empty() && !targets.front().record_path.empty()) {
+      node.ras_path =
+          (std::filesystem::path(targets.front().record_path).parent_path() / "ncclras.txt")
+              .string();
+    }
+    result.incident = examine(rq.playbook, targets, examination, node);
     for (const auto& e : target_problems(result.incident)) {
       error_to(rq.error, e.what(), e.hint());
     }

@@ -5,6 +5,7 @@
 #include "rocplay/heuristics/wait_graph.hpp"
 #include "rocplay/report/html.hpp"
 #include "rocplay/report/run.hpp"
+#include "rocplay/report/verify.hpp"
 
 #include <fmt/format.h>
 
@@ -69,6 +70,7 @@ void write_incident_text(std::ostream& out, const Incident& inc, const TextOptio
     write_wrapped(out, options.width, "      ", g.at.verdict);
   }
   out << '\n';
+  write_verification_text(out, inc, options.width, options.color, /*headline=*/false);
 }
 
 nlohmann::json incident_to_json(const Incident& inc) {
@@ -107,6 +109,9 @@ nlohmann::json incident_to_json(const Incident& inc) {
   j["series_findings"] = findings_to_json(inc.series);
   j["notes"] = inc.notes;
   j["harm"] = incident::harm(inc);
+  if (inc.verification) {
+    j["verification"] = verification_to_json(inc);
+  }
   if (inc.cases.size() > 1) {
     j["graph"] = heuristics::graph_to_json(incident::wait_graph(inc));
   }

@@ -13,6 +13,7 @@
 #include "rocplay/report/launch.hpp"
 #include "rocplay/report/postmortem.hpp"
 #include "rocplay/report/progress.hpp"
+#include "rocplay/report/verify.hpp"
 
 #include <fmt/format.h>
 
@@ -46,6 +47,7 @@ void write_launch_case(std::ostream& out, const Incident& inc, Format format,
   case Format::Text: {
     write_launch_text(out, launch, options.width, options.color);
     out << '\n';
+    write_verification_text(out, inc, options.width, options.color);
     if (run != nullptr) {
       TextOptions to = options;
       to.cause = graph::cause_lines(c.graph);
@@ -67,14 +69,27 @@ void write_launch_case(std::ostream& out, const Incident& inc, Format format,
         << '\n';
     break;
   case Format::Jsonl:
+    if (inc.verification) {
+      write_jsonl(out, {*inc.verification});
+    }
     if (run != nullptr) {
       write_jsonl(out, c.findings);
     }
+    if (inc.verification) {
+      out << json_line({{"type", "verification"}, {"verification", verification_to_json(inc)}})
+          << '\n';
+    }
     out << json_line(launch_jsonl_line(launch)) << '\n';
     break;
-  case Format::Sarif:
-    out << json_line(to_sarif(c.findings, tool_version), 2) << '\n';
+  case Format::Sarif: {
+    std::vector<Finding> all;
+    if (inc.verification) {
+      all.push_back(*inc.verification);
+    }
+    all.insert(all.end(), c.findings.begin(), c.findings.end());
+    out << json_line(to_sarif(all, tool_version), 2) << '\n';
     break;
+  }
   case Format::Html: // report::write draws the page first (html::write_page)
     break;
   }

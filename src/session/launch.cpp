@@ -94,6 +94,19 @@ std::string mi_quote(std::string_view text) {
   return out + "\"";
 }
 
+} // namespace
+
+bool valid_env_name(std::string_view name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  });
+}
+
+namespace {
+
 std::string self_exe() {
   std::array<char, 4096> buf{};
   const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
@@ -318,6 +331,13 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
   for (const char* name : kRestoredEnv) {
     const char* v = std::getenv(name);
     args += std::string(" e:") + name + (v != nullptr ? "=" + hex_encode(v) : "");
+  }
+  for (const auto& [name, value] : spec.environment) {
+    if (!valid_env_name(name)) {
+      throw Error(ExitCode::Usage, "`" + name + "` is not an environment variable's name",
+                  "a name is letters, digits and `_`, not starting with a digit");
+    }
+    args += " e:" + name + "=" + hex_encode(value);
   }
   args += " " + hex_encode(program) + " --";
   for (const auto& a : spec.argv) {

@@ -283,6 +283,10 @@ struct Builder::Impl {
           take_thread_names(note)) {
         continue;
       }
+      if (auto run = read_launch_run_note(note)) {
+        state.snapshot.launch_run = std::move(*run);
+        continue;
+      }
       if (note.starts_with(kLightSymbolsNote)) {
         auto text = mi::lossy_utf8(note);
         if (std::find(notes.begin(), notes.end(), text) == notes.end()) {

@@ -428,6 +428,18 @@ template <class Io, Like<Fault> F> void fields(Io& io, F& f) {
   io.list("frames", f.frames, Presence::WhenNonEmpty); // absent, not []: older JSON stays as it was
 }
 
+template <class Io, Like<LaunchRun> R> void fields(Io& io, R& r) {
+  io.number("index", r.index, std::uint32_t{0});
+  io.number("of", r.of, std::uint32_t{0});
+  io.text("experiment", r.experiment);
+  io.env("env", r.env);
+  io.strings("argv", r.argv, Presence::WhenNonEmpty);
+  io.text("outcome", r.outcome);
+  io.opt("exit_code", r.exit_code);
+  io.text("exit_signal", r.exit_signal);
+  io.number("seconds", r.seconds, 0.0);
+}
+
 // Everything but `schema` and `format_version`, which the two entry points handle.
 template <class Io, Like<Snapshot> S> void fields(Io& io, S& s) {
   io.choice("debugger", s.debugger, debugger_text, parse_debugger, "");
@@ -448,6 +460,7 @@ template <class Io, Like<Snapshot> S> void fields(Io& io, S& s) {
   io.list("lanes", s.lanes, Presence::WhenNonEmpty);
   io.optional_object("wave_counts", s.wave_counts);
   io.optional_object("fault", s.fault);
+  io.optional_object("launch_run", s.launch_run);
   io.strings("warnings", s.warnings);
   io.strings("notes", s.notes);
   io.env("env", s.env);
@@ -653,6 +666,42 @@ nlohmann::json to_json(const Snapshot& s) {
   j["format_version"] = Snapshot::kFormatVersion;
   return j;
 }
+
+namespace snapshot {
+
+std::string launch_run_note(const LaunchRun& run) {
+  return std::string(kLaunchRunNote) +
+         Writer::make(run).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<LaunchRun> read_launch_run_note(std::string_view note) {
+  if (!note.starts_with(kLaunchRunNote)) {
+    return std::nullopt;
+  }
+  // A recording is untrusted: a note too long for ours, or not of its shape, is read as far as
+  // it goes (a run with no index), never an error.
+  constexpr std::size_t kMaxNote = 64 * 1024;
+  LaunchRun run;
+  note.remove_prefix(kLaunchRunNote.size());
+  if (note.size() > kMaxNote) {
+    return run;
+  }
+  const json j = json::parse(note, nullptr, false);
+  if (!j.is_object()) {
+    return run;
+  }
+  try {
+    Reader r(j, "launch_run");
+    Interner shared;
+    Loader loader(r, shared);
+    fields(loader, run);
+  } catch (const Error&) {
+    return LaunchRun{};
+  }
+  return run;
+}
+
+} // namespace snapshot
 
 Snapshot snapshot_from_json(const nlohmann::json& root) {
   if (!root.is_object()) {

@@ -227,6 +227,22 @@ TEST_CASE("issue 42: rocplay ps without GPU workers lists the busy and blocked u
   };
   CHECK(std::regex_search(row_of(blocked.pid()), std::regex("^[0-9]+ +[0-9]+ +[0-9.]+ blocked ")));
   CHECK(std::regex_search(row_of(busy.pid()), std::regex("^[0-9]+ +[0-9]+ +[0-9.]+ busy ")));
+  // Why, in the JSON: the kernel wait of a blocked one.
+  const auto js = run_rocplay({"ps", "--format", "json"}, std::chrono::seconds(60));
+  // Bound first: a range-for over a member of a temporary reads a destroyed object.
+  const auto listed = nlohmann::json::parse(js.out);
+  bool said = false;
+  std::string entry = "(not listed)";
+  for (const auto& p : listed.at("processes")) {
+    if (p.at("pid") == blocked.pid()) {
+      entry = p.dump();
+      // The kernel wait's name varies by kernel (futex_wait_queue, futex_do_wait, ...).
+      said = p.at("worth_a_look").is_string() &&
+             p.at("worth_a_look").get<std::string>().rfind("blocked: ", 0) == 0;
+    }
+  }
+  INFO("the blocked one in the JSON: " << entry);
+  CHECK(said);
   CHECK(row_of(2).empty()); // kthreadd
   CHECK(r.out.find("kworker") == std::string::npos);
 

@@ -197,6 +197,26 @@ inline std::string unwrapped(const std::string& text) {
   return out;
 }
 
+// A live process (not a zombie) other than this one whose command line holds `marker`: the
+// first found, as `PID: CMDLINE`; empty when none. Looked for after a 100 ms grace.
+inline std::string stray_process(const std::string& marker) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    const std::string cmd = read_file(e.path().string() + "/cmdline");
+    if (cmd.find(marker) != std::string::npos && std::stoll(name) != ::getpid()) {
+      const auto st = process::read_stat(std::stoll(name));
+      if (st && st->state != 'Z' && st->state != 'X') {
+        return name + ": " + cmd;
+      }
+    }
+  }
+  return {};
+}
+
 // Each non-empty line of JSON Lines output, parsed.
 inline std::vector<nlohmann::json> json_lines(const std::string& text) {
   std::vector<nlohmann::json> out;

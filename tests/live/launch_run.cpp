@@ -70,23 +70,6 @@ void require_gone(std::int64_t pid) {
 
 // No debugger or helper of ours is left: nothing whose command line names this build's
 // fault_target (its full path: other checkouts' tests may run theirs at the same time).
-void require_no_stray(const std::string& marker) {
-  std::this_thread::sleep_for(100ms);
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
-    }
-    const std::string cmd = read_file(e.path().string() + "/cmdline");
-    if (cmd.find(marker) != std::string::npos && std::stoll(name) != ::getpid()) {
-      const auto st = process::read_stat(std::stoll(name));
-      if (st && st->state != 'Z' && st->state != 'X') {
-        FAIL("stray process " << name << ": " << cmd);
-      }
-    }
-  }
-}
-
 const nlohmann::json& first_finding(const nlohmann::json& j) {
   REQUIRE(j.contains("findings"));
   REQUIRE_FALSE(j["findings"].empty());
@@ -116,7 +99,7 @@ TEST_CASE("launch: a segfault is reported at the faulting line and the program k
   CHECK(f["title"].get<std::string>().rfind("Host fault: memory violation", 0) == 0);
   CHECK(j["launch"]["after"] == "killed after the report");
   require_gone(j["launch"]["pid"].get<std::int64_t>());
-  require_no_stray(find_built("fault_target"));
+  CHECK(stray_process(find_built("fault_target")).empty());
 }
 
 TEST_CASE("launch: abort names the user's frame, not the C library's (assert kind)") {
@@ -210,7 +193,7 @@ TEST_CASE("launch: a normal exit passes through as 0, another status as 80 with 
   CHECK(bad.exit_code == 80);
   CHECK(j["launch"]["exit_code"] == 7);
   CHECK(j["findings"].empty());
-  require_no_stray(find_built("fault_target"));
+  CHECK(stray_process(find_built("fault_target")).empty());
 }
 
 TEST_CASE("launch: a signal that is no fault is passed on, and the program goes on") {
@@ -231,7 +214,7 @@ TEST_CASE("launch: past --timeout the program is stopped, reported and killed (8
   CHECK_FALSE(j["snapshot"].contains("fault"));
   CHECK_FALSE(j["snapshot"]["host_threads"].empty()); // the snapshot of where it was
   require_gone(j["launch"]["pid"].get<std::int64_t>());
-  require_no_stray(find_built("fault_target"));
+  CHECK(stray_process(find_built("fault_target")).empty());
 }
 
 TEST_CASE("launch: the first SIGINT or SIGTERM stops the program and reports, nothing is left "
@@ -267,7 +250,7 @@ TEST_CASE("launch: the first SIGINT or SIGTERM stops the program and reports, no
   require_gone(j["launch"]["pid"].get<std::int64_t>());
   CHECK(spawned.count() >= 2); // the debugger and the program
   spawned.require_none_left();
-  require_no_stray(find_built("fault_target"));
+  CHECK(stray_process(find_built("fault_target")).empty());
 }
 
 TEST_CASE("launch: a second SIGINT while the program is being stopped ends at once, nothing is "
@@ -313,7 +296,7 @@ TEST_CASE("launch: a second SIGINT while the program is being stopped ends at on
         std::string::npos);
   CHECK(spawned.count() >= 2); // the debugger and the program
   spawned.require_none_left();
-  require_no_stray(find_built("fault_target"));
+  CHECK(stray_process(find_built("fault_target")).empty());
 }
 
 TEST_CASE("launch: arguments with spaces, quotes, newlines arrive as given, stdin and stdout "

@@ -19,6 +19,7 @@
 #include "rocplay/core/finding.hpp"
 #include "rocplay/core/source.hpp"
 #include "rocplay/graph/graph.hpp"
+#include "rocplay/heuristics/launch_verify.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 #include "rocplay/snapshot/sampling.hpp"
@@ -129,7 +130,11 @@ struct Incident {
   // Recordings of one process compared in time (a post-mortem's series): what they say.
   std::vector<Finding> series;
   std::vector<std::string> notes; // said once, after the cases
-  bool lockstep = false;          // samples were taken on every case at the same instant
+  // `launch --verify`: each run of the program under its experiment, and the verdict over them
+  // (heuristics::compare_verify_runs), which the incident leads with.
+  std::vector<heuristics::VerifyRun> verify_runs;
+  std::optional<Finding> verification;
+  bool lockstep = false; // samples were taken on every case at the same instant
   // Several targets or inputs were asked for (--pids, --workers-of, a watch capture): the report
   // is the one over several cases even when there is one.
   bool several = false;
@@ -140,7 +145,8 @@ struct Incident {
   // finding, or a case whose own code says Findings; a case's StepFailed or TargetLeftStopped
   // wins over Findings; else Ok.
   ExitCode exit_code() const;
-  // The finding the incident leads with: the first cross-rank one, else the crash verdict's.
+  // The finding the incident leads with: `launch --verify`'s, else the first cross-rank one, else
+  // the crash verdict's.
   const Finding* verdict() const;
 };
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "rocplay/case/case.hpp"
+#include "rocplay/collectives/collectives.hpp"
 #include "rocplay/playbook/playbook.hpp"
 #include "rocplay/playbook/run_targets.hpp"
 #include "rocplay/postmortem/postmortem.hpp"
@@ -53,11 +54,30 @@ std::vector<std::int64_t> resolve_workers(std::int64_t server_pid);
 
 // --- live ----------------------------------------------------------------------------------------
 
+// What else a look at several ranks asks, with no ptrace: the node's NCCL RAS service (NCCL 2.24
+// and later), at the address the targets' NCCL_RAS_ADDR names (else localhost:28028), unless
+// their NCCL_RAS_ENABLE is 0. Asked while the debuggers attach; a port that does not answer costs
+// at most 1 s, one that refuses nothing.
+struct NodeRecords {
+  bool ask_ras = true;
+  // Where RAS's answer is kept (`rocplay postmortem` reads it beside the recordings); empty: not.
+  std::string ras_path;
+};
+// The RAS query for these targets: host and port from the first readable NCCL_RAS_ADDR; nullopt
+// when a target's NCCL_RAS_ENABLE says 0.
+std::optional<collectives::RasQueryOptions> ras_query_for(const std::vector<std::int64_t>& pids);
+// The answer into the incident: its collective findings (collectives::match over it) among the
+// cross-rank findings, a note saying what RAS answered (or why it did not, unless nothing
+// listened), and the text written to `ras_path`.
+void add_ras_answer(Incident& incident, const collectives::RasAnswer& answer,
+                    const collectives::RasQueryOptions& query, const std::string& ras_path);
+
 // Runs the playbook against every target (playbook::run_targets: the worker pool, samples in
 // lockstep, every target detached on every path, the cross-rank heuristics) and returns the
-// incident: a case per target, in the order given. Nothing is thrown for one target.
+// incident: a case per target, in the order given. Nothing is thrown for one target. With two
+// targets or more, NCCL RAS is asked at the same time (NodeRecords).
 Incident examine(const playbook::Playbook& playbook, const std::vector<playbook::Target>& targets,
-                 const playbook::TargetsOptions& options);
+                 const playbook::TargetsOptions& options, const NodeRecords& node = {});
 // One target (`run --pid`): the same examination; what was thrown before the playbook ran (the
 // debugger did not start, ...) is thrown again.
 Incident examine_one(const playbook::Playbook& playbook, const playbook::Target& target,
@@ -84,6 +104,32 @@ struct StopRequest {
 // findings and `run`. The case's exit code: the program's (exit_code_for_launch), or an interrupt's
 // (>= 128) when the playbook was cut short by one.
 Incident launch(const StopRequest& request, const session::LaunchSpec& spec);
+
+// `launch --verify`: the program run again under experiments, compared by where it faults.
+struct Experiment {
+  std::string name; // `blocking launches`, `serialised kernels`, `NAME=VALUE`
+  std::vector<std::pair<std::string, std::string>> env;
+};
+// The built-in experiments for a debugger (blocking launches; serialised kernels where the
+// platform has them: rocgdb), then one per `NAME=VALUE` the user gave.
+std::vector<Experiment> verify_experiments(DebuggerKind debugger,
+                                           const std::vector<std::string>& user);
+struct VerifyPlan {
+  std::vector<Experiment> experiments;
+  unsigned repeats = 2; // runs as given and under each experiment
+  // Each run's recording: DIR/run1-as-given.mi ...; empty: not recorded.
+  std::string record_dir;
+  // Said after each run: `run 2 of 6 (blocking launches): faulted: SIGSEGV in reader at x.cpp:9`.
+  std::function<void(const std::string&)> progress;
+};
+// Runs spec.argv as `launch` does (report at the fault from the playbook), then again repeats
+// times as given and under each experiment, each under the debugger with the playbook at its
+// fault, and compares where each run faulted (heuristics::compare_verify_runs). The incident is
+// the first run's case, with Incident::verify_runs and the verification it leads with. Runs
+// after the first end at spec.timeout, else at 3x the first run's time to its fault (10 s at
+// least). Without a fault in the first run nothing else runs; an interrupt ends the runs there.
+Incident launch_verify(const StopRequest& request, const session::LaunchSpec& spec,
+                       const VerifyPlan& plan);
 
 // `rocplay run --wait-for-fault`: attaches to `pid`, lets it run until it faults, exits or `wait`
 // passes, and runs the playbook at a fault stop. `attached` is called once the attach held.

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rocplay::session {
@@ -29,6 +31,8 @@ struct LaunchSpec {
   // `set ...` settings the debugger gets before the run (`cuda api_failures stop`).
   std::vector<std::string> settings;
   TargetEnd end = TargetEnd::Kill; // after the report: kill (default) or detach
+  // Set in the program's environment on top of rocplay's own (`launch --verify`'s experiments).
+  std::vector<std::pair<std::string, std::string>> environment;
   // The program's whole run; unset: no limit.
   std::optional<std::chrono::milliseconds> timeout;
   // How long the debugger may take to stop the program after an interrupt.
@@ -69,6 +73,9 @@ struct LaunchResult {
 // The last `*stopped` in these exchanges is a bare one after the debugger found no thread of the
 // program left ("No unwaited-for children left"): nothing to resume, no exit status (Lost).
 bool program_lost(const std::vector<mi::Exchange>& exchanges);
+
+// Letters, digits and `_`, not starting with a digit: what LaunchSpec::environment accepts.
+bool valid_env_name(std::string_view name);
 
 // COMMAND as execvp would find it: a path with a `/` as it is, else the first executable in
 // $PATH. Throws Error(NoInput) naming where it looked.

@@ -225,6 +225,22 @@ struct CodeWindow {
   bool operator==(const CodeWindow&) const = default;
 };
 
+// One run of `rocplay launch --verify` (docs/launch.md, "Is it the culprit?"): which run of how
+// many, under which experiment (the environment it set), and how the program ended. The driver
+// writes it as a `launch run: {json}` note, so a recording says alone what it was.
+struct LaunchRun {
+  std::uint32_t index = 0; // 1-based, in the order run
+  std::uint32_t of = 0;
+  std::string experiment; // `as given`, `blocking launches`, `serialised kernels`, `NAME=VALUE`
+  std::map<std::string, std::string> env; // what the experiment set for the program
+  std::vector<std::string> argv;
+  std::string outcome; // session::to_string(LaunchOutcome): faulted, exited, timed out, ...
+  std::optional<int> exit_code;
+  std::string exit_signal;
+  double seconds = 0; // from the start to the fault or the end
+  bool operator==(const LaunchRun&) const = default;
+};
+
 struct Snapshot {
   static constexpr int kFormatVersion = 1;
   DebuggerKind debugger = DebuggerKind::Unknown;
@@ -257,6 +273,7 @@ struct Snapshot {
   // The fault the program was stopped on (`rocplay launch`, `run --wait-for-fault`), when the
   // exchanges hold a fault stop.
   std::optional<Fault> fault;
+  std::optional<LaunchRun> launch_run; // a run of `launch --verify`
   bool operator==(const Snapshot&) const = default;
 
   const SourceLine* source_line(std::uint64_t pc) const;
@@ -347,6 +364,12 @@ void take_cuda_api_errors(const mi::Exchange& exchange, std::vector<std::string>
 void take_gpu_attach_error(const mi::Exchange& exchange, std::string& error);
 std::vector<std::string> cuda_api_errors(const std::vector<mi::Exchange>& exchanges,
                                          std::size_t max = kMaxApiErrors);
+
+// The note a `launch --verify` run writes into its recording, and its reading (nullopt: not such a
+// note; a note of ours that does not parse reads as a run with only what could be read).
+inline constexpr std::string_view kLaunchRunNote = "launch run: ";
+std::string launch_run_note(const LaunchRun& run);
+std::optional<LaunchRun> read_launch_run_note(std::string_view note);
 
 // Applies a recording's `# meta` JSON to a snapshot. Unknown keys are ignored; a value of the
 // wrong type becomes a warning.

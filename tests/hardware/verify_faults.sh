@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `rocplay launch --verify` with cuda-gdb on an NVIDIA GPU (issue 48): a two-stream race (must read
+# verify-async-race, consume the victim, produce in flight), the same kernel with a static fault
+# (verify-static-fault), and the seeds' PyTorch index_copy_ out of bounds (verify-static-fault,
+# its Python line named). Each run recorded; `postmortem DIR` of each must give the same verdict.
+# Results in $OUT/verify.tar.gz and $OUT/summary.txt.
+#   ROCPLAY=path/to/rocplay tests/hardware/verify_faults.sh
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+hw_start /tmp/hw-verify
+rocplay=$(hw_rocplay)
+[ -z "$rocplay" ] && { tar czf "$out/verify.tar.gz" -C "$work" .; exit 1; }
+cp "$here/stream_race.cu" "$here/index_copy_oob.py" "$src/"
+(cd "$src" && nvcc -g -G -arch=native -o stream_race stream_race.cu) >"$work/build.log" 2>&1 ||
+  say "stream_race: build FAILED"
+verify() { # name, program words...
+  local name=$1
+  shift
+  say "== $name"
+  (cd "$src" && timeout 500 "$rocplay" launch --verify --debugger cuda-gdb --timeout 120s \
+    --record "$work/$name.runs" --format json -o "$work/$name.json" -- "$@" \
+    >"$work/$name.stdout" 2>"$work/$name.stderr")
+  say "exit $?"
+  python3 - "$work/$name.json" <<'PY' | tee -a "$summary"
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no JSON report:", e); sys.exit(0)
+v = (j.get("incident") or {}).get("verification") or {}
+print("verdict:", (v.get("verdict") or {}).get("id"), "|", (v.get("verdict") or {}).get("title"))
+for r in v.get("runs", []):
+    print("  run", r["index"], r["experiment"], r["outcome"], r.get("fault"), r.get("launch_line"),
+          r.get("concurrent"), "%.2fs" % r["seconds"])
+PY
+  (cd "$src" && "$rocplay" postmortem "$work/$name.runs" >"$work/$name.postmortem.txt" 2>&1)
+  say "postmortem of the runs: exit $? ($(grep -m1 INCIDENT "$work/$name.postmortem.txt"))"
+  say "processes left: $(pgrep -f "$src/" | grep -v "^$$\$" | tr '\n' ' ')"
+}
+verify race ./stream_race
+verify static ./stream_race static
+verify index_copy python3 ./index_copy_oob.py
+tar czf "$out/verify.tar.gz" -C "$work" .
+cp "$summary" "$out/"

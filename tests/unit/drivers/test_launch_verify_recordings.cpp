@@ -1,0 +1,65 @@
+// The real `launch --verify` recordings of fixtures/launch-verify (README) read back, through the
+// post-mortem driver, to the verdicts their runs got live.
+#include "rocplay/drivers/drivers.hpp"
+#include "rocplay/heuristics/launch_verify.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace rocplay;
+using namespace rocplay::heuristics;
+
+namespace {
+
+const std::string kDir = std::string(ROCPLAY_SOURCE_DIR) + "/fixtures/launch-verify/";
+
+int marker_line(const std::string& marker) {
+  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/race_target.cpp");
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find("// FAULT: " + marker) != std::string::npos) {
+      return n;
+    }
+  }
+  return -1;
+}
+
+Incident read_dir(const std::string& name) {
+  postmortem::Options options;
+  options.paths = {kDir + name};
+  options.jobs = 1;
+  return drivers::read_inputs(options, {}, {}).incident;
+}
+
+} // namespace
+
+TEST_CASE("launch --verify recordings: a race, a moved fault and a static one read back") {
+  const Incident race = read_dir("race");
+  REQUIRE(race.verification);
+  CHECK(race.verification->id == kVerifyRace);
+  REQUIRE(race.verify_runs.size() == 2);
+  CHECK(race.verify_runs[0].run.experiment == kAsGiven);
+  REQUIRE(race.verify_runs[0].fault);
+  CHECK(race.verify_runs[0].fault->at.line == std::optional<std::uint32_t>(marker_line("victim")));
+  CHECK(race.verify_runs[1].run.outcome == "exited");
+  CHECK(race.verify_runs[1].run.env.at("CUDA_LAUNCH_BLOCKING") == "1");
+  CHECK(race.verdict() == &*race.verification); // the incident leads with it
+
+  const Incident moved = read_dir("moved");
+  REQUIRE(moved.verification);
+  CHECK(moved.verification->id == kVerifyMoved);
+  REQUIRE(moved.verification->locations.size() == 2);
+  CHECK(moved.verification->locations[0].line ==
+        std::optional<std::uint32_t>(marker_line("moved-culprit")));
+  CHECK(moved.verification->locations[1].line ==
+        std::optional<std::uint32_t>(marker_line("victim")));
+
+  const Incident fixed = read_dir("static");
+  REQUIRE(fixed.verification);
+  CHECK(fixed.verification->id == kVerifyStatic);
+  CHECK(fixed.verification->title.find("read_past_end") != std::string::npos);
+  CHECK(fixed.exit_code() == ExitCode::Findings);
+}
