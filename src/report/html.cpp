@@ -10,6 +10,7 @@
 #include "rocplay/report/incident.hpp"
 #include "rocplay/report/launch.hpp"
 #include "rocplay/report/run.hpp"
+#include "rocplay/report/verify.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 
 #include <fmt/format.h>
@@ -1141,7 +1142,10 @@ void write_page(std::ostream& out, const Incident& inc, const TextOptions& optio
         // `launch`, `run --wait-for-fault`: how the program ran and ended leads, as in the text.
         std::ostringstream launch;
         write_launch_text(launch, *c.launch, to.width, false);
-        p.lead = launch.str() + p.lead;
+        std::ostringstream verification; // `launch --verify`: culprit or victim, over the runs
+        write_verification_text(verification, inc, to.width, false);
+        p.lead = launch.str() + (verification.str().empty() ? std::string() : "\n") +
+                 verification.str() + p.lead;
       }
       made.push_back(std::move(p));
     }

@@ -113,10 +113,10 @@ TEST_CASE("run --pids asks the node's NCCL RAS: its divergence joins the inciden
   SpinTarget b(cfg);
   TempDir dir;
   const std::string pids = std::to_string(a.pid()) + "," + std::to_string(b.pid());
-  const auto r = run_rocplay({"run", "host-stacks", "--pids", pids, "--debugger", "gdb",
-                              "--samples", "1", "--format", "json", "-q", "--record",
-                              dir.path() + "/rank%r.mi"},
-                             120s);
+  const auto r =
+      run_rocplay({"run", "host-stacks", "--pids", pids, "--debugger", "gdb", "--samples", "1",
+                   "--format", "json", "-q", "--record", dir.path() + "/rank%r.mi"},
+                  120s);
   INFO("stderr: " << r.err);
   const auto j = nlohmann::json::parse(r.out, nullptr, false);
   REQUIRE_FALSE(j.is_discarded());
