@@ -95,7 +95,7 @@ int print_slurm_tasks(const PsArgs& args) {
       drivers::slurm_job(args.slurm_job, std::chrono::milliseconds(10'000));
   drivers::SlurmRequest request;
   request.job = job.id;
-  request.deadline = std::chrono::milliseconds(30'000 + args.sample_ms);
+  request.timeout = std::chrono::milliseconds(30'000 + args.sample_ms);
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   request.agent_argv = {ec ? std::string("rocplay") : self.string(),

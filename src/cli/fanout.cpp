@@ -99,12 +99,6 @@ std::string self_path() {
   return ec ? std::string("rocplay") : p.string();
 }
 
-std::int64_t unix_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 } // namespace
 
 int run_slurm(const RunCommandOptions& o) {
@@ -117,9 +111,6 @@ int run_slurm(const RunCommandOptions& o) {
   OutputFile out(drivers::expand_path_pattern(o.output, std::nullopt, std::nullopt));
   const drivers::SlurmJob job = drivers::slurm_job(o.slurm_job, std::chrono::milliseconds(10'000));
 
-  // The agreed window opens once srun has had time to start every node's rocplay.
-  const auto lead = std::chrono::milliseconds(
-      std::min<std::int64_t>(10'000, 1'000 + 50 * static_cast<std::int64_t>(job.nodes.size())));
   const std::uint32_t samples = examination.run.samples.value_or(pb.samples.value_or(1));
   const auto interval =
       examination.run.interval.value_or(pb.interval.value_or(std::chrono::milliseconds(2'000)));
@@ -128,21 +119,12 @@ int run_slurm(const RunCommandOptions& o) {
   drivers::SlurmRequest request;
   request.job = job.id;
   request.title = pb.name;
-  request.deadline = lead + window + timeout;
+  request.sampling_window = window;
+  request.timeout = timeout;
   request.record_pattern = o.record;
   std::vector<std::string>& a = request.agent_argv;
-  a = {self_path(),
-       "run",
-       o.playbook,
-       "--slurm-job",
-       job.id,
-       "--slurm-node-agent",
-       std::to_string(unix_ms_now() + lead.count()),
-       "--quiet",
-       "--timeout",
-       o.timeout,
-       "--attach-timeout",
-       o.attach_timeout};
+  a = {self_path(), "run",       o.playbook, "--slurm-job",      job.id,
+       "--quiet",   "--timeout", o.timeout,  "--attach-timeout", o.attach_timeout};
   if (!o.debugger.empty()) {
     a.insert(a.end(), {"--debugger", o.debugger});
   }

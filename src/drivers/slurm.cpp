@@ -449,7 +449,15 @@ Incident slurm_examine(const SlurmRequest& given, const SlurmJob& job) {
     }
     request.srun = *found;
   }
-  const auto deadline = start + request.deadline;
+  // The agreed window opens once srun has had time to start every node's rocplay.
+  const auto lead = std::chrono::milliseconds(
+      std::min<std::int64_t>(10'000, 1'000 + 50 * static_cast<std::int64_t>(job.nodes.size())));
+  const auto start_at = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()) +
+                        lead;
+  request.agent_argv.insert(request.agent_argv.end(),
+                            {"--slurm-node-agent", std::to_string(start_at.count())});
+  const auto deadline = start + lead + request.sampling_window + request.timeout;
   std::vector<NodePart> parts(job.nodes.size());
   {
     WorkerPool pool(job.nodes.size(), static_cast<unsigned>(job.nodes.size()), [&](std::size_t i) {
@@ -520,7 +528,7 @@ nlohmann::json slurm_tasks(const SlurmRequest& given, const SlurmJob& job) {
     }
     request.srun = *found;
   }
-  const auto deadline = std::chrono::steady_clock::now() + request.deadline;
+  const auto deadline = std::chrono::steady_clock::now() + request.timeout;
   std::vector<nlohmann::json> nodes(job.nodes.size());
   {
     WorkerPool pool(job.nodes.size(), static_cast<unsigned>(job.nodes.size()), [&](std::size_t i) {

@@ -152,9 +152,11 @@ std::vector<SlurmTask> slurm_local_tasks(const std::string& job, std::chrono::mi
 // the job (one srun per node: Slurm aborts a whole step when its launch fails on one node, so a
 // dead node would take the others' reports with it), each running `agent_argv` (the node's
 // rocplay in agent mode), all at once; each node's frames read from its srun's output and joined
-// (join_nodes). A node that does not answer by `deadline`, whose srun fails, or whose report is
-// malformed is named in the incident; its srun gets SIGTERM (srun passes it on: the node's
-// rocplay detaches), then SIGKILL after `grace`.
+// (join_nodes). The agreed window opens `lead` after the start (1 s + 50 ms a node, at most 10 s:
+// time for srun to start rocplay everywhere); `--slurm-node-agent START` is put after
+// `agent_argv`. A node that does not answer by lead + sampling_window + timeout, whose srun
+// fails, or whose report is malformed is named in the incident; its srun gets SIGTERM (srun
+// passes it on: the node's rocplay detaches), then SIGKILL after `grace`.
 struct SlurmRequest {
   std::string job;
   std::string title; // the playbook's name
@@ -162,7 +164,10 @@ struct SlurmRequest {
   // The node's command: the first element is the rocplay to run there (this one's path: the
   // same file system layout on every node, as with any launcher).
   std::vector<std::string> agent_argv;
-  std::chrono::milliseconds deadline{60'000}; // from the start of the fan-out
+  // How long the samples take on a node (hang-triage: 2 s between its two), and how much longer
+  // a node may take (`--timeout`); ps: `timeout` alone.
+  std::chrono::milliseconds sampling_window{0};
+  std::chrono::milliseconds timeout{30'000};
   std::chrono::milliseconds grace{5'000};
   std::chrono::milliseconds scontrol_timeout{10'000};
   // Where received recordings go (`--record`'s pattern; %h the node, %p pid, %r rank); empty:
