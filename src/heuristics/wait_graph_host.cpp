@@ -364,6 +364,10 @@ struct HostProducer {
     if (all == graph::Graph::npos) {
       return;
     }
+    if (std::any_of(g.nodes().begin(), g.nodes().end(),
+                    [](const graph::Node& n) { return n.kind == "queue" && n.dead_end; })) {
+      g.node(all).label = "every other thread of the process asleep";
+    }
     // The most-shared line first: a pool's workers before the thread that waits for them.
     std::stable_sort(lines.begin(), lines.end(), [&](const std::string& a, const std::string& b) {
       return count[a] > count[b];
