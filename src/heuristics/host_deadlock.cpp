@@ -241,7 +241,6 @@ std::string_view kind_name(WaitKind k) {
 
 std::vector<Finding> host_deadlock(const Snapshot& s) {
   std::vector<Finding> out = kernel_deadlocks(s);
-  const bool kernel_found = !out.empty();
   std::map<std::uint64_t, const HostThread*> by_lwp;
   std::vector<std::pair<const HostThread*, WaitKind>> waiting;
   for (const auto& t : s.host_threads) {
@@ -322,6 +321,14 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
               "lock was taken.";
     out.push_back(std::move(f));
   }
+
+  if (!in_cycle.empty()) {
+    // A lock loop names the deadlock better than "every thread asleep" does.
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [](const Finding& f) { return f.details.contains("asleep"); }),
+              out.end());
+  }
+  const bool kernel_found = !out.empty() && in_cycle.empty();
 
   // Every other wait, in its own words.
   Finding w;
@@ -572,6 +579,11 @@ std::vector<Finding> kernel_deadlocks(const Snapshot& s) {
   for (const auto& t : s.host_threads) {
     (detail::in_queue_get(t) ? queue_waiters : others).push_back(&t);
   }
+  // A join waits on the threads the other waits hold up: those come first (as in host-waits).
+  std::stable_partition(others.begin(), others.end(), [](const HostThread* t) {
+    return wait_kind(*t) != WaitKind::PythonJoin &&
+           !any_frame(*t, {"pthread_join", "clockjoin"}, 16);
+  });
   nlohmann::json tj = nlohmann::json::array();
   for (const auto* list : {&queue_waiters, &others}) {
     for (const HostThread* t : *list) {
@@ -605,7 +617,7 @@ std::vector<Finding> kernel_deadlocks(const Snapshot& s) {
                     : "Find the code that should put to this queue and why it never runs: its "
                       "thread waits above, or it was never started or already ended. Give the "
                       "get() a timeout, or put a sentinel when the producer ends.";
-  f.details = {{"threads", std::move(tj)}};
+  f.details = {{"threads", std::move(tj)}, {"asleep", true}};
   out.push_back(std::move(f));
   return out;
 }

@@ -115,6 +115,19 @@ struct HostProducer {
     if (st != State::Blocked) {
       return n;
     }
+    // Every thread of it asleep in a wait only another of its own threads could end: that
+    // process's own deadlock, whatever this one does (its stacks: `rocplay run --pid PID`).
+    if (std::all_of(p->threads.begin(), p->threads.end(), [&](const KernelWait& w) {
+          return w.call == "futex" && only_own_waker(w, pid, s.kernel_waits);
+        })) {
+      graph::Node& pn = g.node(n);
+      pn.dead_end = true;
+      pn.where.clear();
+      pn.doing = fmt::format("every thread of it asleep in an untimed wait on its own futexes "
+                             "(/proc): none will wake; its stacks: rocplay run --pid {}",
+                             pid);
+      return n;
+    }
     if (p->threads.size() == 1) {
       waits_of(*p, p->threads.front(), n);
       return n;
@@ -306,6 +319,10 @@ struct HostProducer {
       if (node == target_threads.end() || thread == by_lwp.end() || k.call != "futex") {
         continue; // a pipe's wait already leads back to the threads; helpers have no node
       }
+      if (std::any_of(g.edges().begin(), g.edges().end(),
+                      [&](const graph::Edge& e) { return e.from == node->second; })) {
+        continue; // already waits for something known: a mutex's owner, the GIL's holder
+      }
       // A copy: g.add below may move the nodes.
       const std::string where = g.node(node->second).where;
       if (g.node(node->second).state == State::Unknown) {
@@ -346,6 +363,10 @@ struct HostProducer {
     }
     if (all == graph::Graph::npos) {
       return;
+    }
+    if (std::any_of(g.nodes().begin(), g.nodes().end(),
+                    [](const graph::Node& n) { return n.kind == "queue" && n.dead_end; })) {
+      g.node(all).label = "every other thread of the process asleep";
     }
     // The most-shared line first: a pool's workers before the thread that waits for them.
     std::stable_sort(lines.begin(), lines.end(), [&](const std::string& a, const std::string& b) {

@@ -252,6 +252,9 @@ struct SampleBuilder::Impl {
   std::map<std::uint32_t, std::map<std::int64_t, ThreadFigures>> figures;
   // A copy's hold seen before the note of the sample it belongs to.
   std::optional<CopyNote> pending_copy;
+  // `kernel waits:` notes read before a later sample's stop (the target ran since the current
+  // sample's), held for that sample's builder; bounded like the figures.
+  std::vector<std::string> pending_kernel;
 
   void close() {
     if (builder) {
@@ -270,8 +273,32 @@ SampleBuilder& SampleBuilder::operator=(SampleBuilder&&) noexcept = default;
 
 void SampleBuilder::add(const mi::Exchange& ex) {
   Impl& s = *impl_;
+  // Kernel waits written before a later sample's stop reach the builder of that sample, not
+  // the one whose exchanges they fall among (docs/transcript-format.md, "Kernel waits").
+  const bool ran_since = s.window.stop_ended > 0 || s.window.index > 1;
+  std::optional<mi::Exchange> kept; // `ex` without such notes
+  if (ran_since) {
+    for (const auto& n : ex.notes) {
+      if (starts_with(n, "kernel waits: ")) {
+        kept = ex;
+        break;
+      }
+    }
+  }
+  if (kept) {
+    std::vector<std::string> others;
+    for (auto& n : kept->notes) {
+      if (!starts_with(n, "kernel waits: ")) {
+        others.push_back(std::move(n));
+      } else if (s.pending_kernel.size() < 4096) {
+        s.pending_kernel.push_back(std::move(n));
+      }
+    }
+    kept->notes = std::move(others);
+  }
+  const mi::Exchange& in = kept ? *kept : ex;
   std::vector<std::uint64_t> unchanged; // taken once this exchange's thread list is in
-  for (const auto& n : ex.notes) {
+  for (const auto& n : in.notes) {
     if (auto lwps = parse_unchanged_stacks(n)) {
       unchanged.insert(unchanged.end(), lwps->begin(), lwps->end());
       continue;
@@ -319,6 +346,16 @@ void SampleBuilder::add(const mi::Exchange& ex) {
   if (!s.builder) {
     s.builder.emplace(s.options);
   }
+  const bool new_sample = s.window.index > 1 && !s.pending_kernel.empty() &&
+                          std::any_of(in.notes.begin(), in.notes.end(), [](const std::string& n) {
+                            return starts_with(n, "sample ");
+                          });
+  if (new_sample) {
+    mi::Exchange facts;
+    facts.notes = std::move(s.pending_kernel);
+    s.pending_kernel.clear();
+    s.builder->add(facts);
+  }
   if (s.window.index == 1 && s.window.stop_began == 0 &&
       starts_with(ex.command, "-target-attach")) {
     s.window.stop_began = ex.sent_at;
@@ -327,7 +364,7 @@ void SampleBuilder::add(const mi::Exchange& ex) {
       (starts_with(ex.command, "-exec-continue") || starts_with(ex.command, "-target-detach"))) {
     s.window.stop_ended = ex.done_at;
   }
-  s.builder->add(ex);
+  s.builder->add(in);
   if (!unchanged.empty() && !s.done.empty()) {
     s.builder->inherit_stacks(s.done.back().second, unchanged);
   }
@@ -378,6 +415,7 @@ std::optional<Snapshot> SampleBuilder::finish_single() {
   if (!s.builder) {
     s.builder.emplace(s.options);
   }
+
   Snapshot out = s.builder->finish();
   s.builder.reset();
   return out;

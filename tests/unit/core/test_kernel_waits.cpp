@@ -122,7 +122,8 @@ TEST_CASE("kernel waits: a recording's bad notes are skipped, bounded, never thr
   // A later look at the same thread replaces it.
   KernelWaits again;
   read_kernel_wait_note("kernel waits: {\"pid\":1,\"threads\":[{\"t\":1,\"c\":\"read\"}]}", again);
-  read_kernel_wait_note("kernel waits: {\"pid\":1,\"threads\":[{\"t\":1,\"c\":\"running\"}]}", again);
+  read_kernel_wait_note("kernel waits: {\"pid\":1,\"threads\":[{\"t\":1,\"c\":\"running\"}]}",
+                        again);
   REQUIRE(again.processes.front().threads.size() == 1);
   CHECK(again.processes.front().threads.front().call == "running");
 }

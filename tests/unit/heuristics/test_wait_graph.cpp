@@ -246,8 +246,10 @@ ProcessWaits process_waits(std::int64_t pid, std::string role, std::vector<Kerne
 // A Python thread in `function` at `file:line`, under the standard library's frames `stdlib`.
 HostThread py_thread(std::string id, std::uint64_t lwp, std::string function, std::uint32_t line,
                      std::vector<Frame> stdlib = {}) {
-  std::vector<Frame> frames{native(0, "__futex_abstimed_wait_common", 0x10 + lwp)};
-  std::uint32_t level = 1;
+  // A lock's wait, as Debian's python3 shows it: named, so not taken for the GIL's.
+  std::vector<Frame> frames{native(0, "__futex_abstimed_wait_common", 0x10 + lwp),
+                            native(1, "PyThread_acquire_lock_timed", 0x20 + lwp)};
+  std::uint32_t level = 2;
   for (auto& f : stdlib) {
     f.level = level++;
     frames.push_back(f);
@@ -414,5 +416,59 @@ TEST_CASE("kernel waits: a spin beside a read of a pipe no thread will write: th
 
   SECTION("without the spin known, the main thread could still write: no root") {
     CHECK(root_text(heuristics::wait_graph({.snapshot = &s})) == "none");
+  }
+}
+
+TEST_CASE("kernel waits: a child whose every thread sleeps on its own futexes is the root") {
+  Snapshot s;
+  s.pid = 100;
+  s.host_threads.push_back(py_thread("1", 100, "run_job", 12));
+  KernelWait w4 = kwait(100, "wait4");
+  w4.child = 200;
+  s.kernel_waits.processes = {
+      process_waits(100, "target", {w4}),
+      process_waits(200, "child", {futex_wait(200, 0x10), futex_wait(201, 0x20)})};
+  auto g = heuristics::wait_graph({.snapshot = &s});
+  CHECK(root_text(g) == "process:200 thread:100 process:200");
+  const auto roots = find_roots(g);
+  REQUIRE(roots.size() == 1);
+  CHECK_THAT(g.node(roots.front().node).doing, Catch::Contains("rocplay run --pid 200"));
+
+  SECTION("one of its waits is timed: it may wake, the chain ends open") {
+    s.kernel_waits.processes[1].threads[1].timed = true;
+    g = heuristics::wait_graph({.snapshot = &s});
+    CHECK(root_text(g) == "none");
+    CHECK_FALSE(graph::open_ends(g).empty());
+  }
+}
+
+TEST_CASE("kernel waits: a mutex loop stays the root when every thread is asleep too") {
+  Snapshot s;
+  s.pid = 100;
+  auto locker = [](std::string id, std::uint64_t lwp, std::uint64_t mutex, std::int64_t owner) {
+    HostThread t =
+        thread(std::move(id), lwp,
+               {native(0, "__lll_lock_wait", 0x10), native(1, "pthread_mutex_lock", 0x20)});
+    t.frames[0].from = "/lib/x86_64-linux-gnu/libc.so.6";
+    t.frames[1].from = "/lib/x86_64-linux-gnu/libc.so.6";
+    MutexWait m;
+    m.address = mutex;
+    m.owner = owner;
+    t.mutex_wait = m;
+    return t;
+  };
+  s.host_threads = {locker("2", 101, 0xa0, 102), locker("3", 102, 0xb0, 101)};
+  s.kernel_waits.processes = {
+      process_waits(100, "target", {futex_wait(101, 0xa0), futex_wait(102, 0xb0)})};
+  const auto g = heuristics::wait_graph({.snapshot = &s});
+  const auto roots = find_roots(g);
+  REQUIRE(roots.size() == 1);
+  CHECK(roots.front().cycle);
+  CHECK(g.find("asleep:100") == graph::Graph::npos);
+  const auto findings = heuristics::run(s);
+  REQUIRE_FALSE(findings.empty());
+  CHECK(findings.front().severity == Severity::Critical);
+  for (const auto& f : findings) {
+    CHECK_FALSE(f.details.contains("asleep"));
   }
 }

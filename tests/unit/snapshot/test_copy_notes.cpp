@@ -139,3 +139,39 @@ TEST_CASE("unchanged stacks: a later sample takes them from the sample before, b
     CHECK(n.size() < 4'000);
   }
 }
+
+TEST_CASE("kernel waits: each sample gets the look taken just before its own stop") {
+  // Sample 1's look comes before the attach; sample 2's before its copy, among the exchanges
+  // that precede the `sample 2:` note (fixtures/graph/host/*.rocplay have this order).
+  auto look = [](const char* call) {
+    return std::string("kernel waits: {\"pid\":4242,\"role\":\"target\",\"threads\":[{\"t\":4242,"
+                       "\"c\":\"") +
+           call + "\"}]}";
+  };
+  std::vector<mi::Exchange> exchanges;
+  auto first = exchange("-gdb-set auto-solib-add off", 0.1, 0.11);
+  first.notes = {look("wait4")};
+  exchanges.push_back(std::move(first));
+  auto copy1 = exchange("-target-select core /tmp/c/core.1", 0.2, 0.21);
+  copy1.notes = {"copy: held 2 threads of pid 4242 from 0.15 s to 0.18 s, then let them go; the "
+                 "debugger reads the copy"};
+  exchanges.push_back(std::move(copy1));
+  auto s1 = core_thread_info(0.3);
+  s1.notes = {"sample 1: stop began at 0.15 s (unix 1763940000.0)"};
+  exchanges.push_back(std::move(s1));
+  auto copy2 = exchange("-target-select core /tmp/c/core.2", 2.2, 2.21);
+  copy2.notes = {look("read"), "copy: held 2 threads of pid 4242 from 2.15 s to 2.18 s, then "
+                               "let them go; the debugger reads the copy"};
+  exchanges.push_back(std::move(copy2));
+  auto s2 = core_thread_info(2.3);
+  s2.notes = {"sample 2: stop began at 2.15 s (unix 1763940002.0)"};
+  exchanges.push_back(std::move(s2));
+  const auto samples = snapshot::build_samples(exchanges);
+  REQUIRE(samples.size() == 2);
+  auto call_of = [](const Snapshot& s) {
+    const ProcessWaits* p = s.kernel_waits.process(4242);
+    return p == nullptr || p->threads.empty() ? std::string("-") : p->threads.front().call;
+  };
+  CHECK(call_of(samples[0].snapshot) == "wait4");
+  CHECK(call_of(samples[1].snapshot) == "read");
+}
