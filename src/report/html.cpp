@@ -187,7 +187,9 @@ details{margin:4px 0}summary{cursor:pointer;font-weight:600}
 section.case{border-top:1px solid var(--line);padding-top:4px}
 .sev-error,.sev-critical{color:#a33a00;font-weight:700}.sev-warning{color:#7a5200;font-weight:700}
 @media print{body{max-width:none;padding:0}.tree-box{max-height:none;overflow:visible}
- details:not([open])>summary::after{content:" (collapsed)"}h2{break-after:avoid}}
+ details:not([open])>summary::after{content:" (collapsed)"}h2{break-after:avoid}
+ @supports selector(::details-content){details::details-content{content-visibility:visible;
+ display:block}details:not([open])>summary::after{content:none}}}
 )css";
 
 // Caps that keep the page small whatever the incident (docs/benchmarks.md).

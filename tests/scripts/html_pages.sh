@@ -192,6 +192,28 @@ else
   fail=1
 fi
 
+# Printed, the collapsed sections come out whole: the page prints more pages than the same page
+# with its print rule for <details> taken out.
+pdf_pages() { # html pdf
+  local profile
+  profile=$(mktemp -d)
+  timeout 60 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$profile" \
+    --no-first-run --host-resolver-rules='MAP * ~NOTFOUND' --no-pdf-header-footer \
+    --print-to-pdf="$2" "file://$1" >/dev/null 2>&1 || true
+  rm -rf "$profile"
+  { grep -ao '/Type */Pages\?' "$2" 2>/dev/null || true; } | grep -vc Pages || true
+}
+sed 's/@supports selector(::details-content)/@supports selector(:no-such-thing)/' \
+  "$out/missing-rank-8.html" >"$out/print-collapsed.html"
+printed=$(pdf_pages "$out/missing-rank-8.html" "$out/print.pdf")
+collapsed=$(pdf_pages "$out/print-collapsed.html" "$out/print-collapsed.pdf")
+if [ "$printed" -gt "$collapsed" ] && [ "$collapsed" -gt 0 ]; then
+  echo "html_pages: printed, the collapsed sections come out: $printed pages ($collapsed without)"
+else
+  echo "html_pages: printing: $printed pages, $collapsed with the sections collapsed" >&2
+  fail=1
+fi
+
 if [ "${UPDATE_DOCS:-0}" = 1 ] && [ "$fail" = 0 ]; then
   # The top of the page (cause, graph, ranks, the tree's start), kept small for the repository.
   mkdir -p docs/images
