@@ -11,6 +11,7 @@
 //   race_target static  the reader indexes past its buffer in every run
 //
 // Each fault sits on a line marked `FAULT:` so a test can find it.
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@ namespace {
 
 int* volatile g_results = nullptr;
 int* volatile g_bad = nullptr;
+std::atomic<bool> g_running{false}; // the "kernel" is in flight
 
 bool blocking_launches() {
   for (const char* name : {"CUDA_LAUNCH_BLOCKING", "RACE_TARGET_SERIAL"}) {
@@ -34,6 +36,7 @@ bool blocking_launches() {
 }
 
 [[gnu::noinline]] void fill_results(bool through_bad_pointer) {
+  g_running = true;
   std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the "kernel" takes a while
   static int storage[64];
   if (through_bad_pointer) {
@@ -71,6 +74,9 @@ int main(int argc, char** argv) {
   std::thread worker(fill_results, mode == "moved");
   if (blocking_launches()) {
     worker.join();
+  }
+  while (!g_running) { // launched means running: the reader comes once the worker is in it
+    std::this_thread::yield();
   }
   const int sum = read_results(3);
   if (worker.joinable()) {
