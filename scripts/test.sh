@@ -34,7 +34,8 @@ step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DROCPLAY_WERROR=ON \
   -DROCPLAY_SANITIZE="address;undefined" -DROCPLAY_BENCH=OFF >/dev/null
 cmake --build build-asan --parallel "$jobs" --target unit_tests
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp" \
+  UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit --timeout 600
 
 step "fuzzing the MI parser, the snapshot path, the code-object and collective-record readers (libFuzzer, clang)"
