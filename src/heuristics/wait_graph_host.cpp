@@ -290,7 +290,8 @@ struct HostProducer {
     if (dead_readers.empty()) {
       return;
     }
-    for (const auto& [lwp, n] : target_threads) {
+    for (const auto& [lwp, node] : target_threads) {
+      const NodeId n = node; // clang 14 cannot capture a structured binding in a lambda
       const bool waits = std::any_of(g.edges().begin(), g.edges().end(),
                                      [&](const graph::Edge& e) { return e.from == n; });
       if (g.node(n).state != State::Spinning || waits) {
