@@ -198,27 +198,13 @@ Case case_of_target(const std::string& host, const nlohmann::json& t, const std:
 // system clock; Slurm clusters keep them in step with NTP or PTP). The same measure as
 // playbook::run_targets' over one node's targets, here over every case of every node.
 std::vector<std::pair<std::uint32_t, double>> skew_of(const Incident& inc) {
-  std::map<std::uint32_t, std::pair<double, double>> range;
+  std::vector<const std::vector<Sample>*> processes;
   for (const auto& c : inc.cases) {
-    if (!c.examined()) {
-      continue;
-    }
-    for (const auto& s : c.samples) {
-      if (s.wall_time <= 0) {
-        continue;
-      }
-      auto [it, fresh] = range.emplace(s.index, std::make_pair(s.wall_time, s.wall_time));
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, s.wall_time);
-        it->second.second = std::max(it->second.second, s.wall_time);
-      }
+    if (c.examined()) {
+      processes.push_back(&c.samples);
     }
   }
-  std::vector<std::pair<std::uint32_t, double>> out;
-  for (const auto& [k, r] : range) {
-    out.emplace_back(k, r.second - r.first);
-  }
-  return out;
+  return snapshot::sample_skew(processes);
 }
 
 } // namespace

@@ -1,12 +1,14 @@
 // Helpers the heuristics share: naming kernels, describing wave classes, locations.
 #pragma once
 
+#include "rocplay/graph/graph.hpp"
 #include "rocplay/heuristics/heuristics.hpp"
 #include "rocplay/kernels/kernel_names.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace rocplay::heuristics::detail {
 
@@ -127,5 +129,20 @@ const KernelWait* kernel_wait_of(const Snapshot& snapshot, const HostThread& thr
 // A Python thread inside queue.Queue.get / SimpleQueue.get (its innermost standard-library
 // frames): it waits for an item another thread puts.
 bool in_queue_get(const HostThread& thread);
+
+// A wait-for graph node as the producers make them (wait_graph*.cpp).
+inline graph::Node graph_node(std::string id, std::string kind, std::string label,
+                              graph::State state, std::string where = {}, std::string doing = {},
+                              int weight = 0) {
+  graph::Node n;
+  n.id = std::move(id);
+  n.kind = std::move(kind);
+  n.label = std::move(label);
+  n.state = state;
+  n.where = std::move(where);
+  n.doing = std::move(doing);
+  n.weight = weight;
+  return n;
+}
 
 } // namespace rocplay::heuristics::detail

@@ -28,18 +28,7 @@ using graph::State;
 // rule); a busy machine gives a spinning thread only a part of one CPU, so above it, it ran.
 constexpr double kRunningShare = 0.05;
 
-graph::Node make(std::string id, std::string kind, std::string label, State state,
-                 std::string where = {}, std::string doing = {}, int weight = 0) {
-  graph::Node n;
-  n.id = std::move(id);
-  n.kind = std::move(kind);
-  n.label = std::move(label);
-  n.state = state;
-  n.where = std::move(where);
-  n.doing = std::move(doing);
-  n.weight = weight;
-  return n;
-}
+using detail::graph_node;
 
 State state_of(Motion m) {
   switch (m) {
@@ -320,8 +309,8 @@ struct Builder {
       const bool python =
           std::any_of(t.frames.begin(), t.frames.end(), [](const Frame& f) { return f.python; });
       const int weight = is_main(t, s) ? 3 : python ? 2 : 1;
-      thread_nodes[t.id] =
-          g.add(make(thread_id(t), "thread", thread_label(t, s), st, where_of(t), doing, weight));
+      thread_nodes[t.id] = g.add(
+          graph_node(thread_id(t), "thread", thread_label(t, s), st, where_of(t), doing, weight));
     }
   }
 
@@ -343,8 +332,9 @@ struct Builder {
     if (waiters.empty()) {
       return;
     }
-    const NodeId gil = g.add(make("gil", "gil", "the GIL", holder ? State::Blocked : State::Unknown,
-                                  {}, holder ? std::string() : "its holder was not read"));
+    const NodeId gil =
+        g.add(graph_node("gil", "gil", "the GIL", holder ? State::Blocked : State::Unknown, {},
+                         holder ? std::string() : "its holder was not read"));
     for (const auto& [t, f] : waiters) {
       if (NodeId w = node_of(*t); w != graph::Graph::npos) {
         g.node(w).state = g.node(w).state == State::Moving ? State::Moving : State::Blocked;
@@ -406,16 +396,16 @@ struct Builder {
         continue; // unlocked at that instant, or not read: nothing to wait for
       }
       auto owner = by_lwp.find(static_cast<std::uint64_t>(*m.owner));
-      const NodeId mu = g.add(make(id, "mutex", label, State::Blocked));
+      const NodeId mu = g.add(graph_node(id, "mutex", label, State::Blocked));
       if (g.node(w).state == State::Unknown) {
         g.node(w).state = State::Blocked;
       }
       g.wait(w, mu, EdgeKind::One, "blocked in pthread_mutex_lock");
       NodeId o = owner == by_lwp.end() ? graph::Graph::npos : node_of(*owner->second);
       if (o == graph::Graph::npos) {
-        o = g.add(make(fmt::format("thread:{}", *m.owner), "thread",
-                       fmt::format("LWP {}", *m.owner), State::Unknown, {},
-                       "not a thread of this snapshot"));
+        o = g.add(graph_node(fmt::format("thread:{}", *m.owner), "thread",
+                             fmt::format("LWP {}", *m.owner), State::Unknown, {},
+                             "not a thread of this snapshot"));
       }
       g.wait(mu, o, EdgeKind::One, fmt::format("glibc's owner field: LWP {}", *m.owner));
     }
@@ -456,10 +446,10 @@ struct Builder {
                                              l.line ? fmt::format(":{}", *l.line) : "");
       }
       // A collective's kernel names it for the incident's join (missing rank, order mismatch).
-      graph::Node node =
-          make("dispatch:" + d.id, detail::is_collective(d) ? "collective" : "dispatch",
-               fmt::format("{} (dispatch {})", short_function_name(detail::kernel_label(d)), d.id),
-               st, where, doing, 2);
+      graph::Node node = graph_node(
+          "dispatch:" + d.id, detail::is_collective(d) ? "collective" : "dispatch",
+          fmt::format("{} (dispatch {})", short_function_name(detail::kernel_label(d)), d.id), st,
+          where, doing, 2);
       node.name = short_function_name(d.kernel_name);
       const NodeId n = g.add(std::move(node));
       dispatch_nodes.push_back(n);
@@ -467,8 +457,8 @@ struct Builder {
       NodeId counter = graph::Graph::npos;
       if (finding_of(d, kSplitKCleanRace) != nullptr &&
           detail::ends_with(d.kernel_name, "_clean")) {
-        counter =
-            g.add(make("counter:splitk-workspace", "flag", "the shared split-K workspace counter",
+        counter = g.add(
+            graph_node("counter:splitk-workspace", "flag", "the shared split-K workspace counter",
                        st == State::Moving ? State::Moving : State::Blocked, {},
                        "tested with `==` by each _clean kernel; another writer already counted"));
         g.node(counter).dead_end = st != State::Moving;
@@ -479,8 +469,8 @@ struct Builder {
       // A collective kernel not moving and not otherwise explained waits for its peer ranks,
       // unseen from one process: an open end, joined to the peers' graphs in an incident.
       if (g.node(n).state != State::Moving && g.node(n).kind == "collective" && !has_out_edge(n)) {
-        const NodeId peers = g.add(make("peers:" + d.id, "rank", "the peer ranks", State::Unknown,
-                                        {}, "not seen from this process"));
+        const NodeId peers = g.add(graph_node("peers:" + d.id, "rank", "the peer ranks",
+                                              State::Unknown, {}, "not seen from this process"));
         g.wait(n, peers, EdgeKind::And, "a collective completes only when every peer joins it");
       }
     }
@@ -511,11 +501,11 @@ struct Builder {
     auto units = [&](std::uint64_t n) {
       return fmt::format("{} {}{}", n, cuda ? "thread" : "wave", n == 1 ? "" : "s");
     };
-    const NodeId poll = g.add(make("lanes:" + d.id + ":poll", "lanes",
-                                   fmt::format("{} in one loop in {} block(s)",
-                                               units(spin->spin_threads), spin->spin_workgroups),
-                                   moving ? State::Moving : State::Spinning,
-                                   detail::where(*spin->spin.front(), s)));
+    const NodeId poll = g.add(graph_node(
+        "lanes:" + d.id + ":poll", "lanes",
+        fmt::format("{} in one loop in {} block(s)", units(spin->spin_threads),
+                    spin->spin_workgroups),
+        moving ? State::Moving : State::Spinning, detail::where(*spin->spin.front(), s)));
     const bool collective = detail::is_collective(d);
     NodeId flag = polled;
     if (flag == graph::Graph::npos && spin->rest.empty() && !collective) {
@@ -525,12 +515,12 @@ struct Builder {
       return true;
     }
     if (flag == graph::Graph::npos) {
-      flag = g.add(make("flag:" + d.id, "flag",
-                        collective ? "the peers' flags the looping lanes read"
-                                   : "the flag the looping lanes read",
-                        moving ? State::Moving : State::Blocked, {},
-                        collective ? "no writer seen (a peer never wrote its slot)"
-                                   : "no writer seen in this process"));
+      flag = g.add(graph_node("flag:" + d.id, "flag",
+                              collective ? "the peers' flags the looping lanes read"
+                                         : "the flag the looping lanes read",
+                              moving ? State::Moving : State::Blocked, {},
+                              collective ? "no writer seen (a peer never wrote its slot)"
+                                         : "no writer seen in this process"));
       // Its only writers would be lanes of this dispatch, and every lane is accounted for: the
       // polling ones and those behind the barrier. A peer's write is another rank's graph.
       g.node(flag).dead_end = !moving;
@@ -538,9 +528,9 @@ struct Builder {
     g.wait(poll, flag, EdgeKind::One,
            fmt::format("lane table: {}", detail::describe(*spin->spin.front(), s)));
     if (!spin->rest.empty()) {
-      const NodeId rest = g.add(
-          make("lanes:" + d.id + ":rest", "lanes", units(rest_threads) + " waiting behind them",
-               moving ? State::Moving : State::Blocked, detail::where(*spin->rest.front(), s)));
+      const NodeId rest = g.add(graph_node(
+          "lanes:" + d.id + ":rest", "lanes", units(rest_threads) + " waiting behind them",
+          moving ? State::Moving : State::Blocked, detail::where(*spin->rest.front(), s)));
       g.wait(dn, rest, EdgeKind::And, "the dispatch ends when every lane does");
       g.wait(rest, poll, EdgeKind::And,
              fmt::format("lane table: {}", detail::describe(*spin->rest.front(), s)));
@@ -565,8 +555,8 @@ struct Builder {
         doing += "; " + e->why;
       }
       const NodeId qn =
-          g.add(make("queue:" + q.id, "queue", q.target_id.empty() ? "queue " + q.id : q.target_id,
-                     st, {}, doing));
+          g.add(graph_node("queue:" + q.id, "queue",
+                           q.target_id.empty() ? "queue " + q.id : q.target_id, st, {}, doing));
       out.push_back(qn);
       // Its head packet: a dispatch of that queue in flight, else unknown.
       NodeId head = graph::Graph::npos;
@@ -578,7 +568,7 @@ struct Builder {
         }
       }
       if (head == graph::Graph::npos) {
-        head = g.add(make(
+        head = g.add(graph_node(
             "queue:" + q.id + ":head", "packet", "its head packet", State::Unknown, {},
             s.coverage.dispatches ? "no dispatch of this queue in flight: not a kernel (a barrier "
                                     "or signal wait)"
@@ -622,8 +612,8 @@ struct Builder {
         }
       } else if (!s.coverage.dispatches &&
                  (s.debugger == DebuggerKind::RocGdb || s.debugger == DebuggerKind::CudaGdb)) {
-        const NodeId gpu = g.add(
-            make("gpu", "gpu", "the GPU work", State::Unknown, {}, "dispatches were not asked"));
+        const NodeId gpu = g.add(graph_node("gpu", "gpu", "the GPU work", State::Unknown, {},
+                                            "dispatches were not asked"));
         g.wait(w, gpu, EdgeKind::Or, evidence);
       }
     }
@@ -637,7 +627,7 @@ struct Builder {
       if (f.id != kGpuFault && f.id != kHostFault) {
         continue;
       }
-      graph::Node n = make("fault", "fault", f.title, State::Blocked);
+      graph::Node n = graph_node("fault", "fault", f.title, State::Blocked);
       if (!f.locations.empty()) {
         const Location& l = f.locations.front();
         n.where = l.file.empty() ? l.function

@@ -18,17 +18,7 @@ using graph::EdgeKind;
 using graph::NodeId;
 using graph::State;
 
-graph::Node make(std::string id, std::string kind, std::string label, State state,
-                 std::string where = {}, std::string doing = {}) {
-  graph::Node n;
-  n.id = std::move(id);
-  n.kind = std::move(kind);
-  n.label = std::move(label);
-  n.state = state;
-  n.where = std::move(where);
-  n.doing = std::move(doing);
-  return n;
-}
+using detail::graph_node;
 
 std::string prefix_of(const RankGraph& r, std::size_t index) {
   if (r.rank) {
@@ -153,13 +143,13 @@ graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
         }
       }
       missing_ranks.insert(index);
-      const NodeId gone = g.add(
-          make(fmt::format("rank {}/elsewhere", missing), "rank",
-               fmt::format("rank {}: not in {}", missing, kernel), State::Blocked,
-               index < ranks.size() ? rank_where(ranks[index].graph, ranks[index].snapshot)
-                                    : std::string(),
-               "its peers wait for it in this collective (missing-rank); from snapshots alone, "
-               "which call it made instead is not known"));
+      const NodeId gone = g.add(graph_node(
+          fmt::format("rank {}/elsewhere", missing), "rank",
+          fmt::format("rank {}: not in {}", missing, kernel), State::Blocked,
+          index < ranks.size() ? rank_where(ranks[index].graph, ranks[index].snapshot)
+                               : std::string(),
+          "its peers wait for it in this collective (missing-rank); from snapshots alone, "
+          "which call it made instead is not known"));
       g.node(gone).dead_end = true; // a rank gone elsewhere never joins this collective
       for (const auto& c : collectives) {
         if (c.rank_index != index && c.kernel == kernel) {
@@ -220,15 +210,16 @@ void add_collective_records(graph::Graph& g, const std::vector<CollectiveRecord>
     if (behind.empty()) {
       continue;
     }
-    const NodeId waiter = g.add(make(fmt::format("rank {}", r.rank), "rank",
-                                     fmt::format("rank {}", r.rank), State::Blocked, r.call_site));
-    const NodeId call = g.add(make(fmt::format("collective:{}#{}", r.group, *r.seq), "collective",
-                                   fmt::format("{} #{} on group {}", r.op, *r.seq, r.group),
-                                   State::Blocked, r.call_site));
+    const NodeId waiter =
+        g.add(graph_node(fmt::format("rank {}", r.rank), "rank", fmt::format("rank {}", r.rank),
+                         State::Blocked, r.call_site));
+    const NodeId call = g.add(graph_node(
+        fmt::format("collective:{}#{}", r.group, *r.seq), "collective",
+        fmt::format("{} #{} on group {}", r.op, *r.seq, r.group), State::Blocked, r.call_site));
     g.wait(waiter, call, EdgeKind::One, "collective record: " + r.state);
     for (int q : behind) {
-      const NodeId peer =
-          g.add(make(fmt::format("rank {}", q), "rank", fmt::format("rank {}", q), State::Unknown));
+      const NodeId peer = g.add(
+          graph_node(fmt::format("rank {}", q), "rank", fmt::format("rank {}", q), State::Unknown));
       g.wait(call, peer, EdgeKind::And,
              fmt::format("rank {} reached #{} of group {} only", q, ranks.at(q), r.group));
     }

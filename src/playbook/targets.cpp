@@ -112,28 +112,13 @@ private:
 
 // Per sample index: the spread of the instants at which the targets' stops began.
 std::vector<std::pair<std::uint32_t, double>> sample_skew(const std::vector<TargetRun>& targets) {
-  std::map<std::uint32_t, std::pair<double, double>> range;
+  std::vector<const std::vector<Sample>*> processes;
   for (const auto& t : targets) {
-    const RunResult* r = t.reported();
-    if (r == nullptr) {
-      continue;
-    }
-    for (const auto& s : r->samples) {
-      if (s.wall_time <= 0) {
-        continue;
-      }
-      auto [it, fresh] = range.emplace(s.index, std::make_pair(s.wall_time, s.wall_time));
-      if (!fresh) {
-        it->second.first = std::min(it->second.first, s.wall_time);
-        it->second.second = std::max(it->second.second, s.wall_time);
-      }
+    if (const RunResult* r = t.reported()) {
+      processes.push_back(&r->samples);
     }
   }
-  std::vector<std::pair<std::uint32_t, double>> out;
-  for (const auto& [k, r] : range) {
-    out.emplace_back(k, r.second - r.first);
-  }
-  return out;
+  return snapshot::sample_skew(processes);
 }
 
 // After a harmful look, what /proc says of each target once every debugger has gone: its state and

@@ -499,4 +499,26 @@ std::vector<Sample> build_samples(const std::vector<mi::Exchange>& exchanges,
   return b.finish();
 }
 
+std::vector<std::pair<std::uint32_t, double>>
+sample_skew(const std::vector<const std::vector<Sample>*>& processes) {
+  std::map<std::uint32_t, std::pair<double, double>> range;
+  for (const auto* samples : processes) {
+    for (const auto& s : *samples) {
+      if (s.wall_time <= 0) {
+        continue;
+      }
+      auto [it, fresh] = range.emplace(s.index, std::make_pair(s.wall_time, s.wall_time));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, s.wall_time);
+        it->second.second = std::max(it->second.second, s.wall_time);
+      }
+    }
+  }
+  std::vector<std::pair<std::uint32_t, double>> out;
+  for (const auto& [k, r] : range) {
+    out.emplace_back(k, r.second - r.first);
+  }
+  return out;
+}
+
 } // namespace rocplay::snapshot

@@ -31,6 +31,11 @@ struct Sample {
 
 namespace snapshot {
 
+// Per sample index: the spread of the instants (wall clock) at which several processes' stops of
+// that sample began; samples without a wall time are left out. The report's "stops began within".
+std::vector<std::pair<std::uint32_t, double>>
+sample_skew(const std::vector<const std::vector<Sample>*>& processes);
+
 // The note that marks where sample `index` begins: `sample 2: stop began at 12.345678 s (unix
 // 1763940000.123456)`. Written by `rocplay run` after each sample's stop was seen.
 std::string sample_note(std::uint32_t index, double stop_began_at, double unix_time);
