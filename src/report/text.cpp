@@ -36,6 +36,16 @@ struct Style {
   }
 };
 
+// The index of an escape sequence's final byte (`ESC [ ... letter`), `start` its ESC.
+std::size_t escape_end(std::string_view s, std::size_t start) {
+  std::size_t i = start + 2;
+  while (i < s.size() &&
+         (static_cast<unsigned char>(s[i]) < 0x40 || static_cast<unsigned char>(s[i]) > 0x7e)) {
+    ++i;
+  }
+  return i;
+}
+
 // Columns `s` takes on a terminal: escape sequences (`ESC [ ... letter`, colours) take none, a
 // UTF-8 character one.
 std::size_t columns_of(std::string_view s) {
@@ -43,11 +53,7 @@ std::size_t columns_of(std::string_view s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {
-      i += 2;
-      while (i < s.size() &&
-             (static_cast<unsigned char>(s[i]) < 0x40 || static_cast<unsigned char>(s[i]) > 0x7e)) {
-        ++i;
-      }
+      i = escape_end(s, i);
       continue;
     }
     if ((c & 0xc0) != 0x80) {
@@ -65,11 +71,7 @@ std::pair<std::string_view, std::string_view> split_at_column(std::string_view s
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c == 0x1b && i + 1 < s.size() && s[i + 1] == '[') {
-      i += 2;
-      while (i < s.size() &&
-             (static_cast<unsigned char>(s[i]) < 0x40 || static_cast<unsigned char>(s[i]) > 0x7e)) {
-        ++i;
-      }
+      i = escape_end(s, i);
       continue;
     }
     if ((c & 0xc0) != 0x80) {
