@@ -183,14 +183,12 @@ void Session::Impl::check_target_state() {
     warn("the target (pid " + std::to_string(*pid) + ") exited during the session");
     return;
   }
-  times.state_after = st->state;
-  if (!process::is_stopped(st->state)) {
+  if (process::is_stopped(target.state_before)) {
+    restore_stopped(*st);
     return;
   }
-  if (process::is_stopped(target.state_before)) {
-    warn("the target (pid " + std::to_string(*pid) +
-         ") was already stopped before rocplay attached (state " +
-         std::string(1, target.state_before) + "); left as it was");
+  times.state_after = st->state;
+  if (!process::is_stopped(st->state)) {
     return;
   }
   ::kill(static_cast<pid_t>(*pid), SIGCONT);
@@ -236,6 +234,40 @@ void Session::Impl::quit() noexcept {
     }
   } catch (...) {
   }
+}
+
+void Session::Impl::restore_stopped(process::Stat st) {
+  // gdb wakes a job-control-stopped process to attach and detaches with the stop signal pending:
+  // it runs for a moment before it stops again, longer on a busy machine.
+  for (int i = 0; i < 50 && !process::is_stopped(st.state); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    const auto again = process::read_stat(*pid);
+    if (!again || again->state == 'Z' || again->state == 'X') {
+      times.state_after = 'X';
+      warn("the target (pid " + std::to_string(*pid) + ") exited during the session");
+      return;
+    }
+    st = *again;
+  }
+  const std::string before(1, target.state_before);
+  if (process::is_stopped(st.state)) {
+    times.state_after = st.state;
+    warn("the target (pid " + std::to_string(*pid) +
+         ") was already stopped before rocplay attached (state " + before + "); left as it was");
+    return;
+  }
+  ::kill(static_cast<pid_t>(*pid), SIGSTOP);
+  auto after = process::read_stat(*pid);
+  for (int i = 0; i < 10 && after && !process::is_stopped(after->state); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    after = process::read_stat(*pid);
+  }
+  times.state_after = after ? after->state : 'X';
+  warn("the target (pid " + std::to_string(*pid) +
+       ") was already stopped before rocplay attached (state " + before +
+       ") and ran after the detach; rocplay sent it SIGSTOP to leave it stopped as it was (`kill "
+       "-CONT " +
+       std::to_string(*pid) + "` resumes it)");
 }
 
 } // namespace rocplay::session

@@ -391,6 +391,7 @@ struct Session::Impl {
   void end_program();
 
   void check_target_state();
+  void restore_stopped(process::Stat st_after_detach);
 
   // ---- stops by copy (session_copy.cpp) --------------------------------------------------------
 

@@ -293,6 +293,8 @@ TEST_CASE("a target already stopped before attach is left as it was", "[live][se
       noted = noted || w.find("already stopped before") != std::string::npos;
     }
     CHECK(noted);
+    CHECK(process::is_stopped(s.times().state_after));
+    CHECK(process::is_stopped(target.state()));
   }
   ::kill(static_cast<pid_t>(target.pid()), SIGCONT);
   check_running(target);
