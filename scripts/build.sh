@@ -4,7 +4,11 @@
 #   scripts/build.sh TARGET...    only these CMake targets (the demo: rocplay spin_target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+if [ $# -gt 0 ]; then
+  scripts/setup.sh build
+else
+  scripts/setup.sh
+fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROCPLAY_WERROR=ON >/dev/null
 if [ $# -gt 0 ]; then
   cmake --build build --parallel "$(nproc)" --target "$@"

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
-# Installs rocplay's build and test dependencies from Debian packages (Debian 12).
+# Installs rocplay's dependencies from Debian packages (Debian 12).
+#   scripts/setup.sh          everything the test command needs (scripts/test.sh)
+#   scripts/setup.sh build    what building rocplay and the demo's target needs, and gdb (the
+#                             demo): no clang, LLVM, chromium, Slurm or the other test tools
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config gdb strace clang libclang-rt-14-dev
+build_packages=(build-essential cmake ninja-build pkg-config gdb procps
   libboost1.81-dev libyaml-cpp-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
-  libbenchmark-dev procps util-linux python3
-  libelf-dev libmsgpuck-dev libllvm14 llvm-14
-  zlib1g-dev dpkg-dev file zsh man-db patchelf
+  libelf-dev libmsgpuck-dev zlib1g-dev)
+test_packages=(strace clang libclang-rt-14-dev util-linux python3
+  libllvm14 llvm-14 dpkg-dev file zsh man-db patchelf
   libgraphviz-dev libgvc6 chromium
   munge slurmctld slurmd slurm-client iproute2)
+case ${1:-all} in
+build) packages=("${build_packages[@]}") ;;
+all) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+*)
+  echo "setup: unknown set '$1'; use 'build' or 'all' (the default)" >&2
+  exit 2
+  ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
