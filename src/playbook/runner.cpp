@@ -8,6 +8,7 @@
 #include "playbook/internal.hpp"
 #include "rocplay/case/analyse.hpp"
 #include "rocplay/core/clock.hpp"
+#include "rocplay/core/kernel_waits.hpp"
 #include "rocplay/pyframes/pyframes.hpp"
 #include "rocplay/snapshot/frames.hpp"
 #include "rocplay/snapshot/grouping.hpp"
@@ -1060,7 +1061,11 @@ private:
     }
     const auto start = Clock::now();
     pyframes::ProcessMemory memory(static_cast<int>(options_.pid));
-    const pyframes::Stacks read = pyframes::read(memory, *python_runtime_);
+    const auto futex_of = [pid = options_.pid](std::uint64_t lwp) -> std::optional<std::uint64_t> {
+      const auto wait = process::read_kernel_wait(pid, static_cast<std::int64_t>(lwp));
+      return wait && wait->call == "futex" ? wait->futex : std::nullopt;
+    };
+    const pyframes::Stacks read = pyframes::read(memory, *python_runtime_, {}, futex_of);
     snapshot::PythonStacks stacks;
     stacks.version = read.version;
     stacks.gil_known = read.gil_known;
@@ -1080,8 +1085,10 @@ private:
           pf.line = static_cast<std::uint32_t>(*f.line);
         }
         pf.entry = f.entry;
+        pf.held_locks = f.held_locks;
         pt.frames.push_back(std::move(pf));
       }
+      pt.waits_for_lock = t.waits_for_lock;
       stacks.threads.push_back(std::move(pt));
     }
     stacks.seconds = seconds_since(start);

@@ -12,6 +12,7 @@
 // bytes, line delta as a signed byte); -128 means the range has no line.
 #include "rocplay/pyframes/pyframes.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace rocplay::pyframes {
@@ -188,6 +189,47 @@ std::string clean_text(std::string_view s, std::size_t max) {
     i += valid ? n : 1;
   }
   return out;
+}
+
+std::optional<std::uint32_t> handler_depth(std::span<const std::uint8_t> table,
+                                           std::int64_t index) {
+  if (index < 0) {
+    return std::nullopt;
+  }
+  const auto at = static_cast<std::uint64_t>(index);
+  std::size_t pos = 0;
+  // Six bits a byte, most significant first; bit 6 says another byte follows.
+  auto varint = [&](std::uint64_t& out) {
+    if (pos >= table.size()) {
+      return false;
+    }
+    std::uint8_t b = table[pos++];
+    out = b & 63U;
+    for (int more = 0; (b & 64U) != 0; ++more) {
+      if (pos >= table.size() || more == 8) {
+        return false;
+      }
+      b = table[pos++];
+      out = (out << 6U) | (b & 63U);
+    }
+    return true;
+  };
+  while (pos < table.size()) {
+    if ((table[pos] & 0x80U) == 0) {
+      return std::nullopt; // bit 7 marks an entry's first byte
+    }
+    std::uint64_t start = 0, length = 0, target = 0, depth_lasti = 0;
+    if (!varint(start) || !varint(length) || !varint(target) || !varint(depth_lasti)) {
+      return std::nullopt;
+    }
+    if (start > at) {
+      return std::nullopt; // entries come in order of their start
+    }
+    if (at - start < length) {
+      return static_cast<std::uint32_t>(std::min<std::uint64_t>(depth_lasti >> 1U, UINT32_MAX));
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace rocplay::pyframes

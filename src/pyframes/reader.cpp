@@ -48,6 +48,13 @@ struct Layout {
   // Free-threaded 3.14+: each thread may run its own copy of the bytecode, entry `tlbc_index` of
   // the code object's co_tlbc array (cpython/code.h: _PyCodeArray), not co_code_adaptive.
   std::optional<std::uint64_t> f_tlbc_index, co_tlbc;
+  // The locks of `with` blocks (3.11+, builds with the GIL; docs/python-stacks.md, "Locks"): the
+  // frame's localsplus (its value stack follows the locals), a code object's co_localsplusnames
+  // (a tuple as long as the locals) and co_exceptiontable.
+  std::optional<std::uint64_t> f_localsplus;
+  std::uint64_t co_localsplusnames = 96, co_exceptiontable = 40, tuple_size = 16;
+  std::uint64_t stack_tag_bits = 0; // 3.14+: value-stack entries are tagged _PyStackRef
+  bool lock_is_mutex = false;       // 3.13+: a _thread.lock is a PyMutex inside the object
   // code objects
   std::uint64_t co_filename = 0, co_name = 0, co_qualname = 0, co_linetable = 0, co_firstlineno = 0,
                 co_code = 0;
@@ -110,6 +117,7 @@ Layout layout_311() {
   l.f_instr = 56; // prev_instr
   l.f_owner = 69;
   l.f_is_entry = 68;
+  l.f_localsplus = 72;
   l.co_filename = 112;
   l.co_name = 120;
   l.co_qualname = 128;
@@ -141,6 +149,7 @@ Layout layout_312() {
   l.f_previous = 8;
   l.f_instr = 56; // prev_instr
   l.f_owner = 70;
+  l.f_localsplus = 72;
   l.co_filename = 112;
   l.co_name = 120;
   l.co_qualname = 128;
@@ -398,6 +407,16 @@ template <class D> std::optional<Layout> layout_from_debug_offsets(const D& d, s
   l.f_previous = d.interpreter_frame.previous;
   l.f_instr = d.interpreter_frame.instr_ptr;
   l.f_owner = d.interpreter_frame.owner;
+  if (!l.free_threaded && d.pyobject.ob_type == 8 && d.interpreter_frame.localsplus > 0 &&
+      d.interpreter_frame.localsplus <= d.interpreter_frame.size &&
+      within(d.code_object.localsplusnames, d.code_object.size) && d.tuple_object.ob_size < 256) {
+    // co_exceptiontable follows the var-object header, co_consts and co_names (cpython/code.h,
+    // unchanged since 3.11); free-threaded builds' larger headers move it: not read there.
+    l.f_localsplus = d.interpreter_frame.localsplus;
+    l.co_localsplusnames = d.code_object.localsplusnames;
+    l.tuple_size = d.tuple_object.ob_size;
+    l.lock_is_mutex = true;
+  }
   l.co_filename = d.code_object.filename;
   l.co_name = d.code_object.name;
   l.co_qualname = d.code_object.qualname;
@@ -407,6 +426,7 @@ template <class D> std::optional<Layout> layout_from_debug_offsets(const D& d, s
   if constexpr (requires { d.interpreter_frame.tlbc_index; }) {
     // 3.14+: f_executable is a _PyStackRef, its low bits a tag (pycore_stackref.h).
     l.executable_tag_bits = 3;
+    l.stack_tag_bits = 3;
     if (l.free_threaded) {
       l.f_tlbc_index = d.interpreter_frame.tlbc_index;
       l.co_tlbc = d.code_object.co_tlbc;
@@ -546,6 +566,9 @@ public:
     std::string name, file;
     std::int64_t first_line = 0;
     std::vector<std::uint8_t> table;
+    // For the locks of `with` blocks (Layout::f_localsplus).
+    std::vector<std::uint8_t> exception_table;
+    std::int64_t locals = -1; // co_nlocalsplus
   };
 
   const Code* code(std::uint64_t obj, std::string& why) {
@@ -569,16 +592,100 @@ public:
     c.name = str(name_obj).value_or("?");
     c.file = str(file_obj).value_or("?");
     c.first_line = first;
-    std::int64_t size = 0;
-    if (table_obj != 0 && is_type(table_obj, "bytes", bytes_type_) &&
-        get(table_obj + l_.bytes_size, size) && size > 0 &&
-        static_cast<std::uint64_t>(size) <= lim_.max_linetable) {
-      c.table.resize(static_cast<std::size_t>(size));
-      if (!mem_.read(table_obj + l_.bytes_sval, c.table.data(), c.table.size())) {
-        c.table.clear();
-      }
+    c.table = bytes(table_obj);
+    std::uint64_t exception_table = 0, names = 0;
+    std::int64_t locals = 0;
+    if (l_.f_localsplus && get(obj + l_.co_exceptiontable, exception_table) &&
+        get(obj + l_.co_localsplusnames, names) && get(names + l_.tuple_size, locals) &&
+        locals >= 0 && locals < (1 << 16)) {
+      c.exception_table = bytes(exception_table);
+      c.locals = locals;
     }
     return &codes_.emplace(obj, std::move(c)).first->second;
+  }
+
+  // A bytes object's contents (at most max_linetable bytes); empty when it is not one.
+  std::vector<std::uint8_t> bytes(std::uint64_t obj) {
+    std::vector<std::uint8_t> out;
+    std::int64_t size = 0;
+    if (obj != 0 && is_type(obj, "bytes", bytes_type_) && get(obj + l_.bytes_size, size) &&
+        size > 0 && static_cast<std::uint64_t>(size) <= lim_.max_linetable) {
+      out.resize(static_cast<std::size_t>(size));
+      if (!mem_.read(obj + l_.bytes_sval, out.data(), out.size())) {
+        out.clear();
+      }
+    }
+    return out;
+  }
+
+  // The name of an object's type, its first 31 bytes; empty when unreadable.
+  const std::string& type_name(std::uint64_t obj) {
+    static const std::string kNone;
+    std::uint64_t type = 0;
+    if (obj == 0 || obj % 8 != 0 || !get(obj + l_.ob_type, type) || type == 0) {
+      return kNone;
+    }
+    if (auto it = type_names_.find(type); it != type_names_.end()) {
+      return it->second;
+    }
+    std::uint64_t name_ptr = 0;
+    std::array<char, 32> buf{};
+    std::string name;
+    if (get(type + l_.tp_name, name_ptr) && mem_.read(name_ptr, buf.data(), buf.size() - 1)) {
+      name.assign(buf.data(), ::strnlen(buf.data(), buf.size() - 1));
+    }
+    return type_names_.emplace(type, std::move(name)).first->second;
+  }
+
+  // A C string of at most 15 bytes at `address`, for comparing names.
+  std::string short_c_string(std::uint64_t address) {
+    std::array<char, 16> buf{};
+    return mem_.read(address, buf.data(), buf.size() - 1)
+               ? std::string(buf.data(), ::strnlen(buf.data(), buf.size() - 1))
+               : std::string();
+  }
+
+  // The threading.Lock objects the frame at `f` holds in `with` blocks: its value stack's live
+  // entries at code unit `index` (the depth the exception table's entry there keeps) hold each
+  // lock's `__exit__`: a bound builtin method (3.11-3.13) or a method descriptor followed by the
+  // lock itself (3.14+).
+  std::vector<std::uint64_t> held_locks(std::uint64_t f, const Code& c, std::int64_t index) {
+    std::vector<std::uint64_t> out;
+    const auto depth = handler_depth(c.exception_table, index);
+    if (!depth || *depth == 0 || c.locals < 0) {
+      return out;
+    }
+    constexpr std::uint32_t kMaxDepth = 64;
+    std::array<std::uint64_t, kMaxDepth> slots{};
+    const std::uint32_t n = std::min(*depth, kMaxDepth);
+    const std::uint64_t base = f + *l_.f_localsplus + 8 * static_cast<std::uint64_t>(c.locals);
+    if (!mem_.read(base, slots.data(), 8 * n)) {
+      return out;
+    }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint64_t v = slots[i] & ~l_.stack_tag_bits;
+      const std::string& type = type_name(v);
+      std::uint64_t lock = 0;
+      if (type == "builtin_function_or_method") {
+        // PyCFunctionObject: m_ml, then m_self, after the object header.
+        std::uint64_t method = 0, self = 0, name = 0;
+        if (get(v + l_.ob_type + 8, method) && get(v + l_.ob_type + 16, self) &&
+            get(method, name) && short_c_string(name) == "__exit__") {
+          lock = self;
+        }
+      } else if (type == "method_descriptor" && i + 1 < n) {
+        // PyMethodDescrObject: d_type, then d_name (a str), after the object header.
+        std::uint64_t name = 0;
+        if (get(v + l_.ob_type + 16, name) && str(name) == "__exit__") {
+          lock = slots[i + 1] & ~l_.stack_tag_bits;
+        }
+      }
+      if (lock != 0 && type_name(lock) == "_thread.lock" &&
+          std::find(out.begin(), out.end(), lock) == out.end()) {
+        out.push_back(lock);
+      }
+    }
+    return out;
   }
 
   struct FrameFields {
@@ -697,6 +804,9 @@ public:
         if (start && instr + 2 >= *start &&
             index < static_cast<std::int64_t>(lim_.max_linetable) * 8) {
           out.line = line_311(c->table, c->first_line, index);
+          if (l_.f_localsplus) {
+            out.held_locks = held_locks(f, *c, index);
+          }
         }
         out.entry = ff.entry != 0;
       }
@@ -713,12 +823,50 @@ private:
   const Limits& lim_;
   std::unordered_map<std::uint64_t, std::string> strings_;
   std::unordered_map<std::uint64_t, Code> codes_;
+  std::unordered_map<std::uint64_t, std::string> type_names_;
   std::map<std::pair<std::uint64_t, std::int32_t>, std::optional<std::uint64_t>> bytecode_;
 };
 
 } // namespace
 
-Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits) {
+namespace {
+
+// Which held lock each thread sleeps on acquiring: the futex word of a thread blocked on a
+// _thread.lock is the lock's semaphore, whose address the object holds after its header
+// (3.11, 3.12: lock_lock), or, from 3.13, the semaphore of a parking-lot entry (Python/
+// parking_lot.c: struct wait_entry {park_arg, addr, sema, ...}) whose `addr`, the word before
+// `sema`, is the PyMutex inside the object.
+void match_lock_waits(Walker& w, const Layout& l, const FutexOf& futex_of, Stacks& out) {
+  std::map<std::uint64_t, std::uint64_t> lock_of_word;
+  for (const auto& t : out.threads) {
+    for (const auto& f : t.frames) {
+      for (const std::uint64_t lock : f.held_locks) {
+        const std::uint64_t inside = lock + l.ob_type + 8;
+        std::uint64_t word = inside;
+        if (l.lock_is_mutex || w.get(inside, word)) {
+          lock_of_word.emplace(word, lock);
+        }
+      }
+    }
+  }
+  if (lock_of_word.empty()) {
+    return;
+  }
+  for (auto& t : out.threads) {
+    const auto futex = t.native_id != 0 ? futex_of(t.native_id) : std::nullopt;
+    std::uint64_t word = futex.value_or(0);
+    if (word == 0 || (l.lock_is_mutex && !w.get(word - 8, word))) {
+      continue;
+    }
+    if (auto it = lock_of_word.find(word); it != lock_of_word.end()) {
+      t.waits_for_lock = it->second;
+    }
+  }
+}
+
+} // namespace
+
+Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits, const FutexOf& futex_of) {
   Stacks out;
   std::uint64_t hex = 0;
   // 3.13+: the debug offsets' cookie opens _PyRuntime.
@@ -909,6 +1057,9 @@ Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits) {
     if (auto it = by_tstate.find(*gil_holder); it != by_tstate.end()) {
       out.threads[it->second].holds_gil = true;
     }
+  }
+  if (futex_of && l.f_localsplus) {
+    match_lock_waits(w, l, futex_of, out);
   }
   return out;
 }

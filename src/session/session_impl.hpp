@@ -11,6 +11,7 @@
 #include <boost/type_traits/is_convertible.hpp>
 
 #include "rocplay/core/clock.hpp"
+#include "rocplay/core/kernel_waits.hpp"
 #include "rocplay/session/process.hpp"
 #include "rocplay/session/session.hpp"
 #include "session/internal.hpp"
@@ -278,6 +279,7 @@ struct Session::Impl {
   // What /proc says the target's threads wait in (rocplay/core/kernel_waits.hpp), as notes of
   // the sample about to be taken: read while the target runs, so it adds nothing to the stop.
   void note_kernel_waits(std::int64_t target_pid);
+  void note_kernel_waits(const KernelWaits& waits);
 
   void classify_stream_text(const std::string& text, bool console);
 

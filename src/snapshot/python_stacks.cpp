@@ -18,6 +18,7 @@ constexpr std::string_view kThreadPrefix = "python thread ";
 constexpr std::size_t kMaxThreads = 4096;
 constexpr std::size_t kMaxText = 1024;
 constexpr std::size_t kMaxNotes = 16;
+constexpr std::size_t kMaxHeldLocks = 16; // per frame
 
 // A recording's text is untrusted: valid UTF-8, bounded, on one line.
 std::string clean(const std::string& s) {
@@ -86,12 +87,19 @@ std::vector<std::string> python_notes(const PythonStacks& s) {
     nlohmann::json frames = nlohmann::json::array();
     for (std::size_t i = 0; i < t.frames.size() && i < kMaxNoteFrames; ++i) {
       const auto& f = t.frames[i];
-      frames.push_back({f.function, f.file, f.line ? nlohmann::json(*f.line) : nlohmann::json(),
-                        f.entry ? 1 : 0});
+      nlohmann::json frame = {f.function, f.file,
+                              f.line ? nlohmann::json(*f.line) : nlohmann::json(), f.entry ? 1 : 0};
+      if (!f.held_locks.empty()) {
+        frame.push_back(f.held_locks);
+      }
+      frames.push_back(std::move(frame));
     }
     nlohmann::json j = {{"lwp", t.lwp}, {"frames", std::move(frames)}};
     if (t.holds_gil) {
       j["gil"] = true;
+    }
+    if (t.waits_for_lock) {
+      j["lock_wait"] = *t.waits_for_lock;
     }
     if (!t.note.empty()) {
       j["note"] = t.note;
@@ -151,6 +159,9 @@ bool PythonNoteReader::take(std::string_view note) {
     t.holds_gil = it->get<bool>();
   }
   t.note = field(j, "note");
+  if (auto it = j.find("lock_wait"); it != j.end() && it->is_number_unsigned()) {
+    t.waits_for_lock = it->get<std::uint64_t>();
+  }
   if (auto it = j.find("frames"); it != j.end() && it->is_array()) {
     for (const auto& f : *it) {
       if (t.frames.size() >= kMaxNoteFrames) {
@@ -166,6 +177,13 @@ bool PythonNoteReader::take(std::string_view note) {
         pf.line = static_cast<std::uint32_t>(f[2].get<std::uint64_t>());
       }
       pf.entry = f.size() > 3 && f[3].is_number_integer() && f[3].get<std::int64_t>() != 0;
+      if (f.size() > 4 && f[4].is_array()) {
+        for (const auto& lock : f[4]) {
+          if (lock.is_number_unsigned() && pf.held_locks.size() < kMaxHeldLocks) {
+            pf.held_locks.push_back(lock.get<std::uint64_t>());
+          }
+        }
+      }
       t.frames.push_back(std::move(pf));
     }
   }
@@ -181,6 +199,7 @@ bool is_eval_loop_frame(const Frame& f) {
 void merge_python_frames(HostThread& thread, const PythonThread& python) {
   thread.holds_gil = python.holds_gil;
   thread.python_note = python.note;
+  thread.python_lock_wait = python.waits_for_lock;
   if (python.frames.empty()) {
     return;
   }
@@ -192,6 +211,7 @@ void merge_python_frames(HostThread& thread, const PythonThread& python) {
     f.file = pf.file;
     f.line = pf.line;
     f.python = true;
+    f.held_locks = pf.held_locks;
     groups.back().push_back(std::move(f));
     if (pf.entry) {
       groups.emplace_back();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace rocplay {
 
@@ -20,6 +21,8 @@ struct Frame {
   // A Python frame read from the interpreter's memory (rocplay/snapshot/python_stacks.hpp):
   // `function` is the qualified name, `file` and `line` the Python source; no PC.
   bool python = false;
+  // A Python frame's `with` blocks hold these threading.Lock objects (their addresses).
+  std::vector<std::uint64_t> held_locks;
   bool operator==(const Frame&) const = default;
 };
 

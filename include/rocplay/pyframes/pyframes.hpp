@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -57,6 +58,11 @@ std::optional<std::int64_t> line_311(std::span<const std::uint8_t> table, std::i
 std::optional<std::int64_t> line_310(std::span<const std::uint8_t> table, std::int64_t first_line,
                                      std::int64_t offset);
 
+// The 3.11+ exception table (Objects/exception_handling_notes.txt): the value-stack depth that
+// the entry covering code unit `index` keeps live for its handler; nullopt where no entry covers
+// it, or the table is malformed.
+std::optional<std::uint32_t> handler_depth(std::span<const std::uint8_t> table, std::int64_t index);
+
 // Where the interpreter's runtime state is.
 struct Runtime {
   std::uint64_t address = 0;               // of _PyRuntime
@@ -85,6 +91,11 @@ struct Frame {
   // the next frame out is the C stack's shim): the native _PyEval_EvalFrameDefault frame of that
   // call stands for this frame and every frame inside it up to the previous entry.
   bool entry = false;
+  // The threading.Lock objects (their addresses) this frame holds in `with` blocks (3.11+, builds
+  // with the GIL): each lock's bound `__exit__` (3.14+: the lock itself, under its `__exit__`)
+  // lies in the frame's value stack below the depth the exception table keeps live for the
+  // frame's current instruction, which is how the interpreter will release it.
+  std::vector<std::uint64_t> held_locks;
   bool operator==(const Frame&) const = default;
 };
 
@@ -94,6 +105,9 @@ struct Thread {
   bool holds_gil = false;
   std::vector<Frame> frames; // innermost first
   std::string note;          // why the stack ends early, when it does
+  // The lock (one of the held_locks of some frame) this thread sleeps on acquiring: its futex
+  // word is the lock's semaphore (3.11, 3.12) or a parking-lot entry that names the lock (3.13+).
+  std::optional<std::uint64_t> waits_for_lock;
   bool operator==(const Thread&) const = default;
 };
 
@@ -107,9 +121,15 @@ struct Stacks {
   bool operator==(const Stacks&) const = default;
 };
 
+// The futex word a thread (by LWP) sleeps on, when it does (the kernel's /proc/PID/task/TID/
+// syscall); asked only when some frame holds a lock.
+using FutexOf = std::function<std::optional<std::uint64_t>(std::uint64_t native_id)>;
+
 // The stacks of every thread of every interpreter. Never throws for bad memory: what could not
-// be read is a note.
-Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits = {});
+// be read is a note. With `futex_of`, each thread asleep on a lock some frame holds gets
+// waits_for_lock.
+Stacks read(Memory& memory, const Runtime& runtime, const Limits& limits = {},
+            const FutexOf& futex_of = {});
 
 // locate + read on a live process; nullopt when it is not CPython.
 std::optional<Stacks> read_process(int pid, const Limits& limits = {});

@@ -22,6 +22,7 @@ struct PythonFrame {
   std::optional<std::uint32_t> line;
   // The outermost Python frame of one call of the C eval loop (see pyframes::Frame::entry).
   bool entry = false;
+  std::vector<std::uint64_t> held_locks; // threading.Lock objects held in `with` blocks
   bool operator==(const PythonFrame&) const = default;
 };
 
@@ -30,6 +31,7 @@ struct PythonThread {
   bool holds_gil = false;
   std::vector<PythonFrame> frames; // innermost first
   std::string note;
+  std::optional<std::uint64_t> waits_for_lock; // a held lock it sleeps on acquiring
   bool operator==(const PythonThread&) const = default;
 };
 

@@ -194,6 +194,9 @@ struct HostThread {
   // was stopped; why its Python stack ends early, when it does.
   bool holds_gil = false;
   std::string python_note;
+  // The threading.Lock (its address) it sleeps on acquiring, when one of the process's Python
+  // frames holds that lock in a `with` block (the frame's held_locks).
+  std::optional<std::uint64_t> python_lock_wait;
   std::optional<ThreadFigures> figures; // absent: not measured (first sample, recordings)
   // The address whose source line frames[i] stands on: its PC for the innermost frame and for
   // frames inlined into it (same PC), PC - 1 for every caller (its PC is a return address).

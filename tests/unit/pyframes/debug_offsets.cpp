@@ -159,8 +159,8 @@ void check_frames(const Stacks& s) {
   CHECK(t.native_id == 4242);
   CHECK(t.note.empty());
   REQUIRE(t.frames.size() == 2);
-  CHECK(t.frames[0] == Frame{"Worker.inn\xC3\xA9r\xE2\x86\x92", "job.py", 15, false});
-  CHECK(t.frames[1] == Frame{"outer", "job.py", 12, true});
+  CHECK(t.frames[0] == Frame{"Worker.inn\xC3\xA9r\xE2\x86\x92", "job.py", 15, false, {}});
+  CHECK(t.frames[1] == Frame{"outer", "job.py", 12, true, {}});
 }
 
 } // namespace

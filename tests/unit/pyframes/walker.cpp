@@ -82,8 +82,8 @@ TEST_CASE("a 3.11 image: every frame with its name, file and line, the GIL's hol
   CHECK(s.gil_known);
   CHECK(t.note.empty());
   REQUIRE(t.frames.size() == 2);
-  CHECK(t.frames[0] == Frame{"main", "a.py", 12, false});
-  CHECK(t.frames[1] == Frame{"main", "a.py", 12, true});
+  CHECK(t.frames[0] == Frame{"main", "a.py", 12, false, {}});
+  CHECK(t.frames[1] == Frame{"main", "a.py", 12, true, {}});
 }
 
 TEST_CASE("bad memory ends a walk with a note: loops, unreadable frames, foreign thread states") {

@@ -24,10 +24,10 @@ PythonThread python_thread() {
   PythonThread t;
   t.lwp = 4242;
   t.holds_gil = true;
-  t.frames = {{"synchronize", "/torch/cuda/__init__.py", 985, false},
-              {"decode_step", "/srv/model_runner.py", 412, true},
-              {"Thread.run", "/usr/lib/python3.12/threading.py", 1010, false},
-              {"Thread._bootstrap", "/usr/lib/python3.12/threading.py", 1030, true}};
+  t.frames = {{"synchronize", "/torch/cuda/__init__.py", 985, false, {}},
+              {"decode_step", "/srv/model_runner.py", 412, true, {}},
+              {"Thread.run", "/usr/lib/python3.12/threading.py", 1010, false, {}},
+              {"Thread._bootstrap", "/usr/lib/python3.12/threading.py", 1030, true, {}}};
   return t;
 }
 
