@@ -6,10 +6,10 @@
 set -euo pipefail
 build_packages=(build-essential cmake ninja-build pkg-config gdb procps
   libboost1.81-dev libyaml-cpp-dev libfmt-dev libcli11-dev catch2 nlohmann-json3-dev
-  libelf-dev libmsgpuck-dev zlib1g-dev)
+  libelf-dev libmsgpuck-dev zlib1g-dev libgraphviz-dev)
 test_packages=(strace clang libclang-rt-14-dev util-linux python3
   libllvm14 llvm-14 dpkg-dev file zsh man-db patchelf
-  libgraphviz-dev libgvc6 chromium
+  libgvc6 chromium
   munge slurmctld slurmd slurm-client iproute2)
 case ${1:-all} in
 build) packages=("${build_packages[@]}") ;;

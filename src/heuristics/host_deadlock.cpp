@@ -259,19 +259,48 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
     auto it = by_lwp.find(static_cast<std::uint64_t>(*t.mutex_wait->owner));
     return it == by_lwp.end() ? nullptr : it->second;
   };
+  // ... and a Python thread asleep on a threading.Lock -> the thread whose `with` block holds it.
+  std::map<std::uint64_t, std::pair<const HostThread*, const Frame*>> python_holder;
+  for (const auto& t : s.host_threads) {
+    for (const auto& f : t.frames) {
+      for (const std::uint64_t lock : f.held_locks) {
+        python_holder.try_emplace(lock, &t, &f);
+      }
+    }
+  }
+  auto python_holder_of = [&](const HostThread& t) -> const std::pair<const HostThread*,
+                                                                      const Frame*>* {
+    if (!t.python_lock_wait) {
+      return nullptr;
+    }
+    auto it = python_holder.find(*t.python_lock_wait);
+    return it == python_holder.end() ? nullptr : &it->second;
+  };
+  auto next_holder = [&](const HostThread& t) -> const HostThread* {
+    switch (wait_kind(t)) {
+    case WaitKind::Mutex:
+      return owner_of(t);
+    case WaitKind::PythonLock: {
+      const auto* held = python_holder_of(t);
+      return held != nullptr ? held->first : nullptr;
+    }
+    default:
+      return nullptr;
+    }
+  };
   std::set<const HostThread*> in_cycle;
   for (const auto& [start, kind] : waiting) {
-    if (kind != WaitKind::Mutex || in_cycle.count(start)) {
+    if ((kind != WaitKind::Mutex && kind != WaitKind::PythonLock) || in_cycle.count(start)) {
       continue;
     }
-    // Out-degree is at most one: follow the owners until a thread repeats or the chain ends.
+    // Out-degree is at most one: follow the holders until a thread repeats or the chain ends.
     std::vector<const HostThread*> path;
     std::map<const HostThread*, std::size_t> index;
     const HostThread* at = start;
     while (at != nullptr && !index.count(at) && path.size() <= s.host_threads.size()) {
       index[at] = path.size();
       path.push_back(at);
-      at = wait_kind(*at) == WaitKind::Mutex ? owner_of(*at) : nullptr;
+      at = next_holder(*at);
     }
     if (at == nullptr || !index.count(at)) {
       continue;
@@ -283,42 +312,71 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
       continue;
     }
     in_cycle.insert(cycle.begin(), cycle.end());
+    const bool python = std::all_of(cycle.begin(), cycle.end(), [&](const HostThread* t) {
+      return wait_kind(*t) == WaitKind::PythonLock;
+    });
     Finding f;
     f.id = std::string(kHostDeadlock);
     f.severity = Severity::Critical;
     f.confidence = cycle.size() == 1 ? 0.8 : 0.9;
     std::vector<std::string> ids;
-    std::vector<std::string> mutexes;
+    std::vector<std::string> locks;
     nlohmann::json tj = nlohmann::json::array();
     for (std::size_t i = 0; i < cycle.size(); ++i) {
       const HostThread& t = *cycle[i];
       const HostThread& owner = *cycle[(i + 1) % cycle.size()];
       ids.push_back(t.id);
-      mutexes.push_back(mutex_name(*t.mutex_wait));
-      f.evidence.push_back(fmt::format("{} waits for {} held by {}, at {}", thread_name(t),
-                                       mutex_name(*t.mutex_wait), thread_name(owner), waits_at(t)));
-      tj.push_back(thread_json(t, "mutex"));
+      if (const auto* held = python_holder_of(t); held != nullptr) {
+        locks.push_back(fmt::format("threading.Lock {:#x}", *t.python_lock_wait));
+        f.evidence.push_back(fmt::format(
+            "{} waits for {} at {}, held by {} in the `with` block at {}", thread_name(t),
+            locks.back(), waits_at(t), thread_name(owner), frame_where(*held->second)));
+        tj.push_back(thread_json(t, "python_lock"));
+      } else {
+        locks.push_back(mutex_name(*t.mutex_wait));
+        f.evidence.push_back(fmt::format("{} waits for {} held by {}, at {}", thread_name(t),
+                                         locks.back(), thread_name(owner), waits_at(t)));
+        tj.push_back(thread_json(t, "mutex"));
+      }
       f.locations.push_back(location_of(t));
     }
-    f.title =
-        cycle.size() == 1
-            ? fmt::format("host deadlock: thread {} waits for a mutex it holds itself", ids.front())
-            : fmt::format("host deadlock: threads {} wait for each other's mutexes",
-                          fmt::join(ids, ", "));
-    f.summary = fmt::format(
-        "{} host thread(s) are blocked in pthread_mutex_lock, each on a mutex ({}) owned by the "
-        "next, in a loop: a lock-order deadlock. No GPU work is involved in this loop; the "
-        "threads will never wake on their own.",
-        cycle.size(), fmt::join(mutexes, ", "));
+    const char* noun = python ? "lock" : "mutex";
+    f.title = cycle.size() == 1
+                  ? fmt::format("host deadlock: thread {} waits for a {} it holds itself",
+                                ids.front(), noun)
+                  : fmt::format("host deadlock: threads {} wait for each other's {}",
+                                fmt::join(ids, ", "), python ? "locks" : "mutexes");
+    f.summary =
+        python ? fmt::format(
+                     "{} Python thread(s) each sleep acquiring a threading.Lock ({}) that the next "
+                     "holds in a `with` block, in a loop: a lock-order deadlock, read from the "
+                     "interpreter's own state (each lock's __exit__ on its holder's frame, each "
+                     "sleeper's futex word on its lock). The threads will never wake on their "
+                     "own.",
+                     cycle.size(), fmt::join(locks, ", "))
+               : fmt::format("{} host thread(s) are blocked in pthread_mutex_lock, each on a mutex "
+                             "({}) owned by the next, in a loop: a lock-order deadlock. No GPU "
+                             "work is involved in this loop; the threads will never wake on "
+                             "their own.",
+                             cycle.size(), fmt::join(locks, ", "));
     f.details = {{"threads", std::move(tj)}, {"cycle", ids}};
-    f.next_step =
-        cycle.size() == 1
-            ? "The thread re-locks a non-recursive mutex it already holds: find the earlier "
-              "lock on the path to the line above (or make the inner call not take the lock)."
-            : "At each line above a thread takes its second mutex while holding its first: make "
-              "every path take these mutexes in one global order (or take them together with "
-              "std::scoped_lock / std::lock). Check the callers named above for where the first "
-              "lock was taken.";
+    if (python) {
+      f.next_step =
+          cycle.size() == 1
+              ? "The thread acquires a threading.Lock its own `with` block already holds: use "
+                "threading.RLock, or do not take the lock again on the path to the line above."
+              : "At each line above a thread, inside a `with` block on one lock, takes the next: "
+                "take these locks in one order everywhere (or guard the data with one lock).";
+    } else {
+      f.next_step =
+          cycle.size() == 1
+              ? "The thread re-locks a non-recursive mutex it already holds: find the earlier "
+                "lock on the path to the line above (or make the inner call not take the lock)."
+              : "At each line above a thread takes its second mutex while holding its first: "
+                "make every path take these mutexes in one global order (or take them together "
+                "with std::scoped_lock / std::lock). Check the callers named above for where the "
+                "first lock was taken.";
+    }
     out.push_back(std::move(f));
   }
 

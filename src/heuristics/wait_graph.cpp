@@ -411,6 +411,46 @@ struct Builder {
     }
   }
 
+  // A Python thread asleep acquiring a threading.Lock that a `with` block of some frame holds
+  // (pyframes: the lock's `__exit__` on that frame's value stack; the sleeper's futex word).
+  void python_locks() {
+    std::map<std::uint64_t, std::pair<const HostThread*, const Frame*>> holder_of;
+    for (const auto& t : s.host_threads) {
+      for (const auto& f : t.frames) {
+        for (const std::uint64_t lock : f.held_locks) {
+          holder_of.try_emplace(lock, &t, &f);
+        }
+      }
+    }
+    for (const auto& t : s.host_threads) {
+      if (!t.python_lock_wait) {
+        continue;
+      }
+      const auto held = holder_of.find(*t.python_lock_wait);
+      const NodeId w = node_of(t);
+      if (held == holder_of.end() || w == graph::Graph::npos) {
+        continue;
+      }
+      const auto& [holder, with_frame] = held->second;
+      const NodeId h = node_of(*holder);
+      if (h == graph::Graph::npos) {
+        continue;
+      }
+      const std::string label = fmt::format("threading.Lock {:#x}", held->first);
+      const NodeId lock = g.add(
+          graph_node(fmt::format("lock:{:#x}", held->first), "lock", label, State::Blocked));
+      if (g.node(w).state == State::Unknown) {
+        g.node(w).state = State::Blocked;
+      }
+      g.wait(w, lock, EdgeKind::One,
+             fmt::format("asleep acquiring it at {} (its futex word is the lock's)", where_of(t)));
+      g.wait(lock, h, EdgeKind::One,
+             fmt::format("held by the `with` block in {} ({}): its __exit__ is on that frame's "
+                         "stack",
+                         frame_where(*with_frame), short_function_name(with_frame->function)));
+    }
+  }
+
   // The finding that names a dispatch, for its place.
   const Finding* finding_of(const Dispatch& d, std::string_view id = {}) const {
     if (in.findings == nullptr) {
@@ -659,6 +699,7 @@ graph::Graph wait_graph(const GraphInputs& in) {
   b.host_waits_on_gpu();
   b.gil();
   b.mutexes();
+  b.python_locks();
   std::map<std::uint64_t, graph::NodeId> by_lwp;
   for (const auto& t : b.s.host_threads) {
     if (auto n = b.node_of(t); n != graph::Graph::npos && t.lwp) {
