@@ -83,6 +83,9 @@ WaitKind wait_kind(const HostThread& t) {
   if (t.frames.empty()) {
     return WaitKind::None;
   }
+  if (t.python_lock_wait) {
+    return WaitKind::PythonLock; // its futex word is a lock's: the frames need no names
+  }
   const Frame* py = innermost_python_frame(t);
   // threading.Thread.join: `Thread.join` and, before 3.13, `Thread._wait_for_tstate_lock`.
   if (py != nullptr && detail::ends_with(py->file, "threading.py") &&
@@ -268,8 +271,8 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
       }
     }
   }
-  auto python_holder_of = [&](const HostThread& t) -> const std::pair<const HostThread*,
-                                                                      const Frame*>* {
+  auto python_holder_of =
+      [&](const HostThread& t) -> const std::pair<const HostThread*, const Frame*>* {
     if (!t.python_lock_wait) {
       return nullptr;
     }
@@ -327,10 +330,12 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
       const HostThread& owner = *cycle[(i + 1) % cycle.size()];
       ids.push_back(t.id);
       if (const auto* held = python_holder_of(t); held != nullptr) {
-        locks.push_back(fmt::format("threading.Lock {:#x}", *t.python_lock_wait));
+        locks.push_back(fmt::format("{:#x}", *t.python_lock_wait));
         f.evidence.push_back(fmt::format(
-            "{} waits for {} at {}, held by {} in the `with` block at {}", thread_name(t),
-            locks.back(), waits_at(t), thread_name(owner), frame_where(*held->second)));
+            "{} waits for threading.Lock {} at {}, held by {}, whose frame {} is inside a "
+            "`with` block on it",
+            thread_name(t), locks.back(), waits_at(t), thread_name(owner),
+            frame_where(*held->second)));
         tj.push_back(thread_json(t, "python_lock"));
       } else {
         locks.push_back(mutex_name(*t.mutex_wait));
@@ -347,18 +352,19 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
                   : fmt::format("host deadlock: threads {} wait for each other's {}",
                                 fmt::join(ids, ", "), python ? "locks" : "mutexes");
     f.summary =
-        python ? fmt::format(
-                     "{} Python thread(s) each sleep acquiring a threading.Lock ({}) that the next "
-                     "holds in a `with` block, in a loop: a lock-order deadlock, read from the "
-                     "interpreter's own state (each lock's __exit__ on its holder's frame, each "
-                     "sleeper's futex word on its lock). The threads will never wake on their "
-                     "own.",
-                     cycle.size(), fmt::join(locks, ", "))
-               : fmt::format("{} host thread(s) are blocked in pthread_mutex_lock, each on a mutex "
-                             "({}) owned by the next, in a loop: a lock-order deadlock. No GPU "
-                             "work is involved in this loop; the threads will never wake on "
-                             "their own.",
-                             cycle.size(), fmt::join(locks, ", "));
+        python
+            ? fmt::format(
+                  "{} Python thread(s) each sleep acquiring a threading.Lock that the next "
+                  "holds in a `with` block ({}), in a loop: a lock-order deadlock, read from the "
+                  "interpreter's own state (each lock's __exit__ on its holder's frame, each "
+                  "sleeper's futex word on its lock). The threads will never wake on their "
+                  "own.",
+                  cycle.size(), fmt::join(locks, ", "))
+            : fmt::format("{} host thread(s) are blocked in pthread_mutex_lock, each on a mutex "
+                          "({}) owned by the next, in a loop: a lock-order deadlock. No GPU "
+                          "work is involved in this loop; the threads will never wake on "
+                          "their own.",
+                          cycle.size(), fmt::join(locks, ", "));
     f.details = {{"threads", std::move(tj)}, {"cycle", ids}};
     if (python) {
       f.next_step =

@@ -437,17 +437,17 @@ struct Builder {
         continue;
       }
       const std::string label = fmt::format("threading.Lock {:#x}", held->first);
-      const NodeId lock = g.add(
-          graph_node(fmt::format("lock:{:#x}", held->first), "lock", label, State::Blocked));
+      const NodeId lock =
+          g.add(graph_node(fmt::format("lock:{:#x}", held->first), "lock", label, State::Blocked));
       if (g.node(w).state == State::Unknown) {
         g.node(w).state = State::Blocked;
       }
       g.wait(w, lock, EdgeKind::One,
              fmt::format("asleep acquiring it at {} (its futex word is the lock's)", where_of(t)));
       g.wait(lock, h, EdgeKind::One,
-             fmt::format("held by the `with` block in {} ({}): its __exit__ is on that frame's "
-                         "stack",
-                         frame_where(*with_frame), short_function_name(with_frame->function)));
+             fmt::format("held by the frame at {}, inside a `with` block on it (its __exit__ is "
+                         "on that frame's stack)",
+                         frame_where(*with_frame)));
     }
   }
 

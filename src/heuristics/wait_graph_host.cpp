@@ -311,6 +311,17 @@ struct HostProducer {
     if (detail::asleep_without_waker(s) == nullptr) {
       return;
     }
+    // Threads in a wait loop already found (a lock cycle): when one sleeper is left besides
+    // them, only they could wake it, and they never will.
+    std::vector<NodeId> looping;
+    for (const auto& r : graph::find_roots(g)) {
+      for (const NodeId v : r.cycle_nodes) {
+        if (g.node(v).kind == "thread") {
+          looping.push_back(v);
+        }
+      }
+    }
+    std::vector<std::pair<NodeId, const KernelWait*>> sleepers;
     NodeId all = graph::Graph::npos;
     std::vector<std::string> lines;
     std::map<std::string, std::size_t> count;
@@ -344,6 +355,19 @@ struct HostProducer {
                evidence(target.pid, k) + ": in queue.get, untimed");
         continue;
       }
+      sleepers.emplace_back(node->second, &k);
+    }
+    if (!looping.empty() && sleepers.size() == 1) {
+      const auto& [node, k] = sleepers.front();
+      for (const NodeId v : looping) {
+        g.wait(node, v, EdgeKind::Or,
+               evidence(target.pid, *k) +
+                   ": an untimed wait, and every other thread of the process is in the wait loop");
+      }
+      return;
+    }
+    for (const auto& [node_id, k] : sleepers) {
+      const std::string where = g.node(node_id).where;
       if (all == graph::Graph::npos) {
         graph::Node n;
         n.id = fmt::format("asleep:{}", target.pid);
@@ -359,8 +383,8 @@ struct HostProducer {
       if (count[where]++ == 0) {
         lines.push_back(where);
       }
-      g.wait(node->second, all, EdgeKind::One,
-             evidence(target.pid, k) + ": an untimed wait no other process can end");
+      g.wait(node_id, all, EdgeKind::One,
+             evidence(target.pid, *k) + ": an untimed wait no other process can end");
     }
     if (all == graph::Graph::npos) {
       return;

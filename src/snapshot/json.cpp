@@ -21,6 +21,7 @@ namespace {
 using nlohmann::json;
 
 constexpr std::string_view kSchema = "rocplay.snapshot";
+constexpr std::size_t kMaxHeldLocks = 16; // a Python frame's `with` locks
 
 std::string hex(std::uint64_t v) {
   return fmt::format("{:#x}", v);
@@ -108,13 +109,30 @@ public:
     if (!v) {
       return std::nullopt;
     }
-    if (v->is_number_unsigned()) {
-      return v->get<std::uint64_t>();
+    return address(*v, key);
+  }
+  std::vector<std::uint64_t> addrs(const char* key, std::size_t max) const {
+    std::vector<std::uint64_t> out;
+    const json* v = find(key);
+    if (!v) {
+      return out;
     }
-    if (!v->is_string()) {
+    if (!v->is_array() || v->size() > max) {
+      fail(key, fmt::format("an array of at most {} 0x addresses", max));
+    }
+    for (const auto& e : *v) {
+      out.push_back(address(e, key));
+    }
+    return out;
+  }
+  std::uint64_t address(const json& v, const char* key) const {
+    if (v.is_number_unsigned()) {
+      return v.get<std::uint64_t>();
+    }
+    if (!v.is_string()) {
       fail(key, "a 0x address");
     }
-    const auto& s = v->get_ref<const std::string&>();
+    const auto& s = v.get_ref<const std::string&>();
     std::uint64_t out = 0;
     if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X')) {
       fail(key, "a 0x address");
@@ -334,6 +352,7 @@ template <class Io, Like<Frame> F> void fields(Io& io, F& f) {
   io.opt("line", f.line);
   io.text("from", f.from);
   io.flag("python", f.python);
+  io.addrs("held_locks", f.held_locks);
 }
 
 template <class Io, Like<MutexWait> M> void fields(Io& io, M& m) {
@@ -387,6 +406,7 @@ template <class Io, Like<HostThread> T> void fields(Io& io, T& t) {
   io.optional_object("mutex_wait", t.mutex_wait);
   io.flag("holds_gil", t.holds_gil);
   io.text("python_note", t.python_note);
+  io.addr("python_lock_wait", t.python_lock_wait);
   io.optional_object("figures", t.figures);
 }
 
@@ -522,6 +542,15 @@ public:
     }
   }
   void required_addr(const char* key, std::uint64_t v) { j_[key] = hex(v); }
+  void addrs(const char* key, const std::vector<std::uint64_t>& v) {
+    if (!v.empty()) {
+      json a = json::array();
+      for (const std::uint64_t x : v) {
+        a.push_back(hex(x));
+      }
+      j_[key] = std::move(a);
+    }
+  }
   void flag(const char* key, bool v) {
     if (v) {
       j_[key] = true;
@@ -601,6 +630,7 @@ public:
   void shared(const char* key, SharedString& v) { v = shared_.get(r_.str(key)); }
   template <class T> void opt(const char* key, std::optional<T>& v) { v = r_.num<T>(key); }
   void addr(const char* key, std::optional<std::uint64_t>& v) { v = r_.addr(key); }
+  void addrs(const char* key, std::vector<std::uint64_t>& v) { v = r_.addrs(key, kMaxHeldLocks); }
   void required_addr(const char* key, std::uint64_t& v) {
     auto a = r_.addr(key);
     if (!a) {

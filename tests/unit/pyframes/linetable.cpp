@@ -1,13 +1,16 @@
 // The location-table decoders against real code objects: fixtures/pyframes/linetables-3.X.json
 // hold tables of CPython 3.10-3.13's own code objects (threading, json.decoder) with the line
 // each range of code has by code.co_lines() of that interpreter (tests/targets/py_linetables.py).
-// Every code unit of every range must decode to CPython's line.
+// Every code unit of every range must decode to CPython's line. fixtures/pyframes/
+// exception-tables-3.X.json (tests/targets/py_exception_tables.py) hold exception tables of 3.11
+// and 3.13-3.15 code objects with the entries CPython's dis reads from them.
 #include "rocplay/pyframes/pyframes.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 
 using namespace rocplay::pyframes;
 
@@ -96,4 +99,49 @@ TEST_CASE("text from the target's memory is cut, valid UTF-8 and one line") {
   CHECK(clean_text("\xc3\xa9t\xc3\xa9", 4) == "\xc3\xa9t"); // never half a character
   CHECK(clean_text("\xed\xa0\x80", 1024) == "???");         // a surrogate
   CHECK(clean_text("\xc0\xaf", 1024) == "??");              // an overlong '/'
+}
+
+TEST_CASE("3.11+ exception tables: the handler's depth at every code unit, as CPython's dis reads") {
+  for (const char* version : {"3.11", "3.13", "3.14", "3.15"}) {
+    const auto j = fixture(std::string("exception-tables-") + version + ".json");
+    REQUIRE(j["tables"].size() > 30);
+    std::size_t covered = 0;
+    for (const auto& t : j["tables"]) {
+      const auto table = unhex(t["table"].get<std::string>());
+      std::map<std::int64_t, std::uint32_t> want;
+      for (const auto& e : t["entries"]) {
+        for (std::int64_t unit = e[0]; unit < e[1].get<std::int64_t>(); ++unit) {
+          want[unit] = e[2].get<std::uint32_t>();
+        }
+      }
+      for (std::int64_t unit = -1; unit <= t["units"].get<std::int64_t>(); ++unit) {
+        INFO(version << " " << t["name"].get<std::string>() << " unit " << unit);
+        const auto it = want.find(unit);
+        REQUIRE(handler_depth(table, unit) ==
+                (it == want.end() ? std::nullopt : std::optional<std::uint32_t>(it->second)));
+        covered += it != want.end() ? 1 : 0;
+      }
+    }
+    CHECK(covered > 500);
+  }
+  // The generator's own two nested `with` blocks come first.
+  const auto j = fixture("exception-tables-3.11.json");
+  CHECK(j["tables"][0]["name"] == "nested_with");
+}
+
+TEST_CASE("exception tables: malformed or cut tables give no depth, never a read past the end") {
+  const std::vector<std::uint8_t> good = unhex("83052d03880116058a0c2d03"); // 3 entries (3.11)
+  CHECK(handler_depth(good, 5) == 1U);
+  CHECK(handler_depth(good, 8) == 2U);
+  CHECK(handler_depth(good, 9) == std::nullopt);
+  CHECK(handler_depth(good, 12) == 1U);
+  CHECK(handler_depth({}, 0) == std::nullopt);
+  for (std::size_t cut = 1; cut < good.size(); ++cut) {
+    const std::span<const std::uint8_t> part(good.data(), cut);
+    const auto got = handler_depth(part, 12);
+    CHECK((got == std::nullopt || got == 1U)); // the third entry, whole or not at all
+  }
+  // Not starting an entry (bit 7 clear), and a varint that never ends.
+  CHECK(handler_depth(unhex("03052d03"), 3) == std::nullopt);
+  CHECK(handler_depth(unhex("c3ffffffffffffffffffffff"), 3) == std::nullopt);
 }
