@@ -94,6 +94,39 @@ bool FaultSite::same_place(const FaultSite& other) const {
   return at.pc == other.at.pc;
 }
 
+namespace {
+
+// What to read at a fault that does not depend on timing, by what kind of fault it is.
+std::string static_fault_step(FaultKind kind, const std::string& where) {
+  switch (kind) {
+  case FaultKind::Assert:
+    return fmt::format("Read the check that fails at {} (an assert, abort() or a device "
+                       "assert): its condition is false for every input, not only for an "
+                       "unlucky timing.",
+                       where);
+  case FaultKind::Arithmetic:
+    return fmt::format("Read the arithmetic at {}: a division by zero or an enabled floating-point "
+                       "exception that every run reaches.",
+                       where);
+  case FaultKind::IllegalInstruction:
+  case FaultKind::Trap:
+    return fmt::format("Read the code at {}: a compiled-in trap, or code built for another "
+                       "target, that every run executes.",
+                       where);
+  case FaultKind::Exception:
+  case FaultKind::Signal:
+    return fmt::format("Read the code at {}: what it does fails the same way in every run.", where);
+  case FaultKind::MemoryViolation:
+  case FaultKind::BusError:
+    break;
+  }
+  return fmt::format("Read the access at {}: an index or pointer that is out of range for every "
+                     "input, not only for an unlucky timing.",
+                     where);
+}
+
+} // namespace
+
 std::optional<FaultSite> fault_site(const Snapshot& snapshot) {
   if (!snapshot.fault) {
     return std::nullopt;
@@ -101,6 +134,7 @@ std::optional<FaultSite> fault_site(const Snapshot& snapshot) {
   FaultSite site;
   site.on_gpu = snapshot.fault->on_gpu;
   site.signal = snapshot.fault->signal;
+  site.kind = snapshot.fault->kind;
   for (const auto& f : program_fault(snapshot)) {
     if (f.id == kGpuFault || f.id == kHostFault) {
       if (!f.locations.empty()) {
@@ -284,9 +318,7 @@ Finding compare_verify_runs(const std::vector<VerifyRun>& runs) {
             ? fmt::format(", with {} too", fmt::join(order.begin() + 1, order.end(), " and "))
             : std::string(" (no experiment ran)"),
         launched, what);
-    out.next_step = fmt::format("Read the access at {}: an index or pointer that is out of range "
-                                "for every input, not only for an unlucky timing.",
-                                where);
+    out.next_step = static_fault_step(site.kind, where);
     return out;
   }
   out.id = std::string(kVerifyIntermittent);

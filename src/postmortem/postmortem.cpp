@@ -815,6 +815,24 @@ std::optional<std::string> documentation_kind(const std::string& path) {
   return std::nullopt;
 }
 
+std::optional<std::string> source_kind(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static constexpr std::pair<std::string_view, std::string_view> kExtensions[] = {
+      {".py", "Python"}, {".pyi", "Python"}, {".c", "C"},          {".h", "C"},
+      {".cc", "C++"},    {".cpp", "C++"},    {".cxx", "C++"},      {".hh", "C++"},
+      {".hpp", "C++"},   {".cu", "CUDA"},    {".cuh", "CUDA"},     {".hip", "HIP"},
+      {".sh", "shell"},  {".bash", "shell"}, {".cmake", "CMake"},  {".rs", "Rust"},
+      {".go", "Go"},     {".java", "Java"},  {".js", "JavaScript"}};
+  for (const auto& [e, kind] : kExtensions) {
+    if (ext == e) {
+      return std::string(kind);
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::string>& missing,
                                        std::vector<std::pair<std::string, std::string>>& rejected) {
@@ -854,6 +872,10 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
           // read like evidence: a walk leaves it out; named on the command line, it is read.
           if (auto doc = documentation_kind(it->path().string())) {
             docs.emplace_back(it->path().string(), "documentation (" + *doc + ")");
+          } else if (auto source = source_kind(it->path().string())) {
+            // The job's own program beside its logs: its text (a `raise`, an error string) is
+            // no event either.
+            docs.emplace_back(it->path().string(), "a program's source (" + *source + ")");
           } else if (fs::is_empty(it->path(), sec) && !sec) {
             docs.emplace_back(it->path().string(), "an empty file");
           } else {

@@ -31,6 +31,7 @@ struct FaultSite {
   Location at;          // the line to read (the user's frame of a host fault)
   bool on_gpu = false;
   std::string signal;
+  FaultKind kind = FaultKind::Signal;
   std::string text() const; // `reader at race.cpp:41`
   bool same_place(const FaultSite& other) const;
 };

@@ -49,7 +49,8 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::pair<std::string, std::string>>& rejected);
 
 // The same, and what a directory walk found but left out, with why: documentation (Markdown,
-// reStructuredText, HTML, a README, ...: documentation_kind) and empty files. Named on the
+// reStructuredText, HTML, a README, ...: documentation_kind), programs' sources (source_kind)
+// and empty files. Named on the
 // command line, such a file is read.
 std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
                                        std::vector<std::string>& missing,
@@ -58,6 +59,8 @@ std::vector<std::string> expand_inputs(const std::vector<std::string>& paths,
 // What kind of documentation a file name says it is (`Markdown`, `HTML`, `a README file`), or
 // nullopt for a name that may hold evidence.
 std::optional<std::string> documentation_kind(const std::string& path);
+// The language of a program's source file by its extension (`Python`, `C++`, `CUDA`), or nullopt.
+std::optional<std::string> source_kind(const std::string& path);
 
 // A rank in a file name (`hang_rank3.mi`, `rank_1`, `r3`, `tp2`, `worker-5`, a trailing `-N`):
 // the file name with the number replaced by `#` (the template files of one event share) and the

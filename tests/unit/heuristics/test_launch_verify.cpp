@@ -66,6 +66,26 @@ TEST_CASE("compare_verify_runs: the rules between the clear cases") {
     CHECK(f.confidence < 0.9);
     CHECK(f.summary.find("no experiment ran") != std::string::npos);
   }
+  SECTION("a static fault's next step fits its kind: an access, a failed check, arithmetic") {
+    auto with_kind = [](VerifyRun r, FaultKind kind) {
+      r.fault->kind = kind;
+      return r;
+    };
+    const auto access = compare_verify_runs(
+        {with_kind(run(1, "as given", 9), FaultKind::MemoryViolation),
+         with_kind(run(2, "blocking launches", 9), FaultKind::MemoryViolation)});
+    CHECK(access.id == kVerifyStatic);
+    CHECK(access.next_step.find("index or pointer") != std::string::npos);
+    const auto check =
+        compare_verify_runs({with_kind(run(1, "as given", 9), FaultKind::Assert),
+                             with_kind(run(2, "blocking launches", 9), FaultKind::Assert)});
+    CHECK(check.id == kVerifyStatic);
+    CHECK(check.next_step.find("check that fails at kern at k.cu:9") != std::string::npos);
+    CHECK(check.next_step.find("index or pointer") == std::string::npos);
+    const auto arithmetic =
+        compare_verify_runs({with_kind(run(1, "as given", 9), FaultKind::Arithmetic)});
+    CHECK(arithmetic.next_step.find("division by zero") != std::string::npos);
+  }
   SECTION("the evidence has one line per run, in order") {
     const auto f = compare_verify_runs({run(1, "as given", 9), run(2, "blocking launches", 9)});
     REQUIRE(f.evidence.size() == 2);

@@ -60,6 +60,9 @@ void lay_out(const fs::path& dir, bool docs) {
   fs::copy_file(kSource / "docs" / "crash-evidence.md", doc / "crash-evidence.html");
   fs::copy_file(kSource / "docs" / "crash-evidence.md", dir / "logs" / "README");
   std::ofstream(dir / "logs" / "rank3-notes.log").flush(); // empty
+  // The job's own program beside its logs, with an error string of its own.
+  std::ofstream(dir / "logs" / "train.py")
+      << "raise RuntimeError(\"CUDA error: an illegal memory access was encountered\")\n";
 }
 
 postmortem::Summary run(const std::vector<std::string>& paths,
@@ -123,6 +126,7 @@ TEST_CASE("a documentation folder beside real logs gives the verdict of the logs
   CHECK(skipped_why("crash-evidence.html") == "documentation (HTML)");
   CHECK(skipped_why("README") == "documentation (a README file)");
   CHECK(skipped_why("rank3-notes.log") == "an empty file");
+  CHECK(skipped_why("train.py") == "a program's source (Python)");
   report::TextOptions text;
   text.width = 80;
   std::ostringstream out;
