@@ -86,6 +86,69 @@ TEST_CASE("a 3.11 image: every frame with its name, file and line, the GIL's hol
   CHECK(t.frames[1] == Frame{"main", "a.py", 12, true, {}});
 }
 
+TEST_CASE("a 3.11 image: the lock a `with` frame holds, and the thread asleep on it") {
+  static constexpr std::uint64_t kExceptions = 0xA000, kNames = 0xA100, kExit = 0xA200,
+                                 kMethodDef = 0xA300, kLock = 0xA400, kBuiltinType = 0xA500,
+                                 kLockType = 0xA800, kSemaphore = 0xB000;
+  FakeMemory m = image_311();
+  // The code's exception table: one entry over code unit 0 that keeps 1 stack entry live
+  // (start 0 | bit 7, length 4, target 10, depth 1 and lasti).
+  m.put<std::uint64_t>(kCode + 40, kExceptions);
+  m.put<std::uint64_t>(kExceptions + 8, kBytesType);
+  m.put<std::int64_t>(kExceptions + 16, 4);
+  const std::uint8_t entry[] = {0x80, 0x04, 0x0A, 0x03};
+  m.put(kExceptions + 32, entry, sizeof entry);
+  m.put<std::uint64_t>(kCode + 96, kNames); // co_localsplusnames: two locals
+  m.put<std::int64_t>(kNames + 16, 2);
+  // Frame 1's value stack, after its two locals: the lock's bound __exit__; above the live
+  // depth, a stale copy that must not count.
+  m.put<std::uint64_t>(kFrame1 + 72 + 16, kExit);
+  m.put<std::uint64_t>(kFrame1 + 72 + 24, kExit);
+  m.put<std::uint64_t>(kExit + 8, kBuiltinType);
+  m.put<std::uint64_t>(kBuiltinType + 24, kBuiltinType + 0x100);
+  m.put(kBuiltinType + 0x100, "builtin_function_or_method", 27);
+  m.put<std::uint64_t>(kExit + 16, kMethodDef); // m_ml
+  m.put<std::uint64_t>(kExit + 24, kLock);      // m_self
+  m.put<std::uint64_t>(kMethodDef, kMethodDef + 0x40);
+  m.put(kMethodDef + 0x40, "__exit__\0\0\0\0\0\0\0", 16);
+  m.put<std::uint64_t>(kLock + 8, kLockType);
+  m.put<std::uint64_t>(kLockType + 24, kLockType + 0x100);
+  m.put(kLockType + 0x100, "_thread.lock\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 32);
+  m.put<std::uint64_t>(kLock + 16, kSemaphore); // lock_lock: its semaphore
+  m.put(kBuiltinType + 0x100 + 27, "\0\0\0\0\0", 5);
+
+  SECTION("held by the frame at the `with`, and waited for by the thread asleep on its futex") {
+    const Stacks s = read(m, runtime_311(), {}, [](std::uint64_t lwp) {
+      return lwp == 4242 ? std::optional<std::uint64_t>(kSemaphore) : std::nullopt;
+    });
+    REQUIRE(s.threads.size() == 1);
+    REQUIRE(s.threads[0].frames.size() == 2);
+    CHECK(s.threads[0].frames[0].held_locks == std::vector<std::uint64_t>{kLock});
+    CHECK(s.threads[0].frames[1].held_locks.empty()); // its stack cannot be read
+    CHECK(s.threads[0].waits_for_lock == kLock);      // a thread re-acquiring its own lock
+  }
+  SECTION("a futex word that is no held lock's says nothing") {
+    const Stacks s = read(m, runtime_311(), {},
+                          [](std::uint64_t) { return std::optional<std::uint64_t>(0x1234); });
+    REQUIRE(s.threads.size() == 1);
+    CHECK(s.threads[0].frames[0].held_locks == std::vector<std::uint64_t>{kLock});
+    CHECK_FALSE(s.threads[0].waits_for_lock);
+  }
+  SECTION("outside the entry that keeps it live, the same stack holds nothing") {
+    m.put<std::uint64_t>(kFrame1 + 56, kCode + 184 + 2 * 8); // code unit 8: past the entry
+    const Stacks s = read(m, runtime_311());
+    REQUIRE(s.threads.size() == 1);
+    CHECK(s.threads[0].frames[0].held_locks.empty());
+  }
+  SECTION("an __exit__ of something else, or on no lock, is not a lock") {
+    m.put(kMethodDef + 0x40, "__enter__\0\0\0\0\0\0", 16);
+    CHECK(read(m, runtime_311()).threads[0].frames[0].held_locks.empty());
+    m.put(kMethodDef + 0x40, "__exit__\0\0\0\0\0\0\0", 16);
+    m.put(kLockType + 0x100, "_thread.RLock\0", 14);
+    CHECK(read(m, runtime_311()).threads[0].frames[0].held_locks.empty());
+  }
+}
+
 TEST_CASE("bad memory ends a walk with a note: loops, unreadable frames, foreign thread states") {
   SECTION("a frame list that loops") {
     FakeMemory m = image_311();
