@@ -362,7 +362,8 @@ struct HostProducer {
       for (const NodeId v : looping) {
         g.wait(node, v, EdgeKind::Or,
                evidence(target.pid, *k) +
-                   ": an untimed wait, and every other thread of the process is in the wait loop");
+                   ": an untimed wait only a thread of the process could end; every thread is "
+                   "asleep, and those of the loop for good");
       }
       return;
     }

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <future>
 #include <map>
+#include <system_error>
 
 namespace rocplay::session {
 
@@ -523,8 +524,13 @@ void Session::attach(std::int64_t pid) {
   s.open_recording();
   // The /proc walk runs while the debugger reads the libraries' symbols: on 1,000 threads it
   // takes about as long (30 ms) as the preload of a process without debug files.
-  auto kernel_waits =
-      std::async(std::launch::async, [pid] { return process::read_kernel_waits(pid); });
+  const auto read_waits = [pid] { return process::read_kernel_waits(pid); };
+  std::future<KernelWaits> kernel_waits;
+  try {
+    kernel_waits = std::async(std::launch::async, read_waits);
+  } catch (const std::system_error&) {
+    kernel_waits = std::async(std::launch::deferred, read_waits); // no thread to be had
+  }
   const auto deadline = Clock::now() + s.options.attach_timeout;
   if (s.options.fast_attach) {
     s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
