@@ -265,7 +265,7 @@ void check_lock_order(const std::string& python) {
   const int forward_line = marker_line("py_threads.py", "rocplay-test: forward lock line");
   const int backward_line = marker_line("py_threads.py", "rocplay-test: backward lock line");
   CHECK(lock_lines == std::set<std::pair<std::string, int>>{{"forward", forward_line},
-                                                              {"backward", backward_line}});
+                                                            {"backward", backward_line}});
   // Each worker's `with` frame holds one lock, and sleeps on the lock the other one holds.
   std::map<std::string, std::string> holds, waits;
   for (const auto& t : report.at("snapshot").at("host_threads")) {

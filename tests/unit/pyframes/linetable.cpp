@@ -101,7 +101,8 @@ TEST_CASE("text from the target's memory is cut, valid UTF-8 and one line") {
   CHECK(clean_text("\xc0\xaf", 1024) == "??");              // an overlong '/'
 }
 
-TEST_CASE("3.11+ exception tables: the handler's depth at every code unit, as CPython's dis reads") {
+TEST_CASE(
+    "3.11+ exception tables: the handler's depth at every code unit, as CPython's dis reads") {
   for (const char* version : {"3.11", "3.13", "3.14", "3.15"}) {
     const auto j = fixture(std::string("exception-tables-") + version + ".json");
     REQUIRE(j["tables"].size() > 30);
