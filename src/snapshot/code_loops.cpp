@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 
 namespace rocplay::snapshot {
 
@@ -74,34 +75,42 @@ std::vector<CodeLoop> code_loops(const Snapshot& snapshot) {
     l.loop = isa::find_loop(l.window, l.pc);
     out.push_back(std::move(l));
   }
+  // Many threads stand at one PC (a pool asleep in one futex call): its window is read once.
+  std::map<std::uint64_t, std::optional<CodeLoop>> at_pc;
   for (const auto& t : snapshot.host_threads) {
     if (t.frames.empty() || !t.frames.front().pc) {
       continue;
     }
     const std::uint64_t pc = *t.frames.front().pc;
-    auto window = window_for(snapshot, pc, isa::Arch::X86_64);
-    if (!window) {
+    auto [cached, fresh] = at_pc.try_emplace(pc);
+    if (fresh) {
+      if (auto window = window_for(snapshot, pc, isa::Arch::X86_64)) {
+        CodeLoop l;
+        l.count = 1;
+        l.pc = pc;
+        l.arch = isa::Arch::X86_64;
+        l.window = std::move(*window);
+        l.loop = isa::find_loop(l.window, pc);
+        // The PC is the return address of a `syscall`: the thread sleeps in the kernel.
+        for (std::size_t i = 1; i < l.window.size(); ++i) {
+          if (l.window[i].address == pc) {
+            l.in_syscall = isa::mnemonic(l.window[i - 1].text) == "syscall";
+            break;
+          }
+        }
+        if (l.in_syscall && l.loop) {
+          l.loop->spin = false;
+        }
+        cached->second = std::move(l);
+      }
+    }
+    if (!cached->second) {
       continue;
     }
-    CodeLoop l;
-    l.count = 1;
-    l.pc = pc;
+    CodeLoop l = *cached->second;
     l.function = t.frames.front().function;
     l.subject = fmt::format("thread {}{} at {}{}", t.id, t.name.empty() ? "" : " (" + t.name + ")",
                             hex(pc), l.function.empty() ? "" : " in " + l.function);
-    l.arch = isa::Arch::X86_64;
-    l.window = std::move(*window);
-    l.loop = isa::find_loop(l.window, pc);
-    // The PC is the return address of a `syscall`: the thread sleeps in the kernel.
-    for (std::size_t i = 1; i < l.window.size(); ++i) {
-      if (l.window[i].address == pc) {
-        l.in_syscall = isa::mnemonic(l.window[i - 1].text) == "syscall";
-        break;
-      }
-    }
-    if (l.in_syscall && l.loop) {
-      l.loop->spin = false;
-    }
     out.push_back(std::move(l));
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <string_view>
+#include <utility>
 
 namespace rocplay {
 namespace {
@@ -25,10 +26,17 @@ constexpr std::array<std::string_view, 24> kSystemObjects = {
     "libdrm",       "libcuda.so",   "libcudart",  "libnvidia",      "librocprof", "libamd_comgr",
     "librocm-core", "libroctracer", "vdso",       "libgomp",        "libnccl",    "librccl"};
 
-// Source paths of system code (glibc's own build paths, system headers).
-constexpr std::array<std::string_view, 7> kSystemPaths = {
-    "./nptl/",       "../sysdeps/",     "./misc/", "/usr/include/",
-    "/usr/lib/gcc/", "/usr/src/debug/", "libio/"};
+// Source paths of system code (glibc's own build paths, system headers), at the start of a
+// path or after a slash.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kSystemPaths = {{
+    {"./nptl/", "/./nptl/"},
+    {"../sysdeps/", "/../sysdeps/"},
+    {"./misc/", "/./misc/"},
+    {"/usr/include/", "//usr/include/"},
+    {"/usr/lib/gcc/", "//usr/lib/gcc/"},
+    {"/usr/src/debug/", "//usr/src/debug/"},
+    {"libio/", "/libio/"},
+}};
 
 // Function names of the C library and the runtime that carry no user meaning.
 constexpr std::array<std::string_view, 22> kSystemFunctions = {
@@ -51,8 +59,15 @@ bool is_interpreter_frame(const Frame& f) {
     if (!f.file.ends_with(".c") && !f.file.ends_with(".h")) {
       return false;
     }
-    for (std::string_view dir : {"Python/", "Objects/", "Modules/", "Include/"}) {
-      if (f.file.starts_with(dir) || contains(f.file, std::string("/") + std::string(dir))) {
+    // Each directory at the start of the path or after a slash.
+    constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kDirs = {{
+        {"Python/", "/Python/"},
+        {"Objects/", "/Objects/"},
+        {"Modules/", "/Modules/"},
+        {"Include/", "/Include/"},
+    }};
+    for (const auto& [dir, inside] : kDirs) {
+      if (f.file.starts_with(dir) || contains(f.file, inside)) {
         return true;
       }
     }
@@ -87,8 +102,8 @@ bool is_system_frame(const Frame& f) {
       }
     }
   }
-  for (auto p : kSystemPaths) {
-    if (f.file.starts_with(p) || contains(f.file, std::string("/") + std::string(p))) {
+  for (const auto& [path, inside] : kSystemPaths) {
+    if (f.file.starts_with(path) || contains(f.file, inside)) {
       return true;
     }
   }
