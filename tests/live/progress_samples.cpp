@@ -130,7 +130,9 @@ TEST_CASE("samples: a thread stuck at one PC reads stuck, a thread walking calls
   for (const auto& s : samples) {
     CHECK(s.at("stop_seconds").get<double>() > 0);
   }
-  CHECK(samples[2].at("at").get<double>() >= 2.0); // the target ran 1 s twice
+  // The target ran 1 s twice: the holds are `interval` apart as nearly as the copy's start can
+  // be timed (it is asked early by what the last copy's preparation took; CI once saw 1.99989).
+  CHECK(samples[2].at("at").get<double>() >= 1.95);
   CHECK(samples[1].contains("snapshot"));
   const auto& progress = j.at("progress");
   CHECK(progress.at("samples") == 3);
