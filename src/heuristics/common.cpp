@@ -538,6 +538,24 @@ const KernelWait* kernel_wait_of(const Snapshot& s, const HostThread& t) {
   return nullptr;
 }
 
+PythonLockHolders::PythonLockHolders(const Snapshot& snapshot) {
+  for (const auto& t : snapshot.host_threads) {
+    for (const auto& f : t.frames) {
+      for (const std::uint64_t lock : f.held_locks) {
+        by_lock_.try_emplace(lock, PythonLockHolder{&t, &f});
+      }
+    }
+  }
+}
+
+std::optional<PythonLockHolder> PythonLockHolders::of_waiter(const HostThread& waiter) const {
+  if (!waiter.python_lock_wait) {
+    return std::nullopt;
+  }
+  auto it = by_lock_.find(*waiter.python_lock_wait);
+  return it == by_lock_.end() ? std::nullopt : std::optional<PythonLockHolder>(it->second);
+}
+
 const ProcessWaits* asleep_without_waker(const Snapshot& s) {
   if (!s.pid || s.host_threads.empty()) {
     return nullptr;

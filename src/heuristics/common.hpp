@@ -6,6 +6,9 @@
 #include "rocplay/kernels/kernel_names.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -129,6 +132,20 @@ const KernelWait* kernel_wait_of(const Snapshot& snapshot, const HostThread& thr
 // A Python thread inside queue.Queue.get / SimpleQueue.get (its innermost standard-library
 // frames): it waits for an item another thread puts.
 bool in_queue_get(const HostThread& thread);
+// The thread and frame whose `with` block holds a threading.Lock (Frame::held_locks), for the
+// lock a thread sleeps on acquiring (HostThread::python_lock_wait); nullopt when none does.
+struct PythonLockHolder {
+  const HostThread* thread = nullptr;
+  const Frame* frame = nullptr;
+};
+class PythonLockHolders {
+public:
+  explicit PythonLockHolders(const Snapshot& snapshot);
+  std::optional<PythonLockHolder> of_waiter(const HostThread& waiter) const;
+
+private:
+  std::map<std::uint64_t, PythonLockHolder> by_lock_;
+};
 
 // A wait-for graph node as the producers make them (wait_graph*.cpp).
 inline graph::Node graph_node(std::string id, std::string kind, std::string label,

@@ -263,29 +263,14 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
     return it == by_lwp.end() ? nullptr : it->second;
   };
   // ... and a Python thread asleep on a threading.Lock -> the thread whose `with` block holds it.
-  std::map<std::uint64_t, std::pair<const HostThread*, const Frame*>> python_holder;
-  for (const auto& t : s.host_threads) {
-    for (const auto& f : t.frames) {
-      for (const std::uint64_t lock : f.held_locks) {
-        python_holder.try_emplace(lock, &t, &f);
-      }
-    }
-  }
-  auto python_holder_of =
-      [&](const HostThread& t) -> const std::pair<const HostThread*, const Frame*>* {
-    if (!t.python_lock_wait) {
-      return nullptr;
-    }
-    auto it = python_holder.find(*t.python_lock_wait);
-    return it == python_holder.end() ? nullptr : &it->second;
-  };
+  const detail::PythonLockHolders python_holders(s);
   auto next_holder = [&](const HostThread& t) -> const HostThread* {
     switch (wait_kind(t)) {
     case WaitKind::Mutex:
       return owner_of(t);
     case WaitKind::PythonLock: {
-      const auto* held = python_holder_of(t);
-      return held != nullptr ? held->first : nullptr;
+      const auto held = python_holders.of_waiter(t);
+      return held ? held->thread : nullptr;
     }
     default:
       return nullptr;
@@ -329,13 +314,13 @@ std::vector<Finding> host_deadlock(const Snapshot& s) {
       const HostThread& t = *cycle[i];
       const HostThread& owner = *cycle[(i + 1) % cycle.size()];
       ids.push_back(t.id);
-      if (const auto* held = python_holder_of(t); held != nullptr) {
+      if (const auto held = python_holders.of_waiter(t)) {
         locks.push_back(fmt::format("{:#x}", *t.python_lock_wait));
         f.evidence.push_back(fmt::format(
             "{} waits for threading.Lock {} at {}, held by {}, whose frame {} is inside a "
             "`with` block on it",
             thread_name(t), locks.back(), waits_at(t), thread_name(owner),
-            frame_where(*held->second)));
+            frame_where(*held->frame)));
         tj.push_back(thread_json(t, "python_lock"));
       } else {
         locks.push_back(mutex_name(*t.mutex_wait));

@@ -414,31 +414,21 @@ struct Builder {
   // A Python thread asleep acquiring a threading.Lock that a `with` block of some frame holds
   // (pyframes: the lock's `__exit__` on that frame's value stack; the sleeper's futex word).
   void python_locks() {
-    std::map<std::uint64_t, std::pair<const HostThread*, const Frame*>> holder_of;
+    const detail::PythonLockHolders holders(s);
     for (const auto& t : s.host_threads) {
-      for (const auto& f : t.frames) {
-        for (const std::uint64_t lock : f.held_locks) {
-          holder_of.try_emplace(lock, &t, &f);
-        }
-      }
-    }
-    for (const auto& t : s.host_threads) {
-      if (!t.python_lock_wait) {
-        continue;
-      }
-      const auto held = holder_of.find(*t.python_lock_wait);
+      const auto held = holders.of_waiter(t);
       const NodeId w = node_of(t);
-      if (held == holder_of.end() || w == graph::Graph::npos) {
+      if (!held || w == graph::Graph::npos) {
         continue;
       }
-      const auto& [holder, with_frame] = held->second;
-      const NodeId h = node_of(*holder);
+      const NodeId h = node_of(*held->thread);
       if (h == graph::Graph::npos) {
         continue;
       }
-      const std::string label = fmt::format("threading.Lock {:#x}", held->first);
+      const std::uint64_t address = *t.python_lock_wait;
       const NodeId lock =
-          g.add(graph_node(fmt::format("lock:{:#x}", held->first), "lock", label, State::Blocked));
+          g.add(graph_node(fmt::format("lock:{:#x}", address), "lock",
+                           fmt::format("threading.Lock {:#x}", address), State::Blocked));
       if (g.node(w).state == State::Unknown) {
         g.node(w).state = State::Blocked;
       }
@@ -447,7 +437,7 @@ struct Builder {
       g.wait(lock, h, EdgeKind::One,
              fmt::format("held by the frame at {}, inside a `with` block on it (its __exit__ is "
                          "on that frame's stack)",
-                         frame_where(*with_frame)));
+                         frame_where(*held->frame)));
     }
   }
 
