@@ -338,6 +338,11 @@ std::string read_cmdline(std::int64_t pid, std::size_t max_bytes) {
   return *raw;
 }
 
+std::string host_name() {
+  char buf[256] = {};
+  return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string();
+}
+
 std::string read_exe(std::int64_t pid) {
   char buf[4096];
   const std::string link = proc_path(pid, "exe");

@@ -28,8 +28,8 @@ std::string expand_path_pattern(const std::string& pattern, std::optional<std::i
     }
     ++i;
     if (next == 'h') {
-      char host[256] = {};
-      out += ::gethostname(host, sizeof host - 1) == 0 ? host : "unknown-host";
+      const std::string host = process::host_name();
+      out += host.empty() ? "unknown-host" : host;
     } else if (next == 'p') {
       out += pid ? std::to_string(*pid) : "%p";
     } else {

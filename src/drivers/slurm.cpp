@@ -425,19 +425,19 @@ std::vector<SlurmTask> slurm_local_tasks(const std::string& job,
   const std::string text = scontrol({"listpids", job}, timeout);
   auto tasks = parse_slurm_listpids(text, own_step);
   if (tasks.empty()) {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
     throw Error(ExitCode::NoSuchProcess,
                 fmt::format("no task of Slurm job {} runs on {} (scontrol listpids lists only its "
                             "batch script or rocplay's own step)",
-                            job, host),
+                            job, process::host_name()),
                 "the job's steps may have ended; `squeue -s -j JOBID` lists them");
   }
   return tasks;
 }
 
-Incident slurm_examine(const SlurmRequest& given, const SlurmJob& job) {
-  const auto start = std::chrono::steady_clock::now();
+namespace {
+
+// The request with srun's full path: rocplay runs it, and a name alone is looked up once.
+SlurmRequest with_srun_path(const SlurmRequest& given) {
   SlurmRequest request = given;
   if (request.srun.find('/') == std::string::npos) {
     auto found = session::find_program(request.srun, {});
@@ -449,6 +449,14 @@ Incident slurm_examine(const SlurmRequest& given, const SlurmJob& job) {
     }
     request.srun = *found;
   }
+  return request;
+}
+
+} // namespace
+
+Incident slurm_examine(const SlurmRequest& given, const SlurmJob& job) {
+  const auto start = std::chrono::steady_clock::now();
+  SlurmRequest request = with_srun_path(given);
   // The agreed window opens once srun has had time to start every node's rocplay.
   const auto lead = std::chrono::milliseconds(
       std::min<std::int64_t>(10'000, 1'000 + 50 * static_cast<std::int64_t>(job.nodes.size())));
@@ -493,8 +501,6 @@ int slurm_node_tasks(const std::string& job, std::chrono::milliseconds sample, s
     process::ScanOptions options;
     options.sample = sample;
     const auto tree = process::scan(options);
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
     nlohmann::json list = nlohmann::json::array();
     for (const auto& t : tasks) {
       nlohmann::json j = {
@@ -509,7 +515,8 @@ int slurm_node_tasks(const std::string& job, std::chrono::milliseconds sample, s
       }
       list.push_back(std::move(j));
     }
-    write_frame(out, "tasks.json", nlohmann::json{{"host", host}, {"tasks", list}}.dump());
+    write_frame(out, "tasks.json",
+                nlohmann::json{{"host", process::host_name()}, {"tasks", list}}.dump());
     return 0;
   } catch (const Error& e) {
     return send_node_error(out, e);
@@ -517,17 +524,7 @@ int slurm_node_tasks(const std::string& job, std::chrono::milliseconds sample, s
 }
 
 nlohmann::json slurm_tasks(const SlurmRequest& given, const SlurmJob& job) {
-  SlurmRequest request = given;
-  if (request.srun.find('/') == std::string::npos) {
-    auto found = session::find_program(request.srun, {});
-    if (!found) {
-      throw Error(ExitCode::DebuggerNotFound,
-                  fmt::format("--slurm-job: {} is not on PATH", request.srun),
-                  "run rocplay where Slurm's client commands are; on Debian: apt-get install "
-                  "slurm-client");
-    }
-    request.srun = *found;
-  }
+  const SlurmRequest request = with_srun_path(given);
   const auto deadline = std::chrono::steady_clock::now() + request.timeout;
   std::vector<nlohmann::json> nodes(job.nodes.size());
   {

@@ -73,8 +73,8 @@ double rss_mib() {
 }
 
 std::string host_name() {
-  char host[256] = {};
-  return ::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0' ? host : "unknown-host";
+  const std::string host = process::host_name();
+  return host.empty() ? "unknown-host" : host;
 }
 
 } // namespace

@@ -51,14 +51,6 @@ namespace {
 
 constexpr std::size_t kMaxWarnings = 64;
 
-std::string hostname() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) {
-    return {};
-  }
-  return buf;
-}
-
 // GDB prints exit codes in octal (`exit-code="01"`).
 std::optional<int> octal_exit_code(std::string_view text) {
   if (text.empty() || text.size() > 4) {
@@ -122,7 +114,7 @@ std::string Session::Impl::meta_json() const {
   if (!options.worker_pids.empty()) {
     meta["worker_pids"] = options.worker_pids;
   }
-  meta["host"] = hostname();
+  meta["host"] = process::host_name();
   meta["started_at"] = start_iso;
   meta["env"] = target.env;
   return meta.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -114,6 +114,9 @@ std::string read_cmdline(std::int64_t pid, std::size_t max_bytes = 4096);
 // The executable's path (readlink /proc/PID/exe); empty when it cannot be read.
 std::string read_exe(std::int64_t pid);
 
+// This machine's host name (gethostname); empty when it cannot be read.
+std::string host_name();
+
 // The kernel function thread `tid` of `pid` sleeps in (/proc/PID/task/TID/wchan: the driver call
 // a thread in state D waits in); empty when it runs or the kernel hides it ("0").
 std::string read_wchan(std::int64_t pid, std::int64_t tid);
