@@ -180,6 +180,17 @@ private:
   std::chrono::steady_clock::time_point last_{};
 };
 
+// The first `n` lines of a text report (where the verdict and its Cause: lines stand).
+inline std::string first_lines(const std::string& text, std::size_t n) {
+  std::stringstream in(text);
+  std::string out;
+  std::string line;
+  for (std::size_t i = 0; i < n && std::getline(in, line); ++i) {
+    out += line + "\n";
+  }
+  return out;
+}
+
 // A text report with its wrapping undone (every run of spaces and line breaks one space), to find a
 // sentence whatever the report's width broke it at.
 inline std::string unwrapped(const std::string& text) {

@@ -21,16 +21,6 @@ std::string script(const std::string& name) {
   return std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/" + name;
 }
 
-std::string head_lines(const std::string& text, std::size_t n) {
-  std::stringstream in(text);
-  std::string line;
-  std::string out;
-  for (std::size_t i = 0; i < n && std::getline(in, line); ++i) {
-    out += line + "\n";
-  }
-  return out;
-}
-
 nlohmann::json node_of(const nlohmann::json& g, const std::string& id) {
   for (const auto& n : g.at("nodes")) {
     if (n.at("id") == id) {
@@ -100,9 +90,9 @@ TEST_CASE("Popen.wait on a child that reads a pipe the parent holds: a cycle nam
   CHECK_THAT(child.value("where", ""), Catch::StartsWith("read(fd 0, pipe:["));
   CHECK_THAT(cycle.at(2).get<std::string>(), Catch::StartsWith("pipe:"));
   INFO(l.text);
-  CHECK_THAT(head_lines(l.text, 3), Catch::Contains("Cause:") && Catch::Contains(where) &&
-                                        Catch::Contains("a cycle of waits") &&
-                                        Catch::Contains("child process"));
+  CHECK_THAT(first_lines(l.text, 3), Catch::Contains("Cause:") && Catch::Contains(where) &&
+                                         Catch::Contains("a cycle of waits") &&
+                                         Catch::Contains("child process"));
   require_no_thread_stopped(target.pid(), 1);
 }
 
@@ -127,9 +117,9 @@ TEST_CASE("a thread pool starved by its own tasks: every thread asleep is the ro
       "task (py_pool_starved.py:" + std::to_string(task_line) + ") in 2 threads";
   CHECK_THAT(node_of(l.graph, root.at("node")).value("where", ""), Catch::Contains(workers));
   INFO(l.text);
-  const std::string head = head_lines(l.text, 3);
+  const std::string head = first_lines(l.text, 3);
   CHECK_THAT(head, Catch::Contains("[error") && Catch::Contains("host deadlock"));
-  CHECK_THAT(head_lines(l.text, 6), Catch::Contains("Cause:") && Catch::Contains(workers));
+  CHECK_THAT(first_lines(l.text, 6), Catch::Contains("Cause:") && Catch::Contains(workers));
   require_no_thread_stopped(target.pid(), 3);
 }
 
@@ -154,7 +144,7 @@ TEST_CASE("queue.get that nothing feeds: the consumer's line, a queue nothing wi
   REQUIRE(chain.size() == 2);
   CHECK(node_of(l.graph, chain.at(0)).value("where", "") == where);
   INFO(l.text);
-  const std::string head = head_lines(l.text, 3);
+  const std::string head = first_lines(l.text, 3);
   CHECK_THAT(head, Catch::Contains("queue.get()") && Catch::Contains("Cause:") &&
                        Catch::Contains("a queue nothing will put to") && Catch::Contains(where));
   CHECK_THAT(head, !Catch::Contains("threading.py"));
@@ -183,7 +173,7 @@ TEST_CASE("a spin on a flag only a reader of an unwritten pipe would set: the re
   CHECK(spinner.value("state", "") == "spinning");
   CHECK(spinner.value("where", "") == "main at spin_reader.cpp:" + std::to_string(spin_line));
   INFO(l.text);
-  CHECK_THAT(head_lines(l.text, 3),
+  CHECK_THAT(first_lines(l.text, 3),
              Catch::Contains("Cause:") && Catch::Contains(reader) && Catch::Contains("read(fd "));
   require_no_thread_stopped(target.pid(), 2);
 }
@@ -204,7 +194,7 @@ TEST_CASE("the same starved pool in C++ (main in pthread_join): every thread asl
   CHECK(root.at("node") == "asleep:" + std::to_string(target.pid()));
   CHECK(root.at("waiters") == 3);
   INFO(l.text);
-  CHECK_THAT(head_lines(l.text, 3),
+  CHECK_THAT(first_lines(l.text, 3),
              Catch::Contains("[error") && Catch::Contains("Cause:") && Catch::Contains(workers));
   require_no_thread_stopped(target.pid(), 3);
 }

@@ -19,16 +19,6 @@ namespace {
 
 const std::string kScript = std::string(ROCPLAY_SOURCE_DIR) + "/tests/targets/py_gil_ccall.py";
 
-std::string first_lines(const std::string& text, std::size_t n) {
-  std::stringstream in(text);
-  std::string line;
-  std::string out;
-  for (std::size_t i = 0; i < n && std::getline(in, line); ++i) {
-    out += line + "\n";
-  }
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("the GIL held in one C call: the holder's Python line is the cause", "[live][graph]") {
