@@ -6,6 +6,10 @@
 #
 #   ROCPLAY=/path/to/rocplay OUT=/path/to/out NPROC=2 tests/hardware/harm.sh WAY[*N] ...
 #
+# HARM_WORK (default /tmp/harm-work) and MASTER_PORT (default 29531) let two instances run side by
+# side on one host, each given its own GPUs with CUDA_VISIBLE_DEVICES. CHECK_SECONDS (default 8):
+# how long after the look every step count must have risen.
+#
 # WAY (N: how many runs, default 1):
 #   raw-seq     raw `cuda-gdb -batch -p PID` (info cuda kernels, thread apply all bt, detach), one
 #               rank after the other
@@ -17,17 +21,19 @@
 #   rpb-...     any rp- way with the rocplay in $ROCPLAY_B (an A/B of two builds)
 # The summary (harm-summary.txt, also in harm.tar.gz with every report and recording) has a line
 # per run: way, run, exit code, wall time, each rank's steps before and after, the verdict
-# (stepping / FROZEN / DEAD) and whether a debugger's GPU attach failed.
+# (stepping / FROZEN / DEAD), whether a debugger's GPU attach failed, and for rocplay's looks the
+# report's verdict on the healthy job (its error findings must be none).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-work=/tmp/harm-work # outside $OUT: only the summary and one archive go back
+work=${HARM_WORK:-/tmp/harm-work} # outside $OUT: only the summary and one archive go back
 hw_start "$work"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 rocplay=$(hw_rocplay)
 NPROC=${NPROC:-2}
 CHECK_SECONDS=${CHECK_SECONDS:-8}
-say "rocplay: $("$rocplay" version 2>&1 | head -1); gpus: $(nvidia-smi -L | wc -l); ranks: $NPROC"
+say "rocplay: $("$rocplay" version 2>&1 | head -1); gpus: $(nvidia-smi -L | wc -l)" \
+  "(CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-all}); ranks: $NPROC; check: $CHECK_SECONDS s"
 cp "$here/harm_ddp.py" "$src/"
 steps=$work/steps
 job_group=
@@ -45,7 +51,7 @@ start_job() {
   local i
   stop_job
   rm -rf "$steps" && mkdir -p "$steps"
-  setsid env STEP_DIR="$steps" torchrun --nproc-per-node "$NPROC" --master-port 29531 \
+  setsid env STEP_DIR="$steps" torchrun --nproc-per-node "$NPROC" --master-port "${MASTER_PORT:-29531}" \
     "$src/harm_ddp.py" >"$work/job.out" 2>&1 &
   job_group=$!
   torchrun_pid=$job_group
@@ -93,6 +99,24 @@ raw_look() { # log pid [extra -ex args]
   shift 2
   timeout 90 cuda-gdb -batch -nx -q -p "$pid" -ex 'info cuda kernels' "$@" \
     -ex 'thread apply all bt 30' -ex detach >"$log" 2>&1
+}
+
+# What rocplay's JSON report made of the healthy job: its error findings (there must be none) and
+# the first finding of each target and across ranks.
+verdict() { # report.json
+  python3 - "$1" <<'EOF' 2>&1
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"no report ({type(e).__name__})"); sys.exit()
+reports = [t.get("report", {}) for t in j.get("targets", [])] if "targets" in j else [j]
+findings = [f for r in reports for f in r.get("findings", [])] + j.get("cross_rank_findings", [])
+errors = [f for f in findings if f.get("severity") == "error"]
+firsts = [(r.get("findings") or [{}])[0] for r in reports] + j.get("cross_rank_findings", [])[:1]
+print(f"errors {len(errors)}; first: " + " | ".join(
+    f"[{f.get('severity', '-')}] {f.get('id', '-')}" for f in firsts))
+EOF
 }
 
 look() { # way stem
@@ -149,7 +173,9 @@ for spec in "$@"; do
     failed=$(cat "$work/$stem"* 2>/dev/null | grep -c 'internal error while attaching\|cudbgApiAttach) will be abandoned')
     result=$(check_job "$stem")
     ok=$?
-    say "$stem: exit $rc, $ms ms, gpu-attach-failed lines $failed, $result"
+    said=
+    [[ $way == rp* ]] && said=", verdict: $(verdict "$work/$stem.json")"
+    say "$stem: exit $rc, $ms ms, gpu-attach-failed lines $failed, $result$said"
     cp "$summary" "$out/harm-summary.txt"
     [ $ok -eq 0 ] || { tail -3 "$work/$stem.stderr" | sed 's/^/    /' | tee -a "$summary"; start_job; }
   done

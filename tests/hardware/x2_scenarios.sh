@@ -5,7 +5,7 @@
 #
 #   ROCPLAY=/path/to/rocplay OUT=/path/to/out tests/hardware/x2_scenarios.sh [SCENARIO...]
 #
-# SCENARIO: skip_rank (tests/hardware/nccl_skip_rank.py under torchrun), mismatch (two ranks in
+# SCENARIO (server may be named more than once: its later runs are server-2, server-3, ...): skip_rank (tests/hardware/nccl_skip_rank.py under torchrun), mismatch (two ranks in
 # different collectives), ipc (custom all-reduce over CUDA IPC, rank 1 one call short), server
 # (server_tree.py under --workers-of SERVER; TP=N SKIP=R from the environment, default 2 and 1),
 # healthy_long (a minute-long healthy kernel), graph (a graph-replayed kernel polling a flag never
@@ -51,7 +51,7 @@ wait
 # Everything back in one file (the device returns at most a few files).
 pack() {
   (cd "$work" && tar czf "$out/x2.tar.gz" --ignore-failed-read ./*.rec ./*.json ./*.log ./*.out \
-    x2-summary.txt env.txt ./*.build.log server-ps.txt 2>/dev/null)
+    x2-summary.txt env.txt ./*.build.log ./server*-ps.txt 2>/dev/null)
   cp "$summary" "$out/x2-summary.txt"
 }
 
@@ -182,8 +182,10 @@ two_ranks() { # stem pids status-files
   alive "$stem" "$pids" "$files"
 }
 
+declare -A runs_of
 for s in "${scenarios[@]}"; do
-  say "== $s"
+  runs_of[$s]=$((${runs_of[$s]:-0} + 1))
+  say "== $s (run ${runs_of[$s]})"
   case $s in
   skip_rank)
     mkdir -p "$work/skip_rank"
@@ -210,20 +212,24 @@ for s in "${scenarios[@]}"; do
     two_ranks ipc "$(ready_pids ipc)" "$work/ipc/rank0.status,$work/ipc/rank1.status"
     ;;
   server)
-    mkdir -p "$work/server"
-    start server 1 env STATUS_DIR="$work/server" python3 "$src/server_tree.py" --tp "$TP" \
+    stem=server
+    [ "${runs_of[$s]}" -gt 1 ] && stem=server-${runs_of[$s]}
+    rm -rf "${work:?}/$stem" && mkdir -p "$work/$stem"
+    start "$stem" 1 env STATUS_DIR="$work/$stem" python3 "$src/server_tree.py" --tp "$TP" \
       --skip-rank "$SKIP" || continue
     sleep 3
-    server=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$work/server.out" | head -1)
-    workers=$(sed -n 's/^ready .*workers=\([0-9,]*\).*/\1/p' "$work/server.out" | head -1)
-    say "server: pid $server, workers $workers (TP=$TP, skip rank $SKIP)"
-    "$rocplay" ps --workers-of "$server" >"$work/server-ps.txt" 2>&1
-    triage server --workers-of "$server"
-    [[ " $ALONE " == *" server "* ]] && triage server-rank0-alone --pid "${workers%%,*}"
+    server=$(sed -n 's/^ready pid=\([0-9]*\).*/\1/p' "$work/$stem.out" | head -1)
+    workers=$(sed -n 's/^ready .*workers=\([0-9,]*\).*/\1/p' "$work/$stem.out" | head -1)
+    say "$stem: pid $server, workers $workers (TP=$TP, skip rank $SKIP)"
+    "$rocplay" ps --workers-of "$server" >"$work/$stem-ps.txt" 2>&1
+    triage "$stem" --workers-of "$server"
+    say "$stem: GPU attaches failed: $(cat "$work/$stem"-rank*.rec 2>/dev/null |
+      grep -c 'internal error while attaching')"
+    [[ " $ALONE " == *" server "* ]] && triage "$stem-rank0-alone" --pid "${workers%%,*}"
     files=
-    for r in $(seq 0 $((TP - 1))); do files=$files${files:+,}$work/server/rank$r.status; done
-    alive server "$workers" "$files"
-    alive server-root "$server" ""
+    for r in $(seq 0 $((TP - 1))); do files=$files${files:+,}$work/$stem/rank$r.status; done
+    alive "$stem" "$workers" "$files"
+    alive "$stem-root" "$server" ""
     ;;
   healthy_long)
     start healthy_long 1 "$src/healthy_long" "$work/healthy_long.status" 60 || continue

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The device runs that decide issues 40 (do no harm), 41 (GPU shapes), 43 (real collective
+# records) and 48 (launch --verify) on one four-GPU host, as one plan detached from the device call
+# that starts it: the plan takes longer than one call may (10 minutes), so later calls only wait
+# for it and bring back what it has made so far.
+#
+#   ROCPLAY=/path/to/rocplay tests/hardware/acceptance.sh start      # returns at once
+#   tests/hardware/acceptance.sh collect SECONDS                      # waits up to SECONDS, then
+#                                                                     # copies the results to $OUT
+#
+# The plan, in order of what matters most:
+#   1. all four GPUs: a healthy four-rank job looked at 5 times with the defaults (harm.sh), then
+#      the hung four-rank server (server_tree.py, rank 3 skips) triaged 3 times, and rank 0 alone;
+#   2. two pairs of GPUs side by side, each a healthy two-rank job of its own (harm.sh):
+#      GPUs 0,1: 10 runs each of the defaults, --pids, --samples 1; then the collective records;
+#      GPUs 2,3: 10 runs each of --jobs 1, --samples 3; then launch --verify, then the GPU shapes.
+# Results under /tmp/accept (one folder per step); `collect` copies each folder's tarball (or the
+# folder, packed) and one file of every summary so far (accept-summary.txt) to $OUT.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+results=/tmp/accept
+
+plan() {
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  export CHECK_SECONDS=${CHECK_SECONDS:-5}
+  echo "== $(date -u +%T) four GPUs: healthy job"
+  NPROC=4 OUT=$results/harm4 HARM_WORK=/tmp/harm4 "$here/harm.sh" 'rp-default*5'
+  echo "== $(date -u +%T) four GPUs: hung server"
+  TP=4 SKIP=3 ALONE=server OUT=$results/server4 "$here/x2_scenarios.sh" server server server
+  echo "== $(date -u +%T) two pairs"
+  (
+    export CUDA_VISIBLE_DEVICES=0,1
+    NPROC=2 OUT=$results/harmA HARM_WORK=/tmp/harmA MASTER_PORT=29531 "$here/harm.sh" \
+      'rp-default*10' 'rp-pids*10' 'rp-s1*10'
+    bash "$here/collectives/run_all.sh" "$results/collectives"
+  ) >"$results/pairA.log" 2>&1 &
+  (
+    export CUDA_VISIBLE_DEVICES=2,3
+    NPROC=2 OUT=$results/harmB HARM_WORK=/tmp/harmB MASTER_PORT=29541 "$here/harm.sh" \
+      'rp-jobs1*10' 'rp-s3*10'
+    OUT=$results/verify "$here/verify_faults.sh"
+    OUT=$results/graph41 "$here/graph41_shapes.sh"
+  ) >"$results/pairB.log" 2>&1 &
+  wait
+  echo "== $(date -u +%T) done"
+}
+
+collect() { # seconds
+  shopt -s nullglob
+  local until=$((SECONDS + $1)) d name tars
+  while [ ! -e "$results/rc" ] && [ $SECONDS -lt $until ]; do sleep 5; done
+  mkdir -p "$OUT"
+  {
+    echo "plan: $(cat "$results/rc" 2>/dev/null || echo "still running")"
+    cat "$results/plan.log"
+    for f in "$results"/*/*summary*.txt; do echo "--- $f" && cat "$f"; done
+    for f in "$results"/pair*.log; do echo "--- $f (tail)" && tail -15 "$f"; done
+  } >"$OUT/accept-summary.txt" 2>&1
+  for d in "$results"/*/; do
+    name=$(basename "$d")
+    tars=("$d"*.tar.gz)
+    if [ ${#tars[@]} -gt 0 ]; then
+      cp "${tars[0]}" "$OUT/$name.tar.gz"
+    else
+      tar czf "$OUT/$name.tar.gz" -C "$results" "$name"
+    fi
+  done
+  cat "$OUT/accept-summary.txt"
+}
+
+case ${1:-} in
+start)
+  : "${ROCPLAY:?ROCPLAY must name the rocplay to run}"
+  rm -rf "$results" && mkdir -p "$results"
+  setsid bash -c '"$0" plan >"$1/plan.log" 2>&1; echo "exit $?" >"$1/rc"' "$0" "$results" \
+    </dev/null >/dev/null 2>&1 &
+  echo "started: $results/plan.log"
+  ;;
+plan) plan ;;
+collect) collect "${2:?collect SECONDS}" ;;
+*) echo "usage: $0 start | collect SECONDS" >&2 && exit 2 ;;
+esac
