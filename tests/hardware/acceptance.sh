@@ -71,9 +71,14 @@ collect() { # seconds
 case ${1:-} in
 start)
   : "${ROCPLAY:?ROCPLAY must name the rocplay to run}"
-  rm -rf "$results" && mkdir -p "$results"
-  setsid bash -c '"$0" plan >"$1/plan.log" 2>&1; echo "exit $?" >"$1/rc"' "$0" "$results" \
-    </dev/null >/dev/null 2>&1 &
+  rm -rf "$results" /tmp/accept-copy && mkdir -p "$results" /tmp/accept-copy/bin
+  # The plan runs from copies: a later call's fresh working tree must not change a script that bash
+  # is still reading, nor the binary under the runs.
+  cp -r "$here" /tmp/accept-copy/hardware
+  cp -r "$(dirname "$ROCPLAY")"/. /tmp/accept-copy/bin/
+  ROCPLAY=/tmp/accept-copy/bin/$(basename "$ROCPLAY") setsid bash -c \
+    '"$0" plan >"$1/plan.log" 2>&1; echo "exit $?" >"$1/rc"' \
+    /tmp/accept-copy/hardware/acceptance.sh "$results" </dev/null >/dev/null 2>&1 &
   echo "started: $results/plan.log"
   ;;
 plan) plan ;;
