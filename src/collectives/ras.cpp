@@ -9,6 +9,9 @@
 #include "internal.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 namespace rocplay::collectives {
 
@@ -214,6 +217,47 @@ Input read_ras(std::string_view text, const std::string& file, const Limits& lim
     read_text(text, in, limits);
   }
   return in;
+}
+
+std::vector<std::string> set_aside_unanswered(Input& ras, const std::vector<std::int64_t>& examined) {
+  std::vector<std::string> out;
+  const auto is_examined = [&](std::int64_t pid) {
+    return std::find(examined.begin(), examined.end(), pid) != examined.end();
+  };
+  std::vector<std::int64_t> named;
+  for (const auto& c : ras.ras) {
+    for (const auto& r : c.ranks) {
+      if (r.pid && std::find(named.begin(), named.end(), *r.pid) == named.end()) {
+        named.push_back(*r.pid);
+      }
+    }
+  }
+  if (!named.empty() && std::none_of(named.begin(), named.end(), is_examined)) {
+    std::sort(named.begin(), named.end());
+    out.push_back(fmt::format("NCCL RAS answered about process(es) {}, none of them examined: "
+                              "another job's (two jobs on one host share the default RAS port); "
+                              "not used",
+                              fmt::join(named, ", ")));
+    ras.ras.clear();
+    return out;
+  }
+  for (auto& c : ras.ras) {
+    std::vector<std::string> ours;
+    std::erase_if(c.ranks, [&](const RasComm::RankCount& r) {
+      if (!r.missing || (r.pid && !is_examined(*r.pid))) {
+        return false;
+      }
+      ours.push_back(r.pid ? fmt::format("rank {} (pid {})", r.rank, *r.pid)
+                           : fmt::format("rank {} (process not named)", r.rank));
+      return true;
+    });
+    if (!ours.empty()) {
+      out.push_back(fmt::format("NCCL communicator {}: {} did not answer RAS while rocplay's "
+                                "debuggers held the job's ranks stopped: not counted as missing",
+                                c.comm_hash, fmt::join(ours, ", ")));
+    }
+  }
+  return out;
 }
 
 } // namespace rocplay::collectives

@@ -99,7 +99,8 @@ std::optional<collectives::RasQueryOptions> ras_query_for(const std::vector<std:
 }
 
 void add_ras_answer(Incident& incident, const collectives::RasAnswer& answer,
-                    const collectives::RasQueryOptions& query, const std::string& ras_path) {
+                    const collectives::RasQueryOptions& query, const std::string& ras_path,
+                    const std::vector<std::int64_t>& examined) {
   const std::string where = fmt::format("{}:{}", query.host, query.port);
   if (!answer.answered) {
     // Nothing listening is the common case (no NCCL, or NCCL before 2.24): not worth a line.
@@ -116,7 +117,11 @@ void add_ras_answer(Incident& incident, const collectives::RasAnswer& answer,
     kept = out ? fmt::format("; kept in {}", ras_path)
                : fmt::format("; could not be written to {}", ras_path);
   }
-  const collectives::Input input = collectives::read_ras(answer.text, "NCCL RAS at " + where);
+  collectives::Input input = collectives::read_ras(answer.text, "NCCL RAS at " + where);
+  // Asked beside the attaches: a rank our debugger held stopped could not answer.
+  for (auto& line : collectives::set_aside_unanswered(input, examined)) {
+    incident.notes.push_back(std::move(line));
+  }
   const auto findings = collectives::findings(collectives::match({input}));
   incident.cross_rank.insert(incident.cross_rank.end(), findings.begin(), findings.end());
   incident.notes.push_back(fmt::format(
@@ -131,8 +136,8 @@ Incident examine(const playbook::Playbook& playbook, const std::vector<playbook:
   // RAS gathers from every process of the job, which takes a while: asked beside the attaches.
   std::optional<collectives::RasQueryOptions> query;
   std::future<collectives::RasAnswer> ras;
+  std::vector<std::int64_t> pids;
   if (node.ask_ras && targets.size() >= 2) {
-    std::vector<std::int64_t> pids;
     for (const auto& t : targets) {
       pids.push_back(t.pid);
     }
@@ -145,7 +150,7 @@ Incident examine(const playbook::Playbook& playbook, const std::vector<playbook:
       playbook::incident_of(playbook.name, playbook::run_targets(playbook, targets, options));
   inc.several = true; // the report over several targets, even of one
   if (ras.valid()) {
-    add_ras_answer(inc, ras.get(), *query, node.ras_path);
+    add_ras_answer(inc, ras.get(), *query, node.ras_path, pids);
   }
   return inc;
 }

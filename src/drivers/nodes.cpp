@@ -439,16 +439,20 @@ Incident join_nodes(const std::string& title, std::vector<NodePart> parts) {
     }
   }
   std::vector<Snapshot> ranked;
+  std::vector<heuristics::RankHistory> history;
   for (const auto& c : inc.cases) {
     if (c.examined()) {
       // The last sample: every node's were taken in the same agreed window.
       ranked.push_back(c.samples.size() > 1 ? c.samples.back().snapshot : c.snapshot);
       ranked.back().rank = c.source.rank;
+      history.push_back(c.samples.size() > 1
+                            ? heuristics::rank_history(c.samples.front().snapshot, c.samples.size())
+                            : heuristics::RankHistory{1, {}});
     }
   }
   if (ranked.size() >= 2) {
     try {
-      inc.cross_rank = heuristics::run_ranks(ranked);
+      inc.cross_rank = heuristics::run_ranks(ranked, history);
     } catch (const std::exception& e) {
       inc.notes.push_back(fmt::format("the cross-rank analysis failed ({}): a bug in rocplay, "
                                       "please report it; each rank's own findings still stand",

@@ -34,6 +34,17 @@ bool has_python_frames(const Snapshot& s) {
   });
 }
 
+std::string launch_key(const Dispatch& d) {
+  auto part = [](const auto& v) { return v ? std::to_string(*v) : std::string("?"); };
+  std::string key = d.dispatch_no
+                        ? fmt::format("{}:{}:{}", part(d.agent), part(d.queue), *d.dispatch_no)
+                        : "id " + d.id;
+  if (d.packet_id) {
+    key += fmt::format("#{}", *d.packet_id);
+  }
+  return key + " " + d.kernel_name;
+}
+
 bool is_collective(const Dispatch& d) {
   if (d.kernel_name.empty()) {
     return false;

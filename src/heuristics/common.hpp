@@ -23,6 +23,10 @@ std::string kernel_label(const Dispatch& dispatch);
 // A collective kernel (RCCL/NCCL, aiter allgather/all-reduce, custom all-reduce,
 // reduce_scatter): kernel_names' classification, or the name patterns it is based on.
 bool is_collective(const Dispatch& dispatch);
+// One launch of a kernel, the same in every sample of one process: its agent, queue and number,
+// the packet (AMD) or grid (CUDA) id when known, and its kernel. cuda-gdb numbers the kernels in
+// flight from 0 again, so a kernel launched again reads as new only by its grid id.
+std::string launch_key(const Dispatch& dispatch);
 // Whether any host thread carries Python frames read from the interpreter: the Python stack is
 // then in the report already, and no next step needs py-spy.
 bool has_python_frames(const Snapshot& snapshot);

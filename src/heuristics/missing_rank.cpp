@@ -41,11 +41,55 @@ std::string doing(const Snapshot& s) {
   return gpu;
 }
 
+// What the first samples of the ranks in the collective say: whether one of them had this very
+// launch in flight already (it waited), and whether one was sampled only once.
+struct Seen {
+  bool known = true; // every rank in it has a history
+  bool waited = false;
+  bool one_sample = false;
+};
+
+Seen seen_before(const std::vector<std::map<std::string, std::vector<const Dispatch*>>>& collectives,
+                 const std::string& kernel, const std::vector<RankHistory>& history) {
+  Seen seen;
+  seen.known = !history.empty();
+  for (std::size_t i = 0; i < collectives.size() && seen.known; ++i) {
+    const auto it = collectives[i].find(kernel);
+    if (it == collectives[i].end()) {
+      continue;
+    }
+    const RankHistory& h = history[i];
+    if (h.samples == 0) {
+      seen.known = false;
+    } else if (h.samples == 1) {
+      seen.one_sample = true;
+    }
+    for (const Dispatch* d : it->second) {
+      const auto& first = h.launches_at_first;
+      seen.waited = seen.waited ||
+                    std::find(first.begin(), first.end(), detail::launch_key(*d)) != first.end();
+    }
+  }
+  return seen;
+}
+
 } // namespace
 
-std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
+RankHistory rank_history(const Snapshot& first_sample, std::size_t samples) {
+  RankHistory h;
+  h.samples = samples;
+  for (const auto& d : first_sample.dispatches) {
+    if (detail::is_collective(d)) {
+      h.launches_at_first.push_back(detail::launch_key(d));
+    }
+  }
+  return h;
+}
+
+std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks,
+                                  const std::vector<RankHistory>& history) {
   std::vector<Finding> out;
-  if (ranks.size() < 2) {
+  if (ranks.size() < 2 || (!history.empty() && history.size() != ranks.size())) {
     return out;
   }
   // Collective kernels in flight per rank (by base name), with their grids.
@@ -89,6 +133,12 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
   f.severity = Severity::Critical;
   nlohmann::json per_rank = nlohmann::json::array();
 
+  const Seen seen = seen_before(collectives, kernel, history);
+  if (seen.known && !seen.one_sample && !seen.waited) {
+    // Every rank in it launched it since its first sample: a job that keeps completing its
+    // collectives, caught with one rank a step ahead (a healthy job looked at, issue 40).
+    return out;
+  }
   if (!missing.empty()) {
     // The quorum: how many ranks vouch for "this collective is where everyone should be". With
     // TP=2 one rank is all there is (the lone rank may simply be early), so the finding stands but
@@ -96,6 +146,11 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
     const double quorum = std::min(1.0, 0.55 + 0.15 * static_cast<double>(in - 1));
     f.confidence = (missing.size() == 1 ? 0.85 : 0.65) * quorum;
     f.severity = f.confidence >= 0.6 ? Severity::Critical : Severity::Error;
+    if (seen.known && seen.one_sample) {
+      // One moment cannot tell a rank that never arrives from one a few milliseconds late.
+      f.confidence *= 0.5;
+      f.severity = Severity::Warning;
+    }
     std::vector<int> ids;
     for (auto i : missing) {
       ids.push_back(rank_of(ranks[i], i));
@@ -153,6 +208,13 @@ std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks) {
                                   "the Python frames read from the interpreter).")
                     : fmt::format("`py-spy dump --pid {}` shows its Python stack.",
                                   m.pid ? fmt::format("{}", *m.pid) : std::string("<pid>")));
+    if (seen.known && seen.one_sample) {
+      f.evidence.push_back("one sample: a rank only late for the collective looks the same as one "
+                           "that never arrives; a second sample tells them apart (the default "
+                           "takes two)");
+    } else if (seen.known && seen.waited) {
+      f.evidence.push_back(fmt::format("{} was in flight already at the first sample", kernel));
+    }
     f.evidence.push_back(fmt::format(
         "quorum: {} of {} ranks in {}{}", in, n, kernel,
         quorum < 1.0 ? "; with so few ranks in it, the missing rank may also just be late" : ""));

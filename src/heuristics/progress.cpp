@@ -81,13 +81,6 @@ std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::
   return part(agent) + ":" + part(queue) + ":" + part(no);
 }
 
-std::string dispatch_key(const Dispatch& d) {
-  if (d.dispatch_no) {
-    return dispatch_key(d.agent, d.queue, d.dispatch_no);
-  }
-  return "id " + d.id;
-}
-
 // Where a wave is in its dispatch: work-group and slot (AMD), or work-group and first work-item
 // (a cuda-gdb range). Empty when the coordinates are unknown.
 std::string wave_key(const Wave& w) {
@@ -312,7 +305,7 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
     for (std::size_t k = 1; k < samples.size(); ++k) {
       const auto& ds = samples[k].snapshot.dispatches;
       const bool present = std::any_of(ds.begin(), ds.end(), [&](const Dispatch& x) {
-        return dispatch_key(x) == dispatch_key(d) && x.kernel_name == d.kernel_name;
+        return detail::launch_key(x) == detail::launch_key(d);
       });
       if (!present) {
         gone_in = k;
@@ -545,11 +538,11 @@ void add_dispatches(const std::vector<Sample>& samples, SampleProgress& p) {
   // New dispatches: in a later sample, not in the first.
   std::set<std::string> known;
   for (const auto& d : first.dispatches) {
-    known.insert(dispatch_key(d) + d.kernel_name);
+    known.insert(detail::launch_key(d));
   }
   for (std::size_t k = 1; k < samples.size(); ++k) {
     for (const auto& d : samples[k].snapshot.dispatches) {
-      if (!known.insert(dispatch_key(d) + d.kernel_name).second) {
+      if (!known.insert(detail::launch_key(d)).second) {
         continue;
       }
       ProgressEntry e;

@@ -89,8 +89,9 @@ std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later) {
   return out;
 }
 
-std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks) {
-  std::vector<Finding> out = missing_rank(ranks);
+std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks,
+                               const std::vector<RankHistory>& history) {
+  std::vector<Finding> out = missing_rank(ranks, history);
   order(out);
   return out;
 }

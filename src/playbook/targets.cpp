@@ -347,18 +347,22 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
   }
 
   std::vector<Snapshot> ranked;
+  std::vector<heuristics::RankHistory> history;
   for (const auto& t : out.targets) {
     if (t.examined()) {
       // The last sample: with several, those were taken in lockstep (one moment on every rank).
-      ranked.push_back(t.result->samples.size() > 1 ? t.result->samples.back().snapshot
-                                                    : t.result->snapshot);
+      const auto& samples = t.result->samples;
+      ranked.push_back(samples.size() > 1 ? samples.back().snapshot : t.result->snapshot);
       ranked.back().rank = t.target.rank;
+      history.push_back(samples.size() > 1
+                            ? heuristics::rank_history(samples.front().snapshot, samples.size())
+                            : heuristics::RankHistory{1, {}});
     }
   }
   out.examined = ranked.size();
   if (ranked.size() >= 2) {
     try {
-      out.cross_rank = heuristics::run_ranks(ranked);
+      out.cross_rank = heuristics::run_ranks(ranked, history);
     } catch (const std::exception& e) {
       // Every target is detached by now: a bug of ours must not cost the report.
       out.notes.push_back(fmt::format("the cross-rank analysis failed ({}): a bug in rocplay, "

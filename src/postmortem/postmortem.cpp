@@ -1515,6 +1515,21 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     std::string path;
     std::string process_key; // host, pid and command of a recording; empty when not known
     double started_unix = 0;
+    heuristics::RankHistory history;
+  };
+  // An input as one rank of an event: its last sample, as a live run judges the ranks (the
+  // samples of a fan-out are taken in lockstep), and what its first sample adds.
+  const auto ranked_of = [](InputResult& r, std::string path) {
+    Ranked out{{}, r.rank_rule, std::move(path), r.process_key, r.started_unix, {}};
+    if (r.samples.size() >= 2) {
+      out.snapshot = r.samples.back().snapshot;
+      out.snapshot.rank = r.rank;
+      out.history = heuristics::rank_history(r.samples.front().snapshot, r.samples.size());
+    } else {
+      out.snapshot = std::move(r.snapshot);
+      out.history.samples = r.samples.size(); // 0: a snapshot without its samples
+    }
+    return out;
   };
   std::map<std::string, std::vector<Ranked>> ranked;
   // Unranked snapshots whose file names hold a rank, by directory and then by the name with the
@@ -1600,8 +1615,10 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     event.key = key.empty() ? "." : key;
     std::vector<std::string> rules;
     std::vector<Snapshot> snapshots;
+    std::vector<heuristics::RankHistory> history;
     for (auto& m : members) {
       event.ranks.push_back(*m.snapshot.rank);
+      history.push_back(std::move(m.history));
       if (std::find(rules.begin(), rules.end(), m.rule) == rules.end()) {
         rules.push_back(m.rule);
       }
@@ -1609,7 +1626,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     }
     event.rule = fmt::format("{}", fmt::join(rules, ", "));
     try {
-      event.findings = heuristics::run_ranks(snapshots);
+      event.findings = heuristics::run_ranks(snapshots, history);
     } catch (const std::exception& e) {
       // A bug of ours must not cost the report: the inputs' own findings still stand.
       summary.warnings.push_back(fmt::format(
@@ -1728,8 +1745,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         r.rank_rule = "input order";
         r.snapshot.rank = r.rank;
       }
-      ranked[kOneEvent].push_back(
-          {std::move(r.snapshot), r.rank_rule, r.path + r.member, r.process_key, r.started_unix});
+      ranked[kOneEvent].push_back(ranked_of(r, r.path + r.member));
       ++ranked_count;
       return;
     }
@@ -1739,15 +1755,14 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
         r.rank_rule = "file name";
         r.snapshot.rank = r.rank;
         by_name[fs::path(r.path).parent_path().string()][named->first].push_back(
-            {std::move(r.snapshot), r.rank_rule, r.path, r.process_key, r.started_unix});
+            ranked_of(r, r.path));
         return;
       }
     }
     if (r.rank && usable) {
       if (ranked_count < options.max_ranked_snapshots) {
         const std::string key = r.member.empty() ? fs::path(r.path).parent_path().string() : r.path;
-        ranked[key].push_back(
-            {std::move(r.snapshot), r.rank_rule, r.path + r.member, r.process_key, r.started_unix});
+        ranked[key].push_back(ranked_of(r, r.path + r.member));
         ++ranked_count;
       } else if (ranked_count++ == options.max_ranked_snapshots) {
         summary.warnings.push_back("more than " + std::to_string(options.max_ranked_snapshots) +

@@ -155,6 +155,13 @@ Input read_flight_recorder(std::string_view data, const std::string& file,
 Input read_nccl_log(std::string_view text, const std::string& file,
                     std::optional<int> rank = std::nullopt, const Limits& limits = {});
 Input read_ras(std::string_view text, const std::string& file, const Limits& limits = {});
+
+// A live RAS query runs while rocplay's debuggers hold the job's ranks stopped, so "did not
+// answer" may only mean "stopped by us", and a host with two jobs on the default port may answer
+// for the other one. Removes from `ras` (an answer read with read_ras) every non-answering rank
+// whose process is one of `examined` or is not named, and every communicator when the answer names
+// processes and none is examined. Returns what was set aside, one line each, for the notes.
+std::vector<std::string> set_aside_unanswered(Input& ras, const std::vector<std::int64_t>& examined);
 Input read(std::string_view data, Source source, const std::string& file,
            std::optional<int> rank = std::nullopt, const Limits& limits = {});
 

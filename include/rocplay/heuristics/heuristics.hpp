@@ -72,7 +72,17 @@ std::vector<Finding> host_deadlock(const Snapshot& snapshot);
 // The thread holding the GIL blocks in a wait or a GPU call while other Python threads exist.
 std::vector<Finding> python_gil_held(const Snapshot& snapshot);
 std::vector<Finding> queue_stall(const Snapshot& earlier, const Snapshot& later);
-std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks);
+// What a rank's first sample adds to the cross-rank rules, which judge one moment (each rank's
+// last sample): a rank caught in a collective that it launched since its first sample may just be
+// ahead of the others in a job that keeps completing collectives.
+struct RankHistory {
+  std::size_t samples = 0;                    // the rank's samples; 0 when not known
+  std::vector<std::string> launches_at_first; // the collective launches in flight at sample 1
+};
+RankHistory rank_history(const Snapshot& first_sample, std::size_t samples);
+// `history`: one per rank, or none (not known, as for a snapshot without its samples).
+std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks,
+                                  const std::vector<RankHistory>& history = {});
 
 // One line per heuristic: id, title, the evidence it needs (SARIF rules, docs/heuristics.md).
 struct HeuristicInfo {
@@ -91,6 +101,7 @@ std::vector<Finding> run(const Snapshot& snapshot, const std::vector<snapshot::W
 // Heuristics over two snapshots of one process taken some time apart (queue stall, progress).
 std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later);
 // Heuristics across ranks (one snapshot per rank of one event): missing rank, unequal grids.
-std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks);
+std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks,
+                               const std::vector<RankHistory>& history = {});
 
 } // namespace rocplay::heuristics

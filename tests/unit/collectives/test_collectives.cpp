@@ -411,6 +411,52 @@ TEST_CASE("ncclras: a communicator with ranks that did not answer names them") {
   CHECK(m.divergences[0].what.find("rank 3 did not answer RAS") != std::string::npos);
 }
 
+TEST_CASE("ncclras, asked live: a rank our debugger held stopped is not counted missing") {
+  // Seen on two H200s (issue 40): a healthy two-rank job read `collective-missing-rank` because
+  // RAS was asked while rocplay's debuggers held the ranks stopped.
+  const std::string text = "Warnings\n========\n\n"
+                           "#0-0 (5af3d3469c17b308) INCOMPLETE\n"
+                           "  Missing communicator data from 2 ranks\n"
+                           "  Rank 1 -- GPU 1 managed by process 2039 on node n1\n"
+                           "  Rank 2 -- GPU 2 managed by process 2040 on node n1\n";
+  auto in = read_ras(text, "ras.txt");
+  REQUIRE(in.ras.at(0).ranks.size() == 2);
+  const auto notes = set_aside_unanswered(in, {2038, 2039});
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("rank 1 (pid 2039) did not answer RAS while rocplay's debuggers") !=
+        std::string::npos);
+  // Rank 2's process was not examined: its silence still counts.
+  REQUIRE(in.ras[0].ranks.size() == 1);
+  CHECK(in.ras[0].ranks[0].rank == 2);
+  const auto m = match({in});
+  REQUIRE(m.divergences.size() == 1);
+  CHECK(m.divergences[0].absent == std::vector<int>{2});
+
+  auto ours = read_ras(text, "ras.txt");
+  set_aside_unanswered(ours, {2039, 2040});
+  CHECK(match({ours}).divergences.empty());
+}
+
+TEST_CASE("ncclras, asked live: an answer about another job's processes is not used") {
+  const std::string text = "Warnings\n========\n\n"
+                           "#0-0 (8b2f0e4d91c3a6f7) MISMATCH\n"
+                           "  Communicator ranks have different AllReduce operation counts\n"
+                           "  Rank 0 has launched up to operation 4 -- GPU 0 managed by process "
+                           "31336 on node n1\n"
+                           "  Rank 1 has launched up to operation 3 -- GPU 1 managed by process "
+                           "31337 on node n1\n";
+  auto in = read_ras(text, "ras.txt");
+  REQUIRE(match({in}).divergences.size() == 1);
+  const auto notes = set_aside_unanswered(in, {500, 501});
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("31336, 31337, none of them examined") != std::string::npos);
+  CHECK(match({in}).divergences.empty());
+  // The same answer about our own ranks stands: a count that differs is not a silence.
+  auto own = read_ras(text, "ras.txt");
+  CHECK(set_aside_unanswered(own, {31336, 31337}).empty());
+  CHECK(match({own}).divergences.size() == 1);
+}
+
 TEST_CASE("flight recorder: the user's line is kept below a deep library stack") {
   // 30 frames of PyTorch's own plumbing (FSDP, DDP) before the user's: the kept frames are the
   // innermost 16 and the user's line.

@@ -1,0 +1,140 @@
+// Healthy NCCL jobs looked at on real GPUs (issue 40): a look at a job that keeps stepping must not
+// name a missing rank. A single moment often catches one rank a step ahead of another; what tells
+// a job that keeps completing its collectives from one that waits is whether the collective in
+// flight at the last sample was already in flight at the first, and one sample cannot tell.
+#include "replay.hpp"
+
+#include "rocplay/heuristics/heuristics.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace rocplay;
+
+namespace {
+
+struct ReplayedRanks {
+  std::vector<Snapshot> first;
+  std::vector<Snapshot> last;
+  std::vector<heuristics::RankHistory> history;
+};
+
+ReplayedRanks replayed_ranks(const std::vector<std::string>& files) {
+  ReplayedRanks out;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto r = test::replay_samples(files[i]);
+    REQUIRE(!r.samples.empty());
+    out.first.push_back(r.samples.front().snapshot);
+    out.last.push_back(r.samples.back().snapshot);
+    out.first.back().rank = static_cast<int>(i);
+    out.last.back().rank = static_cast<int>(i);
+    out.history.push_back(r.samples.size() > 1
+                              ? heuristics::rank_history(r.samples.front().snapshot,
+                                                         r.samples.size())
+                              : heuristics::RankHistory{1, {}});
+  }
+  return out;
+}
+
+const Finding* finding_named(const std::vector<Finding>& findings, std::string_view id) {
+  for (const auto& f : findings) {
+    if (f.id == id) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+bool in_all_reduce(const Snapshot& s) {
+  for (const auto& d : s.dispatches) {
+    if (d.kernel_name.find("ncclDevKernel_AllReduce") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("healthy four ranks: the ranks are judged at their last sample, as the live run does") {
+  const auto r = replayed_ranks(
+      {"cuda-gdb/x4-healthy/default-0.rec", "cuda-gdb/x4-healthy/default-1.rec",
+       "cuda-gdb/x4-healthy/default-2.rec", "cuda-gdb/x4-healthy/default-3.rec"});
+  REQUIRE(r.history.size() == 4);
+  for (const auto& h : r.history) {
+    CHECK(h.samples == 2);
+  }
+  // The first moment: three ranks in the all_reduce, rank 0 not yet. The post-mortem judged it
+  // (a critical missing rank 0) while the live run judged the last sample.
+  CHECK(!in_all_reduce(r.first[0]));
+  CHECK(in_all_reduce(r.first[1]));
+  const auto moment = heuristics::run_ranks(r.first);
+  const Finding* claimed = finding_named(moment, "missing-rank");
+  REQUIRE(claimed != nullptr);
+  CHECK(claimed->rank == 0);
+  // The last sample, 2 s later: every rank in its next step's matmuls.
+  for (const auto& s : r.last) {
+    CHECK(!in_all_reduce(s));
+  }
+  CHECK(finding_named(heuristics::run_ranks(r.last, r.history), "missing-rank") == nullptr);
+}
+
+TEST_CASE("a rank in a collective it launched since its first sample waits for no missing rank") {
+  // The real moment of a healthy job (rank 0 in the all_reduce, rank 1 in its matmuls), with the
+  // first sample each rank would have had: the collective already in flight (a wait), or not yet.
+  const auto r = replayed_ranks(
+      {"cuda-gdb/x2-healthy/nopreload-s1-0.rec", "cuda-gdb/x2-healthy/nopreload-s1-1.rec"});
+  REQUIRE(in_all_reduce(r.last[0]));
+  const auto launched_since = heuristics::run_ranks(
+      r.last, {heuristics::RankHistory{2, {}}, heuristics::RankHistory{2, {}}});
+  CHECK(finding_named(launched_since, "missing-rank") == nullptr);
+  const auto waited = heuristics::run_ranks(
+      r.last, {heuristics::rank_history(r.last[0], 2), heuristics::RankHistory{2, {}}});
+  const Finding* missing = finding_named(waited, "missing-rank");
+  REQUIRE(missing != nullptr);
+  CHECK(missing->rank == 1);
+  CHECK(missing->severity >= Severity::Error);
+}
+
+TEST_CASE("healthy two ranks, one sample: a rank outside the collective is a warning, not an "
+          "error") {
+  const auto r = replayed_ranks(
+      {"cuda-gdb/x2-healthy/nopreload-s1-0.rec", "cuda-gdb/x2-healthy/nopreload-s1-1.rec"});
+  CHECK(in_all_reduce(r.last[0]));
+  CHECK(!in_all_reduce(r.last[1]));
+  // Without knowing how many samples there were, the moment is judged as it always was.
+  const auto judged_alone = heuristics::run_ranks(r.last);
+  const Finding* unknown = finding_named(judged_alone, "missing-rank");
+  REQUIRE(unknown != nullptr);
+  CHECK(unknown->severity == Severity::Error);
+  // A live run knows it took one sample.
+  const auto judged = heuristics::run_ranks(r.last, r.history);
+  const Finding* one = finding_named(judged, "missing-rank");
+  REQUIRE(one != nullptr);
+  CHECK(one->severity == Severity::Warning);
+  CHECK(one->rank == 1);
+  bool said = false;
+  for (const auto& e : one->evidence) {
+    said = said || e.find("one sample: a rank only late") != std::string::npos;
+  }
+  CHECK(said);
+}
+
+TEST_CASE("the hung four-rank server over two samples still names the rank that never arrived") {
+  const auto r = replayed_ranks({"cuda-gdb/h200x4-server/server-rank0.rec",
+                           "cuda-gdb/h200x4-server/server-rank1.rec",
+                           "cuda-gdb/h200x4-server/server-rank2.rec",
+                           "cuda-gdb/h200x4-server/server-rank3.rec"});
+  const auto findings = heuristics::run_ranks(r.last, r.history);
+  const Finding* missing = finding_named(findings, "missing-rank");
+  REQUIRE(missing != nullptr);
+  CHECK(missing->rank == 3);
+  CHECK(missing->severity >= Severity::Error);
+  bool waited = false;
+  for (const auto& e : missing->evidence) {
+    waited = waited || e.find("was in flight already at the first sample") != std::string::npos;
+  }
+  CHECK(waited);
+}
