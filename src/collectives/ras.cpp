@@ -219,7 +219,8 @@ Input read_ras(std::string_view text, const std::string& file, const Limits& lim
   return in;
 }
 
-std::vector<std::string> set_aside_unanswered(Input& ras, const std::vector<std::int64_t>& examined) {
+std::vector<std::string> set_aside_unanswered(Input& ras,
+                                              const std::vector<std::int64_t>& examined) {
   std::vector<std::string> out;
   const auto is_examined = [&](std::int64_t pid) {
     return std::find(examined.begin(), examined.end(), pid) != examined.end();

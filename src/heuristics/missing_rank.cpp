@@ -49,8 +49,9 @@ struct Seen {
   bool one_sample = false;
 };
 
-Seen seen_before(const std::vector<std::map<std::string, std::vector<const Dispatch*>>>& collectives,
-                 const std::string& kernel, const std::vector<RankHistory>& history) {
+Seen seen_before(
+    const std::vector<std::map<std::string, std::vector<const Dispatch*>>>& collectives,
+    const std::string& kernel, const std::vector<RankHistory>& history) {
   Seen seen;
   seen.known = !history.empty();
   for (std::size_t i = 0; i < collectives.size() && seen.known; ++i) {

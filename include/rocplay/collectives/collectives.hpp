@@ -161,7 +161,8 @@ Input read_ras(std::string_view text, const std::string& file, const Limits& lim
 // for the other one. Removes from `ras` (an answer read with read_ras) every non-answering rank
 // whose process is one of `examined` or is not named, and every communicator when the answer names
 // processes and none is examined. Returns what was set aside, one line each, for the notes.
-std::vector<std::string> set_aside_unanswered(Input& ras, const std::vector<std::int64_t>& examined);
+std::vector<std::string> set_aside_unanswered(Input& ras,
+                                              const std::vector<std::int64_t>& examined);
 Input read(std::string_view data, Source source, const std::string& file,
            std::optional<int> rank = std::nullopt, const Limits& limits = {});
 

@@ -30,10 +30,9 @@ ReplayedRanks replayed_ranks(const std::vector<std::string>& files) {
     out.last.push_back(r.samples.back().snapshot);
     out.first.back().rank = static_cast<int>(i);
     out.last.back().rank = static_cast<int>(i);
-    out.history.push_back(r.samples.size() > 1
-                              ? heuristics::rank_history(r.samples.front().snapshot,
-                                                         r.samples.size())
-                              : heuristics::RankHistory{1, {}});
+    out.history.push_back(r.samples.size() > 1 ? heuristics::rank_history(
+                                                     r.samples.front().snapshot, r.samples.size())
+                                               : heuristics::RankHistory{1, {}});
   }
   return out;
 }
@@ -59,9 +58,9 @@ bool in_all_reduce(const Snapshot& s) {
 } // namespace
 
 TEST_CASE("healthy four ranks: the ranks are judged at their last sample, as the live run does") {
-  const auto r = replayed_ranks(
-      {"cuda-gdb/x4-healthy/default-0.rec", "cuda-gdb/x4-healthy/default-1.rec",
-       "cuda-gdb/x4-healthy/default-2.rec", "cuda-gdb/x4-healthy/default-3.rec"});
+  const auto r =
+      replayed_ranks({"cuda-gdb/x4-healthy/default-0.rec", "cuda-gdb/x4-healthy/default-1.rec",
+                      "cuda-gdb/x4-healthy/default-2.rec", "cuda-gdb/x4-healthy/default-3.rec"});
   REQUIRE(r.history.size() == 4);
   for (const auto& h : r.history) {
     CHECK(h.samples == 2);
@@ -123,10 +122,9 @@ TEST_CASE("healthy two ranks, one sample: a rank outside the collective is a war
 }
 
 TEST_CASE("the hung four-rank server over two samples still names the rank that never arrived") {
-  const auto r = replayed_ranks({"cuda-gdb/h200x4-server/server-rank0.rec",
-                           "cuda-gdb/h200x4-server/server-rank1.rec",
-                           "cuda-gdb/h200x4-server/server-rank2.rec",
-                           "cuda-gdb/h200x4-server/server-rank3.rec"});
+  const auto r = replayed_ranks(
+      {"cuda-gdb/h200x4-server/server-rank0.rec", "cuda-gdb/h200x4-server/server-rank1.rec",
+       "cuda-gdb/h200x4-server/server-rank2.rec", "cuda-gdb/h200x4-server/server-rank3.rec"});
   const auto findings = heuristics::run_ranks(r.last, r.history);
   const Finding* missing = finding_named(findings, "missing-rank");
   REQUIRE(missing != nullptr);
