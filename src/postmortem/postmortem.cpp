@@ -1388,12 +1388,36 @@ RankRecording recording_of(const InputResult& r) {
 // ranks joined with their recordings (by rank, else by the pid an NCCL log gives the rank).
 Event collective_event(const std::vector<std::shared_ptr<const collectives::Input>>& collected,
                        std::map<int, std::vector<RankRecording>> by_rank,
-                       const std::vector<RankRecording>& unranked) {
+                       const std::vector<RankRecording>& unranked,
+                       std::vector<std::string>& notes) {
   std::vector<collectives::Input> inputs;
   inputs.reserve(collected.size());
   std::map<std::int64_t, std::pair<int, int>> rank_of_pid; // pid -> (rank, nranks of its comm)
+  // The processes recorded beside the records: a live run's `ncclras.txt` was asked while
+  // rocplay's debuggers held them stopped, so their silence there is no evidence.
+  std::vector<std::int64_t> recorded;
+  for (const auto& [rank, views] : by_rank) {
+    for (const auto& v : views) {
+      if (v.pid) {
+        recorded.push_back(*v.pid);
+      }
+    }
+  }
+  for (const auto& v : unranked) {
+    if (v.pid) {
+      recorded.push_back(*v.pid);
+    }
+  }
   for (const auto& in : collected) {
     inputs.push_back(*in);
+    const bool asked_live = (in->source == collectives::Source::RasText ||
+                             in->source == collectives::Source::RasJson) &&
+                            fs::path(in->file).filename() == "ncclras.txt";
+    if (asked_live && !recorded.empty()) {
+      for (auto& line : collectives::set_aside_unanswered(inputs.back(), recorded)) {
+        notes.push_back(fmt::format("{}: {}", in->file, line));
+      }
+    }
     for (const auto& c : in->communicators) {
       if (c.pid && c.rank >= 0) {
         auto [it, fresh] = rank_of_pid.try_emplace(*c.pid, c.rank, c.nranks);
@@ -1865,7 +1889,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     std::vector<RankRecording> unranked_here;
     std::copy_if(unranked_recordings.begin(), unranked_recordings.end(),
                  std::back_inserter(unranked_here), near);
-    auto ev = collective_event(inputs, ranked_here, unranked_here);
+    auto ev = collective_event(inputs, ranked_here, unranked_here, summary.warnings);
     ev.key = "collective records in " + dir;
     // Shown when it found something, or when a dump or RAS answer was given (a clean one says
     // so); a log whose watchdog lines agree across ranks adds nothing to its crash reading.

@@ -170,6 +170,8 @@ for spec in "$@"; do
     look "$way" "$stem" >"$work/$stem.stdout" 2>"$work/$stem.stderr"
     rc=$?
     ms=$(hw_ms "$t0")
+    # The live RAS answer rocplay kept beside the recordings: one per look.
+    [ -f "$work/ncclras.txt" ] && mv "$work/ncclras.txt" "$work/$stem.ncclras.txt"
     failed=$(cat "$work/$stem"* 2>/dev/null | grep -c 'internal error while attaching\|cudbgApiAttach) will be abandoned')
     result=$(check_job "$stem")
     ok=$?
@@ -181,4 +183,4 @@ for spec in "$@"; do
   done
 done
 cp "$summary" "$out/harm-summary.txt"
-(cd "$work" && tar czf "$out/harm.tar.gz" ./*.rec ./*.json ./*.log ./*.stderr ./*.stdout summary.txt job.out env.txt 2>/dev/null)
+(cd "$work" && tar czf "$out/harm.tar.gz" ./*.rec ./*.json ./*.log ./*.ncclras.txt ./*.stderr ./*.stdout summary.txt job.out env.txt 2>/dev/null)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 using namespace rocplay;
@@ -48,6 +49,11 @@ public:
   FakeRas& operator=(const FakeRas&) = delete;
   int port() const { return port_; }
   int connections() const { return connections_; }
+  // The answer from now on (the targets' pids are known only once they run on this port).
+  void set_status(std::string status) {
+    std::lock_guard lock(mutex_);
+    status_ = std::move(status);
+  }
 
 private:
   static std::string line(int fd) {
@@ -84,7 +90,12 @@ private:
           if (l.starts_with("TIMEOUT")) {
             write_all(c, "OK\n");
           } else if (l.ends_with("STATUS")) {
-            write_all(c, status_);
+            std::string status;
+            {
+              std::lock_guard lock(mutex_);
+              status = status_;
+            }
+            write_all(c, status);
             break;
           }
         }
@@ -92,6 +103,7 @@ private:
       ::close(c);
     }
   }
+  std::mutex mutex_;
   std::string status_;
   int fd_ = -1;
   int port_ = 0;
@@ -113,6 +125,27 @@ TEST_CASE("run --pids asks the node's NCCL RAS: its divergence joins the inciden
   SpinTarget b(cfg);
   TempDir dir;
   const std::string pids = std::to_string(a.pid()) + "," + std::to_string(b.pid());
+
+  // The saved answer names processes 31336 and 31337: another job's, to a look at these two.
+  const auto other = run_rocplay({"run", "host-stacks", "--pids", pids, "--debugger", "gdb",
+                                  "--samples", "1", "--format", "json", "-q"},
+                                 120s);
+  const auto oj = nlohmann::json::parse(other.out, nullptr, false);
+  REQUIRE_FALSE(oj.is_discarded());
+  CHECK(oj.at("incident").at("notes").dump().find("31336, 31337, none of them examined") !=
+        std::string::npos);
+  CHECK(oj.at("incident").at("cross_rank_findings").dump().find("collective-") ==
+        std::string::npos);
+
+  // The same answer about these two processes: their counts differ, a divergence.
+  std::string ours = status;
+  for (const auto& [saved, pid] : {std::pair{std::string("process 31336"), a.pid()},
+                                   {std::string("process 31337"), b.pid()}}) {
+    const auto at = ours.find(saved);
+    REQUIRE(at != std::string::npos);
+    ours.replace(at, saved.size(), "process " + std::to_string(pid));
+  }
+  ras.set_status(ours);
   const auto r =
       run_rocplay({"run", "host-stacks", "--pids", pids, "--debugger", "gdb", "--samples", "1",
                    "--format", "json", "-q", "--record", dir.path() + "/rank%r.mi"},
@@ -120,7 +153,7 @@ TEST_CASE("run --pids asks the node's NCCL RAS: its divergence joins the inciden
   INFO("stderr: " << r.err);
   const auto j = nlohmann::json::parse(r.out, nullptr, false);
   REQUIRE_FALSE(j.is_discarded());
-  CHECK(ras.connections() == 1);
+  CHECK(ras.connections() == 2);
   const auto& inc = j.at("incident");
   CHECK(inc.at("notes").dump().find("NCCL RAS at 127.0.0.1:" + std::to_string(ras.port()) +
                                     " answered") != std::string::npos);
@@ -129,7 +162,7 @@ TEST_CASE("run --pids asks the node's NCCL RAS: its divergence joins the inciden
     collective = collective || f.at("id").get<std::string>().starts_with("collective-");
   }
   CHECK(collective);
-  CHECK(read_file(dir.path() + "/ncclras.txt") == status);
+  CHECK(read_file(dir.path() + "/ncclras.txt") == ours);
   // Both ranks still make progress after the look.
   CHECK(a.advances());
   CHECK(b.advances());
@@ -146,6 +179,6 @@ TEST_CASE("run --pids asks the node's NCCL RAS: its divergence joins the inciden
   const auto quiet = run_rocplay({"run", "host-stacks", "--pids", pids, "--debugger", "gdb",
                                   "--samples", "1", "--format", "json", "-q", "--no-ras"},
                                  120s);
-  CHECK(ras.connections() == 1);
+  CHECK(ras.connections() == 2);
   CHECK(quiet.out.find("NCCL RAS") == std::string::npos);
 }

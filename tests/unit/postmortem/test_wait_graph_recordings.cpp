@@ -122,11 +122,18 @@ TEST_CASE("every real recording keeps its root and chain", "[graph][recordings]"
     if (members.size() < 2) {
       continue;
     }
+    // As postmortem judges the ranks: each at its last sample, with what its first adds.
     std::vector<Snapshot> snapshots;
+    std::vector<heuristics::RankHistory> history;
     for (const auto& m : members) {
-      snapshots.push_back(m.snapshot);
+      const bool several = m.samples.size() >= 2;
+      snapshots.push_back(several ? m.samples.back().snapshot : m.snapshot);
+      snapshots.back().rank = m.snapshot.rank;
+      history.push_back(several
+                            ? heuristics::rank_history(m.samples.front().snapshot, m.samples.size())
+                            : heuristics::RankHistory{m.samples.size(), {}});
     }
-    const auto cross = heuristics::run_ranks(snapshots);
+    const auto cross = heuristics::run_ranks(snapshots, history);
     std::vector<heuristics::RankGraph> ranks;
     for (const auto& m : members) {
       ranks.push_back({m.snapshot.rank, m.snapshot.pid, &m.graph, &m.snapshot, {}});
