@@ -50,6 +50,9 @@ Case analyse(std::vector<Sample> samples, source::Source source, const AnalyseOp
     c.classes = snapshot::group_waves(c.snapshot);
     try {
       c.findings = heuristics::run(c.snapshot, c.classes, options.context);
+      if (options.one_live_sample) {
+        heuristics::judge_one_moment(c.findings);
+      }
     } catch (const std::exception& e) {
       c.warnings.push_back(fmt::format("heuristics: {}", e.what()));
     }

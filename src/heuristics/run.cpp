@@ -89,6 +89,21 @@ std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later) {
   return out;
 }
 
+void judge_one_moment(std::vector<Finding>& findings) {
+  for (auto& f : findings) {
+    if ((f.id != kCollectiveWait && f.id != kSyncLaneBarrierSpin) ||
+        f.severity <= Severity::Warning) {
+      continue;
+    }
+    f.severity = Severity::Warning;
+    f.confidence *= 0.5;
+    f.evidence.push_back("one sample: the lanes of a healthy collective wait for their peers for a "
+                         "moment too; a second sample tells stuck from slow (the default takes "
+                         "two)");
+  }
+  order(findings);
+}
+
 std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks,
                                const std::vector<RankHistory>& history) {
   std::vector<Finding> out = missing_rank(ranks, history);

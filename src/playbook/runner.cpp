@@ -1247,6 +1247,7 @@ private:
       one.stop_seconds = snap.stop_seconds.value_or(0);
       samples.push_back(std::move(one));
       ao.keep_one_sample = result_.samples_wanted > 1;
+      ao.one_live_sample = true;
     } else {
       for (auto& sample : samples) {
         decorate(sample.snapshot, fmt::format("{} sample {}", bo.label, sample.index));

@@ -28,6 +28,8 @@ struct AnalyseOptions {
   // One sample of a run that asked for several: keep it as `samples` with its progress (a live
   // run says "1 of N samples"); otherwise one sample leaves `samples` empty.
   bool keep_one_sample = false;
+  // The one sample of a live look at a job that may be healthy (heuristics::judge_one_moment).
+  bool one_live_sample = false;
 };
 
 // Samples (one or more, each with its snapshot already built and stamped) to a case: the

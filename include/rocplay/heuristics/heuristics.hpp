@@ -100,6 +100,9 @@ std::vector<Finding> run(const Snapshot& snapshot, const std::vector<snapshot::W
                          const Context& context = {});
 // Heuristics over two snapshots of one process taken some time apart (queue stall, progress).
 std::vector<Finding> run_pair(const Snapshot& earlier, const Snapshot& later);
+// A live look that took one sample: a collective kernel whose lanes wait for their peers is what a
+// healthy job shows for a moment too, so those findings are lowered to warnings, with the reason.
+void judge_one_moment(std::vector<Finding>& findings);
 // Heuristics across ranks (one snapshot per rank of one event): missing rank, unequal grids.
 std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks,
                                const std::vector<RankHistory>& history = {});

@@ -136,3 +136,24 @@ TEST_CASE("the hung four-rank server over two samples still names the rank that 
   }
   CHECK(waited);
 }
+
+TEST_CASE("one live sample: a collective waiting for its peers is a warning with the reason") {
+  // A rank of the hung server, one moment of it: the same lanes a healthy all_reduce shows for a
+  // moment (seen on a healthy TP=2 job under --samples 1, issue 40).
+  const auto r = test::replay_samples("cuda-gdb/h200x4-server/server-rank0.rec");
+  REQUIRE(!r.samples.empty());
+  auto findings = heuristics::run(r.samples.front().snapshot, r.context);
+  const Finding* before = finding_named(findings, "collective-wait");
+  REQUIRE(before != nullptr);
+  REQUIRE(before->severity >= Severity::Error);
+  const double confidence = before->confidence;
+  heuristics::judge_one_moment(findings);
+  const Finding* after = finding_named(findings, "collective-wait");
+  REQUIRE(after != nullptr);
+  CHECK(after->severity == Severity::Warning);
+  CHECK(after->confidence == Approx(confidence * 0.5));
+  CHECK(after->evidence.back().starts_with("one sample: the lanes of a healthy collective"));
+  for (const auto& f : findings) {
+    CHECK(f.severity <= Severity::Warning);
+  }
+}
