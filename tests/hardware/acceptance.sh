@@ -4,7 +4,7 @@
 # that starts it: the plan takes longer than one call may (10 minutes), so later calls only wait
 # for it and bring back what it has made so far.
 #
-#   ROCPLAY=/path/to/rocplay tests/hardware/acceptance.sh start      # returns at once
+#   ROCPLAY=/path/to/rocplay tests/hardware/acceptance.sh start [confirm]  # returns at once
 #   tests/hardware/acceptance.sh collect SECONDS                      # waits up to SECONDS, then
 #                                                                     # copies the results to $OUT
 #
@@ -14,35 +14,45 @@
 #   2. two pairs of GPUs side by side, each a healthy two-rank job of its own (harm.sh):
 #      GPUs 0,1: 10 runs each of the defaults, --pids, --samples 1; then the collective records;
 #      GPUs 2,3: 10 runs each of --jobs 1, --samples 3; then launch --verify, then the GPU shapes.
+# `start confirm` skips step 1 and runs 10 default and 10 --samples 1 looks (GPUs 0,1 and 2,3), the
+# re-run that confirms the healthy job's verdicts (errors 0), before the same later steps.
 # Results under /tmp/accept (one folder per step); `collect` copies each folder's tarball (or the
 # folder, packed) and one file of every summary so far (accept-summary.txt) to $OUT.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 results=/tmp/accept
 
-plan() {
+plan() { # [confirm]
   export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
   export CHECK_SECONDS=${CHECK_SECONDS:-5}
-  echo "== $(date -u +%T) four GPUs: healthy job"
-  NPROC=4 OUT=$results/harm4 HARM_WORK=/tmp/harm4 "$here/harm.sh" 'rp-default*5'
-  echo "== $(date -u +%T) four GPUs: hung server"
-  TP=4 SKIP=3 ALONE=server OUT=$results/server4 "$here/x2_scenarios.sh" server server server
+  local ways_a=('rp-default*10' 'rp-pids*10' 'rp-s1*10') ways_b=('rp-jobs1*10' 'rp-s3*10')
+  if [ "${1:-}" = confirm ]; then
+    ways_a=('rp-default*10')
+    ways_b=('rp-s1*10')
+  else
+    four_gpus
+  fi
   echo "== $(date -u +%T) two pairs"
   (
     export CUDA_VISIBLE_DEVICES=0,1
-    NPROC=2 OUT=$results/harmA HARM_WORK=/tmp/harmA MASTER_PORT=29531 "$here/harm.sh" \
-      'rp-default*10' 'rp-pids*10' 'rp-s1*10'
+    NPROC=2 OUT=$results/harmA HARM_WORK=/tmp/harmA MASTER_PORT=29531 "$here/harm.sh" "${ways_a[@]}"
     bash "$here/collectives/run_all.sh" "$results/collectives"
   ) >"$results/pairA.log" 2>&1 &
   (
     export CUDA_VISIBLE_DEVICES=2,3
-    NPROC=2 OUT=$results/harmB HARM_WORK=/tmp/harmB MASTER_PORT=29541 "$here/harm.sh" \
-      'rp-jobs1*10' 'rp-s3*10'
+    NPROC=2 OUT=$results/harmB HARM_WORK=/tmp/harmB MASTER_PORT=29541 "$here/harm.sh" "${ways_b[@]}"
     OUT=$results/verify "$here/verify_faults.sh"
     OUT=$results/graph41 "$here/graph41_shapes.sh"
   ) >"$results/pairB.log" 2>&1 &
   wait
   echo "== $(date -u +%T) done"
+}
+
+four_gpus() {
+  echo "== $(date -u +%T) four GPUs: healthy job"
+  NPROC=4 OUT=$results/harm4 HARM_WORK=/tmp/harm4 "$here/harm.sh" 'rp-default*5'
+  echo "== $(date -u +%T) four GPUs: hung server"
+  TP=4 SKIP=3 ALONE=server OUT=$results/server4 "$here/x2_scenarios.sh" server server server
 }
 
 collect() { # seconds
@@ -77,11 +87,11 @@ start)
   cp -r "$here" /tmp/accept-copy/hardware
   cp -r "$(dirname "$ROCPLAY")"/. /tmp/accept-copy/bin/
   ROCPLAY=/tmp/accept-copy/bin/$(basename "$ROCPLAY") setsid bash -c \
-    '"$0" plan >"$1/plan.log" 2>&1; echo "exit $?" >"$1/rc"' \
-    /tmp/accept-copy/hardware/acceptance.sh "$results" </dev/null >/dev/null 2>&1 &
+    '"$0" plan "$2" >"$1/plan.log" 2>&1; echo "exit $?" >"$1/rc"' \
+    /tmp/accept-copy/hardware/acceptance.sh "$results" "${2:-}" </dev/null >/dev/null 2>&1 &
   echo "started: $results/plan.log"
   ;;
-plan) plan ;;
+plan) plan "${2:-}" ;;
 collect) collect "${2:?collect SECONDS}" ;;
 *) echo "usage: $0 start | collect SECONDS" >&2 && exit 2 ;;
 esac
