@@ -128,6 +128,11 @@ Context context_from_parsed_meta(const nlohmann::json& j) {
       }
     }
   }
+  if (auto it = j.find("samples"); it != j.end() && it->is_number_unsigned()) {
+    if (const auto n = it->get<std::uint64_t>(); n >= 1 && n <= 1000) {
+      ctx.samples_asked = static_cast<std::uint32_t>(n);
+    }
+  }
   if (auto it = j.find("ngpus"); it != j.end() && it->is_number_integer()) {
     auto n = it->get<std::int64_t>();
     if (n > 0 && n <= 4096) {

@@ -185,6 +185,8 @@ void examine_one(TargetRun& t, const Playbook& playbook, const TargetsOptions& o
     ro.pid = t.target.pid;
     ro.context.worker_pids = other_workers_of(t.target.pid); // as a single-target run names them
     so.worker_pids = ro.context.worker_pids;
+    so.samples = std::clamp<std::uint32_t>(ro.samples.value_or(playbook.samples.value_or(1)), 1,
+                                           kMaxSamples);
     if (step != nullptr) {
       ro.interval_start = [step, arrived = std::optional<Lockstep::TimePoint>(),
                            sample = std::uint32_t{0}](std::uint32_t k) mutable {

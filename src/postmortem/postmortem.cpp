@@ -444,6 +444,8 @@ void analyse_transcript(std::istream& in, std::string_view whole, InputResult& r
     r.started_unix = samples.front().wall_time;
   }
   ao.context.details = options.details;
+  ao.one_live_sample = ao.context.samples_asked.has_value() && samples.size() < 2;
+  r.one_live_sample = ao.one_live_sample;
   take_case(r, incident::analyse(std::move(samples), source_of(r), ao));
 }
 
@@ -1551,7 +1553,8 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
       out.history = heuristics::rank_history(r.samples.front().snapshot, r.samples.size());
     } else {
       out.snapshot = std::move(r.snapshot);
-      out.history.samples = r.samples.size(); // 0: a snapshot without its samples
+      // 0: a snapshot without its samples, judged as any single snapshot.
+      out.history.samples = r.one_live_sample ? 1 : r.samples.size();
     }
     return out;
   };

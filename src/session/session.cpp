@@ -114,6 +114,9 @@ std::string Session::Impl::meta_json() const {
   if (!options.worker_pids.empty()) {
     meta["worker_pids"] = options.worker_pids;
   }
+  if (options.samples) {
+    meta["samples"] = *options.samples;
+  }
   meta["host"] = process::host_name();
   meta["started_at"] = start_iso;
   meta["env"] = target.env;

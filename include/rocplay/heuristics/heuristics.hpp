@@ -20,6 +20,8 @@ struct Context {
   // Ranks in the collective (TP size), when the caller knows it. Otherwise the sync-lane
   // heuristic infers it: the work-items of a spinning cuda-gdb range, else the agent count.
   std::optional<int> ngpus;
+  // The samples a live look asked for (a recording's meta `samples`); unset: not known.
+  std::optional<std::uint32_t> samples_asked;
   // Findings carry their full structured details (the wave classes, every field of the
   // dispatch). Off, they keep only what the text report and the later steps read (the dispatch's
   // id and kernel, the scalars): a post-mortem writing text never prints the rest, and building

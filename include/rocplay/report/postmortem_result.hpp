@@ -77,6 +77,9 @@ struct InputResult {
   // A recording of several samples (`rocplay run --samples N`): each one, and what they say.
   // Empty for one sample (`snapshot` is then the whole recording's).
   std::vector<Sample> samples;
+  // A recording of one sample whose meta says how many the live look asked for: one moment of a
+  // job that may be healthy, judged as the live run judged it (heuristics::judge_one_moment).
+  bool one_live_sample = false;
   SampleProgress progress;
   graph::Graph graph; // who waits for whom (Case::graph)
   // From a recording's meta, to match recordings of one process: host, pid, command name.

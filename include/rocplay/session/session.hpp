@@ -109,6 +109,9 @@ struct Options {
   // The server's GPU workers as rocplay saw them, written into the recording's metadata so a
   // post-mortem's "nothing visible" finding names them as the live report did.
   std::vector<std::int64_t> worker_pids;
+  // The samples the run asked for, written into the recording's metadata: a post-mortem of a
+  // recording holding one sample then knows it judges one moment of a live look.
+  std::optional<std::uint32_t> samples;
   bool allow_hook_held = false;    // attach even when HSA_TOOLS_LIB is set in the target (rocgdb)
   bool check_preconditions = true; // attach(): check_attach() first
   // Descriptors the debugger inherits as they are, and with it a program it starts: the
