@@ -445,9 +445,7 @@ Incident join_nodes(const std::string& title, std::vector<NodePart> parts) {
       // The last sample: every node's were taken in the same agreed window.
       ranked.push_back(c.samples.size() > 1 ? c.samples.back().snapshot : c.snapshot);
       ranked.back().rank = c.source.rank;
-      history.push_back(c.samples.size() > 1
-                            ? heuristics::rank_history(c.samples.front().snapshot, c.samples.size())
-                            : heuristics::RankHistory{1, {}});
+      history.push_back(heuristics::rank_history(c.samples));
     }
   }
   if (ranked.size() >= 2) {

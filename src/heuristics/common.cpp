@@ -34,11 +34,14 @@ bool has_python_frames(const Snapshot& s) {
   });
 }
 
-std::string launch_key(const Dispatch& d) {
+std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
+                         std::optional<std::uint64_t> number) {
   auto part = [](const auto& v) { return v ? std::to_string(*v) : std::string("?"); };
-  std::string key = d.dispatch_no
-                        ? fmt::format("{}:{}:{}", part(d.agent), part(d.queue), *d.dispatch_no)
-                        : "id " + d.id;
+  return part(agent) + ":" + part(queue) + ":" + part(number);
+}
+
+std::string launch_key(const Dispatch& d) {
+  std::string key = d.dispatch_no ? dispatch_key(d.agent, d.queue, d.dispatch_no) : "id " + d.id;
   if (d.packet_id) {
     key += fmt::format("#{}", *d.packet_id);
   }

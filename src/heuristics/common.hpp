@@ -23,6 +23,9 @@ std::string kernel_label(const Dispatch& dispatch);
 // A collective kernel (RCCL/NCCL, aiter allgather/all-reduce, custom all-reduce,
 // reduce_scatter): kernel_names' classification, or the name patterns it is based on.
 bool is_collective(const Dispatch& dispatch);
+// agent:queue:number, `?` for a part not known: a dispatch, or the one a wave belongs to.
+std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
+                         std::optional<std::uint64_t> number);
 // One launch of a kernel, the same in every sample of one process: its agent, queue and number,
 // the packet (AMD) or grid (CUDA) id when known, and its kernel. cuda-gdb numbers the kernels in
 // flight from 0 again, so a kernel launched again reads as new only by its grid id.

@@ -76,10 +76,13 @@ Seen seen_before(
 
 } // namespace
 
-RankHistory rank_history(const Snapshot& first_sample, std::size_t samples) {
+RankHistory rank_history(const std::vector<Sample>& samples) {
   RankHistory h;
-  h.samples = samples;
-  for (const auto& d : first_sample.dispatches) {
+  h.samples = std::max<std::size_t>(samples.size(), 1);
+  if (samples.size() < 2) {
+    return h;
+  }
+  for (const auto& d : samples.front().snapshot.dispatches) {
     if (detail::is_collective(d)) {
       h.launches_at_first.push_back(detail::launch_key(d));
     }

@@ -75,12 +75,6 @@ constexpr std::uint64_t kPollLoopBytes = 48;
 // talk to, every move among PCs already seen.
 constexpr double kCollectiveStuckSeconds = 1.0;
 
-std::string dispatch_key(std::optional<std::uint32_t> agent, std::optional<std::uint32_t> queue,
-                         std::optional<std::uint64_t> no) {
-  auto part = [](const auto& v) { return v ? std::to_string(*v) : std::string("?"); };
-  return part(agent) + ":" + part(queue) + ":" + part(no);
-}
-
 // Where a wave is in its dispatch: work-group and slot (AMD), or work-group and first work-item
 // (a cuda-gdb range). Empty when the coordinates are unknown.
 std::string wave_key(const Wave& w) {
@@ -88,8 +82,8 @@ std::string wave_key(const Wave& w) {
   if (!g[0]) {
     return {};
   }
-  std::string key = dispatch_key(w.agent, w.queue, w.dispatch) + "@" + std::to_string(*g[0]) + "," +
-                    (g[1] ? std::to_string(*g[1]) : "?") + "," +
+  std::string key = detail::dispatch_key(w.agent, w.queue, w.dispatch) + "@" +
+                    std::to_string(*g[0]) + "," + (g[1] ? std::to_string(*g[1]) : "?") + "," +
                     (g[2] ? std::to_string(*g[2]) : "?");
   if (w.wave_in_group) {
     key += "/" + std::to_string(*w.wave_in_group);

@@ -356,9 +356,7 @@ TargetsResult run_targets(const Playbook& playbook, const std::vector<Target>& t
       const auto& samples = t.result->samples;
       ranked.push_back(samples.size() > 1 ? samples.back().snapshot : t.result->snapshot);
       ranked.back().rank = t.target.rank;
-      history.push_back(samples.size() > 1
-                            ? heuristics::rank_history(samples.front().snapshot, samples.size())
-                            : heuristics::RankHistory{1, {}});
+      history.push_back(heuristics::rank_history(samples));
     }
   }
   out.examined = ranked.size();

@@ -1550,7 +1550,7 @@ Summary run(const Options& options, const std::function<void(const InputResult&)
     if (r.samples.size() >= 2) {
       out.snapshot = r.samples.back().snapshot;
       out.snapshot.rank = r.rank;
-      out.history = heuristics::rank_history(r.samples.front().snapshot, r.samples.size());
+      out.history = heuristics::rank_history(r.samples);
     } else {
       out.snapshot = std::move(r.snapshot);
       // 0: a snapshot without its samples, judged as any single snapshot.

@@ -3,6 +3,7 @@
 
 #include "rocplay/core/finding.hpp"
 #include "rocplay/snapshot/grouping.hpp"
+#include "rocplay/snapshot/sampling.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
 #include <nlohmann/json.hpp>
@@ -81,7 +82,8 @@ struct RankHistory {
   std::size_t samples = 0;                    // the rank's samples; 0 when not known
   std::vector<std::string> launches_at_first; // the collective launches in flight at sample 1
 };
-RankHistory rank_history(const Snapshot& first_sample, std::size_t samples);
+// A live look's samples (one or more): the first one's collective launches, or one sample.
+RankHistory rank_history(const std::vector<Sample>& samples);
 // `history`: one per rank, or none (not known, as for a snapshot without its samples).
 std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks,
                                   const std::vector<RankHistory>& history = {});

@@ -2,6 +2,8 @@
 // fixtures/crash (written from the formats in docs/crash-evidence.md).
 #include "rocplay/crash/crash.hpp"
 
+#include "../finding_of.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -48,15 +50,6 @@ std::vector<const Event*> of_kind(const Evidence& ev, EventKind kind) {
     }
   }
   return out;
-}
-
-const Finding* find_id(const std::vector<Finding>& fs, std::string_view id) {
-  for (const auto& f : fs) {
-    if (f.id == id) {
-      return &f;
-    }
-  }
-  return nullptr;
 }
 
 } // namespace
@@ -237,10 +230,10 @@ TEST_CASE("runtime messages: HIP errors, OOM, watchdog, no binary, exit status")
   CHECK(exits[0]->number == 139); // exitcode -11: SIGSEGV
   CHECK(exits[0]->pid == 5120);
   const auto fs = findings(ev);
-  CHECK(find_id(fs, kArchMismatch) == nullptr); // the first GPU error names the finding
-  CHECK(find_id(fs, kOutOfMemory) != nullptr);
-  CHECK(find_id(fs, kCollectiveTimeout) != nullptr);
-  CHECK(find_id(fs, kProcessExit) != nullptr);
+  CHECK(test::finding_of(fs, kArchMismatch) == nullptr); // the first GPU error names the finding
+  CHECK(test::finding_of(fs, kOutOfMemory) != nullptr);
+  CHECK(test::finding_of(fs, kCollectiveTimeout) != nullptr);
+  CHECK(test::finding_of(fs, kProcessExit) != nullptr);
 }
 
 TEST_CASE("the seed's diagnostics JSON: exit code, arch and the API-log tail") {

@@ -2,6 +2,7 @@
 // name a missing rank. A single moment often catches one rank a step ahead of another; what tells
 // a job that keeps completing its collectives from one that waits is whether the collective in
 // flight at the last sample was already in flight at the first, and one sample cannot tell.
+#include "../finding_of.hpp"
 #include "replay.hpp"
 
 #include "rocplay/heuristics/heuristics.hpp"
@@ -30,20 +31,9 @@ ReplayedRanks replayed_ranks(const std::vector<std::string>& files) {
     out.last.push_back(r.samples.back().snapshot);
     out.first.back().rank = static_cast<int>(i);
     out.last.back().rank = static_cast<int>(i);
-    out.history.push_back(r.samples.size() > 1 ? heuristics::rank_history(
-                                                     r.samples.front().snapshot, r.samples.size())
-                                               : heuristics::RankHistory{1, {}});
+    out.history.push_back(heuristics::rank_history(r.samples));
   }
   return out;
-}
-
-const Finding* finding_named(const std::vector<Finding>& findings, std::string_view id) {
-  for (const auto& f : findings) {
-    if (f.id == id) {
-      return &f;
-    }
-  }
-  return nullptr;
 }
 
 bool in_all_reduce(const Snapshot& s) {
@@ -70,14 +60,14 @@ TEST_CASE("healthy four ranks: the ranks are judged at their last sample, as the
   CHECK(!in_all_reduce(r.first[0]));
   CHECK(in_all_reduce(r.first[1]));
   const auto moment = heuristics::run_ranks(r.first);
-  const Finding* claimed = finding_named(moment, "missing-rank");
+  const Finding* claimed = test::finding_of(moment, "missing-rank");
   REQUIRE(claimed != nullptr);
   CHECK(claimed->rank == 0);
   // The last sample, 2 s later: every rank in its next step's matmuls.
   for (const auto& s : r.last) {
     CHECK(!in_all_reduce(s));
   }
-  CHECK(finding_named(heuristics::run_ranks(r.last, r.history), "missing-rank") == nullptr);
+  CHECK(test::finding_of(heuristics::run_ranks(r.last, r.history), "missing-rank") == nullptr);
 }
 
 TEST_CASE("a rank in a collective it launched since its first sample waits for no missing rank") {
@@ -88,10 +78,14 @@ TEST_CASE("a rank in a collective it launched since its first sample waits for n
   REQUIRE(in_all_reduce(r.last[0]));
   const auto launched_since = heuristics::run_ranks(
       r.last, {heuristics::RankHistory{2, {}}, heuristics::RankHistory{2, {}}});
-  CHECK(finding_named(launched_since, "missing-rank") == nullptr);
+  CHECK(test::finding_of(launched_since, "missing-rank") == nullptr);
+  // Rank 0's first sample the same moment: its all_reduce already in flight.
+  std::vector<Sample> rank0(2);
+  rank0[0].snapshot = r.last[0];
+  rank0[1].snapshot = r.last[0];
   const auto waited = heuristics::run_ranks(
-      r.last, {heuristics::rank_history(r.last[0], 2), heuristics::RankHistory{2, {}}});
-  const Finding* missing = finding_named(waited, "missing-rank");
+      r.last, {heuristics::rank_history(rank0), heuristics::RankHistory{2, {}}});
+  const Finding* missing = test::finding_of(waited, "missing-rank");
   REQUIRE(missing != nullptr);
   CHECK(missing->rank == 1);
   CHECK(missing->severity >= Severity::Error);
@@ -105,12 +99,12 @@ TEST_CASE("healthy two ranks, one sample: a rank outside the collective is a war
   CHECK(!in_all_reduce(r.last[1]));
   // Without knowing how many samples there were, the moment is judged as it always was.
   const auto judged_alone = heuristics::run_ranks(r.last);
-  const Finding* unknown = finding_named(judged_alone, "missing-rank");
+  const Finding* unknown = test::finding_of(judged_alone, "missing-rank");
   REQUIRE(unknown != nullptr);
   CHECK(unknown->severity == Severity::Error);
   // A live run knows it took one sample.
   const auto judged = heuristics::run_ranks(r.last, r.history);
-  const Finding* one = finding_named(judged, "missing-rank");
+  const Finding* one = test::finding_of(judged, "missing-rank");
   REQUIRE(one != nullptr);
   CHECK(one->severity == Severity::Warning);
   CHECK(one->rank == 1);
@@ -126,7 +120,7 @@ TEST_CASE("the hung four-rank server over two samples still names the rank that 
       {"cuda-gdb/h200x4-server/server-rank0.rec", "cuda-gdb/h200x4-server/server-rank1.rec",
        "cuda-gdb/h200x4-server/server-rank2.rec", "cuda-gdb/h200x4-server/server-rank3.rec"});
   const auto findings = heuristics::run_ranks(r.last, r.history);
-  const Finding* missing = finding_named(findings, "missing-rank");
+  const Finding* missing = test::finding_of(findings, "missing-rank");
   REQUIRE(missing != nullptr);
   CHECK(missing->rank == 3);
   CHECK(missing->severity >= Severity::Error);
@@ -143,12 +137,12 @@ TEST_CASE("one live sample: a collective waiting for its peers is a warning with
   const auto r = test::replay_samples("cuda-gdb/h200x4-server/server-rank0.rec");
   REQUIRE(!r.samples.empty());
   auto findings = heuristics::run(r.samples.front().snapshot, r.context);
-  const Finding* before = finding_named(findings, "collective-wait");
+  const Finding* before = test::finding_of(findings, "collective-wait");
   REQUIRE(before != nullptr);
   REQUIRE(before->severity >= Severity::Error);
   const double confidence = before->confidence;
   heuristics::judge_one_moment(findings);
-  const Finding* after = finding_named(findings, "collective-wait");
+  const Finding* after = test::finding_of(findings, "collective-wait");
   REQUIRE(after != nullptr);
   CHECK(after->severity == Severity::Warning);
   CHECK(after->confidence == Approx(confidence * 0.5));

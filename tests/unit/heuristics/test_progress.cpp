@@ -1,6 +1,7 @@
 // The progress analysis over several samples: the reconstructed rocgdb two-snapshot fixtures
 // (queue stalled, queue advancing), a spin confirmed or turned into "slow, not stuck", and a
 // recording's exchanges split into samples at their notes.
+#include "../finding_of.hpp"
 #include "../snapshot/support.hpp"
 
 #include "rocplay/heuristics/progress.hpp"
@@ -24,15 +25,6 @@ std::vector<Sample> two(const Snapshot& a, const Snapshot& b, double seconds) {
   return out;
 }
 
-const Finding* find(const std::vector<Finding>& fs, std::string_view id) {
-  for (const auto& f : fs) {
-    if (f.id == id) {
-      return &f;
-    }
-  }
-  return nullptr;
-}
-
 const ProgressEntry* entry(const SampleProgress& p, std::string_view kind) {
   for (const auto& e : p.entries) {
     if (e.kind == kind) {
@@ -48,7 +40,7 @@ TEST_CASE("progress: reconstructed rocgdb queue stall reads stuck, and queue-sta
   const auto a = test::load("rocgdb/queue-stall-two-snapshots/snapshot-1.mi");
   const auto b = test::load("rocgdb/queue-stall-two-snapshots/snapshot-2.mi");
   const auto sampled = heuristics::run_samples(two(a, b, 6.0));
-  const auto* stall = find(sampled.findings, heuristics::kQueueStall);
+  const auto* stall = test::finding_of(sampled.findings, heuristics::kQueueStall);
   REQUIRE(stall != nullptr);
   CHECK(sampled.progress.verdict == Motion::Stuck);
   CHECK(sampled.progress.verdict_text.rfind("STUCK", 0) == 0);
@@ -62,8 +54,8 @@ TEST_CASE("progress: reconstructed rocgdb healthy progress reads moving, no stuc
   const auto a = test::load("rocgdb/healthy-progress/snapshot-1.mi");
   const auto b = test::load("rocgdb/healthy-progress/snapshot-2.mi");
   const auto sampled = heuristics::run_samples(two(a, b, 5.0));
-  CHECK(find(sampled.findings, heuristics::kQueueStall) == nullptr);
-  CHECK(find(sampled.findings, heuristics::kNoProgress) == nullptr);
+  CHECK(test::finding_of(sampled.findings, heuristics::kQueueStall) == nullptr);
+  CHECK(test::finding_of(sampled.findings, heuristics::kNoProgress) == nullptr);
   CHECK(sampled.progress.verdict == Motion::Moving);
   bool moved_read = false;
   for (const auto& e : sampled.progress.entries) {
@@ -79,7 +71,7 @@ TEST_CASE("progress: reconstructed rocgdb healthy progress reads moving, no stuc
 TEST_CASE("progress: a sync-lane spin seen again in place is confirmed") {
   const auto s = test::load("rocgdb/tp8-allgather-sync-spin/snapshot.mi");
   const auto sampled = heuristics::run_samples(two(s, s, 4.1));
-  const auto* spin = find(sampled.findings, heuristics::kSyncLaneBarrierSpin);
+  const auto* spin = test::finding_of(sampled.findings, heuristics::kSyncLaneBarrierSpin);
   REQUIRE(spin != nullptr);
   CHECK(spin->details.at("progress").at("confirmed") == true);
   CHECK(spin->details.at("progress").at("motion") == "stuck");
@@ -87,13 +79,13 @@ TEST_CASE("progress: a sync-lane spin seen again in place is confirmed") {
     return e.find("CONFIRMED by 2 samples over 4.1 s") != std::string::npos;
   }));
   const auto single = heuristics::run(s);
-  const auto* before = find(single, heuristics::kSyncLaneBarrierSpin);
+  const auto* before = test::finding_of(single, heuristics::kSyncLaneBarrierSpin);
   REQUIRE(before != nullptr);
   CHECK(spin->confidence > before->confidence);
   CHECK(spin->severity == before->severity);
   CHECK(sampled.progress.verdict == Motion::Stuck);
   // No second finding for what the spin finding already names.
-  CHECK(find(sampled.findings, heuristics::kNoProgress) == nullptr);
+  CHECK(test::finding_of(sampled.findings, heuristics::kNoProgress) == nullptr);
 }
 
 TEST_CASE("progress: a spin whose waves moved on is kept as slow, not stuck") {
@@ -110,14 +102,14 @@ TEST_CASE("progress: a spin whose waves moved on is kept as slow, not stuck") {
     }
   }
   const auto sampled = heuristics::run_samples(two(s, later, 2.0));
-  const auto* spin = find(sampled.findings, heuristics::kSyncLaneBarrierSpin);
+  const auto* spin = test::finding_of(sampled.findings, heuristics::kSyncLaneBarrierSpin);
   REQUIRE(spin != nullptr);
   CHECK(spin->title.rfind("slow, not stuck", 0) == 0);
   CHECK(spin->severity <= Severity::Warning);
   CHECK(spin->details.at("progress").at("confirmed") == false);
   CHECK(spin->details.at("progress").at("motion") == "moving");
   CHECK(sampled.progress.verdict == Motion::Moving);
-  CHECK(find(sampled.findings, heuristics::kNoProgress) == nullptr);
+  CHECK(test::finding_of(sampled.findings, heuristics::kNoProgress) == nullptr);
 }
 
 TEST_CASE("progress: one sample says it cannot tell") {

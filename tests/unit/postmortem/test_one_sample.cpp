@@ -2,6 +2,8 @@
 // samples asked for is judged as the live run judged it, a collective's moment a warning.
 #include "rocplay/postmortem/postmortem.hpp"
 
+#include "../finding_of.hpp"
+
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -20,15 +22,6 @@ std::string fixture_text(const std::string& rel) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
-}
-
-const Finding* missing_rank_of(const std::vector<Finding>& findings) {
-  for (const auto& f : findings) {
-    if (f.id == "missing-rank") {
-      return &f;
-    }
-  }
-  return nullptr;
 }
 
 } // namespace
@@ -64,7 +57,7 @@ TEST_CASE("postmortem of a one-sample look whose meta names its samples judges i
     }
   }
   REQUIRE(summary.events.size() == 1);
-  const Finding* missing = missing_rank_of(summary.events.front().findings);
+  const Finding* missing = test::finding_of(summary.events.front().findings, "missing-rank");
   REQUIRE(missing != nullptr);
   CHECK(missing->severity == Severity::Warning);
   CHECK(missing->rank == 1);

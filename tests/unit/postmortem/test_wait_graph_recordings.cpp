@@ -129,9 +129,8 @@ TEST_CASE("every real recording keeps its root and chain", "[graph][recordings]"
       const bool several = m.samples.size() >= 2;
       snapshots.push_back(several ? m.samples.back().snapshot : m.snapshot);
       snapshots.back().rank = m.snapshot.rank;
-      history.push_back(several
-                            ? heuristics::rank_history(m.samples.front().snapshot, m.samples.size())
-                            : heuristics::RankHistory{m.samples.size(), {}});
+      history.push_back(several ? heuristics::rank_history(m.samples)
+                                : heuristics::RankHistory{m.samples.size(), {}});
     }
     const auto cross = heuristics::run_ranks(snapshots, history);
     std::vector<heuristics::RankGraph> ranks;
