@@ -15,6 +15,8 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include "session/child_descriptors.hpp"
+
 #include <csignal>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,12 +47,15 @@ ProgramRun run_program(const std::string& path, const std::vector<std::string>& 
     // One pipe for both streams, so their lines stay in the order they were written.
     auto launch = [&] {
       if (stderr_output == Stderr::Merge) {
-        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, child_end});
+        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, child_end},
+                            detail::OnlyStdio{});
       }
       if (stderr_output == Stderr::Apart) {
-        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, err_child_end});
+        return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, err_child_end},
+                            detail::OnlyStdio{});
       }
-      return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, nullptr});
+      return bp2::process(ctx, path, args, bp2::process_stdio{nullptr, child_end, nullptr},
+                          detail::OnlyStdio{});
     };
     bp2::process proc = launch();
     child_end.close(); // the child holds its copies; EOF comes when it exits

@@ -3,6 +3,8 @@
 #include "session/light_symbols.hpp"
 #include "session/session_impl.hpp"
 
+#include "session/child_descriptors.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -60,6 +62,7 @@ struct DebuggerLaunch {
     for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
       ::signal(sig, SIG_DFL);
     }
+    detail::close_on_exec_from_3();
     for (const int fd : inherit_fds) {
       ::fcntl(fd, F_SETFD, 0);
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -329,4 +330,32 @@ TEST_CASE("run_for: waiting for the interval to begin (a lockstep) lets the targ
   CHECK(t.run_windows[0].second - t.run_windows[0].first >= 0.55);
   REQUIRE(t.stop_seconds.has_value());
   CHECK(*t.stop_seconds < *t.total_seconds - 0.55);
+}
+
+TEST_CASE("the debugger keeps no descriptor of rocplay's but its stdio", "[live][session]") {
+  // Two targets' sessions start their debuggers from two threads. A descriptor of one launch
+  // that the other's debugger kept (Boost 1.81 leaves every descriptor below its own launch pipe
+  // open across the exec) held the first launch until the second debugger quit: in a node of
+  // `--slurm-job`, both ranks waited on each other until the run's bound ended them.
+  int leak[2] = {-1, -1};
+  REQUIRE(::pipe(leak) == 0);
+  struct stat st {};
+  REQUIRE(::fstat(leak[1], &st) == 0);
+  const std::string pipe_name = "pipe:[" + std::to_string(st.st_ino) + "]";
+  std::vector<std::string> held;
+  {
+    session::Session s(testing::test_gdb(), testing::test_options());
+    const std::string fd_dir = "/proc/" + std::to_string(s.debugger_pid()) + "/fd";
+    for (const auto& e : std::filesystem::directory_iterator(fd_dir)) {
+      std::error_code ec;
+      held.push_back(std::filesystem::read_symlink(e.path(), ec).string());
+    }
+  }
+  ::close(leak[0]);
+  ::close(leak[1]);
+  CHECK(held.size() >= 3);
+  for (const auto& h : held) {
+    INFO(h);
+    CHECK(h != pipe_name);
+  }
 }

@@ -4,6 +4,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
 using namespace rocplay::session;
 using namespace std::chrono_literals;
 
@@ -41,4 +46,24 @@ TEST_CASE("run_program and find_program: what is not there") {
   CHECK(find_program("sh", {"/bin"}) == "/bin/sh");
   CHECK_FALSE(find_program("rocplay-no-such-program", {"/bin"}));
   CHECK(split_path_var("/a::/b") == std::vector<std::string>{"/a", ".", "/b"});
+}
+
+TEST_CASE("run_program: the child keeps no descriptor of rocplay's but its own stdio") {
+  // A descriptor without close-on-exec, as another thread's launch pipe is between its pipe() and
+  // fcntl(): Boost 1.81 leaves every descriptor below its own launch pipe open in the child, and
+  // a child holding another launch's pipe held that launch up until the child exited.
+  int leak[2] = {-1, -1};
+  REQUIRE(::pipe(leak) == 0);
+  struct stat st {};
+  REQUIRE(::fstat(leak[1], &st) == 0);
+  const std::string pipe_name = "pipe:[" + std::to_string(st.st_ino) + "]";
+  const auto run =
+      run_program("/bin/sh", {"-c", "for f in /proc/self/fd/*; do readlink \"$f\"; done; exit 0"},
+                  5s, 65536, Stderr::Discard);
+  ::close(leak[0]);
+  ::close(leak[1]);
+  REQUIRE(run.exit_code);
+  CHECK(*run.exit_code == 0);
+  INFO(run.output);
+  CHECK(run.output.find(pipe_name) == std::string::npos);
 }
