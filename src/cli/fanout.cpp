@@ -191,6 +191,7 @@ int run_slurm_node_agent(const RunCommandOptions& o) {
   drivers::NodeAgentRequest request;
   request.job = o.slurm_job;
   request.start_at_ms = o.slurm_node_agent;
+  request.end_at_ms = o.slurm_node_end;
   request.record = !o.record.empty();
   request.tool_version = ROCPLAY_VERSION;
   try {

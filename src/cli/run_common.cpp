@@ -104,6 +104,7 @@ void add_run_options(CLI::App& sub, RunCommandOptions& o, bool report_output) {
       "window, and a node that does not answer is named (docs/multi-node.md)");
   // One node's side of --slurm-job (started by the front end through srun; not for people).
   sub.add_option("--slurm-node-agent", o.slurm_node_agent)->group("")->needs(slurm);
+  sub.add_option("--slurm-node-end", o.slurm_node_end)->group("")->needs(slurm);
   pid->excludes(pids)->excludes(workers)->excludes(slurm);
   pids->excludes(workers)->excludes(slurm);
   workers->excludes(slurm);

@@ -47,6 +47,7 @@ struct RunCommandOptions {
   // Hidden: this rocplay is one node's agent of a --slurm-job run; the agreed window opens at
   // this UNIX time in milliseconds. 0: not an agent.
   std::int64_t slurm_node_agent = 0;
+  std::int64_t slurm_node_end = 0; // hidden: the node's bound (UNIX ms)
   // --samples / --interval: 0 takes the playbook's (`samples:`, `interval:`; else 1 and 2 s).
   unsigned samples = 0;
   std::string interval; // --interval: a duration as --timeout takes; empty: the playbook's

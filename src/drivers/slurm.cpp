@@ -205,12 +205,24 @@ void explain_silence(const SlurmRequest& request, const std::string& host, const
     hint = j.is_object() ? j.value("hint", std::string()) : std::string();
     code = static_cast<ExitCode>(j.is_object() ? j.value("code", 70) : 70);
   } else if (run.timed_out) {
-    error = fmt::format(
-        "{} did not answer in time (the run's bound: --timeout past the "
-        "sampling window); its srun was ended{}",
-        host, run.messages.empty() ? std::string() : "; it said: " + last_lines(run.messages, 3));
+    error = fmt::format("{} did not answer in time (the run's bound: --timeout past the "
+                        "sampling window, and {:.0f} s to send its report); its srun was ended{}",
+                        host, std::chrono::duration<double>(request.wrap_up).count(),
+                        run.messages.empty() ? std::string()
+                                             : "; it said: " + last_lines(run.messages, 3));
     hint = fmt::format("check the node: `scontrol show node {}`, `srun --jobid={} --overlap "
                        "-w {} true`; a larger --timeout waits longer",
+                       host, request.job, host);
+    code = ExitCode::Timeout;
+  } else if (std::any_of(run.messages.begin(), run.messages.end(), [](const std::string& m) {
+               return m.find("Task launch for") != std::string::npos &&
+                      m.find("failed on node") != std::string::npos;
+             })) {
+    // srun's own words when the node's slurmd did not take the step (stopped, unreachable).
+    error = fmt::format("{}: Slurm could not start rocplay there: {}", host,
+                        last_lines(run.messages, 2));
+    hint = fmt::format("check the node: `scontrol show node {}`, `srun --jobid={} --overlap "
+                       "-w {} true`",
                        host, request.job, host);
     code = ExitCode::Timeout;
   } else {
@@ -463,9 +475,11 @@ Incident slurm_examine(const SlurmRequest& given, const SlurmJob& job) {
   const auto start_at = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch()) +
                         lead;
+  const auto end_at = start_at + request.sampling_window + request.timeout;
   request.agent_argv.insert(request.agent_argv.end(),
-                            {"--slurm-node-agent", std::to_string(start_at.count())});
-  const auto deadline = start + lead + request.sampling_window + request.timeout;
+                            {"--slurm-node-agent", std::to_string(start_at.count()),
+                             "--slurm-node-end", std::to_string(end_at.count())});
+  const auto deadline = start + lead + request.sampling_window + request.timeout + request.wrap_up;
   std::vector<NodePart> parts(job.nodes.size());
   {
     WorkerPool pool(job.nodes.size(), static_cast<unsigned>(job.nodes.size()), [&](std::size_t i) {
@@ -627,7 +641,19 @@ int slurm_node_agent(const playbook::Playbook& playbook, const NodeAgentRequest&
         late = fmt::format("started {:.3f} s after the agreed window opened", -wait_ms / 1000.0);
       }
     }
-    Incident inc = examine(playbook, targets, request.examination);
+    playbook::TargetsOptions examination = request.examination;
+    if (request.end_at_ms > 0) {
+      // The look's bound, on this node's steady clock; a target waiting at a sample for the
+      // others waits no longer than that either.
+      const double now_end_ms = std::chrono::duration<double, std::milli>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+      const auto left = std::chrono::milliseconds(
+          std::max<std::int64_t>(0, request.end_at_ms - static_cast<std::int64_t>(now_end_ms)));
+      examination.session.end_by = std::chrono::steady_clock::now() + left;
+      examination.lockstep_wait = std::min(examination.lockstep_wait, left);
+    }
+    Incident inc = examine(playbook, targets, examination);
     if (!late.empty()) {
       inc.notes.push_back(late);
     }

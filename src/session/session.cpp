@@ -336,7 +336,11 @@ Session::Impl::send_and_wait(const std::string& cmd, milliseconds timeout, bool 
     return {Wait::Dead, 0};
   }
   const std::uint64_t token = next_token++;
-  const auto deadline = Clock::now() + timeout;
+  auto deadline = Clock::now() + timeout;
+  // The detach and quit (cleanup) run after the bound too: they must not be cut short by it.
+  if (!cleanup && options.end_by && *options.end_by < deadline) {
+    deadline = *options.end_by;
+  }
   const double sent_at = now();
   on_sent(token, cmd, sent_at);
   if (cmd.rfind("-target-attach", 0) == 0) {
@@ -375,6 +379,15 @@ mi::Exchange Session::Impl::command(const std::string& cmd, milliseconds timeout
     if (stall) {
       fail(stall_error(), true);
     }
+    if (past_end()) {
+      fail(Error(ExitCode::Timeout,
+                 "the debugger had no result for `" + cmd +
+                     "` when this look's bound came (the run's --timeout past the sampling "
+                     "window)",
+                 "a larger --timeout gives each node longer; the target was detached and keeps "
+                 "running"),
+           true);
+    }
     fail(Error(ExitCode::Timeout,
                "the debugger gave no result for `" + cmd + "` within " + seconds_text(timeout),
                "a slow step needs a longer timeout (the step's `timeout:` or --timeout); the "
@@ -397,8 +410,8 @@ void Session::Impl::inject_fault() {
     return;
   }
   fault->fired = true;
-  if (fault->action == SIGKILL) {
-    ::kill(static_cast<pid_t>(gdb_pid), SIGKILL);
+  if (fault->action == SIGKILL || fault->action == SIGSTOP) {
+    ::kill(static_cast<pid_t>(gdb_pid), fault->action);
   } else {
     ::kill(::getpid(), fault->action);
   }
@@ -526,7 +539,10 @@ void Session::attach(std::int64_t pid) {
   } catch (const std::system_error&) {
     kernel_waits = std::async(std::launch::deferred, read_waits); // no thread to be had
   }
-  const auto deadline = Clock::now() + s.options.attach_timeout;
+  auto deadline = Clock::now() + s.options.attach_timeout;
+  if (s.options.end_by && *s.options.end_by < deadline) {
+    deadline = *s.options.end_by;
+  }
   if (s.options.fast_attach) {
     s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
   } else if (s.options.preload_symbols && s.debugger.kind != DebuggerKind::CudaGdb) {
@@ -551,7 +567,7 @@ void Session::attach(std::int64_t pid) {
         s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", left).error_message();
       }
     } catch (const Error& e) {
-      if (e.code() != ExitCode::Timeout) {
+      if (e.code() != ExitCode::Timeout || s.past_end()) {
         throw;
       }
       throw Error(ExitCode::Timeout,
@@ -644,7 +660,7 @@ void Session::attach(std::int64_t pid) {
       // Found by the wait itself, or while the timed-out attach was given its grace to finish.
       throw s.stall_error();
     }
-    if (e.code() == ExitCode::Timeout) {
+    if (e.code() == ExitCode::Timeout && !s.past_end()) {
       // A thread in an uninterruptible wait is what an attach most often waits for in vain.
       std::string stuck;
       for (const auto& t : process::read_task_stats(pid, kMaxTaskFigures)) {

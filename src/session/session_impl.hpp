@@ -175,13 +175,15 @@ struct Session::Impl {
   // debugger or send rocplay itself SIGINT or SIGTERM. Tests use it to hit every exchange.
   struct FaultPoint {
     std::uint64_t after = 0;
-    int action = 0; // SIGKILL: to the debugger; SIGINT/SIGTERM: to rocplay
+    int action = 0; // SIGKILL/SIGSTOP: to the debugger; SIGINT/SIGTERM: to rocplay
     bool fired = false;
   };
   std::optional<FaultPoint> fault;
   std::uint64_t results_seen = 0;
   std::size_t pending = 0; // index of the command being waited for (valid while waiting)
   bool waiting = false;
+  // Options::end_by has come: a deadline hit now is the look's bound, not a command's timeout.
+  bool past_end() const { return options.end_by && Clock::now() >= *options.end_by; }
 
   // Target state.
   bool target_running = false;

@@ -131,10 +131,11 @@ void Session::Impl::read_fault_point() {
   } catch (const std::exception&) {
     return;
   }
-  f.action = action == "kill-debugger" ? SIGKILL
-             : action == "sigint"      ? SIGINT
-             : action == "sigterm"     ? SIGTERM
-                                       : 0;
+  f.action = action == "kill-debugger"   ? SIGKILL
+             : action == "stop-debugger" ? SIGSTOP
+             : action == "sigint"        ? SIGINT
+             : action == "sigterm"       ? SIGTERM
+                                         : 0;
   if (f.action != 0) {
     fault = f;
   }

@@ -82,8 +82,11 @@ public:
     argv.insert(argv.begin(), "/bin/bash");
     return rocplay::testing::run_program(argv, timeout, env_);
   }
-  CliRun rocplay(const std::vector<std::string>& args) const {
-    return rocplay::testing::run_rocplay(args, std::chrono::seconds(120), env_);
+  CliRun rocplay(const std::vector<std::string>& args,
+                 const std::vector<std::string>& more_env = {}) const {
+    std::vector<std::string> env = env_;
+    env.insert(env.end(), more_env.begin(), more_env.end());
+    return rocplay::testing::run_rocplay(args, std::chrono::seconds(120), env);
   }
 
 private:
@@ -288,6 +291,32 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     require_all_stepping(workers);
   }
 
+  { // Debuggers that stop answering on every node: each node gives them up at its bound and
+    // still sends its report in time, every rank named with the reason (srun passes the fault
+    // hook's variable on to the nodes' rocplay).
+    const auto t0 = std::chrono::steady_clock::now();
+    const CliRun r = cluster.rocplay({"run", "hang-triage", "--slurm-job", job, "--debugger", "gdb",
+                                      "-q", "--format", "json", "--timeout", "4s"},
+                                     {"ROCPLAY_FAULT_INJECT=25:stop-debugger"});
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO(r.err);
+    REQUIRE_FALSE(r.timed_out);
+    CHECK(took < 25);
+    CHECK(r.err.find("did not answer in time") == std::string::npos);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["targets"].size() == static_cast<std::size_t>(kRanks));
+    for (const auto& t : j["targets"]) {
+      INFO(t.dump().substr(0, 2000));
+      CHECK(t["pid"].get<long>() > 0);
+      // The command's own timeout or the node's bound, whichever came first.
+      const std::string said = t.dump();
+      CHECK((said.find("gave no result") != std::string::npos ||
+             said.find("when this look's bound came") != std::string::npos));
+    }
+    require_all_stepping(workers);
+  }
+
   { // A node whose slurmd does not answer is named; the run is bounded by --timeout.
     const CliRun stop = cluster.sh({script(), "stop-node", std::to_string(kNodes)});
     REQUIRE(stop.exit_code == 0);
@@ -299,17 +328,23 @@ TEST_CASE("slurm: one incident over every rank of every node, the odd rank first
     cluster.sh({script(), "cont-node", std::to_string(kNodes)});
     INFO(r.err);
     REQUIRE_FALSE(r.timed_out);
-    // 1.1 s window lead + 2 s between samples + 4 s --timeout + 5 s for srun to end; slack.
-    CHECK(took < 20);
+    // 1.1 s window lead + 2 s between samples + 4 s --timeout + 8 s for the node's report + 5 s
+    // for srun to end; slack.
+    CHECK(took < 25);
     CHECK(r.exit_code == 2);
-    CHECK(r.err.find(fmt::format("rptest{} did not answer in time", kNodes)) != std::string::npos);
+    // Named by the bound, or by srun when its launch there timed out first (Slurm's
+    // MessageTimeout): either way the node, and the reason.
+    const std::string node = fmt::format("rptest{}", kNodes);
+    CHECK((r.err.find(node + " did not answer in time") != std::string::npos ||
+           r.err.find(node + ": Slurm could not start rocplay there") != std::string::npos));
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["incident"]["examined"] == kTasksPerNode);
     bool named = false;
     for (const auto& t : j["targets"]) {
       if (t["host"] == fmt::format("rptest{}", kNodes)) {
-        named =
-            t["error"]["message"].get<std::string>().find("did not answer") != std::string::npos;
+        const auto message = t["error"]["message"].get<std::string>();
+        named = message.find("did not answer") != std::string::npos ||
+                message.find("could not start rocplay there") != std::string::npos;
       } else {
         CHECK(t["report"]["run"]["target"]["detached"] == true);
       }

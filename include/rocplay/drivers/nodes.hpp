@@ -153,10 +153,12 @@ std::vector<SlurmTask> slurm_local_tasks(const std::string& job, std::chrono::mi
 // dead node would take the others' reports with it), each running `agent_argv` (the node's
 // rocplay in agent mode), all at once; each node's frames read from its srun's output and joined
 // (join_nodes). The agreed window opens `lead` after the start (1 s + 50 ms a node, at most 10 s:
-// time for srun to start rocplay everywhere); `--slurm-node-agent START` is put after
-// `agent_argv`. A node that does not answer by lead + sampling_window + timeout, whose srun
-// fails, or whose report is malformed is named in the incident; its srun gets SIGTERM (srun
-// passes it on: the node's rocplay detaches), then SIGKILL after `grace`.
+// time for srun to start rocplay everywhere); `--slurm-node-agent START --slurm-node-end END`
+// is put after `agent_argv`. Each node ends its look by END (lead + sampling_window + timeout:
+// a debugger that has not answered by then is given up on, its target detached) and sends what
+// it has; a node that does not answer `wrap_up` later, whose srun fails, or whose report is
+// malformed is named in the incident; its srun gets SIGTERM (srun passes it on: the node's
+// rocplay detaches), then SIGKILL after `grace`.
 struct SlurmRequest {
   std::string job;
   std::string title; // the playbook's name
@@ -168,6 +170,9 @@ struct SlurmRequest {
   // a node may take (`--timeout`); ps: `timeout` alone.
   std::chrono::milliseconds sampling_window{0};
   std::chrono::milliseconds timeout{30'000};
+  // After END, for a node to end its debuggers (one that does not answer gets the session's
+  // interrupt grace, 5 s, then is killed) and send its report.
+  std::chrono::milliseconds wrap_up{8'000};
   std::chrono::milliseconds grace{5'000};
   std::chrono::milliseconds scontrol_timeout{10'000};
   // Where received recordings go (`--record`'s pattern; %h the node, %p pid, %r rank); empty:
@@ -188,6 +193,9 @@ Incident slurm_examine(const SlurmRequest& request, const SlurmJob& job);
 struct NodeAgentRequest {
   std::string job;
   std::int64_t start_at_ms = 0;
+  // UNIX milliseconds by which the look ends (the front end's bound less its wrap-up): no
+  // debugger command waits past it, so the report goes out with what was seen; 0: no bound.
+  std::int64_t end_at_ms = 0;
   bool record = false; // record each target (in a private temporary directory) and send it
   playbook::TargetsOptions examination;
   std::string tool_version; // in the report

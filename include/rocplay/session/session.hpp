@@ -83,6 +83,10 @@ struct Options {
   // the debugger to answer SIGINT (quitting a command, stopping a running target), before
   // killing it (the kernel then detaches the target).
   std::chrono::milliseconds interrupt_grace{5'000};
+  // The whole look's bound (a node's share of a `--slurm-job` run): no command or attach waits
+  // past it, so the node still sends what it has before the front end gives up on it. The detach
+  // and quit after it keep their own timeouts. Unset: each command has its timeout only.
+  std::optional<std::chrono::steady_clock::time_point> end_by;
   bool fast_attach = false; // skip host symbol loading (auto-solib-add off)
   // Read the executable's and the mapped shared libraries' symbols before attaching, while the
   // target still runs (from /proc/PID/maps); the attach then finds them read and the target
