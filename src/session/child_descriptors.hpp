@@ -7,7 +7,7 @@
 // start their debuggers from two threads; the second debugger kept the first launch's pipe, and
 // the first launch, which waits for that pipe's end-of-file, waited until the second debugger
 // quit, while the second target waited at the samples' lockstep for the first (a node of
-// `--slurm-job`, 1 run in about 60, until the run's bound ended it).
+// `--slurm-job`, 2 looks in 106, until the run's bound ended it).
 //
 // Layer: src/session/ (internal). Include after Boost.Process (BOOST_PROCESS_USE_STD_FS set).
 #pragma once
