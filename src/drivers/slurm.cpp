@@ -629,9 +629,7 @@ int slurm_node_agent(const playbook::Playbook& playbook, const NodeAgentRequest&
       }
     }
     // The agreed window: every node starts sampling at the same instant.
-    const double now_ms = std::chrono::duration<double, std::milli>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+    const double now_ms = unix_now() * 1000;
     std::string late;
     if (request.start_at_ms > 0) {
       const double wait_ms = static_cast<double>(request.start_at_ms) - now_ms;
@@ -645,11 +643,8 @@ int slurm_node_agent(const playbook::Playbook& playbook, const NodeAgentRequest&
     if (request.end_at_ms > 0) {
       // The look's bound, on this node's steady clock; a target waiting at a sample for the
       // others waits no longer than that either.
-      const double now_end_ms = std::chrono::duration<double, std::milli>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count();
-      const auto left = std::chrono::milliseconds(
-          std::max<std::int64_t>(0, request.end_at_ms - static_cast<std::int64_t>(now_end_ms)));
+      const auto left = std::chrono::milliseconds(std::max<std::int64_t>(
+          0, request.end_at_ms - static_cast<std::int64_t>(unix_now() * 1000)));
       examination.session.end_by = std::chrono::steady_clock::now() + left;
       examination.lockstep_wait = std::min(examination.lockstep_wait, left);
     }

@@ -379,20 +379,19 @@ mi::Exchange Session::Impl::command(const std::string& cmd, milliseconds timeout
     if (stall) {
       fail(stall_error(), true);
     }
-    if (past_end()) {
-      fail(Error(ExitCode::Timeout,
-                 "the debugger had no result for `" + cmd +
-                     "` when this look's bound came (the run's --timeout past the sampling "
-                     "window)",
-                 "a larger --timeout gives each node longer; the target was detached and keeps "
-                 "running"),
-           true);
-    }
-    fail(Error(ExitCode::Timeout,
-               "the debugger gave no result for `" + cmd + "` within " + seconds_text(timeout),
-               "a slow step needs a longer timeout (the step's `timeout:` or --timeout); the "
-               "target was detached and keeps running"),
-         true);
+    fail(
+        past_end()
+            ? Error(ExitCode::Timeout,
+                    "the debugger had no result for `" + cmd +
+                        "` when this look's bound came (the run's --timeout past the sampling "
+                        "window)",
+                    "a larger --timeout gives each node longer; the target was detached and "
+                    "keeps running")
+            : Error(ExitCode::Timeout,
+                    "the debugger gave no result for `" + cmd + "` within " + seconds_text(timeout),
+                    "a slow step needs a longer timeout (the step's `timeout:` or --timeout); "
+                    "the target was detached and keeps running"),
+        true);
     break;
   case Wait::Dead:
     debugger_died("while running `" + cmd + "`");

@@ -3,28 +3,17 @@
 #include "rocplay/postmortem/postmortem.hpp"
 
 #include "../finding_of.hpp"
+#include "../snapshot/support.hpp"
 
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 using namespace rocplay;
-
-namespace {
-
-std::string fixture_text(const std::string& rel) {
-  std::ifstream in(std::string(ROCPLAY_SOURCE_DIR) + "/fixtures/" + rel, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-} // namespace
 
 TEST_CASE("postmortem of a one-sample look whose meta names its samples judges it as live") {
   // The one-sample recordings with the meta key rocplay writes since (`"samples":1`): the
@@ -35,7 +24,7 @@ TEST_CASE("postmortem of a one-sample look whose meta names its samples judges i
   rocplay::postmortem::Options options;
   for (int r = 0; r < 2; ++r) {
     const auto rel = "cuda-gdb/x2-healthy/nopreload-s1-" + std::to_string(r) + ".rec";
-    std::string text = fixture_text(rel);
+    std::string text = test::read_file(test::fixture_path(rel));
     const auto at = text.find("# meta {");
     REQUIRE(at != std::string::npos);
     text.insert(at + 8, "\"samples\":1,");
