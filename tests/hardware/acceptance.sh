@@ -14,6 +14,8 @@
 #   2. two pairs of GPUs side by side, each a healthy two-rank job of its own (harm.sh):
 #      GPUs 0,1: 10 runs each of the defaults, --pids, --samples 1; then the collective records;
 #      GPUs 2,3: 10 runs each of --jobs 1, --samples 3; then launch --verify, then the GPU shapes.
+#   On a host of two GPUs, step 1 is left out and step 2's steps run one after the other on GPUs
+#   0,1, then the cuda-gdb time to verdict (verdict_cuda.sh, issue 46).
 # `start confirm` skips step 1 and runs 10 default and 10 --samples 1 looks (GPUs 0,1 and 2,3), the
 # re-run that confirms the healthy job's verdicts (errors 0), before the same later steps.
 # Results under /tmp/accept (one folder per step); `collect` copies each folder's tarball (or the
@@ -25,28 +27,54 @@ results=/tmp/accept
 plan() { # [confirm]
   export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
   export CHECK_SECONDS=${CHECK_SECONDS:-5}
-  local ways_a=('rp-default*10' 'rp-pids*10' 'rp-s1*10') ways_b=('rp-jobs1*10' 'rp-s3*10')
+  local ways_a=('rp-default*10' 'rp-pids*10' 'rp-s1*10') ways_b=('rp-jobs1*10' 'rp-s3*10') gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   if [ "${1:-}" = confirm ]; then
     ways_a=('rp-default*10')
     ways_b=('rp-s1*10')
-  else
+  elif [ "$gpus" -ge 4 ]; then
     four_gpus
   fi
-  echo "== $(date -u +%T) two pairs"
-  (
-    export CUDA_VISIBLE_DEVICES=0,1
-    NPROC=2 OUT=$results/harmA HARM_WORK=/tmp/harmA MASTER_PORT=29531 "$here/harm.sh" "${ways_a[@]}"
-    bash "$here/collectives/run_all.sh" "$results/collectives"
-  ) >"$results/pairA.log" 2>&1 &
-  (
-    export CUDA_VISIBLE_DEVICES=2,3
-    NPROC=2 OUT=$results/harmB HARM_WORK=/tmp/harmB MASTER_PORT=29541 "$here/harm.sh" "${ways_b[@]}"
-    OUT=$results/verify "$here/verify_faults.sh"
-    OUT=$results/graph41 "$here/graph41_shapes.sh"
-  ) >"$results/pairB.log" 2>&1 &
-  wait
+  if [ "$gpus" -ge 4 ]; then
+    echo "== $(date -u +%T) two pairs"
+    (
+      export CUDA_VISIBLE_DEVICES=0,1
+      harm_pair A 29531 "${ways_a[@]}"
+      step_collectives
+    ) >"$results/pairA.log" 2>&1 &
+    (
+      export CUDA_VISIBLE_DEVICES=2,3
+      harm_pair B 29541 "${ways_b[@]}"
+      step_verify
+      step_graph41
+    ) >"$results/pairB.log" 2>&1 &
+    wait
+  else
+    # Two GPUs: the same steps one after the other, the healthy job looked at every way in one go.
+    echo "== $(date -u +%T) one pair ($gpus GPUs)"
+    (
+      export CUDA_VISIBLE_DEVICES=0,1
+      harm_pair A 29531 "${ways_a[@]}" "${ways_b[@]}"
+      step_verify
+      step_graph41
+      step_collectives
+      OUT=$results/verdict ROUNDS=${ROUNDS:-5} "$here/verdict_cuda.sh"
+    ) >"$results/pairA.log" 2>&1
+  fi
   echo "== $(date -u +%T) done"
 }
+
+harm_pair() { # NAME PORT WAY...
+  local name=$1 port=$2
+  shift 2
+  NPROC=2 OUT=$results/harm$name HARM_WORK=/tmp/harm$name MASTER_PORT=$port "$here/harm.sh" "$@"
+}
+step_collectives() {
+  echo "== $(date -u +%T) collectives"
+  bash "$here/collectives/run_all.sh" "$results/collectives"
+}
+step_verify() { echo "== $(date -u +%T) verify" && OUT=$results/verify "$here/verify_faults.sh"; }
+step_graph41() { echo "== $(date -u +%T) graph41" && OUT=$results/graph41 "$here/graph41_shapes.sh"; }
 
 four_gpus() {
   echo "== $(date -u +%T) four GPUs: healthy job"
@@ -63,7 +91,7 @@ collect() { # seconds
   {
     echo "plan: $(cat "$results/rc" 2>/dev/null || echo "still running")"
     cat "$results/plan.log"
-    for f in "$results"/*/*summary*.txt; do echo "--- $f" && cat "$f"; done
+    for f in "$results"/*/*summary*.txt "$results"/verdict/*/summary.txt; do echo "--- $f" && cat "$f"; done
     for f in "$results"/pair*.log; do echo "--- $f (tail)" && tail -15 "$f"; done
   } >"$OUT/accept-summary.txt" 2>&1
   for d in "$results"/*/; do
