@@ -18,6 +18,7 @@
 #   0,1, then the cuda-gdb time to verdict (verdict_cuda.sh, issue 46).
 # `start confirm` skips step 1 and runs 10 default and 10 --samples 1 looks (GPUs 0,1 and 2,3), the
 # re-run that confirms the healthy job's verdicts (errors 0), before the same later steps.
+# `start rest` runs the later steps only (see rest()).
 # Results under /tmp/accept (one folder per step); `collect` copies each folder's tarball (or the
 # folder, packed) and one file of every summary so far (accept-summary.txt) to $OUT.
 set -u
@@ -29,6 +30,10 @@ plan() { # [confirm]
   export CHECK_SECONDS=${CHECK_SECONDS:-5}
   local ways_a=('rp-default*10' 'rp-pids*10' 'rp-s1*10') ways_b=('rp-jobs1*10' 'rp-s3*10') gpus
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  if [ "${1:-}" = rest ]; then
+    rest
+    return
+  fi
   if [ "${1:-}" = confirm ]; then
     ways_a=('rp-default*10')
     ways_b=('rp-s1*10')
@@ -61,6 +66,29 @@ plan() { # [confirm]
       OUT=$results/verdict ROUNDS=${ROUNDS:-5} "$here/verdict_cuda.sh"
     ) >"$results/pairA.log" 2>&1
   fi
+  echo "== $(date -u +%T) done"
+}
+
+# `start rest`: what a two-GPU lease lost when it went back mid-plan (2026-11-28), the debugger
+# work on GPU 0 beside the collectives (no debugger) on GPUs 0,1, then the time to verdict alone.
+rest() {
+  echo "== $(date -u +%T) rest"
+  (
+    export CUDA_VISIBLE_DEVICES=0,1
+    step_collectives
+    echo "== $(date -u +%T) graph41 order"
+    OUT=$results/graph41o "$here/graph41_shapes.sh" order
+  ) >"$results/pairA.log" 2>&1 &
+  (
+    export CUDA_VISIBLE_DEVICES=0
+    echo "== $(date -u +%T) verify"
+    OUT=$results/verify "$here/verify_faults.sh" race static
+    echo "== $(date -u +%T) graph41 lazywait"
+    OUT=$results/graph41 "$here/graph41_shapes.sh" lazywait
+  ) >"$results/pairB.log" 2>&1 &
+  wait
+  echo "== $(date -u +%T) verdict, load $(cut -d' ' -f1-3 /proc/loadavg)"
+  OUT=$results/verdict ROUNDS=${ROUNDS:-3} "$here/verdict_cuda.sh" >"$results/verdict.log" 2>&1
   echo "== $(date -u +%T) done"
 }
 

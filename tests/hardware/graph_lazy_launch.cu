@@ -42,10 +42,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  wait_for_setter<<<1, 1, 0, busy>>>(flag);
+  // Behind the stream wait the first launch of wait_for_setter is the one that never returns (seen
+  // on an H200, CUDA 13.0), so the ready line comes before it.
+  if (stream_wait) {
+    hw::ready("stream wait queued; launching wait_for_setter (lazy load)");
+  }
+  wait_for_setter<<<1, 1, 0, busy>>>(flag); // rocplay-test: waiter launch line
   HW_CHECK(cudaGetLastError());
-  hw::ready(stream_wait ? "stream wait + wait_for_setter queued; launching setter (lazy load)"
-                        : "wait_for_setter spinning; launching setter (lazy load)");
+  if (!stream_wait) {
+    hw::ready("wait_for_setter spinning; launching setter (lazy load)");
+  }
   launch_setter(flag, other); // never returns under lazy loading
   HW_CHECK(cudaGetLastError());
   std::printf("setter launched (the launch returned: no lazy-load hang here)\n");

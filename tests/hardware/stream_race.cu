@@ -1,6 +1,7 @@
 // Two streams and no event between them (launch --verify, issue 48): `produce` on stream 1 slowly
 // fills an index table, `consume` on stream 2 reads it at once and follows the indexes. As given,
-// `consume` reads the table's 0xFF bytes (huge indexes) and faults: the victim. With
+// `consume` reads the table's 0x7F bytes (indexes past 2^30: far outside `data`) and faults: the
+// victim. With
 // CUDA_LAUNCH_BLOCKING=1 each launch returns when its kernel is done, so the table is filled
 // first and nothing faults.
 //   stream_race          the race
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
   cudaMalloc(&table, n * sizeof(int));
   cudaMalloc(&data, 64 * sizeof(float));
   cudaMalloc(&out, n * sizeof(float));
-  cudaMemset(table, 0xFF, n * sizeof(int)); // -1 everywhere until produce runs
+  // 0x7F7F7F7F everywhere until produce runs (0xFF would be -1: inside the allocation, no fault).
+  cudaMemset(table, 0x7F, n * sizeof(int));
   cudaMemset(data, 0, 64 * sizeof(float));
   cudaDeviceSynchronize();
   cudaStream_t s1;

@@ -4,7 +4,7 @@
 # (verify-static-fault), and the seeds' PyTorch index_copy_ out of bounds (verify-static-fault,
 # its Python line named). Each run recorded; `postmortem DIR` of each must give the same verdict.
 # Results in $OUT/verify.tar.gz and $OUT/summary.txt.
-#   ROCPLAY=path/to/rocplay tests/hardware/verify_faults.sh
+#   ROCPLAY=path/to/rocplay tests/hardware/verify_faults.sh [race|static|index_copy ...]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -38,8 +38,15 @@ PY
   say "postmortem of the runs: exit $? ($(grep -m1 INCIDENT "$work/$name.postmortem.txt"))"
   say "processes left: $(pgrep -f "$src/" | grep -v "^$$\$" | tr '\n' ' ')"
 }
-verify race ./stream_race
-verify static ./stream_race static
-verify index_copy python3 ./index_copy_oob.py
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(race static index_copy)
+for c in "${cases[@]}"; do
+  case $c in
+  race) verify race ./stream_race ;;
+  static) verify static ./stream_race static ;;
+  index_copy) verify index_copy python3 ./index_copy_oob.py ;;
+  *) say "unknown case $c" ;;
+  esac
+done
 tar czf "$out/verify.tar.gz" -C "$work" .
 cp "$summary" "$out/"
