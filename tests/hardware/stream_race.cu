@@ -1,53 +1,65 @@
-// Two streams and no event between them (launch --verify, issue 48): `produce` on stream 1 slowly
-// fills an index table, `consume` on stream 2 reads it at once and follows the indexes. As given,
-// `consume` reads the table's 0x7F bytes (indexes past 2^30: far outside `data`) and faults: the
-// victim. With
-// CUDA_LAUNCH_BLOCKING=1 each launch returns when its kernel is done, so the table is filled
-// first and nothing faults.
+// A buffer reused before the kernel that reads it has run (launch --verify, issue 48): the host
+// fills a pinned, mapped index table, launches `consume` (which waits ~50 ms, then follows the
+// indexes) and at once reuses the table for the next batch, as a caching allocator reuses a block
+// freed without waiting for its last reader. As given, `consume` reads the next batch's bytes
+// (0x7F7F7F7F: far outside `data`) and faults: the victim of the host's write. With
+// CUDA_LAUNCH_BLOCKING=1 the launch returns when `consume` is done, before the reuse: no fault.
+// `busy` on a second stream is other work in flight; it plays no part in the fault. The race is
+// the host's, so it holds whether or not the debugger runs the two kernels concurrently (under
+// cuda-gdb 13.0 a race between the two kernels alone never faulted).
 //   stream_race          the race
-//   stream_race static   `consume` alone with a wrong bound: faults the same way every run
+//   stream_race static   the table is garbage from the start: faults the same way every run
 #include <cstdio>
 #include <cstring>
 
-__global__ void produce(int* table, int n, long long spin) {
+__global__ void busy(long long spin) {
+  const long long start = clock64();
+  while (clock64() - start < spin) {
+  }
+}
+
+__global__ void consume(const volatile int* table, const float* data, float* out, int n,
+                        long long spin) {
   const long long start = clock64();
   while (clock64() - start < spin) {
   }
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
-    table[i] = i % 64;
-  }
-}
-
-__global__ void consume(const int* table, const float* data, float* out, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) {
-    out[i] = data[table[i]]; // FAULT: victim (a table entry not written yet)
+    out[i] = data[table[i]]; // FAULT: victim (the table was reused under it)
   }
 }
 
 int main(int argc, char** argv) {
-  const bool fixed = argc > 1 && std::strcmp(argv[1], "static") == 0;
+  const bool garbage_from_start = argc > 1 && std::strcmp(argv[1], "static") == 0;
   const int n = 4096;
+  int* table_host = nullptr;
   int* table = nullptr;
   float* data = nullptr;
   float* out = nullptr;
-  cudaMalloc(&table, n * sizeof(int));
+  cudaHostAlloc(&table_host, n * sizeof(int), cudaHostAllocMapped);
+  cudaHostGetDevicePointer(&table, table_host, 0);
   cudaMalloc(&data, 64 * sizeof(float));
   cudaMalloc(&out, n * sizeof(float));
-  // 0x7F7F7F7F everywhere until produce runs (0xFF would be -1: inside the allocation, no fault).
-  cudaMemset(table, 0x7F, n * sizeof(int));
   cudaMemset(data, 0, 64 * sizeof(float));
+  for (int i = 0; i < n; ++i) {
+    table_host[i] = i % 64;
+  }
+  if (garbage_from_start) {
+    std::memset(table_host, 0x7F, n * sizeof(int));
+  }
   cudaDeviceSynchronize();
   cudaStream_t s1;
   cudaStream_t s2;
   cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
   cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
-  if (!fixed) {
-    produce<<<n / 256, 256, 0, s1>>>(table, n, 200LL * 1000 * 1000); // ~0.1 s at 2 GHz
+  if (!garbage_from_start) {
+    busy<<<1, 1, 0, s2>>>(2000LL * 1000 * 1000); // ~1 s at 2 GHz
   }
-  consume<<<n / 256, 256, 0, s2>>>(table, data, out, n);
+  consume<<<n / 256, 256, 0, s1>>>(table, data, out, n, 100LL * 1000 * 1000); // ~50 ms
+  if (!garbage_from_start) {
+    std::memset(table_host, 0x7F, n * sizeof(int)); // RACE: the next batch, too early
+  }
   const cudaError_t e = cudaDeviceSynchronize();
-  std::printf("stream_race%s: %s\n", fixed ? " static" : "", cudaGetErrorString(e));
+  std::printf("stream_race%s: %s\n", garbage_from_start ? " static" : "", cudaGetErrorString(e));
   return e == cudaSuccess ? 0 : 1;
 }

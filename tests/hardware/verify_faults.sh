@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `rocplay launch --verify` with cuda-gdb on an NVIDIA GPU (issue 48): a two-stream race (must read
-# verify-async-race, consume the victim, produce in flight), the same kernel with a static fault
+# verify-async-race, consume the victim of the host's reuse of its table), the same kernel with a static fault
 # (verify-static-fault), and the seeds' PyTorch index_copy_ out of bounds (verify-static-fault,
 # its Python line named). Each run recorded; `postmortem DIR` of each must give the same verdict.
 # Results in $OUT/verify.tar.gz and $OUT/summary.txt.
@@ -38,6 +38,10 @@ PY
   say "postmortem of the runs: exit $? ($(grep -m1 INCIDENT "$work/$name.postmortem.txt"))"
   say "processes left: $(pgrep -f "$src/" | grep -v "^$$\$" | tr '\n' ' ')"
 }
+for env in "" CUDA_LAUNCH_BLOCKING=1; do # the programs alone, no debugger
+  say "alone ${env:-as given}: $(cd "$src" && env $env ./stream_race 2>&1 | tail -1)," \
+    "static: $(cd "$src" && env $env ./stream_race static 2>&1 | tail -1)"
+done
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(race static index_copy)
 for c in "${cases[@]}"; do
