@@ -108,7 +108,8 @@ def while_hanging(delay_s):
     if RANK == 0:
         tool = find_ncclras()
         if tool:
-            for args, name in (([tool, "-v"], "ncclras.txt"), ([tool, "-f", "json"], "ncclras.json")):
+            # NCCL 2.28's ncclras has no JSON option (`-f json`: invalid option); the port gives it.
+            for args, name in (([tool, "-v"], "ncclras.txt"),):
                 try:
                     r = subprocess.run(args, capture_output=True, timeout=20)
                     with open(os.path.join(OUTDIR, name), "wb") as f:
