@@ -23,6 +23,8 @@ void add_graph(Case& c) {
     in.progress = c.samples.size() > 1 ? &c.progress : nullptr;
     in.samples = c.samples.size() > 1 ? &c.samples : nullptr;
     c.graph = heuristics::wait_graph(in);
+    auto more = heuristics::graph_findings(c.graph, c.findings);
+    c.findings.insert(c.findings.begin(), more.begin(), more.end());
   } catch (const std::exception& e) {
     c.warnings.push_back(fmt::format("wait-for graph: {}", e.what()));
   }

@@ -48,6 +48,9 @@ NodeId Graph::add(Node node) {
         *mine = std::move(*theirs);
       }
     }
+    if (old.call_path.empty()) {
+      old.call_path = std::move(node.call_path);
+    }
     old.fault = old.fault || node.fault;
     old.dead_end = old.dead_end || node.dead_end;
     old.weight = std::max(old.weight, node.weight);

@@ -107,6 +107,9 @@ void judge_one_moment(std::vector<Finding>& findings) {
 std::vector<Finding> run_ranks(const std::vector<Snapshot>& ranks,
                                const std::vector<RankHistory>& history) {
   std::vector<Finding> out = missing_rank(ranks, history);
+  if (out.empty()) {
+    out = collective_call_mismatch(ranks, history);
+  }
   order(out);
   return out;
 }
@@ -158,6 +161,9 @@ const std::vector<HeuristicInfo>& catalogue() {
        "host thread stacks (bt / -stack-list-frames) and the in-flight dispatches"},
       {kMissingRank, "missing rank across per-rank snapshots",
        "one snapshot per rank with dispatches (kernel names, grids)"},
+      {kCollectiveCallMismatch, "ranks stuck in collectives reached by different lines",
+       "one snapshot per rank over two samples: a collective launch in flight at both, the main "
+       "thread's Python frames"},
       {kCollectiveWait, "collective kernel waiting for its peers (one rank)",
        "an in-flight collective dispatch (by kernel name) and its waves' PCs; line information "
        "optional"},

@@ -53,17 +53,36 @@ bool standard_library(const Frame& f) {
 }
 
 // Where a thread stands, Python line first: the innermost Python frame outside the standard
+// library and the frameworks (torch's own `synchronize`), else the innermost outside the standard
 // library, else the innermost user frame, else frame 0.
 std::string where_of(const HostThread& t) {
+  const Frame* framework = nullptr;
   for (const auto& f : t.frames) {
     if (f.python && !standard_library(f)) {
-      return frame_where(f);
+      if (!is_python_framework_frame(f)) {
+        return frame_where(f);
+      }
+      framework = framework != nullptr ? framework : &f;
     }
+  }
+  if (framework != nullptr) {
+    return frame_where(*framework);
   }
   if (const Frame* f = innermost_user_frame(t)) {
     return frame_where(*f);
   }
   return t.frames.empty() ? std::string() : frame_where(t.frames.front());
+}
+
+// The user's Python frames, innermost first, the standard library and frameworks left out.
+std::vector<std::string> user_python_path(const HostThread& t) {
+  std::vector<std::string> path;
+  for (const auto& f : t.frames) {
+    if (f.python && !standard_library(f) && !is_python_framework_frame(f)) {
+      path.push_back(frame_where(f));
+    }
+  }
+  return path;
 }
 
 bool is_main(const HostThread& t, const Snapshot& s) {
@@ -280,6 +299,7 @@ struct Builder {
       }
       State st = State::Unknown;
       std::string doing;
+      std::string never_returns; // the call it runs in for ever
       if (const ProgressEntry* e = entry("thread", t.id)) {
         st = state_of(e->motion);
         doing = e->motion == Motion::Unknown ? std::string() : e->why;
@@ -299,6 +319,7 @@ struct Builder {
             // Outside any wait and not asleep (or not measured, as progress judges a thread
             // whose frames stayed): running inside the call.
             st = State::Spinning;
+            never_returns = short_function_name(call->function);
             doing = fmt::format("in one call ({}) in every sample, {}: a call that never returns",
                                 frame_where(*call),
                                 ran > 0 ? fmt::format("{:.1f} s of CPU in {:.1f} s", cpu, ran)
@@ -309,8 +330,11 @@ struct Builder {
       const bool python =
           std::any_of(t.frames.begin(), t.frames.end(), [](const Frame& f) { return f.python; });
       const int weight = is_main(t, s) ? 3 : python ? 2 : 1;
-      thread_nodes[t.id] = g.add(
-          graph_node(thread_id(t), "thread", thread_label(t, s), st, where_of(t), doing, weight));
+      graph::Node node =
+          graph_node(thread_id(t), "thread", thread_label(t, s), st, where_of(t), doing, weight);
+      node.call_path = user_python_path(t);
+      node.name = never_returns;
+      thread_nodes[t.id] = g.add(std::move(node));
     }
   }
 
@@ -621,7 +645,7 @@ struct Builder {
         continue;
       }
       graph::Node& wn = g.node(w);
-      if (wn.doing.empty() || wn.state != State::Spinning) {
+      if (wn.doing.empty() || wn.state != graph::State::Spinning) {
         wn.doing = "in " + call.name + (wn.doing.empty() ? "" : "; " + wn.doing);
       }
       if (wn.state == State::Unknown) {
@@ -698,6 +722,50 @@ graph::Graph wait_graph(const GraphInputs& in) {
   }
   wfg::host_kernel_waits(b.g, b.s, by_lwp);
   return std::move(b.g);
+}
+
+std::vector<Finding> graph_findings(const graph::Graph& g, const std::vector<Finding>& findings) {
+  std::vector<Finding> out;
+  for (const auto& f : findings) {
+    if (f.severity >= Severity::Error) {
+      return out;
+    }
+  }
+  for (const auto& root : graph::find_roots(g)) {
+    const graph::Node& n = g.node(root.node);
+    if (root.cycle || n.kind != "thread" || n.state != graph::State::Spinning || n.name.empty()) {
+      continue;
+    }
+    Finding f;
+    f.id = std::string(kHostCallNeverReturns);
+    f.severity = Severity::Error;
+    f.confidence = 0.6;
+    f.title = fmt::format("{} never returns from {}{}", n.label, n.name,
+                          n.where.empty() ? "" : " (" + n.where + ")");
+    f.summary = fmt::format(
+        "The {} stood in {} in every sample, running outside any wait: the call never returns, and "
+        "everything stuck in this process waits behind it. What the call itself waits for is not "
+        "visible to the debugger (a lazy module load behind a busy device, a spin in a driver or "
+        "library).",
+        n.label, n.name);
+    f.next_step = "Read the call at the line named. A CUDA launch that never returns under lazy "
+                  "loading (the default) waits for a device that a stream wait or a spinning "
+                  "kernel holds: try CUDA_MODULE_LOADING=EAGER, or make what the device waits "
+                  "for happen first.";
+    f.evidence.push_back(fmt::format("{}: {}", graph::describe(n), n.doing));
+    for (const auto& chain : root.chains) {
+      if (chain.size() > 1) {
+        std::vector<std::string> names;
+        for (auto id : chain) {
+          names.push_back(graph::describe(g.node(id)));
+        }
+        f.evidence.push_back("waiting behind it: " + fmt::format("{}", fmt::join(names, " -> ")));
+      }
+    }
+    out.push_back(std::move(f));
+    break; // one headline; the graph's Cause lines list the other roots
+  }
+  return out;
 }
 
 nlohmann::json graph_to_json(const graph::Graph& g) {

@@ -10,6 +10,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace rocplay::heuristics {
 namespace wfg_ranks {
@@ -50,13 +51,13 @@ NodeId far_end(const graph::Graph& g, const std::string& prefix, const std::stri
 }
 
 // The host thread of a rank that waits on its dispatch: its line is the collective's call site.
-std::string call_site(const graph::Graph& g, NodeId dispatch) {
+const graph::Node* waiting_thread(const graph::Graph& g, NodeId dispatch) {
   for (const auto& e : g.edges()) {
     if (e.to == dispatch && g.node(e.from).kind == "thread") {
-      return g.node(e.from).where;
+      return &g.node(e.from);
     }
   }
-  return {};
+  return nullptr;
 }
 
 // Where a rank's own code stands: its heaviest thread node (the main thread) in its graph, else
@@ -97,7 +98,129 @@ struct Collective {
   std::string dispatch_id; // the snapshot's
   std::string kernel;
   std::string site;
+  std::vector<std::string> path; // its waiting thread's call path
 };
+
+// Where two calls' user paths part, outermost frames compared first: `step_rank0
+// (order.py:23)` against `step_rank1 (order.py:28)`. Empty when one path holds the other.
+std::pair<std::string, std::string> parting(const std::vector<std::string>& x,
+                                            const std::vector<std::string>& y) {
+  auto i = x.rbegin();
+  auto j = y.rbegin();
+  for (; i != x.rend() && j != y.rend(); ++i, ++j) {
+    if (*i != *j) {
+      return {*i, *j};
+    }
+  }
+  return {};
+}
+
+// `reduce_on (order.py:19)`, from a record's call site.
+std::string record_site(const nlohmann::json& side) {
+  if (!side.contains("call_site") || !side["call_site"].is_object()) {
+    return {};
+  }
+  const auto& c = side["call_site"];
+  const std::string file = c.value("file", std::string());
+  const auto slash = file.rfind('/');
+  return fmt::format("{} ({}:{})", c.value("function", std::string("??")),
+                     slash == std::string::npos ? file : file.substr(slash + 1),
+                     c.value("line", 0));
+}
+
+// The job's own collective records (Flight Recorder dumps, NCCL logs, RAS) as the collectives
+// reader matched them: the first `collective-*` finding's details (the others are the same
+// divergence told by another record, or later ones). Each rank's side that entered a diverging
+// call becomes a node at its recorded call site. Missing rank: it waits for each rank absent from
+// the call (a dead end, the rank gone elsewhere). Mismatch: the sides wait for each other. Order
+// deadlock: each waits for the calls the absent ranks wait in, in their other group. Either is a
+// cycle. A rank's own collective kernel, where its recording is beside the records, waits on it.
+void add_divergences(graph::Graph& g, const std::vector<Finding>& cross_rank,
+                     const std::vector<RankGraph>& ranks, const std::vector<Collective>& seen) {
+  for (const auto& f : cross_rank) {
+    const auto& d = f.details;
+    if (!f.id.starts_with("collective-")) {
+      continue;
+    }
+    if (!d.is_object() || !d.contains("sides") || !d["sides"].is_array() || !d.contains("kind") ||
+        !d["kind"].is_string()) {
+      return;
+    }
+    const std::string kind = d["kind"].get<std::string>();
+    const std::string what = d.value("what", std::string());
+    struct SideNode {
+      int rank;
+      NodeId node;
+      bool entered;
+      std::string group;
+    };
+    std::vector<SideNode> sides;
+    for (const auto& side : d["sides"]) {
+      if (!side.is_object() || !side.contains("rank") || !side["rank"].is_number_integer()) {
+        continue;
+      }
+      const int rank = side["rank"].get<int>();
+      const std::string group = side.value("group", std::string("?"));
+      const auto seq = side.value("seq", std::uint64_t{0});
+      const bool entered = side.value("entered", false);
+      std::size_t index = ranks.size();
+      for (std::size_t i = 0; i < ranks.size(); ++i) {
+        if (ranks[i].rank == rank) {
+          index = i;
+        }
+      }
+      NodeId node = graph::Graph::npos;
+      if (!entered && kind != "missing rank") {
+        continue; // where it is instead is its other side (order deadlock)
+      }
+      if (entered) {
+        node = g.add(graph_node(
+            fmt::format("rank {}/record:{}#{}", rank, group, seq), "collective",
+            fmt::format("rank {}: {}{} #{} of group {}", rank, side.value("op", std::string("?")),
+                        side.contains("numel") && side["numel"].is_number_integer()
+                            ? fmt::format(" of {} elements", side["numel"].get<std::int64_t>())
+                            : std::string(),
+                        seq, group),
+            State::Blocked, record_site(side),
+            fmt::format("{} by its records", side.value("state", std::string("waits")))));
+      } else {
+        node = g.find(fmt::format("rank {}/elsewhere", rank));
+        if (node == graph::Graph::npos) {
+          node = g.add(graph_node(
+              fmt::format("rank {}/elsewhere", rank), "rank",
+              fmt::format("rank {}: past #{} of group {}, never in the next", rank, seq, group),
+              State::Blocked,
+              index < ranks.size() ? rank_where(ranks[index].graph, ranks[index].snapshot)
+                                   : std::string(),
+              "its records end before the call its peers wait in"));
+        }
+        g.node(node).dead_end = true;
+      }
+      sides.push_back({rank, node, entered, group});
+      // The rank's own collective kernel is this call: it waits where the records say.
+      for (const auto& c : seen) {
+        if (entered && c.rank_index == index) {
+          g.wait(far_end(g, c.prefix, c.dispatch_id), node, EdgeKind::One,
+                 fmt::format("its records: {}", g.node(node).label));
+        }
+      }
+    }
+    for (const auto& a : sides) {
+      for (const auto& b : sides) {
+        if (!a.entered || a.rank == b.rank) {
+          continue;
+        }
+        const bool waits = kind == "missing rank"     ? !b.entered
+                           : kind == "order deadlock" ? b.group != a.group
+                                                      : true;
+        if (waits) {
+          g.wait(a.node, b.node, EdgeKind::And, "collective records: " + what);
+        }
+      }
+    }
+    return;
+  }
+}
 
 } // namespace wfg_ranks
 
@@ -119,8 +242,10 @@ graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
       node.label = who(ranks[i], i) + ": " + node.label;
       if (node.kind == "collective" && node.state != State::Moving &&
           node.id.starts_with(dispatch_prefix)) {
+        const graph::Node* thread = waiting_thread(g, n);
         collectives.push_back({i, prefixes.back(), n, node.id.substr(dispatch_prefix.size()),
-                               node.name, call_site(g, n)});
+                               node.name, thread != nullptr ? thread->where : std::string(),
+                               thread != nullptr ? thread->call_path : std::vector<std::string>()});
       }
     }
   }
@@ -159,6 +284,7 @@ graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
       }
     }
   }
+  add_divergences(g, cross_rank, ranks, collectives);
   // Collectives from different call sites (or kernels) on two ranks, each waiting for the other:
   // an order mismatch, a cycle across ranks.
   for (std::size_t a = 0; a < collectives.size(); ++a) {
@@ -169,16 +295,21 @@ graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
           missing_ranks.count(y.rank_index)) {
         continue;
       }
-      if (x.site == y.site && x.kernel == y.kernel) {
-        continue; // the same call: the same collective, waiting together
-      }
       if (x.site.empty() || y.site.empty()) {
         continue; // no call site on one side: the calls cannot be told apart
       }
+      std::string x_from = x.site;
+      std::string y_from = y.site;
+      if (x.site == y.site && x.kernel == y.kernel) {
+        std::tie(x_from, y_from) = parting(x.path, y.path);
+        if (x_from.empty()) {
+          continue; // the same call by the same path: the same collective, waiting together
+        }
+      }
       const std::string why = fmt::format(
           "{} calls {} from {}, {} calls {} from {}: different calls wait for each other",
-          who(ranks[x.rank_index], x.rank_index), x.kernel, x.site,
-          who(ranks[y.rank_index], y.rank_index), y.kernel, y.site);
+          who(ranks[x.rank_index], x.rank_index), x.kernel, x_from,
+          who(ranks[y.rank_index], y.rank_index), y.kernel, y_from);
       g.wait(far_end(g, x.prefix, x.dispatch_id), y.dispatch, EdgeKind::And, why);
       g.wait(far_end(g, y.prefix, y.dispatch_id), x.dispatch, EdgeKind::And, why);
     }

@@ -84,11 +84,24 @@ bool is_interpreter_frame(const Frame& f) {
 
 } // namespace
 
+// The CUDA runtime as nvcc links it by default (statically, into the program: no shared object
+// names it) and the launch stubs nvcc writes: `libcudart_static_<hash>`, `cudaLaunchKernel`,
+// `__cudaLaunchKernel_helper` (crt/device_functions.h), `__device_stub__...` (*.cudafe1.stub.c).
+bool is_cuda_runtime_frame(const Frame& f) {
+  if (f.function.starts_with("libcudart_static_") || f.function.starts_with("__cuda") ||
+      f.function.starts_with("__device_stub__") || contains(f.file, ".cudafe1.stub.c") ||
+      contains(f.file, "/include/crt/")) {
+    return true;
+  }
+  return f.file.empty() && f.function.starts_with("cuda") && f.function.size() > 4 &&
+         f.function[4] >= 'A' && f.function[4] <= 'Z'; // cudaLaunchKernel, not cudaify_grid
+}
+
 bool is_system_frame(const Frame& f) {
   if (f.python) {
     return false; // the user's code, or the standard library's: either says where it is
   }
-  if (is_interpreter_frame(f)) {
+  if (is_interpreter_frame(f) || is_cuda_runtime_frame(f)) {
     return true;
   }
   if (f.function.empty() && f.file.empty()) {
@@ -132,12 +145,29 @@ bool python_standard_library(const Frame& f) {
 
 } // namespace
 
+bool is_python_framework_frame(const Frame& f) {
+  static constexpr std::string_view kFrameworks[] = {"-packages/torch/", "-packages/numpy/",
+                                                     "-packages/triton/"};
+  if (!f.python) {
+    return false;
+  }
+  for (auto framework : kFrameworks) {
+    if (contains(f.file, framework)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 const Frame* innermost_user_frame(const HostThread& t) {
   // A frame of Python's standard library names where the user's code called it only when no
   // frame of the user's own code is on the stack (a pool's idle worker, Thread.run).
   const Frame* standard = nullptr;
+  std::string_view stub; // the launch stub just inside: the frame outside it is nvcc's wrapper
   for (const auto& f : t.frames) {
-    if (is_system_frame(f)) {
+    const bool wrapper = !stub.empty() && !f.function.empty() && contains(stub, f.function);
+    stub = f.function.starts_with("__device_stub__") ? std::string_view(f.function) : "";
+    if (is_system_frame(f) || wrapper) {
       continue;
     }
     if (!python_standard_library(f)) {

@@ -47,9 +47,12 @@ struct Node {
   std::string kind;  // `thread`, `gil`, `mutex`, `dispatch`, `lanes`, `flag`, `rank`, ...
   std::string label; // for a person: `main thread`, `the GIL`, `poll_then_barrier (dispatch 1)`
   State state = State::Unknown;
-  std::string where;  // its line, Python line first: `train.py:16 (train_loop)`
-  std::string doing;  // how it stands: `in one C call for 2.0 s`, `polls a flag at k.cu:12`
-  std::string name;   // what another graph knows it by (a collective's kernel), for joins
+  std::string where; // its line, Python line first: `train.py:16 (train_loop)`
+  std::string doing; // how it stands: `in one C call for 2.0 s`, `polls a flag at k.cu:12`
+  std::string name;  // what another graph knows it by (a collective's kernel), for joins
+  // A thread's callers' lines, innermost first: two calls at one line (a helper every call goes
+  // through) made by different paths are told apart by it.
+  std::vector<std::string> call_path;
   bool fault = false; // a fault stop: always a root of its own
   // It waits on nothing that will ever change, by its producer's evidence (a flag no lane writes,
   // a rank gone elsewhere). A blocked node that waits on nothing in the graph is otherwise like

@@ -48,6 +48,10 @@ inline constexpr std::string_view kCollectiveWait = "collective-wait";
 inline constexpr std::string_view kHostWaits = "host-waits";
 inline constexpr std::string_view kQueuePacketsPending = "queue-packets-pending";
 inline constexpr std::string_view kWedgedRank = "wedged-rank";
+// A host thread that never returns from one call, the root of the case's wait-for graph.
+inline constexpr std::string_view kHostCallNeverReturns = "host-call-never-returns";
+// Ranks stuck in collectives their code reached by different lines (an order mismatch).
+inline constexpr std::string_view kCollectiveCallMismatch = "collective-call-mismatch";
 // The program was stopped on a fault (`rocplay launch`, `run --wait-for-fault`): a wave or CUDA
 // thread (gpu-fault), or a host thread (host-fault).
 inline constexpr std::string_view kGpuFault = "gpu-fault";
@@ -87,6 +91,11 @@ RankHistory rank_history(const std::vector<Sample>& samples);
 // `history`: one per rank, or none (not known, as for a snapshot without its samples).
 std::vector<Finding> missing_rank(const std::vector<Snapshot>& ranks,
                                   const std::vector<RankHistory>& history = {});
+
+// Every rank stuck in a collective (in flight since its first sample), reached by different
+// Python lines on different ranks: each waits for peers in another call.
+std::vector<Finding> collective_call_mismatch(const std::vector<Snapshot>& ranks,
+                                              const std::vector<RankHistory>& history);
 
 // One line per heuristic: id, title, the evidence it needs (SARIF rules, docs/heuristics.md).
 struct HeuristicInfo {

@@ -37,6 +37,12 @@ struct GraphInputs {
 // Every single-case producer over one case's facts.
 graph::Graph wait_graph(const GraphInputs& inputs);
 
+// What only the graph sees: a host thread, running in one call in every sample, that is the root
+// of the case's waits (a launch that never returns behind a lazy module load). An error finding
+// (`host-call-never-returns`) when the case has none of that rank already, else nothing.
+std::vector<Finding> graph_findings(const graph::Graph& graph,
+                                    const std::vector<Finding>& findings);
+
 // One rank's graph as the incident joins it.
 struct RankGraph {
   std::optional<int> rank;

@@ -21,6 +21,11 @@ bool is_system_frame(const Frame& frame);
 // where the thread waits.
 const Frame* innermost_user_frame(const HostThread& thread);
 
+// A Python frame of an installed framework the user's code calls (torch, numpy, triton): never
+// the user's own line while one of the user's frames is outside it (`synchronize` in
+// torch/cuda/__init__.py is where every `.synchronize()` waits, not where this one was called).
+bool is_python_framework_frame(const Frame& frame);
+
 // `take_second at deadlock_target.cpp:40` (the file's last component), `ioctl from libc.so.6`.
 std::string frame_where(const Frame& frame);
 

@@ -97,8 +97,11 @@ TEST_CASE("postmortem DIR: each hang's verdict names the seq, the kind and the r
   const std::vector<Case> cases = {
       {"missing_rank", {"missing rank", "seq 4", "rank(s) 1 never entered", "rank(s) 0 wait"}},
       {"op_mismatch", {"op mismatch", "seq 4", "ranks 0,1", "_allgather_base"}},
-      {"size_mismatch", {"size mismatch", "seq 4", "ranks 0,1", "262144"}},
-      {"order_deadlock", {"order deadlock", "seq 2", "ranks 0,1", "rank 1 waits in group 2 seq 2"}},
+      {"size_mismatch", {"size mismatch", "seq 4", "ranks 0,1", "262144 elements"}},
+      // The cycle of the wait-for graph, each rank's call with its group and sequence number.
+      {"order_deadlock",
+       {"order deadlock", "seq 2", "ranks 0,1", "a cycle of waits: rank 0: all_reduce",
+        "#2 of group 1"}},
   };
   for (const auto& c : cases) {
     CAPTURE(c.dir);
@@ -201,4 +204,56 @@ TEST_CASE("postmortem DIR: a rank's recording joins its records in one incident"
   // One incident holds both: the records' verdict leads, the recordings' cases are in it.
   CHECK(w.result.incident.cross_rank.front().id == "collective-op-mismatch");
   CHECK(w.result.incident.cases.size() == 4);
+}
+
+// What two H200s left behind (fixtures/collectives/h200x2, README): PyTorch 2.11's Flight
+// Recorder dumps, NCCL 2.28's INFO logs, the watchdog's lines and RAS, read as they came.
+TEST_CASE("postmortem DIR over a real run's records: the first divergence first, and one "
+          "incident with the debugger's recordings beside them",
+          "[drivers][postmortem][collectives]") {
+  struct Case {
+    const char* dir;
+    std::vector<std::string> expected; // all within the first five lines
+    bool recorded;                     // rocplay's cuda-gdb recordings of both ranks beside
+  };
+  const std::vector<Case> cases = {
+      {"missing_rank",
+       {"missing rank", "seq 4", "rank(s) 1 never entered",
+        "rank 1: not in ncclDevKernel_AllReduce", "fr_hang.py:161"},
+       true},
+      {"op_mismatch",
+       {"op mismatch", "seq 4", "ranks 0,1", "a cycle of waits", "fr_hang.py:164",
+        "_all_gather_base", "fr_hang.py:167"},
+       false},
+      {"size_mismatch",
+       {"size mismatch", "seq 4", "ranks 0,1", "1024 elements", "262144 elements"},
+       false},
+      {"order_deadlock",
+       {"order deadlock", "seq 2", "ranks 0,1", "a cycle of waits: rank 0: all_reduce",
+        "#2 of group 1", "rank 1: all_reduce of 1024 elements #2 of group 2"},
+       true},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.dir);
+    const CollWritten w = run_text({(kCollFixtures / "collectives" / "h200x2" / c.dir).string()});
+    const std::string head = first_lines(w.out, 5);
+    INFO(w.out);
+    for (const auto& e : c.expected) {
+      CHECK(head.find(e) != std::string::npos);
+    }
+    for (const auto& r : w.inputs) {
+      CHECK(r.status == postmortem::InputStatus::Ok); // every file of the run read, none left out
+    }
+    REQUIRE(!w.result.incident.cross_rank.empty());
+    CHECK(w.result.incident.cross_rank.front().id.starts_with("collective-"));
+    std::size_t recordings = 0;
+    for (const auto& r : w.inputs) {
+      recordings += fs::path(r.path).extension() == ".rec" ? 1 : 0;
+    }
+    CHECK(recordings == (c.recorded ? 2U : 0U));
+    if (c.recorded) { // the ranks' kernels wait on what the records say they are in
+      CHECK(first_lines(w.out, 12).find("<- rank 0: ncclDevKernel_AllReduce_Sum_f32_RING_LL") !=
+            std::string::npos);
+    }
+  }
 }

@@ -63,3 +63,38 @@ TEST_CASE("launch --verify recordings: a race, a moved fault and a static one re
   CHECK(fixed.verification->title.find("read_past_end") != std::string::npos);
   CHECK(fixed.exit_code() == ExitCode::Findings);
 }
+
+// The same experiments with cuda-gdb 13.0 on an H200 (fixtures/launch-verify/README.md,
+// tests/hardware/verify_faults.sh): two runs as given, two with blocking launches each.
+TEST_CASE("launch --verify on a GPU: the reused buffer's victim, a static fault, PyTorch's "
+          "index_copy_") {
+  const Incident race = read_dir("h200-race");
+  REQUIRE(race.verification);
+  CHECK(race.verification->id == kVerifyRace);
+  CHECK(race.verification->title.find("consume at stream_race.cu:28") != std::string::npos);
+  REQUIRE(race.verify_runs.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(race.verify_runs[i].fault.has_value() == (i < 2)); // blocking launches: no fault
+    CHECK(race.verify_runs[i].run.experiment == (i < 2 ? kAsGiven : "blocking launches"));
+  }
+  CHECK(race.verify_runs[0].fault->on_gpu);
+  CHECK(race.verify_runs[0].fault->function == "consume");
+
+  const Incident fixed = read_dir("h200-static");
+  REQUIRE(fixed.verification);
+  CHECK(fixed.verification->id == kVerifyStatic);
+  CHECK(fixed.verification->title == "static fault in consume at stream_race.cu:28");
+  REQUIRE(fixed.verify_runs.size() == 4);
+  for (const auto& run : fixed.verify_runs) {
+    CHECK(run.fault.has_value());
+  }
+
+  const Incident index_copy = read_dir("h200-index-copy");
+  REQUIRE(index_copy.verification);
+  CHECK(index_copy.verification->id == kVerifyStatic);
+  CHECK(index_copy.verification->title.find("index_elementwise_kernel") != std::string::npos);
+  // With blocking launches the fault is caught at the launching Python line.
+  REQUIRE(index_copy.verify_runs.size() == 4);
+  CHECK(index_copy.verify_runs[2].launch_line.find("index_copy_oob.py:11") != std::string::npos);
+}
