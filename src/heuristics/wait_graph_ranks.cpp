@@ -1,6 +1,6 @@
 // The incident's wait-for graph (rocplay/heuristics/wait_graph.hpp): each rank's graph joined,
-// and the cross-rank producers: a rank gone elsewhere, collectives from different call sites,
-// and the hook for the job's own collective records.
+// and the cross-rank producers: a rank gone elsewhere, collectives from different call sites or
+// paths, and the job's own collective records.
 #include "rocplay/heuristics/wait_graph.hpp"
 
 #include "heuristics/common.hpp"
@@ -315,46 +315,6 @@ graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
     }
   }
   return g;
-}
-
-void add_collective_records(graph::Graph& g, const std::vector<CollectiveRecord>& records) {
-  using namespace wfg_ranks;
-  // Per group: each rank's furthest sequence number reached.
-  std::map<std::string, std::map<int, std::uint64_t>> reached;
-  for (const auto& r : records) {
-    if (r.seq) {
-      auto& at = reached[r.group][r.rank];
-      at = std::max(at, *r.seq);
-    }
-  }
-  for (const auto& r : records) {
-    if (!r.seq || r.state == "completed") {
-      continue;
-    }
-    const auto& ranks = reached[r.group];
-    std::vector<int> behind;
-    for (const auto& [rank, seq] : ranks) {
-      if (rank != r.rank && seq < *r.seq) {
-        behind.push_back(rank);
-      }
-    }
-    if (behind.empty()) {
-      continue;
-    }
-    const NodeId waiter =
-        g.add(graph_node(fmt::format("rank {}", r.rank), "rank", fmt::format("rank {}", r.rank),
-                         State::Blocked, r.call_site));
-    const NodeId call = g.add(graph_node(
-        fmt::format("collective:{}#{}", r.group, *r.seq), "collective",
-        fmt::format("{} #{} on group {}", r.op, *r.seq, r.group), State::Blocked, r.call_site));
-    g.wait(waiter, call, EdgeKind::One, "collective record: " + r.state);
-    for (int q : behind) {
-      const NodeId peer = g.add(
-          graph_node(fmt::format("rank {}", q), "rank", fmt::format("rank {}", q), State::Unknown));
-      g.wait(call, peer, EdgeKind::And,
-             fmt::format("rank {} reached #{} of group {} only", q, ranks.at(q), r.group));
-    }
-  }
 }
 
 } // namespace rocplay::heuristics

@@ -52,27 +52,13 @@ struct RankGraph {
   std::string host; // the node (a --slurm-job case); empty: this machine or unknown
 };
 
-// A collective call as a job's own records tell it (Flight Recorder dumps, NCCL logs; issue 43
-// reads them). The snapshot never knows group or sequence: these come only from such records.
-struct CollectiveRecord {
-  int rank = 0;
-  std::string op;                   // `allreduce`, `allgather`
-  std::string group;                // process group / communicator id
-  std::optional<std::uint64_t> seq; // the collective's sequence number in its group
-  std::string call_site;            // `train.py:40 (step)`, when recorded
-  std::string state;                // `scheduled`, `started`, `completed`
-};
-
 // The incident's graph: each rank's graph joined (ids prefixed `rank R/`), plus the cross-rank
-// producers: a rank whose peers wait in a collective it is not in (missing-rank), and ranks in
-// collectives from different call sites (an order mismatch: a cycle across ranks).
+// producers: a rank whose peers wait in a collective it is not in (missing-rank), ranks in
+// collectives from different call sites or call paths (an order mismatch: a cycle across ranks),
+// and the job's own collective records (the first `collective-*` finding: its ranks' calls at
+// their recorded lines, a mismatch or order deadlock as a cycle, a missing rank a dead end).
 graph::Graph incident_graph(const std::vector<RankGraph>& ranks,
                             const std::vector<Finding>& cross_rank);
-
-// The hook for the job's collective records: for each (group, seq) some rank has started and
-// another has not reached, the started call waits (AND) for the rank that is behind. A no-op
-// for an empty list. Nodes are `collective:GROUP#SEQ` and `rank R`.
-void add_collective_records(graph::Graph& graph, const std::vector<CollectiveRecord>& records);
 
 // The PCs of the lanes a dispatch's `lanes:D:poll` node stands for: the waves (or cuda-gdb thread
 // ranges) holding each work-group's first work-items, in one polling loop while the rest of the

@@ -192,27 +192,68 @@ TEST_CASE("ranks in collectives from different call sites close a cycle across r
   }
 }
 
-TEST_CASE("collective records: a started call waits for the ranks behind in its group") {
-  graph::Graph g;
-  heuristics::add_collective_records(g, {});
-  CHECK(g.empty());
-  heuristics::add_collective_records(g,
-                                     {{0, "allreduce", "A", 12, "train.py:40 (step)", "started"},
-                                      {1, "allreduce", "A", 11, "train.py:40 (step)", "completed"},
-                                      {1, "allgather", "B", 3, "train.py:52 (step)", "started"},
-                                      {0, "allgather", "B", 3, "train.py:52 (step)", "completed"}});
-  const auto call = g.find("collective:A#12");
-  REQUIRE(call != graph::Graph::npos);
-  CHECK(g.node(call).label == "allreduce #12 on group A");
-  bool waits_for_rank1 = false;
-  for (const auto& e : g.edges()) {
-    waits_for_rank1 = waits_for_rank1 || (e.from == call && g.node(e.to).id == "rank 1");
+namespace {
+
+// The details of a collective-* finding as collectives::findings writes them (to_json).
+Finding divergence(const std::string& kind, const nlohmann::json& sides) {
+  Finding f;
+  f.id = "collective-" + kind;
+  f.details = {{"kind", kind}, {"what", "the records differ"}, {"sides", sides}};
+  return f;
+}
+
+} // namespace
+
+TEST_CASE("collective records: a mismatch and an order deadlock are cycles, a missing rank a "
+          "dead end") {
+  const nlohmann::json site0 = {{"file", "/w/train.py"}, {"line", 40}, {"function", "step"}};
+  const nlohmann::json site1 = {{"file", "/w/train.py"}, {"line", 44}, {"function", "step"}};
+  {
+    const auto g =
+        heuristics::incident_graph({}, {divergence("op mismatch", {{{"rank", 0},
+                                                                    {"group", "0"},
+                                                                    {"seq", 4},
+                                                                    {"entered", true},
+                                                                    {"op", "all_reduce"},
+                                                                    {"call_site", site0}},
+                                                                   {{"rank", 1},
+                                                                    {"group", "0"},
+                                                                    {"seq", 4},
+                                                                    {"entered", true},
+                                                                    {"op", "all_gather"},
+                                                                    {"call_site", site1}}})});
+    const auto r = find_roots(g);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].cycle);
+    CHECK(g.node(r[0].cycle_nodes[0]).where == "step (train.py:40)");
+    CHECK(g.node(r[0].cycle_nodes[1]).label == "rank 1: all_gather #4 of group 0");
   }
-  CHECK(waits_for_rank1);
-  CHECK(g.find("collective:B#3") == graph::Graph::npos); // nobody behind in B
-  // Rank 1's own state is not known from records: an open end, not a cause.
-  CHECK(find_roots(g).empty());
-  CHECK(graph::open_ends(g).size() == 1);
+  {
+    const auto g = heuristics::incident_graph(
+        {}, {divergence("order deadlock",
+                        {{{"rank", 0}, {"group", "1"}, {"seq", 2}, {"entered", true}},
+                         {{"rank", 1}, {"group", "1"}, {"seq", 1}, {"entered", false}},
+                         {{"rank", 1}, {"group", "2"}, {"seq", 2}, {"entered", true}},
+                         {{"rank", 0}, {"group", "2"}, {"seq", 1}, {"entered", false}}})});
+    const auto r = find_roots(g);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].cycle);
+    CHECK(r[0].cycle_nodes.size() == 2); // the sides that never entered are not nodes
+  }
+  {
+    const auto g = heuristics::incident_graph(
+        {}, {divergence("missing rank",
+                        {{{"rank", 0}, {"group", "0"}, {"seq", 4}, {"entered", true}},
+                         {{"rank", 1}, {"group", "0"}, {"seq", 3}, {"entered", false}}})});
+    const auto r = find_roots(g);
+    REQUIRE(r.size() == 1);
+    CHECK(g.node(r[0].node).id == "rank 1/elsewhere");
+    CHECK(g.node(r[0].node).dead_end);
+  }
+  // A finding that is not the records' adds nothing.
+  Finding other;
+  other.id = "host-waits";
+  CHECK(heuristics::incident_graph({}, {other}).empty());
 }
 
 // ---- host waits from /proc (Snapshot::kernel_waits) ----
