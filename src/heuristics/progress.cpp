@@ -902,10 +902,20 @@ std::optional<Location> anchor_of(const Snapshot& first, const std::string& disp
     return std::nullopt;
   }
   const auto classes = detail::classes_of(snapshot::group_waves(first), *d);
+  // Lanes in one polling loop while the rest of the dispatch waits behind them (at a barrier): the
+  // loop is where it is stuck, not the barrier most threads stand at.
+  std::vector<const snapshot::WaveClass*> candidates;
+  if (const auto spin = detail::leader_spin(classes, first)) {
+    candidates = spin->spin;
+  } else {
+    for (const auto& c : classes) {
+      candidates.push_back(&c);
+    }
+  }
   const snapshot::WaveClass* best = nullptr;
-  for (const auto& c : classes) {
-    if (c.pc && (best == nullptr || c.threads > best->threads)) {
-      best = &c;
+  for (const auto* c : candidates) {
+    if (c->pc && (best == nullptr || c->threads > best->threads)) {
+      best = c;
     }
   }
   if (best == nullptr) {
