@@ -539,7 +539,9 @@ void Session::attach(std::int64_t pid) {
     kernel_waits = std::async(std::launch::deferred, read_waits); // no thread to be had
   }
   auto deadline = Clock::now() + s.options.attach_timeout;
-  if (s.options.end_by && *s.options.end_by < deadline) {
+  // Bounded by the look's end: a timeout in the attach is that bound, whenever it fires.
+  const bool bounded = s.options.end_by && *s.options.end_by < deadline;
+  if (bounded) {
     deadline = *s.options.end_by;
   }
   if (s.options.fast_attach) {
@@ -566,7 +568,7 @@ void Session::attach(std::int64_t pid) {
         s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", left).error_message();
       }
     } catch (const Error& e) {
-      if (e.code() != ExitCode::Timeout || s.past_end()) {
+      if (e.code() != ExitCode::Timeout || bounded || s.past_end()) {
         throw;
       }
       throw Error(ExitCode::Timeout,
