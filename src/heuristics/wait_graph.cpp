@@ -645,7 +645,7 @@ struct Builder {
         continue;
       }
       graph::Node& wn = g.node(w);
-      if (wn.doing.empty() || wn.state != graph::State::Spinning) {
+      if (wn.doing.empty() || wn.state != State::Spinning) {
         wn.doing = "in " + call.name + (wn.doing.empty() ? "" : "; " + wn.doing);
       }
       if (wn.state == State::Unknown) {

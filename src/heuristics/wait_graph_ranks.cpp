@@ -163,6 +163,9 @@ void add_divergences(graph::Graph& g, const std::vector<Finding>& cross_rank,
       const std::string group = side.value("group", std::string("?"));
       const auto seq = side.value("seq", std::uint64_t{0});
       const bool entered = side.value("entered", false);
+      if (!entered && kind != "missing rank") {
+        continue; // where it is instead is its other side (order deadlock)
+      }
       std::size_t index = ranks.size();
       for (std::size_t i = 0; i < ranks.size(); ++i) {
         if (ranks[i].rank == rank) {
@@ -170,9 +173,6 @@ void add_divergences(graph::Graph& g, const std::vector<Finding>& cross_rank,
         }
       }
       NodeId node = graph::Graph::npos;
-      if (!entered && kind != "missing rank") {
-        continue; // where it is instead is its other side (order deadlock)
-      }
       if (entered) {
         node = g.add(graph_node(
             fmt::format("rank {}/record:{}#{}", rank, group, seq), "collective",
@@ -199,7 +199,7 @@ void add_divergences(graph::Graph& g, const std::vector<Finding>& cross_rank,
       sides.push_back({rank, node, entered, group});
       // The rank's own collective kernel is this call: it waits where the records say.
       for (const auto& c : seen) {
-        if (entered && c.rank_index == index) {
+        if (entered && index < ranks.size() && c.rank_index == index) {
           g.wait(far_end(g, c.prefix, c.dispatch_id), node, EdgeKind::One,
                  fmt::format("its records: {}", g.node(node).label));
         }

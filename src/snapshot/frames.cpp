@@ -82,8 +82,6 @@ bool is_interpreter_frame(const Frame& f) {
   return false;
 }
 
-} // namespace
-
 // The CUDA runtime as nvcc links it by default (statically, into the program: no shared object
 // names it) and the launch stubs nvcc writes: `libcudart_static_<hash>`, `cudaLaunchKernel`,
 // `__cudaLaunchKernel_helper` (crt/device_functions.h), `__device_stub__...` (*.cudafe1.stub.c).
@@ -96,6 +94,8 @@ bool is_cuda_runtime_frame(const Frame& f) {
   return f.file.empty() && f.function.starts_with("cuda") && f.function.size() > 4 &&
          f.function[4] >= 'A' && f.function[4] <= 'Z'; // cudaLaunchKernel, not cudaify_grid
 }
+
+} // namespace
 
 bool is_system_frame(const Frame& f) {
   if (f.python) {
