@@ -18,12 +18,6 @@
 namespace rocplay::heuristics {
 namespace {
 
-bool standard_library(const Frame& f) {
-  return f.python &&
-         ((detail::contains(f.file, "/lib/python3") && !detail::contains(f.file, "-packages/")) ||
-          f.file.starts_with("<frozen "));
-}
-
 // The main thread's user Python frames, outermost first: the path by which the rank made its
 // call. Empty when the rank has no Python frames (a C++ program: lines are compared by the graph).
 std::vector<const Frame*> user_path(const Snapshot& s) {
@@ -34,7 +28,7 @@ std::vector<const Frame*> user_path(const Snapshot& s) {
       continue;
     }
     for (const auto& f : t.frames) {
-      if (f.python && !standard_library(f) && !is_python_framework_frame(f)) {
+      if (f.python && !is_python_standard_library_frame(f) && !is_python_framework_frame(f)) {
         path.push_back(&f);
       }
     }

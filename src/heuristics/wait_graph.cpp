@@ -44,21 +44,13 @@ State state_of(Motion m) {
   return State::Unknown;
 }
 
-// Python's own library (threading.py, queue.py, subprocess.py, concurrent/futures, asyncio):
-// the user's line is the frame that called into it.
-bool standard_library(const Frame& f) {
-  return f.python &&
-         ((detail::contains(f.file, "/lib/python3") && !detail::contains(f.file, "-packages/")) ||
-          f.file.starts_with("<frozen "));
-}
-
 // Where a thread stands, Python line first: the innermost Python frame outside the standard
 // library and the frameworks (torch's own `synchronize`), else the innermost outside the standard
 // library, else the innermost user frame, else frame 0.
 std::string where_of(const HostThread& t) {
   const Frame* framework = nullptr;
   for (const auto& f : t.frames) {
-    if (f.python && !standard_library(f)) {
+    if (f.python && !is_python_standard_library_frame(f)) {
       if (!is_python_framework_frame(f)) {
         return frame_where(f);
       }
@@ -78,7 +70,7 @@ std::string where_of(const HostThread& t) {
 std::vector<std::string> user_python_path(const HostThread& t) {
   std::vector<std::string> path;
   for (const auto& f : t.frames) {
-    if (f.python && !standard_library(f) && !is_python_framework_frame(f)) {
+    if (f.python && !is_python_standard_library_frame(f) && !is_python_framework_frame(f)) {
       path.push_back(frame_where(f));
     }
   }

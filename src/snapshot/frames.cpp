@@ -134,16 +134,10 @@ bool is_system_frame(const Frame& f) {
   return false;
 }
 
-namespace {
-
-// Python's own library (threading.py, queue.py, subprocess.py, concurrent/futures, asyncio), not
-// an installed package's.
-bool python_standard_library(const Frame& f) {
+bool is_python_standard_library_frame(const Frame& f) {
   return f.python && ((contains(f.file, "/lib/python3") && !contains(f.file, "-packages/")) ||
                       f.file.starts_with("<frozen "));
 }
-
-} // namespace
 
 bool is_python_framework_frame(const Frame& f) {
   static constexpr std::string_view kFrameworks[] = {"-packages/torch/", "-packages/numpy/",
@@ -170,7 +164,7 @@ const Frame* innermost_user_frame(const HostThread& t) {
     if (is_system_frame(f) || wrapper) {
       continue;
     }
-    if (!python_standard_library(f)) {
+    if (!is_python_standard_library_frame(f)) {
       return &f;
     }
     if (standard == nullptr) {

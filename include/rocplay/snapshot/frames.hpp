@@ -21,6 +21,10 @@ bool is_system_frame(const Frame& frame);
 // where the thread waits.
 const Frame* innermost_user_frame(const HostThread& thread);
 
+// A Python frame of Python's own library (threading.py, queue.py, subprocess.py, `<frozen ...>`),
+// not an installed package's.
+bool is_python_standard_library_frame(const Frame& frame);
+
 // A Python frame of an installed framework the user's code calls (torch, numpy, triton): never
 // the user's own line while one of the user's frames is outside it (`synchronize` in
 // torch/cuda/__init__.py is where every `.synchronize()` waits, not where this one was called).
