@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -734,16 +735,28 @@ std::vector<Finding> graph_findings(const graph::Graph& g, const std::vector<Fin
     f.confidence = 0.6;
     f.title = fmt::format("{} never returns from {}{}", n.label, n.name,
                           n.where.empty() ? "" : " (" + n.where + ")");
+    std::string who = n.label;
+    if (!who.empty()) {
+      who.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(who.front())));
+    }
     f.summary = fmt::format(
-        "The {} stood in {} in every sample, running outside any wait: the call never returns, and "
+        "{} stood in {} in every sample, running outside any wait: the call never returns, and "
         "everything stuck in this process waits behind it. What the call itself waits for is not "
-        "visible to the debugger (a lazy module load behind a busy device, a spin in a driver or "
-        "library).",
-        n.label, n.name);
-    f.next_step = "Read the call at the line named. A CUDA launch that never returns under lazy "
-                  "loading (the default) waits for a device that a stream wait or a spinning "
-                  "kernel holds: try CUDA_MODULE_LOADING=EAGER, or make what the device waits "
-                  "for happen first.";
+        "visible to the debugger ({}).",
+        who, n.name,
+        n.name.starts_with("cu") ? "a lazy module load behind a busy device, a spin in the driver"
+                                 : "a loop in native code, a wait inside a library");
+    // CUDA's own calls (cuLaunchKernel, cudaMemcpy...) get CUDA's likeliest cause; anything else
+    // is native code the debugger shows only from outside.
+    const bool cuda = n.name.starts_with("cu");
+    f.next_step =
+        cuda ? "Read the call at the line named. A CUDA launch that never returns under lazy "
+               "loading (the default) waits for a device that a stream wait or a spinning kernel "
+               "holds: try CUDA_MODULE_LOADING=EAGER, or make what the device waits for happen "
+               "first."
+             : "Read the call at the line named and the thread's stack below: a native loop or "
+               "a wait the debugger cannot see into. If it holds the GIL or a lock others wait "
+               "for (the `Cause:` chain), release it around the long call.";
     f.evidence.push_back(fmt::format("{}: {}", graph::describe(n), n.doing));
     for (const auto& chain : root.chains) {
       if (chain.size() > 1) {
