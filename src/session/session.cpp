@@ -539,9 +539,7 @@ void Session::attach(std::int64_t pid) {
     kernel_waits = std::async(std::launch::deferred, read_waits); // no thread to be had
   }
   auto deadline = Clock::now() + s.options.attach_timeout;
-  // Bounded by the look's end: a timeout in the attach is that bound, whenever it fires.
-  const bool bounded = s.options.end_by && *s.options.end_by < deadline;
-  if (bounded) {
+  if (s.options.end_by && *s.options.end_by < deadline) {
     deadline = *s.options.end_by;
   }
   if (s.options.fast_attach) {
@@ -563,12 +561,12 @@ void Session::attach(std::int64_t pid) {
       // shared libraries.
       if (preloaded > 0 && (s.debugger.kind == DebuggerKind::Gdb || !s.light_files.empty())) {
         // Part of the attach: it has the attach's deadline, not a step's timeout.
-        const auto left = std::max(
-            milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+        const auto left =
+            std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
         s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", left).error_message();
       }
     } catch (const Error& e) {
-      if (e.code() != ExitCode::Timeout || bounded || s.past_end()) {
+      if (e.code() != ExitCode::Timeout || s.past_end()) {
         throw;
       }
       throw Error(ExitCode::Timeout,
@@ -585,8 +583,8 @@ void Session::attach(std::int64_t pid) {
     s.attach_sent = true;
     s.times.attach_sent = true;
     s.attach_sent_at = s.now();
-    const auto left = std::max(milliseconds(1),
-                               std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    const auto left =
+        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
     s.take_copy(pid, left);
     if (s.solib_add_off) {
       s.load_unpreloaded_libraries(pid, s.options.command_timeout);

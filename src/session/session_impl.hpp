@@ -183,11 +183,9 @@ struct Session::Impl {
   std::size_t pending = 0; // index of the command being waited for (valid while waiting)
   bool waiting = false;
   // Options::end_by has come: a deadline hit now is the look's bound, not a command's timeout.
-  // Deadlines taken from it pass through whole milliseconds, cut down, so they fire up to a
-  // millisecond before it: that is the bound too.
-  bool past_end() const {
-    return options.end_by && Clock::now() + std::chrono::milliseconds(10) >= *options.end_by;
-  }
+  // (The time left to a deadline is rounded up to whole milliseconds, so a wait that ends at a
+  // deadline taken from end_by ends at or after it.)
+  bool past_end() const { return options.end_by && Clock::now() >= *options.end_by; }
 
   // Target state.
   bool target_running = false;

@@ -146,8 +146,7 @@ void Session::Impl::startup() {
   spawn(3);
   const auto deadline = Clock::now() + options.startup_timeout;
   auto remaining = [&] {
-    return std::max(milliseconds(1),
-                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    return std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
   };
   // A debugger named without running its `--version` (SearchEnv::defer_banner): the banner
   // comes from `-gdb-version` below, and a program that does not answer as a GDB in MI mode is
@@ -276,8 +275,7 @@ std::string base_name(const std::string& path) {
 std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_point deadline) {
   constexpr std::size_t kMaxObjects = 4096;
   auto remaining = [&] {
-    return std::max(milliseconds(1),
-                    std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    return std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
   };
   // Paths go into CLI arguments: keep to ones that need no quoting there.
   auto plain = [](const std::string& p) {

@@ -1,8 +1,8 @@
 // Live: a look's bound (Options::end_by, a --slurm-job node's end) that comes while the debugger
 // reads the libraries' symbols before the attach. The error says it was the bound, not the
-// attach timeout, whose deadline is far off, and the target was never stopped. The deadlines taken
-// from the bound pass through whole milliseconds, so the wait ends a hair before it (CI's
-// `live:slurm` once read "took longer than the attach timeout (90 s)" after 9 s).
+// attach timeout, whose deadline is far off, and the target was never stopped. (CI's `live:slurm`
+// once read "took longer than the attach timeout (90 s)" after 9 s: the time left to a deadline
+// was cut down to whole milliseconds, so the wait ended a hair before the bound.)
 #include "cli_util.hpp"
 #include "session_target.hpp"
 
