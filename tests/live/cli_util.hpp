@@ -265,4 +265,24 @@ private:
   std::string path_;
 };
 
+// The test gdb behind a bash pipe that holds back the first command line containing `held` (it
+// sleeps there for 600 s): a debugger that stops answering at a chosen command. In `dir`.
+inline session::Debugger gdb_holding_back(const TempDir& dir, const std::string& held) {
+  session::Debugger debugger = test_gdb();
+  const std::string gdb = debugger.path;
+  debugger.path = dir.file("gdb-wrapper", "#!/bin/bash\n"
+                                          "if [ \"$1\" = --version ]; then exec " +
+                                              gdb +
+                                              " \"$@\"; fi\n"
+                                              "while IFS= read -r line; do\n"
+                                              "  case \"$line\" in *" +
+                                              held +
+                                              "*) sleep 600 ;; esac\n"
+                                              "  printf '%s\\n' \"$line\"\n"
+                                              "done | " +
+                                              gdb + " \"$@\"\n");
+  std::filesystem::permissions(debugger.path, std::filesystem::perms::owner_all);
+  return debugger;
+}
+
 } // namespace rocplay::testing

@@ -9,28 +9,14 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <filesystem>
 
 using namespace rocplay;
 using rocplay::testing::SpinTarget;
 
 TEST_CASE("the look's bound during the symbol preload is named as the bound", "[live][session]") {
   testing::TempDir dir;
-  const std::string gdb = testing::test_gdb().path;
-  // gdb behind a pipe that holds the first add-symbol-file back: the preload waits in vain.
-  const std::string wrapper =
-      dir.file("gdb-wrapper", "#!/bin/bash\n"
-                              "if [ \"$1\" = --version ]; then exec " +
-                                  gdb +
-                                  " \"$@\"; fi\n"
-                                  "while IFS= read -r line; do\n"
-                                  "  case \"$line\" in *add-symbol-file*) sleep 600 ;; esac\n"
-                                  "  printf '%s\\n' \"$line\"\n"
-                                  "done | " +
-                                  gdb + " \"$@\"\n");
-  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
-  session::Debugger debugger = testing::test_gdb();
-  debugger.path = wrapper;
+  // The preload waits in vain for its first add-symbol-file.
+  const session::Debugger debugger = testing::gdb_holding_back(dir, "add-symbol-file");
 
   SpinTarget target;
   session::Options options = testing::test_options();

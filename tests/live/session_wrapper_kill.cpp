@@ -6,28 +6,13 @@
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-
 using namespace rocplay;
 using rocplay::testing::SpinTarget;
 
 TEST_CASE("a wrapper's child gdb is killed with it: the target runs after a lost detach",
           "[live][session]") {
   testing::TempDir dir;
-  const std::string gdb = testing::test_gdb().path;
-  const std::string wrapper =
-      dir.file("gdb-wrapper", "#!/bin/bash\n"
-                              "if [ \"$1\" = --version ]; then exec " +
-                                  gdb +
-                                  " \"$@\"; fi\n"
-                                  "while IFS= read -r line; do\n"
-                                  "  case \"$line\" in *-target-detach*) sleep 600 ;; esac\n"
-                                  "  printf '%s\\n' \"$line\"\n"
-                                  "done | " +
-                                  gdb + " \"$@\"\n");
-  std::filesystem::permissions(wrapper, std::filesystem::perms::owner_all);
-  session::Debugger debugger = testing::test_gdb();
-  debugger.path = wrapper;
+  const session::Debugger debugger = testing::gdb_holding_back(dir, "-target-detach");
 
   SpinTarget target;
   session::Options options = testing::test_options();
