@@ -7,6 +7,8 @@
 #include "rocplay/heuristics/heuristics.hpp"
 #include "rocplay/snapshot/sampling.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <string>
 #include <vector>
 
@@ -33,6 +35,28 @@ inline Replayed replay_text(const std::string& text) {
 
 inline Replayed replay_samples(const std::string& rel) {
   return replay_text(read_file(fixture_path(rel)));
+}
+
+// One recording per rank (rank i is files[i]), as the cross-rank rules take them: each rank's
+// first and last sample, and what its first sample adds.
+struct ReplayedRanks {
+  std::vector<Snapshot> first;
+  std::vector<Snapshot> last;
+  std::vector<heuristics::RankHistory> history;
+};
+
+inline ReplayedRanks replayed_ranks(const std::vector<std::string>& files) {
+  ReplayedRanks out;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto r = replay_samples(files[i]);
+    REQUIRE(!r.samples.empty());
+    out.first.push_back(r.samples.front().snapshot);
+    out.last.push_back(r.samples.back().snapshot);
+    out.first.back().rank = static_cast<int>(i);
+    out.last.back().rank = static_cast<int>(i);
+    out.history.push_back(heuristics::rank_history(r.samples));
+  }
+  return out;
 }
 
 } // namespace rocplay::test

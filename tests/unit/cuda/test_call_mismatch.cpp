@@ -14,24 +14,7 @@ using namespace rocplay;
 
 namespace {
 
-struct Ranks {
-  std::vector<Snapshot> last;
-  std::vector<heuristics::RankHistory> history;
-};
-
-Ranks ranks_of(const std::vector<std::string>& files) {
-  Ranks out;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    auto r = test::replay_samples(files[i]);
-    REQUIRE(!r.samples.empty());
-    out.last.push_back(r.samples.back().snapshot);
-    out.last.back().rank = static_cast<int>(i);
-    out.history.push_back(heuristics::rank_history(r.samples));
-  }
-  return out;
-}
-
-bool fires(const Ranks& r) {
+bool fires(const test::ReplayedRanks& r) {
   for (const auto& f : heuristics::run_ranks(r.last, r.history)) {
     if (f.id == heuristics::kCollectiveCallMismatch) {
       return true;
@@ -43,7 +26,7 @@ bool fires(const Ranks& r) {
 } // namespace
 
 TEST_CASE("collective-call-mismatch: two groups entered in different orders, named by the lines") {
-  const auto r = ranks_of(
+  const auto r = test::replayed_ranks(
       {"cuda-gdb/h200x2-graph41-order/rank0.rec", "cuda-gdb/h200x2-graph41-order/rank1.rec"});
   const auto found = heuristics::run_ranks(r.last, r.history);
   REQUIRE(found.size() == 1);
@@ -61,13 +44,13 @@ TEST_CASE("collective-call-mismatch: two groups entered in different orders, nam
 
 TEST_CASE("collective-call-mismatch: silent on healthy jobs and on a rank gone elsewhere") {
   // Healthy: the ranks reach their all_reduce by one path (or are not in it at both samples).
-  CHECK_FALSE(fires(ranks_of({"cuda-gdb/x2-healthy/nopreload-default-0.rec",
-                              "cuda-gdb/x2-healthy/nopreload-default-1.rec"})));
-  CHECK_FALSE(
-      fires(ranks_of({"cuda-gdb/x4-healthy/default-0.rec", "cuda-gdb/x4-healthy/default-1.rec",
-                      "cuda-gdb/x4-healthy/default-2.rec", "cuda-gdb/x4-healthy/default-3.rec"})));
+  CHECK_FALSE(fires(test::replayed_ranks({"cuda-gdb/x2-healthy/nopreload-default-0.rec",
+                                          "cuda-gdb/x2-healthy/nopreload-default-1.rec"})));
+  CHECK_FALSE(fires(test::replayed_ranks(
+      {"cuda-gdb/x4-healthy/default-0.rec", "cuda-gdb/x4-healthy/default-1.rec",
+       "cuda-gdb/x4-healthy/default-2.rec", "cuda-gdb/x4-healthy/default-3.rec"})));
   // Rank 3 skipped the all_reduce: missing-rank says it, this rule does not.
-  const auto server = ranks_of(
+  const auto server = test::replayed_ranks(
       {"cuda-gdb/h200x4-server/server-rank0.rec", "cuda-gdb/h200x4-server/server-rank1.rec",
        "cuda-gdb/h200x4-server/server-rank2.rec", "cuda-gdb/h200x4-server/server-rank3.rec"});
   CHECK_FALSE(fires(server));

@@ -16,26 +16,6 @@ using namespace rocplay;
 
 namespace {
 
-struct ReplayedRanks {
-  std::vector<Snapshot> first;
-  std::vector<Snapshot> last;
-  std::vector<heuristics::RankHistory> history;
-};
-
-ReplayedRanks replayed_ranks(const std::vector<std::string>& files) {
-  ReplayedRanks out;
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    auto r = test::replay_samples(files[i]);
-    REQUIRE(!r.samples.empty());
-    out.first.push_back(r.samples.front().snapshot);
-    out.last.push_back(r.samples.back().snapshot);
-    out.first.back().rank = static_cast<int>(i);
-    out.last.back().rank = static_cast<int>(i);
-    out.history.push_back(heuristics::rank_history(r.samples));
-  }
-  return out;
-}
-
 bool in_all_reduce(const Snapshot& s) {
   for (const auto& d : s.dispatches) {
     if (d.kernel_name.find("ncclDevKernel_AllReduce") != std::string::npos) {
@@ -48,9 +28,9 @@ bool in_all_reduce(const Snapshot& s) {
 } // namespace
 
 TEST_CASE("healthy four ranks: the ranks are judged at their last sample, as the live run does") {
-  const auto r =
-      replayed_ranks({"cuda-gdb/x4-healthy/default-0.rec", "cuda-gdb/x4-healthy/default-1.rec",
-                      "cuda-gdb/x4-healthy/default-2.rec", "cuda-gdb/x4-healthy/default-3.rec"});
+  const auto r = test::replayed_ranks(
+      {"cuda-gdb/x4-healthy/default-0.rec", "cuda-gdb/x4-healthy/default-1.rec",
+       "cuda-gdb/x4-healthy/default-2.rec", "cuda-gdb/x4-healthy/default-3.rec"});
   REQUIRE(r.history.size() == 4);
   for (const auto& h : r.history) {
     CHECK(h.samples == 2);
@@ -73,7 +53,7 @@ TEST_CASE("healthy four ranks: the ranks are judged at their last sample, as the
 TEST_CASE("a rank in a collective it launched since its first sample waits for no missing rank") {
   // The real moment of a healthy job (rank 0 in the all_reduce, rank 1 in its matmuls), with the
   // first sample each rank would have had: the collective already in flight (a wait), or not yet.
-  const auto r = replayed_ranks(
+  const auto r = test::replayed_ranks(
       {"cuda-gdb/x2-healthy/nopreload-s1-0.rec", "cuda-gdb/x2-healthy/nopreload-s1-1.rec"});
   REQUIRE(in_all_reduce(r.last[0]));
   const auto launched_since = heuristics::run_ranks(
@@ -93,7 +73,7 @@ TEST_CASE("a rank in a collective it launched since its first sample waits for n
 
 TEST_CASE("healthy two ranks, one sample: a rank outside the collective is a warning, not an "
           "error") {
-  const auto r = replayed_ranks(
+  const auto r = test::replayed_ranks(
       {"cuda-gdb/x2-healthy/nopreload-s1-0.rec", "cuda-gdb/x2-healthy/nopreload-s1-1.rec"});
   CHECK(in_all_reduce(r.last[0]));
   CHECK(!in_all_reduce(r.last[1]));
@@ -116,7 +96,7 @@ TEST_CASE("healthy two ranks, one sample: a rank outside the collective is a war
 }
 
 TEST_CASE("the hung four-rank server over two samples still names the rank that never arrived") {
-  const auto r = replayed_ranks(
+  const auto r = test::replayed_ranks(
       {"cuda-gdb/h200x4-server/server-rank0.rec", "cuda-gdb/h200x4-server/server-rank1.rec",
        "cuda-gdb/h200x4-server/server-rank2.rec", "cuda-gdb/h200x4-server/server-rank3.rec"});
   const auto findings = heuristics::run_ranks(r.last, r.history);
