@@ -2,9 +2,7 @@
 // offline driver and the one writer: dumps found by content whatever their names, each directory
 // one job, the verdict's first five lines naming the first diverging seq, the kind and the ranks,
 // a damaged dump said per file, and a rank's recording joined with its records.
-#include "rocplay/drivers/drivers.hpp"
-#include "rocplay/report/incident.hpp"
-#include "rocplay/report/postmortem.hpp"
+#include "postmortem_text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -46,46 +44,6 @@ struct CollCorpus {
   }
 };
 
-struct CollWritten {
-  std::string out;
-  drivers::OfflineResult result;
-  std::vector<postmortem::InputResult> inputs;
-};
-
-CollWritten run_text(const std::vector<std::string>& paths) {
-  postmortem::Options options;
-  options.paths = paths;
-  options.jobs = 2;
-  CollWritten w;
-  report::PostmortemBatch batch(report::Format::Text, {}, {});
-  w.result = drivers::read_inputs(options,
-                                  [&](const postmortem::InputResult& r) {
-                                    batch.add(r);
-                                    w.inputs.push_back(r);
-                                  },
-                                  {});
-  batch.close(w.result.summary);
-  std::ostringstream out;
-  report::write(out, w.result.incident, report::Format::Text, {}, "test", &batch);
-  w.out = out.str();
-  return w;
-}
-
-// The first n lines, wrapped lines joined: one space for each run of blanks.
-std::string first_lines(const std::string& text, int n) {
-  std::istringstream in(text);
-  std::string out;
-  std::string line;
-  for (int i = 0; i < n && std::getline(in, line); ++i) {
-    for (char c : line + " ") {
-      if (c != ' ' || (!out.empty() && out.back() != ' ')) {
-        out.push_back(c);
-      }
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("postmortem DIR: each hang's verdict names the seq, the kind and the ranks first",
@@ -109,8 +67,8 @@ TEST_CASE("postmortem DIR: each hang's verdict names the seq, the kind and the r
     const CollCorpus corpus;
     corpus.copy(kCollDumps / c.dir / "nccl_trace_rank_0", "run/fr_dump.0");
     corpus.copy(kCollDumps / c.dir / "nccl_trace_rank_1", "run/fr_dump.1");
-    const CollWritten w = run_text({corpus.root.string()});
-    const std::string head = first_lines(w.out, 5);
+    const auto w = report_text::postmortem_text({corpus.root.string()});
+    const std::string head = report_text::first_lines(w.out, 5);
     INFO(w.out);
     for (const auto& e : c.expected) {
       CHECK(head.find(e) != std::string::npos);
@@ -132,7 +90,7 @@ TEST_CASE("postmortem DIR: two runs in two directories are two jobs, and a clean
     corpus.copy(kCollDumps / dir / "nccl_trace_rank_0", std::string(dir) + "/nccl_trace_rank_0");
     corpus.copy(kCollDumps / dir / "nccl_trace_rank_1", std::string(dir) + "/nccl_trace_rank_1");
   }
-  const CollWritten w = run_text({corpus.root.string()});
+  const auto w = report_text::postmortem_text({corpus.root.string()});
   const auto& events = w.result.summary.events;
   REQUIRE(events.size() == 2);
   // The one with a finding first; the healthy run reads as no finding.
@@ -158,7 +116,7 @@ TEST_CASE("postmortem DIR: a damaged dump is said per file and the others still 
                                                     "entries"
                                                     "cos\nsystem\n.",
                                                     39));
-  const CollWritten w = run_text({corpus.root.string()});
+  const auto w = report_text::postmortem_text({corpus.root.string()});
   std::size_t unreadable = 0;
   for (const auto& r : w.inputs) {
     if (r.path.ends_with("rank_1")) {
@@ -186,7 +144,7 @@ TEST_CASE("postmortem DIR: a rank's recording joins its records in one incident"
   corpus.copy(kCollDumps / "op_mismatch" / "nccl_trace_rank_1", "job/nccl_trace_rank_1");
   corpus.copy(kCollFixtures / "cuda-gdb" / "h200x2-rocplay" / "nccl-rank0.rec", "job/rank0.rec");
   corpus.copy(kCollFixtures / "cuda-gdb" / "h200x2-rocplay" / "nccl-rank1.rec", "job/rank1.rec");
-  const CollWritten w = run_text({corpus.root.string()});
+  const auto w = report_text::postmortem_text({corpus.root.string()});
   const auto& events = w.result.summary.events;
   REQUIRE(!events.empty());
   REQUIRE(!events[0].findings.empty());
@@ -235,8 +193,9 @@ TEST_CASE("postmortem DIR over a real run's records: the first divergence first,
   };
   for (const auto& c : cases) {
     CAPTURE(c.dir);
-    const CollWritten w = run_text({(kCollFixtures / "collectives" / "h200x2" / c.dir).string()});
-    const std::string head = first_lines(w.out, 5);
+    const auto w =
+        report_text::postmortem_text({(kCollFixtures / "collectives" / "h200x2" / c.dir).string()});
+    const std::string head = report_text::first_lines(w.out, 5);
     INFO(w.out);
     for (const auto& e : c.expected) {
       CHECK(head.find(e) != std::string::npos);
@@ -252,8 +211,8 @@ TEST_CASE("postmortem DIR over a real run's records: the first divergence first,
     }
     CHECK(recordings == (c.recorded ? 2U : 0U));
     if (c.recorded) { // the ranks' kernels wait on what the records say they are in
-      CHECK(first_lines(w.out, 12).find("<- rank 0: ncclDevKernel_AllReduce_Sum_f32_RING_LL") !=
-            std::string::npos);
+      CHECK(report_text::first_lines(w.out, 12).find(
+                "<- rank 0: ncclDevKernel_AllReduce_Sum_f32_RING_LL") != std::string::npos);
     }
   }
 }

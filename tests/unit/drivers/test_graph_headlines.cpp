@@ -1,14 +1,10 @@
 // Issue 41's shapes, recorded on real processes, read through `rocplay postmortem` and the one
 // text writer: the root and its line within the first three lines (VERDICT or INCIDENT, then the
 // `Cause:` chain). fixtures/cuda-gdb/README.md says what is true of each recording.
-#include "rocplay/drivers/drivers.hpp"
-#include "rocplay/report/incident.hpp"
-#include "rocplay/report/postmortem.hpp"
+#include "postmortem_text.hpp"
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,30 +13,6 @@ using namespace rocplay;
 namespace {
 
 const std::string kShapeFixtures = std::string(ROCPLAY_SOURCE_DIR) + "/fixtures/";
-
-// The report's first n lines, wrapped lines joined by one space.
-std::string shape_report_head(const std::string& path, int n) {
-  postmortem::Options options;
-  options.paths = {kShapeFixtures + path};
-  options.jobs = 1;
-  report::PostmortemBatch batch(report::Format::Text, {}, {});
-  const auto result =
-      drivers::read_inputs(options, [&](const postmortem::InputResult& r) { batch.add(r); }, {});
-  batch.close(result.summary);
-  std::ostringstream out;
-  report::write(out, result.incident, report::Format::Text, {}, "test", &batch);
-  std::istringstream in(out.str());
-  std::string head;
-  std::string line;
-  for (int i = 0; i < n && std::getline(in, line); ++i) {
-    for (char c : line + " ") {
-      if (c != ' ' || (!head.empty() && head.back() != ' ')) {
-        head.push_back(c);
-      }
-    }
-  }
-  return head;
-}
 
 } // namespace
 
@@ -66,7 +38,8 @@ TEST_CASE("issue 41's shapes: the root and its line in the first three lines") {
        {"[error", "never returns from rocplay_tokenize_forever", "py_gil_ccall.py:16"}},
   };
   for (const auto& s : shapes) {
-    const std::string head = shape_report_head(s.path, 3);
+    const std::string head =
+        report_text::first_lines(report_text::postmortem_text({kShapeFixtures + s.path}).out, 3);
     INFO(s.path << "\n" << head);
     for (const auto& e : s.expected) {
       CHECK(head.find(e) != std::string::npos);
