@@ -21,20 +21,14 @@ namespace {
 // The main thread's user Python frames, outermost first: the path by which the rank made its
 // call. Empty when the rank has no Python frames (a C++ program: lines are compared by the graph).
 std::vector<const Frame*> user_path(const Snapshot& s) {
-  std::vector<const Frame*> path;
   for (const auto& t : s.host_threads) {
-    const bool main = s.pid && t.lwp && static_cast<std::int64_t>(*t.lwp) == *s.pid;
-    if (!main) {
-      continue;
-    }
-    for (const auto& f : t.frames) {
-      if (f.python && !is_python_standard_library_frame(f) && !is_python_framework_frame(f)) {
-        path.push_back(&f);
-      }
+    if (s.pid && t.lwp && static_cast<std::int64_t>(*t.lwp) == *s.pid) {
+      auto path = user_python_frames(t);
+      std::reverse(path.begin(), path.end());
+      return path;
     }
   }
-  std::reverse(path.begin(), path.end());
-  return path;
+  return {};
 }
 
 bool same_line(const Frame* a, const Frame* b) {

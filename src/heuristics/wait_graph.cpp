@@ -67,13 +67,11 @@ std::string where_of(const HostThread& t) {
   return t.frames.empty() ? std::string() : frame_where(t.frames.front());
 }
 
-// The user's Python frames, innermost first, the standard library and frameworks left out.
+// The user's Python frames as a call path, innermost first.
 std::vector<std::string> user_python_path(const HostThread& t) {
   std::vector<std::string> path;
-  for (const auto& f : t.frames) {
-    if (f.python && !is_python_standard_library_frame(f) && !is_python_framework_frame(f)) {
-      path.push_back(frame_where(f));
-    }
+  for (const Frame* f : user_python_frames(t)) {
+    path.push_back(frame_where(*f));
   }
   return path;
 }

@@ -153,6 +153,16 @@ bool is_python_framework_frame(const Frame& f) {
   return false;
 }
 
+std::vector<const Frame*> user_python_frames(const HostThread& t) {
+  std::vector<const Frame*> out;
+  for (const auto& f : t.frames) {
+    if (f.python && !is_python_standard_library_frame(f) && !is_python_framework_frame(f)) {
+      out.push_back(&f);
+    }
+  }
+  return out;
+}
+
 const Frame* innermost_user_frame(const HostThread& t) {
   // A frame of Python's standard library names where the user's code called it only when no
   // frame of the user's own code is on the stack (a pool's idle worker, Thread.run).

@@ -7,6 +7,7 @@
 #include "rocplay/snapshot/snapshot.hpp"
 
 #include <string>
+#include <vector>
 
 namespace rocplay {
 
@@ -29,6 +30,10 @@ bool is_python_standard_library_frame(const Frame& frame);
 // the user's own line while one of the user's frames is outside it (`synchronize` in
 // torch/cuda/__init__.py is where every `.synchronize()` waits, not where this one was called).
 bool is_python_framework_frame(const Frame& frame);
+
+// The thread's Python frames of the user's own code, innermost first: the standard library and
+// the frameworks left out. The path by which it made its call.
+std::vector<const Frame*> user_python_frames(const HostThread& thread);
 
 // `take_second at deadlock_target.cpp:40` (the file's last component), `ioctl from libc.so.6`.
 std::string frame_where(const Frame& frame);
