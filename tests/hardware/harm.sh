@@ -14,6 +14,8 @@
 #   raw-seq     raw `cuda-gdb -batch -p PID` (info cuda kernels, thread apply all bt, detach), one
 #               rank after the other
 #   raw-both    the same on every rank at once
+#   raw-light   raw-seq with `set sysroot` to a mirror whose huge libraries are symbol-light
+#               (light_mirror.py, made once per rank before the look; issue 46)
 #   raw-hold    rank 0 held stopped by raw cuda-gdb (a 6 s `shell sleep`) while rank 1's attach runs
 #   rp-default, rp-jobs1, rp-jobs1-s1, rp-jobs1-fast, rp-s1, rp-s3, rp-pids, rp-jobs1-rev
 #               `rocplay run hang-triage` with --workers-of TORCHRUN (or --pids) and those options
@@ -130,6 +132,9 @@ look() { # way stem
   local common=(--debugger cuda-gdb --record "$work/$stem-%r.rec" --format json --output "$work/$stem.json")
   case $way in
   raw-seq) for r in $(seq 0 $((NPROC - 1))); do raw_look "$work/$stem-$r.log" "${pids[r]}"; done ;;
+  raw-light) for r in $(seq 0 $((NPROC - 1))); do
+    raw_look "$work/$stem-$r.log" "${pids[r]}" -iex "set sysroot $work/mirror-${pids[r]}"
+  done ;;
   raw-both)
     local waiters=()
     for r in $(seq 0 $((NPROC - 1))); do raw_look "$work/$stem-$r.log" "${pids[r]}" & waiters+=($!); done
@@ -165,6 +170,11 @@ for spec in "$@"; do
   [ "$spec" != "$way" ] && n=${spec#*\*}
   for k in $(seq 1 "$n"); do
     run=$((run + 1))
+    if [ "$way" = raw-light ]; then # the mirrors, outside the look
+      for p in "${pids[@]}"; do
+        [ -d "$work/mirror-$p" ] || python3 "$here/light_mirror.py" "$p" "$work/mirror-$p" >>"$work/mirrors.txt" 2>&1
+      done
+    fi
     stem=$run-$way
     t0=$(date +%s%N)
     look "$way" "$stem" >"$work/$stem.stdout" 2>"$work/$stem.stderr"

@@ -9,7 +9,11 @@
 // cuda-gdb 13.0 a race between the two kernels alone never faulted).
 //   stream_race          the race
 //   stream_race static   the table is garbage from the start: faults the same way every run
+//   stream_race kernels  the race between two kernels: `produce` on one stream spins for SPIN_MS
+//                        (default 2000) and then writes the table, `consume` on another stream
+//                        reads it at once, with no event between them
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 __global__ void busy(long long spin) {
@@ -29,8 +33,38 @@ __global__ void consume(const volatile int* table, const float* data, float* out
   }
 }
 
+__global__ void produce(int* table, int n, long long spin) {
+  const long long start = clock64();
+  while (clock64() - start < spin) {
+  }
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    table[i] = i % 64;
+  }
+}
+
+// The race between two kernels: `consume` faults when it runs while `produce` still spins.
+int race_of_kernels(const float* data, float* out, int n) {
+  const char* spin_ms = std::getenv("SPIN_MS");
+  const long long spin = (spin_ms ? std::atoll(spin_ms) : 2000) * 2000LL * 1000; // ~2 GHz
+  int* table = nullptr;
+  cudaMalloc(&table, n * sizeof(int));
+  cudaMemset(table, 0x7F, n * sizeof(int)); // far outside `data` until produce has run
+  cudaDeviceSynchronize();
+  cudaStream_t s1;
+  cudaStream_t s2;
+  cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+  produce<<<n / 256, 256, 0, s1>>>(table, n, spin);
+  consume<<<n / 256, 256, 0, s2>>>(table, data, out, n, 0); // RACE: no event after produce
+  const cudaError_t e = cudaDeviceSynchronize();
+  std::printf("stream_race kernels: %s\n", cudaGetErrorString(e));
+  return e == cudaSuccess ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
   const bool garbage_from_start = argc > 1 && std::strcmp(argv[1], "static") == 0;
+  const bool kernels = argc > 1 && std::strcmp(argv[1], "kernels") == 0;
   const int n = 4096;
   int* table_host = nullptr;
   int* table = nullptr;
@@ -41,6 +75,9 @@ int main(int argc, char** argv) {
   cudaMalloc(&data, 64 * sizeof(float));
   cudaMalloc(&out, n * sizeof(float));
   cudaMemset(data, 0, 64 * sizeof(float));
+  if (kernels) {
+    return race_of_kernels(data, out, n);
+  }
   for (int i = 0; i < n; ++i) {
     table_host[i] = i % 64;
   }

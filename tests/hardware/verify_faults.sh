@@ -40,8 +40,21 @@ PY
 }
 for env in "" CUDA_LAUNCH_BLOCKING=1; do # the programs alone, no debugger
   say "alone ${env:-as given}: $(cd "$src" && env $env ./stream_race 2>&1 | tail -1)," \
-    "static: $(cd "$src" && env $env ./stream_race static 2>&1 | tail -1)"
+    "static: $(cd "$src" && env $env ./stream_race static 2>&1 | tail -1)," \
+    "kernels: $(cd "$src" && env $env ./stream_race kernels 2>&1 | tail -1)"
 done
+# The race between two kernels under raw cuda-gdb: does `consume` run while `produce` spins?
+raw_kernels() { # label env-words... -- cuda-gdb-args...
+  local label=$1 envs=() t0
+  shift
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  t0=$(date +%s%N)
+  (cd "$src" && timeout 120 env "${envs[@]}" cuda-gdb -q -nx -batch "$@" -ex run -ex bt \
+    -ex 'info cuda kernels' -ex kill --args ./stream_race kernels >"$work/raw-$label.log" 2>&1)
+  say "raw cuda-gdb $label: $(hw_ms "$t0") ms, $(grep -c 'CUDA Exception\|Illegal Address' \
+    "$work/raw-$label.log") exception lines, $(grep -m1 -o 'stream_race kernels: .*' "$work/raw-$label.log")"
+}
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(race static index_copy)
 for c in "${cases[@]}"; do
@@ -49,6 +62,14 @@ for c in "${cases[@]}"; do
   race) verify race ./stream_race ;;
   static) verify static ./stream_race static ;;
   index_copy) verify index_copy python3 ./index_copy_oob.py ;;
+  kernels) verify kernels ./stream_race kernels ;;
+  raw_kernels)
+    raw_kernels default --
+    raw_kernels default-2 --
+    raw_kernels spin8s SPIN_MS=8000 --
+    raw_kernels eager CUDA_MODULE_LOADING=EAGER --
+    raw_kernels preempt -- -iex 'set cuda software_preemption on'
+    raw_kernels no-events -- -iex 'set cuda kernel_events none' -iex 'set cuda context_events off' ;;
   *) say "unknown case $c" ;;
   esac
 done
