@@ -62,4 +62,24 @@ DebuggerKind debugger_kind_from_banner(std::string_view banner, std::string_view
   return DebuggerKind::Unknown;
 }
 
+std::string_view without_light_sysroot(std::string_view path) {
+  const std::string marker = "/" + std::string(kLightSysrootPrefix) + "-";
+  for (auto at = path.find(marker); at != std::string_view::npos; at = path.find(marker, at + 1)) {
+    // PREFIX-PID-SUFFIX: digits, a dash, a suffix without slashes, then the path inside.
+    std::size_t i = at + marker.size();
+    const std::size_t digits = i;
+    while (i < path.size() && path[i] >= '0' && path[i] <= '9') {
+      ++i;
+    }
+    if (i == digits || i >= path.size() || path[i] != '-') {
+      continue;
+    }
+    const auto inside = path.find('/', i + 1);
+    if (inside != std::string_view::npos && inside > i + 1) {
+      return path.substr(inside);
+    }
+  }
+  return path;
+}
+
 } // namespace rocplay

@@ -485,7 +485,8 @@ Session::Session(const Debugger& debugger, const Options& options)
 Session::~Session() {
   impl_->shutdown(false);
   impl_->quit();
-  impl_->light_files.clear(); // the debugger that read them has quit
+  impl_->light_sysroot.reset(); // the debugger that read them has quit
+  impl_->light_files.clear();
   impl_->remove_copies();
   if (impl_->fault && !impl_->fault->fired) {
     // The sweep learns here that it has passed the last exchange.
@@ -544,12 +545,14 @@ void Session::attach(std::int64_t pid) {
   }
   if (s.options.fast_attach) {
     s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
-  } else if (s.options.preload_symbols && s.debugger.kind != DebuggerKind::CudaGdb) {
-    // Never for cuda-gdb: its attach calls cudbgApiAttach() inside the target, and with the
-    // libraries preloaded that call failed in the CUDA driver on a healthy two-rank PyTorch/NCCL
-    // job in 7 of 11 runs (the driver's "internal error while attaching"), freezing the job for
-    // good; without the preload 0 of 6, raw cuda-gdb 0 of 5 (docs/hardware-validation.md, "Do no
-    // harm"). A look that can stop a job costs more than a shorter stop saves.
+  } else if (s.options.preload_symbols && s.debugger.kind == DebuggerKind::CudaGdb) {
+    // Never a preload for cuda-gdb: its attach calls cudbgApiAttach() inside the target, and
+    // with the libraries preloaded that call failed in the CUDA driver on a healthy two-rank
+    // PyTorch/NCCL job in 7 of 11 runs (the driver's "internal error while attaching"), freezing
+    // the job for good; without the preload 0 of 6, raw cuda-gdb 0 of 5 (docs/hardware-
+    // validation.md, "Do no harm"). Its own library load reads the huge ones light instead.
+    s.use_light_sysroot(pid, s.options.command_timeout);
+  } else if (s.options.preload_symbols) {
     try {
       const std::size_t preloaded = s.preload_symbols(pid, deadline);
       // gdb shares the preloaded symbol tables but still makes an objfile of each library it

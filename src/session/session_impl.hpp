@@ -14,6 +14,7 @@
 #include "rocplay/core/kernel_waits.hpp"
 #include "rocplay/session/process.hpp"
 #include "rocplay/session/session.hpp"
+#include "session/light_sysroot.hpp"
 #include "session/internal.hpp"
 #include "session/recorder.hpp"
 #include "session/signal_guard.hpp"
@@ -232,6 +233,9 @@ struct Session::Impl {
   // The preload's symbol-light copies (session/light_symbols.hpp), held until the debugger that
   // read them has quit.
   std::vector<std::shared_ptr<const std::string>> light_files;
+  bool light_failure_noted = false;
+  // cuda-gdb's sysroot, through which its own library load reads the light copies.
+  std::optional<LightSysroot> light_sysroot;
   // The mapped files the preload read (their /proc/PID/maps paths, the executable's too), and
   // whether the attach then ran with `auto-solib-add off` (load_unpreloaded_libraries).
   std::set<std::string> preloaded_paths;
@@ -343,6 +347,14 @@ struct Session::Impl {
   // them read: the work moves out of the stop. Best effort: a file GDB cannot read is skipped.
   // Returns how many files were read.
   std::size_t preload_symbols(std::int64_t target_pid, Clock::time_point deadline);
+  // The light copy of `library` when its .symtab is over the bound (held in light_files, named
+  // in `light_names`); nullopt when it is read whole.
+  std::optional<std::string> light_copy_for(const std::string& library,
+                                            std::vector<std::string>& light_names);
+  void note_light_libraries(const std::vector<std::string>& light_names);
+  // For cuda-gdb, which takes no preload: `set sysroot` to a LightSysroot of the target's huge
+  // libraries, so that the attach reads their light copies.
+  void use_light_sysroot(std::int64_t target_pid, milliseconds timeout);
   // After an attach with `auto-solib-add off`, and after each later stop: `sharedlibrary` for
   // each shared library the target maps now that the preload did not read (mapped since, or a
   // path it skipped), so none is left without symbols. Returns how many were asked for.

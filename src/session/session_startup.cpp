@@ -272,21 +272,61 @@ std::string base_name(const std::string& path) {
 }
 } // namespace
 
+namespace {
+
+// Paths go into CLI arguments and MI parameters: keep to ones that need no quoting there.
+bool plain_path(const std::string& p) {
+  return !p.empty() && p[0] == '/' && std::none_of(p.begin(), p.end(), [](char c) {
+           const auto u = static_cast<unsigned char>(c);
+           return u <= 0x20 || u == 0x7f || c == '"' || c == '\'' || c == '\\';
+         });
+}
+
+} // namespace
+
+std::optional<std::string> Session::Impl::light_copy_for(const std::string& library,
+                                                          std::vector<std::string>& light_names) {
+  const bool allowed =
+      options.light_symbols_above > 0 &&
+      (debugger.kind == DebuggerKind::Gdb || debugger.kind == DebuggerKind::CudaGdb);
+  if (!allowed) {
+    return std::nullopt;
+  }
+  const auto entries = symtab_entries(library);
+  if (!entries || *entries <= options.light_symbols_above) {
+    return std::nullopt;
+  }
+  std::string why;
+  auto light = shared_light_copy(library, &why);
+  if (!light || !plain_path(*light)) {
+    if (!why.empty() && !light_failure_noted) {
+      on_note("symbol-light copies: " + why + "; every library is read whole");
+      light_failure_noted = true;
+    }
+    return std::nullopt;
+  }
+  light_names.push_back(fmt::format("{} ({} symbols)", base_name(library), *entries));
+  std::string path = *light;
+  light_files.push_back(std::move(light));
+  return path;
+}
+
+void Session::Impl::note_light_libraries(const std::vector<std::string>& light_names) {
+  if (!light_names.empty()) {
+    on_note(fmt::format("{}{}: a PC in a function they do not "
+                        "export reads ?? (--full-symbols reads them whole, in more time)",
+                        kLightSymbolsNote, fmt::join(light_names, ", ")));
+  }
+}
+
 std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_point deadline) {
   constexpr std::size_t kMaxObjects = 4096;
   auto remaining = [&] {
     return std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
   };
-  // Paths go into CLI arguments: keep to ones that need no quoting there.
-  auto plain = [](const std::string& p) {
-    return !p.empty() && p[0] == '/' && std::none_of(p.begin(), p.end(), [](char c) {
-      const auto u = static_cast<unsigned char>(c);
-      return u <= 0x20 || u == 0x7f || c == '"' || c == '\'' || c == '\\';
-    });
-  };
   std::size_t loaded = 0;
   const std::string exe = process::read_exe(target_pid);
-  if (plain(exe)) {
+  if (plain_path(exe)) {
     const auto ex = command("-file-exec-and-symbols " + exe, remaining());
     loaded += ex.error_message() ? 0 : 1;
     preloaded_paths.insert(exe);
@@ -295,31 +335,14 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
   if (!objects) {
     return loaded;
   }
-  const bool light_allowed =
-      options.light_symbols_above > 0 &&
-      (debugger.kind == DebuggerKind::Gdb || debugger.kind == DebuggerKind::CudaGdb);
   std::vector<std::string> light_names;
-  bool light_failure_noted = false;
   for (const auto& obj : *objects) {
     const bool shared = obj.path.find(".so") != std::string::npos;
-    if (!shared || obj.path == exe || obj.base == 0 || !plain(obj.path) || loaded >= kMaxObjects) {
+    if (!shared || obj.path == exe || obj.base == 0 || !plain_path(obj.path) ||
+        loaded >= kMaxObjects) {
       continue;
     }
-    std::string symbols = obj.path;
-    if (light_allowed) {
-      if (const auto entries = symtab_entries(obj.path);
-          entries && *entries > options.light_symbols_above) {
-        std::string why;
-        if (auto light = shared_light_copy(obj.path, &why); light && plain(*light)) {
-          symbols = *light;
-          light_files.push_back(std::move(light));
-          light_names.push_back(fmt::format("{} ({} symbols)", base_name(obj.path), *entries));
-        } else if (!why.empty() && !light_failure_noted) {
-          on_note("symbol-light copies: " + why + "; every library is read whole");
-          light_failure_noted = true;
-        }
-      }
-    }
+    const std::string symbols = light_copy_for(obj.path, light_names).value_or(obj.path);
     char base[32];
     std::snprintf(base, sizeof base, "0x%llx", static_cast<unsigned long long>(obj.base));
     const auto ex =
@@ -329,12 +352,45 @@ std::size_t Session::Impl::preload_symbols(std::int64_t target_pid, Clock::time_
   }
   on_note("read the symbols of " + std::to_string(loaded) +
           " mapped files before attaching (the target kept running)");
-  if (!light_names.empty()) {
-    on_note(fmt::format("{}{}: a PC in a function they do not "
-                        "export reads ?? (--full-symbols reads them whole, in more time)",
-                        kLightSymbolsNote, fmt::join(light_names, ", ")));
-  }
+  note_light_libraries(light_names);
   return loaded;
+}
+
+void Session::Impl::use_light_sysroot(std::int64_t target_pid, milliseconds timeout) {
+  constexpr std::size_t kMaxObjects = 4096;
+  const auto objects = process::read_mapped_objects(target_pid);
+  if (!objects || options.light_symbols_above == 0) {
+    return;
+  }
+  std::vector<std::pair<std::string, std::string>> copies;
+  std::vector<std::string> light_names;
+  std::set<std::string> seen;
+  for (const auto& obj : *objects) {
+    if (obj.path.find(".so") == std::string::npos || seen.size() >= kMaxObjects ||
+        !seen.insert(obj.path).second) {
+      continue;
+    }
+    if (auto light = light_copy_for(obj.path, light_names)) {
+      copies.emplace_back(obj.path, std::move(*light));
+    }
+  }
+  if (copies.empty()) {
+    return;
+  }
+  std::string why;
+  auto sysroot = LightSysroot::make(copies, why);
+  if (sysroot && !plain_path(sysroot->root())) {
+    why = "the temporary directory's path needs quoting";
+    sysroot.reset();
+  }
+  if (!sysroot || start_command("-gdb-set sysroot " + sysroot->root(), timeout).error_message()) {
+    on_note("symbol-light copies: no sysroot for them" + (why.empty() ? "" : " (" + why + ")") +
+            "; every library is read whole");
+    light_files.clear();
+    return;
+  }
+  light_sysroot = std::move(sysroot);
+  note_light_libraries(light_names);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "snapshot/text.hpp"
 
 #include "core/text_scan.hpp"
+#include "rocplay/core/debugger.hpp"
 
 #include "rocplay/mi/value.hpp"
 
@@ -210,7 +211,7 @@ Frame frame_from_mi(const mi::Value& f) {
   if (auto line = f["line"].as_u64(); line && *line <= UINT32_MAX) {
     out.line = static_cast<std::uint32_t>(*line);
   }
-  out.from = f["from"].text();
+  out.from = std::string(without_light_sysroot(f["from"].text()));
   return out;
 }
 
@@ -415,7 +416,7 @@ Frame parse_frame_text(std::string_view s) {
       f.file = std::string(loc);
     }
   } else if (from != std::string_view::npos) {
-    f.from = std::string(trim(s.substr(from + 7)));
+    f.from = std::string(without_light_sysroot(trim(s.substr(from + 7))));
     head = s.substr(0, from + 1);
   }
   // Drop the argument list: the last balanced `( ... )` at the end of head.

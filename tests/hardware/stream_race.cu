@@ -43,7 +43,8 @@ __global__ void produce(int* table, int n, long long spin) {
   }
 }
 
-// The race between two kernels: `consume` faults when it runs while `produce` still spins.
+// The race between two kernels: `consume` faults when it runs while `produce` still spins. Alone,
+// as given it faults; with CUDA_LAUNCH_BLOCKING=1 `produce` has ended before `consume` starts.
 int race_of_kernels(const float* data, float* out, int n) {
   const char* spin_ms = std::getenv("SPIN_MS");
   const long long spin = (spin_ms ? std::atoll(spin_ms) : 2000) * 2000LL * 1000; // ~2 GHz
@@ -55,6 +56,11 @@ int race_of_kernels(const float* data, float* out, int n) {
   cudaStream_t s2;
   cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking);
   cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking);
+  // Both kernels once first: with lazy module loading (CUDA 12's default) a kernel's first launch
+  // loads it, and that waits for the kernels in flight, which serialises the race away.
+  produce<<<1, 1, 0, s1>>>(table, 0, 0);
+  consume<<<1, 1, 0, s2>>>(table, data, out, 0, 0);
+  cudaDeviceSynchronize();
   produce<<<n / 256, 256, 0, s1>>>(table, n, spin);
   consume<<<n / 256, 256, 0, s2>>>(table, data, out, n, 0); // RACE: no event after produce
   const cudaError_t e = cudaDeviceSynchronize();

@@ -12,7 +12,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-work=$out/verdict
+work=/tmp/hw-verdict # outside $OUT: only the summary and one archive go back
 hw_start "$work"
 rocplay=$(hw_rocplay)
 [ -n "$rocplay" ] || { say "no rocplay: nothing to do"; exit 1; }
@@ -73,3 +73,4 @@ done
 say "interval of the default playbook: $(grep -m1 'interval' "$repo/playbooks/hang-triage.yaml")"
 say "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 (cd "$work" && tar czf "$out/verdict.tar.gz" summary.txt times ./*.log ./*.json cmds worker.out 2>/dev/null)
+cp "$summary" "$out/verdict-summary.txt"

@@ -3,6 +3,7 @@
 // thread waits three frames deep in liblight_lib.so. The copy's own checks come first.
 #include "cli_util.hpp"
 #include "session/light_symbols.hpp"
+#include "snapshot/text.hpp"
 #include "session_target.hpp"
 
 #include <catch2/catch.hpp>
@@ -45,11 +46,15 @@ struct MiFrame {
 };
 
 // The main thread's frames, as gdb names them after the attach.
-std::vector<MiFrame> main_thread_frames(const session::Options& options, std::string* recording) {
+// `kind`: plain gdb standing in for another debugger of the family (the session decides by kind).
+std::vector<MiFrame> main_thread_frames(const session::Options& options, std::string* recording,
+                                        DebuggerKind kind = DebuggerKind::Gdb) {
   testing::ReadyProcess target({testing::find_built("light_target")});
   std::vector<MiFrame> frames;
   {
-    session::Session s(testing::test_gdb(), options);
+    auto debugger = testing::test_gdb();
+    debugger.kind = kind;
+    session::Session s(debugger, options);
     s.attach(target.pid());
     const auto ex = s.execute("-stack-list-frames");
     REQUIRE(ex.result() != nullptr);
@@ -181,4 +186,53 @@ TEST_CASE("with light copies off every frame of the library is named", "[live][s
     return f.func == "light_hidden_middle";
   });
   CHECK(middle != frames.end());
+}
+
+TEST_CASE("cuda-gdb reads a light copy through its own library load, from a sysroot of links",
+          "[live][symbols]") {
+  // No preload for cuda-gdb (docs/hardware-validation.md, "Do no harm"): the session points
+  // `sysroot` at a tree of links in which liblight_lib.so is its light copy.
+  testing::TempDir tmp;
+  const TmpdirOverride tmpdir(tmp.path());
+  session::Options options = testing::test_options();
+  options.light_symbols_above = 1;
+  options.record_path = tmp.path() + "/sysroot.rec";
+  const std::string library = fs::canonical(testing::find_built("liblight_lib.so")).string();
+  const auto size_before = fs::file_size(library);
+  std::string recording;
+  const auto frames = main_thread_frames(options, &recording, DebuggerKind::CudaGdb);
+  INFO(frames_text(frames));
+
+  const auto wait = std::find_if(frames.begin(), frames.end(),
+                                 [](const MiFrame& f) { return f.func == "light_wait"; });
+  REQUIRE(wait != frames.end());
+  REQUIRE(wait + 2 < frames.end());
+  CHECK((wait + 1)->func == "??"); // the copy has no .symtab: the hidden function is not named
+  CHECK((wait + 2)->func == "light_outer");
+  // GDB names the library by its place in the sysroot; the snapshot by its place on the system.
+  CHECK((wait + 1)->from.find(std::string(kLightSysrootPrefix) + "-") != std::string::npos);
+  CHECK(without_light_sysroot((wait + 1)->from) == library);
+  CHECK(snapshot::text::parse_frame_text("0x1 in ?? () from " + (wait + 1)->from).from ==
+        library);
+  const auto libc = std::find_if(frames.begin(), frames.end(), [](const MiFrame& f) {
+    return f.from.find("libc.so") != std::string::npos;
+  });
+  if (libc != frames.end()) { // read through the sysroot's links, whole
+    CHECK(libc->func != "??");
+  }
+
+  const auto commands = recording;
+  const auto sysroot = commands.find("-gdb-set sysroot ");
+  const auto attach = commands.find("-target-attach ");
+  REQUIRE(sysroot != std::string::npos);
+  REQUIRE(attach != std::string::npos);
+  CHECK(sysroot < attach);
+  CHECK(commands.find("add-symbol-file") == std::string::npos);
+  CHECK(recording.find(std::string(kLightSymbolsNote) + "liblight_lib.so (") != std::string::npos);
+  // The sysroot's links and the copy went with the session, and what they linked to stays.
+  for (const auto& entry : fs::directory_iterator(tmp.path())) {
+    CHECK(entry.path().filename() == "sysroot.rec");
+  }
+  CHECK(fs::file_size(library) == size_before);
+  CHECK(fs::exists("/usr/lib/x86_64-linux-gnu/libc.so.6"));
 }

@@ -29,6 +29,16 @@ DebuggerKind debugger_kind_from_banner(std::string_view banner, std::string_view
 // only (session/light_symbols.hpp); a snapshot shows that note, since frames there may read ??.
 inline constexpr std::string_view kLightSymbolsNote = "read only the exported symbols of ";
 
+// The name of the directories that serve cuda-gdb as its sysroot, in which huge libraries are
+// symbol-light copies (session/light_sysroot.hpp): `$TMPDIR/rocplay-sysroot-PID-XXXXXX`. The
+// debugger names a library it read there by its path inside that directory.
+inline constexpr std::string_view kLightSysrootPrefix = "rocplay-sysroot";
+
+// `path` without a light sysroot's directory in front (`/tmp/rocplay-sysroot-12-Ab3dE9/usr/lib/
+// libtorch_cuda.so` is `/usr/lib/libtorch_cuda.so`): the library's path on the target's system.
+// Any other path is returned as it is.
+std::string_view without_light_sysroot(std::string_view path);
+
 // The debugger a session runs.
 struct DebuggerIdentity {
   DebuggerKind kind = DebuggerKind::Unknown;

@@ -1,6 +1,9 @@
 // The dialects' text helpers on the shapes rocgdb-formats.md quotes.
 #include "snapshot/text.hpp"
 
+#include "rocplay/core/debugger.hpp"
+#include "rocplay/mi/parser.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <tuple>
@@ -213,4 +216,28 @@ TEST_CASE("console tables: exact header set only", "[snapshot][text]") {
       l2, 0, {"Id", "Target Id", "Type", "Read", "Write", "Size", "Address"}, next);
   REQUIRE(t2);
   CHECK(t2->rows.empty());
+}
+
+TEST_CASE("a library read through cuda-gdb's light sysroot is named by its system path",
+          "[snapshot][text]") {
+  const std::string lib = "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
+  const std::string inside = "/tmp/run/rocplay-sysroot-4242-Ab3dE9" + lib;
+  CHECK(without_light_sysroot(inside) == lib);
+  CHECK(without_light_sysroot(lib) == lib);
+  // Only a directory named as the session names them: prefix, pid, a dash, a suffix.
+  for (const std::string other :
+       {"/tmp/rocplay-sysroot-x-Ab3dE9/usr/lib/libc.so.6", "/tmp/rocplay-sysroot-12/usr/lib/a.so",
+        "/tmp/rocplay-sysroot-12-/usr/lib/a.so", "/tmp/rocplay-sysroot-12-Ab3dE9",
+        "/tmp/my-rocplay-sysroot-12-Ab/lib.so"}) {
+    INFO(other);
+    CHECK(without_light_sysroot(other) == other);
+  }
+  const std::string line = "^done,frame={level=\"1\",addr=\"0x7f00\",func=\"??\",from=\"" +
+                           inside + "\"}";
+  mi::NodeTable nodes;
+  mi::ParseError error;
+  const mi::RecordView record = mi::parse_line(line, 1, nodes, error);
+  REQUIRE_FALSE(record.is_error());
+  CHECK(text::frame_from_mi(record["frame"]).from == lib);
+  CHECK(text::parse_frame_text("#1  0x00007f00 in ?? () from " + inside).from == lib);
 }
