@@ -18,6 +18,10 @@ public:
                        std::optional<std::chrono::milliseconds> timeout) override {
     return s_.console(command, timeout);
   }
+  std::vector<mi::Exchange> execute_all(const std::vector<std::string>& commands,
+                                        std::optional<std::chrono::milliseconds> timeout) override {
+    return s_.execute_all(commands, timeout);
+  }
   void detach() override { s_.detach(); }
   bool has_mi_command(const std::string& name) const override { return s_.has_mi_command(name); }
   const session::Debugger& debugger() const override { return s_.debugger(); }
@@ -49,6 +53,16 @@ private:
 
 std::unique_ptr<Driver> make_driver(session::Session& session) {
   return std::make_unique<SessionDriver>(session);
+}
+
+std::vector<mi::Exchange> Driver::execute_all(const std::vector<std::string>& commands,
+                                              std::optional<std::chrono::milliseconds> timeout) {
+  std::vector<mi::Exchange> out;
+  out.reserve(commands.size());
+  for (const auto& command : commands) {
+    out.push_back(execute(command, timeout));
+  }
+  return out;
 }
 
 session::ResumeResult Driver::run_for(std::chrono::milliseconds /*interval*/,

@@ -1004,13 +1004,14 @@ private:
         }
       }
     }
-    std::size_t failed = 0;
+    std::vector<std::string> commands;
     for (const auto& id : ids) {
-      if (same.count(id) != 0) {
-        continue;
+      if (same.count(id) == 0) {
+        commands.push_back(fmt::format("-stack-list-frames --thread {} 0 {}", id, s.frames - 1));
       }
-      auto ex = driver_.execute(
-          fmt::format("-stack-list-frames --thread {} 0 {}", id, s.frames - 1), timeout_of(s));
+    }
+    std::size_t failed = 0;
+    for (const auto& ex : driver_.execute_all(commands, timeout_of(s))) {
       if (ex.error_message()) {
         ++failed;
       }

@@ -292,6 +292,15 @@ void Session::Impl::on_line(const mi::RecordView& rec) {
   }
   if (assembler.add(rec, at)) {
     closed_by_result = exchanges.size() - 1;
+    if (!queued.empty()) { // command_all: gdb now reads the next command written ahead
+      const auto [token, cmd] = std::move(queued.front());
+      queued.pop_front();
+      on_sent(token, cmd, at);
+      batch_exchanges.push_back(exchanges.size() - 1);
+      pending = batch_exchanges.back();
+    } else {
+      batch_open = false;
+    }
   }
 }
 
@@ -401,6 +410,102 @@ mi::Exchange Session::Impl::command(const std::string& cmd, milliseconds timeout
     break;
   }
   throw Error(ExitCode::Internal, "unreachable");
+}
+
+std::vector<mi::Exchange> Session::Impl::command_all(const std::vector<std::string>& cmds,
+                                                     milliseconds timeout) {
+  // At most this many written ahead of the answers: gdb reads one command after another, so
+  // the pipe holds the rest; the window keeps a failure's leftovers few.
+  constexpr std::size_t kWindow = 64;
+  std::vector<mi::Exchange> out;
+  if (core_loaded.empty() || cmds.size() < 2) {
+    for (const auto& cmd : cmds) {
+      out.push_back(command(cmd, timeout));
+    }
+    return out;
+  }
+  ensure_open();
+  drain();
+  if (signalled()) {
+    interrupted();
+  }
+  if (!out_open) {
+    debugger_died("before `" + cmds.front() + "`");
+  }
+  batch_exchanges.clear();
+  std::size_t written = 0;
+  std::size_t answered = 0;
+  const auto answered_now = [&] {
+    std::size_t n = answered;
+    while (n < batch_exchanges.size() && closed_by_result &&
+           *closed_by_result >= batch_exchanges[n]) {
+      ++n;
+    }
+    return n;
+  };
+  const auto deadline_from_now = [&] {
+    const auto deadline = Clock::now() + timeout;
+    return options.end_by && *options.end_by < deadline ? *options.end_by : deadline;
+  };
+  const auto fail_on = [&](Wait w) {
+    const std::string& cmd = cmds[std::min(answered, cmds.size() - 1)];
+    queued.clear(); // what gdb still reads is never waited for: the session ends
+    batch_open = false;
+    pending = exchanges.size() - 1;
+    if (w == Wait::Dead) {
+      debugger_died("while running `" + cmd + "`");
+    }
+    if (w == Wait::Signal) {
+      interrupted();
+    }
+    fail(Error(ExitCode::Timeout,
+               past_end() ? "the debugger had no result for `" + cmd +
+                                "` when this look's bound came (the run's --timeout past the "
+                                "sampling window)"
+                          : "the debugger gave no result for `" + cmd + "` within " +
+                                seconds_text(timeout),
+               "a slow step needs a longer timeout (the step's `timeout:` or --timeout); the "
+               "target was let go after its copy and keeps running"),
+         true);
+  };
+  waiting = true;
+  while (answered < cmds.size()) {
+    if (written < cmds.size() && written - answered <= kWindow / 2) {
+      const std::size_t upto = std::min(cmds.size(), answered + kWindow);
+      std::string text;
+      for (; written < upto; ++written) {
+        const std::uint64_t token = next_token++;
+        text += std::to_string(token) + cmds[written] + "\n";
+        // An exchange begins when gdb begins on it: at once when nothing of ours is before it,
+        // else when the answer before it comes (on_line).
+        if (!batch_open) {
+          on_sent(token, cmds[written], now());
+          batch_exchanges.push_back(exchanges.size() - 1);
+          pending = batch_exchanges.back();
+          batch_open = true;
+        } else {
+          queued.emplace_back(token, cmds[written]);
+        }
+      }
+      if (const Wait w = write_line(text, deadline_from_now(), true); w != Wait::Done) {
+        fail_on(w);
+      }
+    }
+    const Wait w = pump([&] { return answered_now() > answered; }, deadline_from_now(), true);
+    if (w != Wait::Done) {
+      fail_on(w);
+    }
+    for (const std::size_t now_answered = answered_now(); answered < now_answered;) {
+      ++answered;
+      inject_fault();
+    }
+  }
+  waiting = false;
+  for (const std::size_t index : batch_exchanges) {
+    out.push_back(exchanges[index]);
+  }
+  batch_exchanges.clear();
+  return out;
 }
 
 void Session::Impl::inject_fault() {
@@ -530,70 +635,89 @@ void Session::attach(std::int64_t pid) {
   }
   s.pid = pid;
   s.open_recording();
-  // The /proc walk runs while the debugger reads the libraries' symbols: on 1,000 threads it
-  // takes about as long (30 ms) as the preload of a process without debug files.
-  const auto read_waits = [pid] { return process::read_kernel_waits(pid); };
-  std::future<KernelWaits> kernel_waits;
-  try {
-    kernel_waits = std::async(std::launch::async, read_waits);
-  } catch (const std::system_error&) {
-    kernel_waits = std::async(std::launch::deferred, read_waits); // no thread to be had
-  }
   auto deadline = Clock::now() + s.options.attach_timeout;
   if (s.options.end_by && *s.options.end_by < deadline) {
     deadline = *s.options.end_by;
   }
-  if (s.options.fast_attach) {
-    s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
-  } else if (s.options.preload_symbols && s.debugger.kind == DebuggerKind::CudaGdb) {
-    // Never a preload for cuda-gdb: its attach calls cudbgApiAttach() inside the target, and
-    // with the libraries preloaded that call failed in the CUDA driver on a healthy two-rank
-    // PyTorch/NCCL job in 7 of 11 runs (the driver's "internal error while attaching"), freezing
-    // the job for good; without the preload 0 of 6, raw cuda-gdb 0 of 5 (docs/hardware-
-    // validation.md, "Do no harm"). Its own library load reads the huge ones light instead.
-    s.use_light_sysroot(pid, s.options.command_timeout);
-  } else if (s.options.preload_symbols) {
-    try {
-      const std::size_t preloaded = s.preload_symbols(pid, deadline);
-      // gdb shares the preloaded symbol tables but still makes an objfile of each library it
-      // finds while attaching (under the dynamic linker's name, /lib/... for /usr/lib/...): 35 ms
-      // of CPU in a 10-thread spin_target's stop, and never for a symbol-light copy. The
-      // preloaded objfiles already cover every library mapped at its load address, so the attach
-      // need not read them again; libraries the preload did not read are asked for after the
-      // attach (load_unpreloaded_libraries). Not for rocgdb, whose GPU code objects arrive as
-      // shared libraries.
-      if (preloaded > 0 && (s.debugger.kind == DebuggerKind::Gdb || !s.light_files.empty())) {
-        // Part of the attach: it has the attach's deadline, not a step's timeout.
-        const auto left =
-            std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
-        s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", left).error_message();
-      }
-    } catch (const Error& e) {
-      if (e.code() != ExitCode::Timeout || s.past_end()) {
-        throw;
-      }
-      throw Error(ExitCode::Timeout,
-                  "reading the symbols of pid " + std::to_string(pid) +
-                      "'s libraries took longer than the attach timeout (" +
-                      seconds_text(s.options.attach_timeout) + "); the target was never stopped",
-                  "raise the attach timeout, or attach fast (no shared-library symbols)");
-    }
-  }
-
-  s.note_kernel_waits(kernel_waits.get());
-
+  // The /proc walk runs while the debugger reads the libraries' symbols: on 1,000 threads it
+  // takes about as long (30 ms) as the preload of a process without debug files. A stop by copy
+  // follows the walk on the same thread (a held thread's kernel wait reads as the ptrace stop),
+  // still while the debugger, not attached, reads files.
+  KernelWaits waits_before_copy;
+  std::future<KernelWaits> kernel_waits;
+  std::optional<Impl::PendingCopy> copy; // after waits_before_copy: destroyed first, waiting
   if (s.copy_stop) {
     s.attach_sent = true;
     s.times.attach_sent = true;
     s.attach_sent_at = s.now();
-    const auto left =
-        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
-    s.take_copy(pid, left);
+    copy = s.start_copy(
+        pid, std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now())),
+        [&waits_before_copy, pid] { waits_before_copy = process::read_kernel_waits(pid); });
+  } else {
+    const auto read_waits = [pid] { return process::read_kernel_waits(pid); };
+    try {
+      kernel_waits = std::async(std::launch::async, read_waits);
+    } catch (const std::system_error&) {
+      kernel_waits = std::async(std::launch::deferred, read_waits); // no thread to be had
+    }
+  }
+  try {
+    if (s.options.fast_attach) {
+      s.start_command("-gdb-set auto-solib-add off", s.options.command_timeout);
+    } else if (s.options.preload_symbols && s.debugger.kind == DebuggerKind::CudaGdb) {
+      // Never a preload for cuda-gdb: its attach calls cudbgApiAttach() inside the target, and
+      // with the libraries preloaded that call failed in the CUDA driver on a healthy two-rank
+      // PyTorch/NCCL job in 7 of 11 runs (the driver's "internal error while attaching"), freezing
+      // the job for good; without the preload 0 of 6, raw cuda-gdb 0 of 5 (docs/hardware-
+      // validation.md, "Do no harm"). Its own library load reads the huge ones light instead.
+      s.use_light_sysroot(pid, s.options.command_timeout);
+    } else if (s.options.preload_symbols) {
+      try {
+        const std::size_t preloaded = s.preload_symbols(pid, deadline);
+        // gdb shares the preloaded symbol tables but still makes an objfile of each library it
+        // finds while attaching (under the dynamic linker's name, /lib/... for /usr/lib/...): 35 ms
+        // of CPU in a 10-thread spin_target's stop, and never for a symbol-light copy. The
+        // preloaded objfiles already cover every library mapped at its load address, so the attach
+        // need not read them again; libraries the preload did not read are asked for after the
+        // attach (load_unpreloaded_libraries). Not for rocgdb, whose GPU code objects arrive as
+        // shared libraries.
+        if (preloaded > 0 && (s.debugger.kind == DebuggerKind::Gdb || !s.light_files.empty())) {
+          // Part of the attach: it has the attach's deadline, not a step's timeout.
+          const auto left =
+              std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now()));
+          s.solib_add_off = !s.start_command("-gdb-set auto-solib-add off", left).error_message();
+        }
+      } catch (const Error& e) {
+        if (e.code() != ExitCode::Timeout || s.past_end()) {
+          throw;
+        }
+        throw Error(ExitCode::Timeout,
+                    "reading the symbols of pid " + std::to_string(pid) +
+                        "'s libraries took longer than the attach timeout (" +
+                        seconds_text(s.options.attach_timeout) + "); the target " +
+                        (copy ? "was held only for its copy and runs" : "was never stopped"),
+                    "raise the attach timeout, or attach fast (no shared-library symbols)");
+      }
+    }
+  } catch (...) {
+    if (copy) {
+      try {
+        s.account_copy(pid, *copy); // the target's account stays exact: it was let go
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+  if (copy) {
+    copy->capture.wait();
+    s.note_kernel_waits(waits_before_copy);
+    s.finish_copy(pid, std::move(*copy));
     if (s.solib_add_off) {
       s.load_unpreloaded_libraries(pid, s.options.command_timeout);
     }
     return;
   }
+  s.note_kernel_waits(kernel_waits.get());
 
   const std::string cmd = "-target-attach " + std::to_string(pid);
   const std::uint64_t stops_before = s.stops_seen;
@@ -771,6 +895,20 @@ mi::Exchange Session::execute(const std::string& command,
     return lifecycle_detach("-target-detach");
   }
   return impl_->command(command, timeout.value_or(impl_->options.command_timeout));
+}
+
+std::vector<mi::Exchange> Session::execute_all(const std::vector<std::string>& commands,
+                                               std::optional<std::chrono::milliseconds> timeout) {
+  for (const auto& command : commands) {
+    validate_command_text(command, "MI command");
+    const auto check = classify_mi_command(command);
+    if (command.size() < 2 || command[0] != '-' || check.role != CommandRole::Ordinary) {
+      throw Error(ExitCode::Usage,
+                  "`" + command + "` cannot be sent with others: only plain MI commands can",
+                  "send it on its own through execute()");
+    }
+  }
+  return impl_->command_all(commands, timeout.value_or(impl_->options.command_timeout));
 }
 
 mi::Exchange Session::console(const std::string& command,

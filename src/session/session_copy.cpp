@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <future>
+#include <system_error>
+#include <utility>
 
 namespace rocplay::session {
 
@@ -44,7 +47,8 @@ std::vector<std::string> thread_name_notes(const capture::Capture& c) {
 
 } // namespace
 
-double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
+Session::Impl::PendingCopy Session::Impl::start_copy(std::int64_t target_pid, milliseconds timeout,
+                                                     std::function<void()> first) {
   if (copy_dir.empty()) {
     std::string why;
     auto dir = make_private_temp_dir("rocplay-copy", why);
@@ -58,10 +62,50 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
   capture::Options co;
   co.while_stopped = copy_while_stopped;
   co.timeout = timeout;
-  const double asked_at = now();
-  capture::Capture c;
+  PendingCopy pending;
+  pending.asked_at = now();
+  const auto take = [this, target_pid, co, first = std::move(first)] {
+    if (first) {
+      first();
+    }
+    TakenCopy taken;
+    taken.asked_at = now(); // the session's clock: read-only here
+    taken.capture = capture::take(target_pid, co);
+    taken.released_at = now();
+    return taken;
+  };
   try {
-    c = capture::take(target_pid, co);
+    pending.capture = std::async(std::launch::async, take);
+  } catch (const std::system_error&) {
+    pending.capture = std::async(std::launch::deferred, take); // no thread to be had
+  }
+  return pending;
+}
+
+double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
+  return finish_copy(target_pid, start_copy(target_pid, timeout));
+}
+
+double Session::Impl::finish_copy(std::int64_t target_pid, PendingCopy pending) {
+  const double held_from = account_copy(target_pid, pending);
+  const std::string path = fmt::format("{}/core.{}", copy_dir, copies);
+  capture::write_core(pending.taken.capture, path);
+  close_core(); // the last copy's, when still open
+  const auto ex = command("-target-select core " + path, options.command_timeout);
+  if (const auto msg = ex.error_message()) {
+    throw Error(ExitCode::StepFailed,
+                "the debugger could not read the copy of pid " + std::to_string(target_pid) + ": " +
+                    *msg,
+                "the target runs; attach the debugger instead (--stop attach)");
+  }
+  core_loaded = path;
+  return held_from;
+}
+
+double Session::Impl::account_copy(std::int64_t target_pid, PendingCopy& pending) {
+  const double asked_at_first = pending.asked_at;
+  try {
+    pending.taken = pending.capture.get();
   } catch (const Error& e) {
     if (copies == 0 &&
         (e.code() == ExitCode::PtraceDenied || e.code() == ExitCode::NoSuchProcess)) {
@@ -69,13 +113,15 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
       attach_sent = false;
       times.attach_sent = false;
     } else {
-      times.stop_seconds = times.stop_seconds.value_or(0) + (now() - asked_at);
+      times.stop_seconds = times.stop_seconds.value_or(0) + (now() - asked_at_first);
       times.detached = true;
     }
     check_target_state();
     throw;
   }
-  const double released_at = now();
+  const capture::Capture& c = pending.taken.capture;
+  const double asked_at = pending.taken.asked_at;
+  const double released_at = pending.taken.released_at;
   const double held_from = std::max(asked_at, released_at - c.stop_seconds);
   copy_prep_seconds = held_from - asked_at;
   ++copies;
@@ -114,18 +160,6 @@ double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
     warn("copy: " + w);
   }
   check_target_state();
-
-  const std::string path = fmt::format("{}/core.{}", copy_dir, copies);
-  capture::write_core(c, path);
-  close_core(); // the last copy's, when still open
-  const auto ex = command("-target-select core " + path, options.command_timeout);
-  if (const auto msg = ex.error_message()) {
-    throw Error(ExitCode::StepFailed,
-                "the debugger could not read the copy of pid " + std::to_string(target_pid) + ": " +
-                    *msg,
-                "the target runs; attach the debugger instead (--stop attach)");
-  }
-  core_loaded = path;
   return held_from;
 }
 

@@ -10,12 +10,13 @@
 #include <boost/type_traits/decay.hpp>
 #include <boost/type_traits/is_convertible.hpp>
 
+#include "rocplay/capture/capture.hpp"
 #include "rocplay/core/clock.hpp"
 #include "rocplay/core/kernel_waits.hpp"
 #include "rocplay/session/process.hpp"
 #include "rocplay/session/session.hpp"
-#include "session/light_sysroot.hpp"
 #include "session/internal.hpp"
+#include "session/light_sysroot.hpp"
 #include "session/recorder.hpp"
 #include "session/signal_guard.hpp"
 
@@ -47,7 +48,9 @@
 
 #include <array>
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -183,6 +186,11 @@ struct Session::Impl {
   std::uint64_t results_seen = 0;
   std::size_t pending = 0; // index of the command being waited for (valid while waiting)
   bool waiting = false;
+  // command_all: commands written ahead, whose exchanges begin as the answers before them come,
+  // and whether one of its exchanges is open.
+  std::deque<std::pair<std::uint64_t, std::string>> queued;
+  std::vector<std::size_t> batch_exchanges; // their exchanges' indices, as they begin
+  bool batch_open = false;
   // Options::end_by has come: a deadline hit now is the look's bound, not a command's timeout.
   // (The time left to a deadline is rounded up to whole milliseconds, so a wait that ends at a
   // deadline taken from end_by ends at or after it.)
@@ -376,6 +384,10 @@ struct Session::Impl {
                                              bool cleanup);
 
   mi::Exchange command(const std::string& cmd, milliseconds timeout);
+  // The commands in order, each with `timeout`. While the debugger reads a copy (a core file:
+  // no live target waits), several are written ahead of their answers, saving a round trip
+  // each; otherwise one at a time, as command() sends them. Fails as command() does.
+  std::vector<mi::Exchange> command_all(const std::vector<std::string>& cmds, milliseconds timeout);
 
   void inject_fault();
 
@@ -417,6 +429,29 @@ struct Session::Impl {
   // debugger read it. Returns when the hold began, on the session's clock. Throws Error; the
   // target is never left held.
   double take_copy(std::int64_t target_pid, milliseconds timeout);
+  // take_copy in two halves, so that the debugger can read symbols while the copy is taken: the
+  // capture runs on a thread of its own from start_copy() (which sets nothing but the copy's
+  // directory); finish_copy() waits for it, accounts for the stop and loads the copy. The
+  // capture's timeout counts from start_copy().
+  struct TakenCopy {
+    capture::Capture capture;
+    // On the copy's thread: when the capture was asked for (after `first`; what its own reads
+    // take before the hold is what a later sample asks that much early) and when it let go.
+    double asked_at = 0;
+    double released_at = 0;
+  };
+  struct PendingCopy {
+    std::future<TakenCopy> capture;
+    TakenCopy taken;
+    double asked_at = 0; // when start_copy() was called
+  };
+  // `first`: run on the copy's thread before the capture.
+  PendingCopy start_copy(std::int64_t target_pid, milliseconds timeout,
+                         std::function<void()> first = {});
+  double finish_copy(std::int64_t target_pid, PendingCopy pending);
+  // The first half of finish_copy: the capture's outcome in the target's account and notes.
+  // Throws what the capture threw (the target never left held).
+  double account_copy(std::int64_t target_pid, PendingCopy& pending);
   ResumeResult run_by_copy(milliseconds interval, const IntervalStart& interval_start);
   // Has the debugger let go of the copy it reads (`core-file`), and removes the file. GDB takes
   // 15-20 ms to let go of 1,000 threads: run_by_copy does it while the target runs.

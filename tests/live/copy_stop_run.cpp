@@ -340,3 +340,103 @@ TEST_CASE("a thread in an uninterruptible wait: a copy reads it unheld, an attac
   require_running_again(target);
   require_every_thread_free(target.pid(), 5);
 }
+
+TEST_CASE("commands written ahead while gdb reads a copy: the same answers, a recording that "
+          "reads back the same",
+          "[live][copy]") {
+  SpinTarget::Config cfg;
+  cfg.spin_threads = 40;
+  cfg.sleepy = true;
+  SpinTarget target(cfg);
+  char path[] = "/tmp/rocplay-batch-rec-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  auto options = test_options();
+  options.record_path = path;
+  std::vector<std::string> commands;
+  std::vector<mi::Exchange> one_by_one;
+  std::vector<mi::Exchange> ahead;
+  {
+    session::Session s(test_gdb(), options);
+    REQUIRE(s.stop_by_copy({}));
+    s.attach(target.pid());
+    const auto threads = s.execute("-thread-list-ids");
+    REQUIRE(threads.result() != nullptr);
+    for (const auto id : threads.result()->results()["thread-ids"]) {
+      commands.push_back("-stack-list-frames --thread " + id.text() + " 0 9");
+    }
+    REQUIRE(commands.size() >= 40);         // more than one window's half: written in several goes
+    commands.push_back("-no-such-command"); // an ^error among them is returned, not thrown
+    for (const auto& c : commands) {
+      one_by_one.push_back(s.execute(c));
+    }
+    ahead = s.execute_all(commands);
+    s.detach();
+  }
+  REQUIRE(ahead.size() == commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    INFO(commands[i]);
+    CHECK(ahead[i].command == commands[i]);
+    REQUIRE(ahead[i].result() != nullptr);
+    REQUIRE(one_by_one[i].result() != nullptr);
+    CHECK(ahead[i].result()->line().substr(ahead[i].result()->line().find('^')) ==
+          one_by_one[i].result()->line().substr(one_by_one[i].result()->line().find('^')));
+    CHECK(ahead[i].token != one_by_one[i].token);
+  }
+  CHECK(ahead.back().error_message().has_value());
+  // Written ahead, a command's exchange begins when the answer before it ends: its `>` line has
+  // that answer's time. Sent after the answer was read, it has a later one.
+  const std::string text = rocplay::testing::read_file(path);
+  ::unlink(path);
+  std::vector<bool> at_answer; // per command line, in order: one by one, then ahead
+  std::string last_in_time;
+  for (std::size_t at = 0; at < text.size();) {
+    const auto end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    const auto time_end = line.find(' ', 2);
+    if (line.size() < 3 || time_end == std::string::npos) {
+      continue;
+    }
+    const std::string time = line.substr(2, time_end - 2);
+    if (line[0] == '<') {
+      last_in_time = time;
+    } else if (line[0] == '>' && (line.find("-stack-list-frames") != std::string::npos ||
+                                  line.find("-no-such-command") != std::string::npos)) {
+      at_answer.push_back(time == last_in_time);
+    }
+  }
+  REQUIRE(at_answer.size() == 2 * commands.size());
+  const auto n = static_cast<std::ptrdiff_t>(commands.size());
+  CHECK(std::count(at_answer.begin(), at_answer.begin() + n, true) < n / 2);
+  CHECK(std::count(at_answer.begin() + n, at_answer.end(), true) >= n - 2);
+  // Replayed, every exchange pairs its command with its own answer, as in the session.
+  const auto replay = mi::read_transcript(text);
+  std::size_t paired = 0;
+  for (const auto& ex : replay) {
+    if (ex.command.rfind("-stack-list-frames", 0) == 0 || ex.command == "-no-such-command") {
+      REQUIRE(ex.result() != nullptr);
+      REQUIRE(ex.token.has_value());
+      CHECK(ex.result()->line().rfind(std::to_string(*ex.token) + "^", 0) == 0);
+      ++paired;
+    }
+  }
+  CHECK(paired == 2 * commands.size());
+  require_running_again(target);
+}
+
+TEST_CASE("commands for an attached target: answered in order, lifecycle commands refused",
+          "[live][copy]") {
+  SpinTarget target;
+  {
+    session::Session s(test_gdb(), test_options());
+    s.attach(target.pid());
+    const auto answers = s.execute_all({"-thread-info", "-stack-list-frames", "-thread-info"});
+    REQUIRE(answers.size() == 3);
+    CHECK_FALSE(answers[1].error_message().has_value());
+    CHECK_THROWS_AS(s.execute_all({"-thread-info", "-target-detach"}), rocplay::Error);
+    s.detach();
+  }
+  require_running_again(target);
+}

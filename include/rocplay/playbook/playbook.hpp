@@ -211,6 +211,9 @@ public:
                                std::optional<std::chrono::milliseconds> timeout) = 0;
   virtual mi::Exchange console(const std::string& command,
                                std::optional<std::chrono::milliseconds> timeout) = 0;
+  // Plain MI commands in order (session::Session::execute_all); by default one execute() each.
+  virtual std::vector<mi::Exchange> execute_all(const std::vector<std::string>& commands,
+                                                std::optional<std::chrono::milliseconds> timeout);
   virtual void detach() = 0; // idempotent, never throws
   virtual bool has_mi_command(const std::string& name) const = 0;
   virtual const session::Debugger& debugger() const = 0;

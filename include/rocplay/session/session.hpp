@@ -227,6 +227,13 @@ public:
   // Error(Interrupted-style code) after a signal.
   mi::Exchange execute(const std::string& command,
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // Plain MI commands (no lifecycle command), in order, each with `timeout`; their exchanges in
+  // the same order. While the debugger reads a copy (stops by copy: no live target waits on it),
+  // up to 64 are written ahead of their answers, which saves a round trip each (1,000 stacks:
+  // about 35 ms); otherwise one at a time. Throws like execute().
+  std::vector<mi::Exchange>
+  execute_all(const std::vector<std::string>& commands,
+              std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // A console command through -interpreter-exec console, quoted by MI c-string rules.
   // Lifecycle commands follow classify_console_command().
   mi::Exchange console(const std::string& command,
