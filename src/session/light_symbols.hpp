@@ -1,10 +1,11 @@
-// Symbol-light copies of huge shared libraries for the symbol preload. GDB spends most of an
-// attach to a PyTorch process reading .symtab: libtorch_cpu.so and libtorch_cuda.so hold 765,000
-// entries, and cuda-gdb 13.0 takes 7.3 s for libtorch_cuda.so alone, where a copy that keeps
-// only the exported symbols (.dynsym) and the unwind tables (.eh_frame) takes 0.3 s
-// (docs/hardware-validation.md, 2026-11-24). The copy keeps every section header at its address,
-// so GDB maps PCs and unwinds through the library as before; a PC in a function the library does
-// not export reads `??` rather than a wrong name. Internal to src/session.
+// Symbol-light copies of huge shared libraries, for gdb's symbol preload and cuda-gdb's sysroot
+// (session/light_sysroot.hpp). GDB spends most of an attach to a PyTorch process reading
+// .symtab: libtorch_cpu.so and libtorch_cuda.so hold 765,000 entries, and cuda-gdb 13.0 takes
+// 7.3 s for libtorch_cuda.so alone, where a copy that keeps only the exported symbols (.dynsym)
+// and the unwind tables (.eh_frame) takes 0.3 s (docs/hardware-validation.md, 2026-11-24). The
+// copy keeps every section header at its address, so GDB maps PCs and unwinds through the
+// library as before; a PC in a function the library does not export reads `??` rather than a
+// wrong name. Internal to src/session.
 #pragma once
 
 #include <cstdint>

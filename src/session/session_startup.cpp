@@ -277,18 +277,17 @@ namespace {
 // Paths go into CLI arguments and MI parameters: keep to ones that need no quoting there.
 bool plain_path(const std::string& p) {
   return !p.empty() && p[0] == '/' && std::none_of(p.begin(), p.end(), [](char c) {
-           const auto u = static_cast<unsigned char>(c);
-           return u <= 0x20 || u == 0x7f || c == '"' || c == '\'' || c == '\\';
-         });
+    const auto u = static_cast<unsigned char>(c);
+    return u <= 0x20 || u == 0x7f || c == '"' || c == '\'' || c == '\\';
+  });
 }
 
 } // namespace
 
 std::optional<std::string> Session::Impl::light_copy_for(const std::string& library,
-                                                          std::vector<std::string>& light_names) {
-  const bool allowed =
-      options.light_symbols_above > 0 &&
-      (debugger.kind == DebuggerKind::Gdb || debugger.kind == DebuggerKind::CudaGdb);
+                                                         std::vector<std::string>& light_names) {
+  const bool allowed = options.light_symbols_above > 0 && (debugger.kind == DebuggerKind::Gdb ||
+                                                           debugger.kind == DebuggerKind::CudaGdb);
   if (!allowed) {
     return std::nullopt;
   }

@@ -3,8 +3,8 @@
 // thread waits three frames deep in liblight_lib.so. The copy's own checks come first.
 #include "cli_util.hpp"
 #include "session/light_symbols.hpp"
-#include "snapshot/text.hpp"
 #include "session_target.hpp"
+#include "snapshot/text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -212,8 +212,7 @@ TEST_CASE("cuda-gdb reads a light copy through its own library load, from a sysr
   // GDB names the library by its place in the sysroot; the snapshot by its place on the system.
   CHECK((wait + 1)->from.find(std::string(kLightSysrootPrefix) + "-") != std::string::npos);
   CHECK(without_light_sysroot((wait + 1)->from) == library);
-  CHECK(snapshot::text::parse_frame_text("0x1 in ?? () from " + (wait + 1)->from).from ==
-        library);
+  CHECK(snapshot::text::parse_frame_text("0x1 in ?? () from " + (wait + 1)->from).from == library);
   const auto libc = std::find_if(frames.begin(), frames.end(), [](const MiFrame& f) {
     return f.from.find("libc.so") != std::string::npos;
   });

@@ -232,8 +232,8 @@ TEST_CASE("a library read through cuda-gdb's light sysroot is named by its syste
     INFO(other);
     CHECK(without_light_sysroot(other) == other);
   }
-  const std::string line = "^done,frame={level=\"1\",addr=\"0x7f00\",func=\"??\",from=\"" +
-                           inside + "\"}";
+  const std::string line =
+      "^done,frame={level=\"1\",addr=\"0x7f00\",func=\"??\",from=\"" + inside + "\"}";
   mi::NodeTable nodes;
   mi::ParseError error;
   const mi::RecordView record = mi::parse_line(line, 1, nodes, error);
