@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -97,4 +98,24 @@ TEST_CASE("launch --verify on a GPU: the reused buffer's victim, a static fault,
   // With blocking launches the fault is caught at the launching Python line.
   REQUIRE(index_copy.verify_runs.size() == 4);
   CHECK(index_copy.verify_runs[2].launch_line.find("index_copy_oob.py:11") != std::string::npos);
+}
+
+// A race between two kernels (stream_race.cu `kernels`, session 23): `produce` spins on one stream
+// and then fills the table that `consume`, launched at once on another stream, reads.
+TEST_CASE("launch --verify on a GPU: a kernel reading what a kernel on another stream still "
+          "writes") {
+  const Incident race = read_dir("h200-kernels");
+  REQUIRE(race.verification);
+  CHECK(race.verification->id == kVerifyRace);
+  CHECK(race.verification->title.find("consume at stream_race.cu:32") != std::string::npos);
+  REQUIRE(race.verify_runs.size() == 4);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(race.verify_runs[i].fault.has_value() == (i < 2)); // blocking launches: no fault
+    CHECK(race.verify_runs[i].run.experiment == (i < 2 ? kAsGiven : "blocking launches"));
+  }
+  CHECK(race.verify_runs[0].fault->function == "consume");
+  // The writer, still running when the reader faulted, is named beside it.
+  const auto& running = race.verify_runs[0].concurrent;
+  CHECK(std::find(running.begin(), running.end(), "kernel produce (in flight)") != running.end());
 }
