@@ -5,7 +5,9 @@
 #include "rocplay/drivers/drivers.hpp"
 
 #include "rocplay/heuristics/launch_verify.hpp"
+#include "rocplay/snapshot/frames.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
+#include "snapshot/text.hpp"
 
 #include <fmt/format.h>
 
@@ -184,6 +186,39 @@ std::vector<Experiment> verify_experiments(DebuggerKind debugger,
 
 namespace {
 
+// What tracing launches may add to a run's time limit: a stop under cuda-gdb takes tens of
+// milliseconds, and session::LaunchSpec::max_traced_launches of them are traced at most.
+constexpr double kTracedLaunchesSeconds = 60;
+
+// Each launched kernel's last launching line, in the order first launched, from the stacks kept
+// at the traced launches.
+std::vector<LaunchSite> launch_sites_of(const std::vector<mi::Exchange>& stacks) {
+  constexpr std::size_t kMostKernels = 64;
+  std::vector<LaunchSite> sites;
+  for (const auto& ex : stacks) {
+    const auto* result = ex.result();
+    if (result == nullptr) {
+      continue;
+    }
+    std::vector<Frame> frames;
+    for (const auto f : result->results()["stack"]) {
+      frames.push_back(snapshot::text::frame_from_mi(f));
+    }
+    auto site = launch_site(frames);
+    if (!site) {
+      continue;
+    }
+    const auto known = std::find_if(sites.begin(), sites.end(),
+                                    [&](const LaunchSite& s) { return s.kernel == site->kernel; });
+    if (known != sites.end()) {
+      known->where = std::move(site->where);
+    } else if (sites.size() < kMostKernels) {
+      sites.push_back(std::move(*site));
+    }
+  }
+  return sites;
+}
+
 // `as given` -> `as-given`, `NAME=VALUE` -> `name-value`: a recording's file name.
 std::string file_word(std::string_view name) {
   std::string out;
@@ -222,10 +257,15 @@ Incident launch_verify(const StopRequest& request, const session::LaunchSpec& sp
       StopRequest rq = request;
       session::LaunchSpec one = spec;
       one.environment.insert(one.environment.end(), condition.env.begin(), condition.env.end());
+      // The experiments say where each kernel was launched when the first fault has no Python
+      // line: a stop at every launch. Never as given, whose timing is the evidence; with blocking
+      // launches each launch waits for its kernel anyway.
+      one.trace_launches = index > 1 && runs.front().fault && runs.front().launch_line.empty();
       if (index > 1 && !spec.timeout) {
         const double first = runs.front().run.seconds;
+        const double tracing = one.trace_launches ? kTracedLaunchesSeconds : 0;
         one.timeout = std::chrono::milliseconds(
-            static_cast<std::int64_t>(std::max(10.0, 3 * first) * 1000.0));
+            static_cast<std::int64_t>((std::max(10.0, 3 * first) + tracing) * 1000.0));
         rq.timeout_seconds = static_cast<double>(one.timeout->count()) / 1000.0;
       }
       heuristics::VerifyRun vr;
@@ -249,6 +289,10 @@ Incident launch_verify(const StopRequest& request, const session::LaunchSpec& sp
       run.exit_code = lr.exit_code;
       run.exit_signal = lr.exit_signal;
       run.seconds = lr.ran_seconds;
+      if (one.trace_launches) {
+        run.traced_launches = static_cast<std::uint32_t>(lr.traced_launches);
+        run.launch_sites = launch_sites_of(lr.launch_stacks);
+      }
       session.note(snapshot::launch_run_note(run));
       Incident inc = stopped_program(session, lr, rq, spec.argv);
       const Case& c = inc.cases.front();
@@ -257,6 +301,7 @@ Incident launch_verify(const StopRequest& request, const session::LaunchSpec& sp
         vr.launch_line = heuristics::launch_line(c.snapshot);
         vr.concurrent = heuristics::concurrent_work(c.snapshot);
       }
+      vr.launch_sites = run.launch_sites;
       if (plan.progress) {
         plan.progress(heuristics::compare_verify_runs({vr}).evidence.front());
       }
@@ -270,6 +315,7 @@ Incident launch_verify(const StopRequest& request, const session::LaunchSpec& sp
       }
     }
   }
+  heuristics::add_launch_sites(runs);
   result.verification = heuristics::compare_verify_runs(runs);
   result.verify_runs = std::move(runs);
   if (stop && index < total) {

@@ -31,6 +31,7 @@ OfflineResult read_inputs(const postmortem::Options& options,
       v.fault = heuristics::fault_site(r.snapshot);
       v.launch_line = heuristics::launch_line(r.snapshot);
       v.concurrent = heuristics::concurrent_work(r.snapshot);
+      v.launch_sites = run->launch_sites;
       v.recording = r.path + r.member;
       verify_runs.push_back(std::move(v));
     }
@@ -50,6 +51,7 @@ OfflineResult read_inputs(const postmortem::Options& options,
   if (!verify_runs.empty()) {
     std::stable_sort(verify_runs.begin(), verify_runs.end(),
                      [](const auto& a, const auto& b) { return a.run.index < b.run.index; });
+    heuristics::add_launch_sites(verify_runs);
     out.incident.verification = heuristics::compare_verify_runs(verify_runs);
     out.incident.verify_runs = std::move(verify_runs);
   }

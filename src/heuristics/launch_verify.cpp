@@ -57,9 +57,12 @@ std::string run_words(const VerifyRun& r) {
   } else {
     what = r.run.outcome.empty() ? std::string("no fault") : r.run.outcome;
   }
-  return fmt::format("run {} ({}): {} after {:.2f} s{}", r.run.index, r.run.experiment, what,
-                     r.run.seconds,
-                     r.launch_line.empty() ? "" : fmt::format("; Python line {}", r.launch_line));
+  return fmt::format(
+      "run {} ({}): {} after {:.2f} s{}{}", r.run.index, r.run.experiment, what, r.run.seconds,
+      r.launch_line.empty() ? "" : fmt::format("; launched from {}", r.launch_line),
+      r.run.traced_launches ? fmt::format("; {} kernel launch{} traced", *r.run.traced_launches,
+                                          *r.run.traced_launches == 1 ? "" : "es")
+                            : std::string());
 }
 
 struct Tally {
@@ -200,6 +203,41 @@ std::vector<std::string> concurrent_work(const Snapshot& snapshot) {
   return out;
 }
 
+void add_launch_sites(std::vector<VerifyRun>& runs) {
+  std::map<std::string, std::string> where; // kernel -> its last launching line, last run last
+  for (const auto& r : runs) {
+    for (const auto& site : r.launch_sites) {
+      where[site.kernel] = site.where;
+    }
+  }
+  if (where.empty()) {
+    return;
+  }
+  const auto launched_from = [&](const std::string& kernel) -> const std::string* {
+    auto it = where.find(short_function_name(kernel));
+    if (it == where.end()) {
+      it = where.find(kernel);
+    }
+    return it == where.end() ? nullptr : &it->second;
+  };
+  constexpr std::string_view kInFlight = " (in flight)";
+  for (auto& r : runs) {
+    if (r.fault && r.fault->on_gpu && r.launch_line.empty()) {
+      if (const auto* line = launched_from(r.fault->function)) {
+        r.launch_line = *line;
+      }
+    }
+    for (auto& c : r.concurrent) {
+      if (c.starts_with("kernel ") && c.ends_with(kInFlight)) {
+        const std::string kernel = c.substr(7, c.size() - 7 - kInFlight.size());
+        if (const auto* line = launched_from(kernel)) {
+          c = fmt::format("kernel {} (in flight; launched from {})", kernel, *line);
+        }
+      }
+    }
+  }
+}
+
 Finding compare_verify_runs(const std::vector<VerifyRun>& runs) {
   Finding out;
   for (const auto& r : runs) {
@@ -290,11 +328,14 @@ Finding compare_verify_runs(const std::vector<VerifyRun>& runs) {
           "ran at the same time, so the code at the PC likely read storage another kernel or "
           "thread was still writing, or had freed.",
           where, launched, times(base.at_first, base.runs), t.runs, name);
-      out.next_step =
-          "Find the racer: the work launched on other streams (or threads) between the last "
+      out.next_step = fmt::format(
+          "Find the racer{}: the work launched on other streams (or threads) between the last "
           "synchronisation and the fault. Serialise or comment it out one launch at a time, "
           "starting with the one nearest the fault, and rerun with --verify; "
-          "compute-sanitizer --tool racecheck (CUDA) can name the pair.";
+          "compute-sanitizer --tool racecheck (CUDA) can name the pair.",
+          first->concurrent.empty()
+              ? std::string()
+              : fmt::format(" (running at the fault: {})", fmt::join(first->concurrent, "; ")));
       return out;
     }
   }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace rocplay::report {
 
 namespace {
@@ -44,6 +46,25 @@ void write_verification_text(std::ostream& out, const Incident& incident, std::s
     write_wrapped(out, width, "  Running at the first fault: ",
                   fmt::format("{}", fmt::join(incident.verify_runs.front().concurrent, "; ")));
   }
+  std::vector<LaunchSite> sites; // each kernel's last launch line, over the runs that traced
+  for (const auto& r : incident.verify_runs) {
+    for (const auto& site : r.launch_sites) {
+      const auto known = std::find_if(sites.begin(), sites.end(),
+                                      [&](const LaunchSite& k) { return k.kernel == site.kernel; });
+      if (known == sites.end()) {
+        sites.push_back(site);
+      } else {
+        known->where = site.where;
+      }
+    }
+  }
+  if (!sites.empty()) {
+    std::vector<std::string> words;
+    for (const auto& site : sites) {
+      words.push_back(fmt::format("{} from {}", site.kernel, site.where));
+    }
+    write_wrapped(out, width, "  Launched: ", fmt::format("{}", fmt::join(words, "; ")));
+  }
   for (const auto& n : incident.notes) {
     write_wrapped(out, width, "  Note:    ", n);
   }
@@ -66,6 +87,10 @@ nlohmann::json verification_to_json(const Incident& incident) {
           {"on_gpu", r.fault->on_gpu},
           {"signal", r.fault->signal}};
     }
+    nlohmann::json sites = nlohmann::json::array();
+    for (const auto& site : r.launch_sites) {
+      sites.push_back({{"kernel", site.kernel}, {"where", site.where}});
+    }
     runs.push_back({{"index", r.run.index},
                     {"of", r.run.of},
                     {"experiment", r.run.experiment},
@@ -77,6 +102,7 @@ nlohmann::json verification_to_json(const Incident& incident) {
                     {"fault", std::move(fault)},
                     {"launch_line", r.launch_line},
                     {"concurrent", r.concurrent},
+                    {"launch_sites", std::move(sites)},
                     {"recording", r.recording}});
   }
   return {{"verdict", finding_to_json(*incident.verification)}, {"runs", std::move(runs)}};

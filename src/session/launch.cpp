@@ -14,6 +14,8 @@
 #include "rocplay/session/helper_program.hpp"
 #include "rocplay/session/process.hpp"
 
+#include <fmt/format.h>
+
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -121,6 +123,7 @@ struct StopInfo {
   std::string reason;
   std::string signal;
   std::string meaning;
+  std::string breakpoint; // bkptno of a breakpoint-hit
 };
 
 // The last `*stopped` the session saw.
@@ -131,7 +134,8 @@ StopInfo last_stop(const Session& session) {
       if (r->kind() == mi::RecordKind::Exec && r->klass() == "stopped") {
         const auto v = r->results();
         return StopInfo{std::string(v["reason"].str_or()), std::string(v["signal-name"].str_or()),
-                        std::string(v["signal-meaning"].str_or())};
+                        std::string(v["signal-meaning"].str_or()),
+                        std::string(v["bkptno"].str_or())};
       }
     }
   }
@@ -155,9 +159,41 @@ void resume(Session& session) {
 // Runs the program until a stop worth reporting, the deadline, a signal to rocplay, or its end.
 // `interrupt_on_end`: at the deadline or a signal, stop the program (launch) rather than
 // leave it running for the caller to detach (wait-for-fault).
+// The breakpoints of LaunchSpec::trace_launches, and how many launches they may trace.
+struct LaunchTrace {
+  std::vector<std::string> breakpoints;
+  std::size_t most = 0;
+};
+
+// A stop at a traced launch: keeps the launching thread's stack and says whether to go on.
+bool traced_launch(Session& session, const StopInfo& stop, LaunchTrace& trace, LaunchResult& r) {
+  if (stop.reason != "breakpoint-hit" ||
+      std::find(trace.breakpoints.begin(), trace.breakpoints.end(), stop.breakpoint) ==
+          trace.breakpoints.end()) {
+    return false;
+  }
+  auto ex = session.execute("-stack-list-frames 0 24", milliseconds(30'000));
+  if (!ex.error_message()) {
+    if (r.launch_stacks.size() == LaunchResult::kMaxLaunchStacks) {
+      r.launch_stacks.erase(r.launch_stacks.begin());
+    }
+    r.launch_stacks.push_back(std::move(ex));
+  }
+  if (++r.traced_launches >= trace.most) {
+    std::string ids;
+    for (const auto& b : trace.breakpoints) {
+      ids += " " + b;
+    }
+    session.execute("-break-delete" + ids, milliseconds(30'000));
+    session.note(fmt::format("traced {} kernel launches; the later ones are not", trace.most));
+    trace.breakpoints.clear();
+  }
+  return true;
+}
+
 LaunchResult run_until_fault(Session& session, Clock::time_point deadline,
                              milliseconds stop_timeout, std::size_t max_passed,
-                             bool interrupt_on_end) {
+                             bool interrupt_on_end, LaunchTrace trace = {}) {
   LaunchResult r;
   r.pid = session.pid().value_or(0);
   const double started = session.now();
@@ -192,6 +228,10 @@ LaunchResult run_until_fault(Session& session, Clock::time_point deadline,
       return r;
     }
     const auto stop = last_stop(session);
+    if (traced_launch(session, stop, trace, r)) {
+      resume(session);
+      continue;
+    }
     r.stop_reason = stop.reason;
     r.stop_signal = stop.signal;
     const bool fault = stop.reason == "signal-received"
@@ -323,6 +363,19 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
                   "drop --catch throw, or use a debugger with C++ support");
     }
   }
+  LaunchTrace trace;
+  if (spec.trace_launches) {
+    trace.most = std::max<std::size_t>(1, spec.max_traced_launches);
+    for (const auto call : kLaunchCalls) {
+      // Pending (-f): the program is exec'ed by rocplay's helper, and its runtime loads later.
+      const auto ex = session.execute("-break-insert -f " + std::string(call), timeout);
+      if (const auto* result = ex.result(); result != nullptr && !ex.error_message()) {
+        if (auto number = result->results()["bkpt"]["number"].str_or(); !number.empty()) {
+          trace.breakpoints.emplace_back(number);
+        }
+      }
+    }
+  }
   std::string args = std::string(kExecHelperWord);
   for (const int fd : probe.inherit_fds) {
     args += " " + std::to_string(fd);
@@ -361,7 +414,8 @@ LaunchResult launch(Session& session, const LaunchSpec& spec) {
   // No --timeout: a year stands for "no limit" (a deadline of time_point::max() overflows in
   // the event loop's arithmetic).
   const auto deadline = Clock::now() + spec.timeout.value_or(std::chrono::hours(24 * 365));
-  return run_until_fault(session, deadline, spec.stop_timeout, spec.max_passed_signals, true);
+  return run_until_fault(session, deadline, spec.stop_timeout, spec.max_passed_signals, true,
+                         std::move(trace));
 }
 
 LaunchResult wait_for_fault(Session& session, std::chrono::milliseconds timeout,

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <utility>
@@ -199,6 +200,23 @@ std::string frame_where(const Frame& f) {
     out += fmt::format(" from {}", base_name(f.from));
   }
   return out;
+}
+
+std::optional<LaunchSite> launch_site(const std::vector<Frame>& frames) {
+  const auto stub = std::find_if(frames.begin(), frames.end(), [](const Frame& f) {
+    return f.function.starts_with("__device_stub__");
+  });
+  if (stub == frames.end() || stub + 1 == frames.end() || (stub + 1)->function.empty()) {
+    return std::nullopt;
+  }
+  HostThread launcher; // outside the wrapper: everything inside it is the runtime's
+  launcher.frames.assign(stub + 2, frames.end());
+  const Frame* user = innermost_user_frame(launcher);
+  if (user == nullptr) {
+    return std::nullopt;
+  }
+  std::string kernel = short_function_name((stub + 1)->function);
+  return LaunchSite{kernel.empty() ? (stub + 1)->function : std::move(kernel), frame_where(*user)};
 }
 
 } // namespace rocplay

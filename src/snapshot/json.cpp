@@ -477,6 +477,11 @@ template <class Io, Like<Fault> F> void fields(Io& io, F& f) {
   io.list("frames", f.frames, Presence::WhenNonEmpty); // absent, not []: older JSON stays as it was
 }
 
+template <class Io, Like<LaunchSite> L> void fields(Io& io, L& l) {
+  io.text("kernel", l.kernel);
+  io.text("where", l.where);
+}
+
 template <class Io, Like<LaunchRun> R> void fields(Io& io, R& r) {
   io.number("index", r.index, std::uint32_t{0});
   io.number("of", r.of, std::uint32_t{0});
@@ -487,6 +492,8 @@ template <class Io, Like<LaunchRun> R> void fields(Io& io, R& r) {
   io.opt("exit_code", r.exit_code);
   io.text("exit_signal", r.exit_signal);
   io.number("seconds", r.seconds, 0.0);
+  io.opt("traced_launches", r.traced_launches);
+  io.list("launch_sites", r.launch_sites, Presence::WhenNonEmpty);
 }
 
 // Everything but `schema` and `format_version`, which the two entry points handle.

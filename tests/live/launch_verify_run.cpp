@@ -101,6 +101,35 @@ TEST_CASE("launch --verify: a fault gone with blocking launches is a race, its P
         std::string::npos);
 }
 
+TEST_CASE("launch --verify: the experiments trace kernel launches, the first run does not") {
+  // race_target stub launches its "kernel" the way nvcc's code does: wrapper, stub,
+  // cudaLaunchKernel. The runs after the first stop at each launch and keep where it came from.
+  TempDir rec;
+  const auto v = verify("stub", {"--repeats", "1"}, rec.path() + "/runs");
+  const auto& ver = verification(v);
+  CHECK(ver["verdict"]["id"] == "verify-async-race");
+  const auto& runs = ver["runs"];
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0]["launch_sites"].empty()); // as given: its timing is the evidence
+  const std::string launched = "main at race_target.cpp:" +
+                               std::to_string(marker_line("race_target.cpp", "// LAUNCH: stub"));
+  REQUIRE(runs[1]["launch_sites"].size() == 1);
+  CHECK(runs[1]["launch_sites"][0]["kernel"] == "fill_kernel");
+  CHECK(runs[1]["launch_sites"][0]["where"] == launched);
+  CHECK(ver["verdict"]["evidence"][1].get<std::string>().find("1 kernel launch traced") !=
+        std::string::npos);
+  CHECK(stray_process(find_built("race_target")).empty());
+  // The recordings keep the sites: a post-mortem reads them back.
+  const auto pm = run_rocplay({"postmortem", rec.path() + "/runs", "--format", "json"}, 60s);
+  const auto j = nlohmann::json::parse(pm.out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  const auto& again = j["incident"]["verification"]["runs"];
+  REQUIRE(again.size() == 2);
+  CHECK(again[1]["launch_sites"] == runs[1]["launch_sites"]);
+  const auto text = run_rocplay({"postmortem", rec.path() + "/runs"}, 60s, {"COLUMNS=200"});
+  CHECK(unwrapped(text.out).find("Launched: fill_kernel from " + launched) != std::string::npos);
+}
+
 TEST_CASE("launch --verify: a fault that moves under blocking launches names both places") {
   const auto v = verify("moved", {});
   CHECK(v.run.exit_code == 81);

@@ -56,11 +56,28 @@ bool blocking_launches() {
   return buffer[1 << 28]; // FAULT: static
 }
 
+std::thread g_worker;
+
 } // namespace
+
+// race_target stub: `race`, its launch shaped as nvcc writes one, so that a traced launch's stack
+// looks as it does there: a wrapper named after the kernel (fill_kernel) calls a
+// `__device_stub__`, which calls cudaLaunchKernel (here one that starts the worker). Below the
+// FAULT lines, which the recordings in fixtures/launch-verify/ name.
+extern "C" [[gnu::noinline]] int cudaLaunchKernel(void (*body)(bool), bool arg) {
+  g_worker = std::thread(body, arg);
+  return 0;
+}
+[[gnu::noinline]] void __device_stub__Z11fill_kernelb(bool arg) {
+  cudaLaunchKernel(fill_results, arg);
+}
+[[gnu::noinline]] void fill_kernel(bool arg) {
+  __device_stub__Z11fill_kernelb(arg);
+}
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: race_target race|moved|static\n");
+    std::fprintf(stderr, "usage: race_target race|moved|static|stub\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -71,7 +88,13 @@ int main(int argc, char** argv) {
     static int buffer[16];
     return read_past_end(buffer) == 42 ? 1 : 0;
   }
-  std::thread worker(fill_results, mode == "moved");
+  std::thread worker;
+  if (mode == "stub") {
+    fill_kernel(false); // LAUNCH: stub
+    worker = std::move(g_worker);
+  } else {
+    worker = std::thread(fill_results, mode == "moved");
+  }
   if (blocking_launches()) {
     worker.join();
   }

@@ -51,9 +51,16 @@ struct VerifyRun {
   LaunchRun run;
   std::optional<FaultSite> fault;
   std::string launch_line;
-  std::vector<std::string> concurrent; // concurrent_work at the fault
-  std::string recording;               // the run's transcript, when recorded
+  std::vector<std::string> concurrent;  // concurrent_work at the fault
+  std::string recording;                // the run's transcript, when recorded
+  std::vector<LaunchSite> launch_sites; // the run's traced launches (LaunchRun::launch_sites)
 };
+
+// Where the runs' kernels were launched, from whichever runs traced their launches (the
+// experiments do, when the first fault has no Python line): a faulting run without a launching
+// line gets its kernel's, and a kernel in flight at a fault gets its own
+// (`kernel produce (in flight; launched from main at race.cu:60)`).
+void add_launch_sites(std::vector<VerifyRun>& runs);
 
 // The verdict over the runs (the baseline: experiment kAsGiven): a static fault (the same place
 // in every run, experiments included), an asynchronous race (an experiment made it go away: the

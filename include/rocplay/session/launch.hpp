@@ -40,7 +40,20 @@ struct LaunchSpec {
   // A stop on a signal that is no fault (SIGUSR1, SIGPIPE, SIGCHLD ...) is passed on and the
   // program goes on; at most this many, so a signal storm cannot keep rocplay busy forever.
   std::size_t max_passed_signals = 10'000;
+  // Stop at every kernel launch (a breakpoint on the runtimes' launch calls, kLaunchCalls) and
+  // keep the launching thread's stack, so that a report can say where each kernel was launched
+  // (`launch --verify`). Each launch then stops the program for a moment: at most
+  // max_traced_launches are traced, after that the breakpoints go.
+  bool trace_launches = false;
+  std::size_t max_traced_launches = 1'000;
 };
+
+// The runtimes' calls a kernel launch goes through: the CUDA runtime (nvcc's launch stubs call
+// cudaLaunchKernel), the driver API (Triton, CuPy), HIP.
+inline constexpr std::string_view kLaunchCalls[] = {
+    "cudaLaunchKernel",      "cudaLaunchKernelExC",     "cudaLaunchCooperativeKernel",
+    "cuLaunchKernel",        "cuLaunchKernelEx",        "hipLaunchKernel",
+    "hipModuleLaunchKernel", "hipExtModuleLaunchKernel"};
 
 enum class LaunchOutcome : std::uint8_t {
   Faulted,     // stopped on a fault (or a `--catch throw` exception): report at the stop
@@ -64,6 +77,11 @@ struct LaunchResult {
   std::optional<int> user_signal; // Interrupted: which signal rocplay got
   std::size_t passed_signals = 0;
   double ran_seconds = 0; // from the run to the stop or exit
+  // LaunchSpec::trace_launches: the launching thread's `-stack-list-frames` at each traced
+  // launch, the last kMaxLaunchStacks of them, oldest first, and how many launches were traced.
+  static constexpr std::size_t kMaxLaunchStacks = 256;
+  std::vector<mi::Exchange> launch_stacks;
+  std::size_t traced_launches = 0;
   // The program is stopped under the debugger (at a fault, or by the interrupt at the timeout or
   // a signal): a playbook can run now.
   bool stopped_now = false;

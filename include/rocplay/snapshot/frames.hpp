@@ -6,6 +6,7 @@
 
 #include "rocplay/snapshot/snapshot.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,11 @@ std::vector<const Frame*> user_python_frames(const HostThread& thread);
 
 // `take_second at deadlock_target.cpp:40` (the file's last component), `ioctl from libc.so.6`.
 std::string frame_where(const Frame& frame);
+
+// A launching thread's stack at a kernel launch (session::LaunchSpec::trace_launches), innermost
+// first: the kernel, named by the frame outside nvcc's launch stub (`__device_stub__...`), and
+// the innermost frame of the user's code outside both. nullopt without a stub (the driver API
+// called from a library) or without a frame of the user's.
+std::optional<LaunchSite> launch_site(const std::vector<Frame>& frames);
 
 } // namespace rocplay

@@ -232,6 +232,14 @@ struct CodeWindow {
 // One run of `rocplay launch --verify` (docs/launch.md, "Is it the culprit?"): which run of how
 // many, under which experiment (the environment it set), and how the program ended. The driver
 // writes it as a `launch run: {json}` note, so a recording says alone what it was.
+// Where the program launched a kernel (session::LaunchSpec::trace_launches): the kernel's name as
+// nvcc's launch stub gives it, and the user's frame that launched it (`main at race.cu:60`).
+struct LaunchSite {
+  std::string kernel;
+  std::string where;
+  bool operator==(const LaunchSite&) const = default;
+};
+
 struct LaunchRun {
   std::uint32_t index = 0; // 1-based, in the order run
   std::uint32_t of = 0;
@@ -242,6 +250,9 @@ struct LaunchRun {
   std::optional<int> exit_code;
   std::string exit_signal;
   double seconds = 0; // from the start to the fault or the end
+  // The run traced its kernel launches: how many, and each kernel's last launching line.
+  std::optional<std::uint32_t> traced_launches;
+  std::vector<LaunchSite> launch_sites;
   bool operator==(const LaunchRun&) const = default;
 };
 
