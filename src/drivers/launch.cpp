@@ -260,7 +260,8 @@ Incident launch_verify(const StopRequest& request, const session::LaunchSpec& sp
       // The experiments say where each kernel was launched when the first fault has no Python
       // line: a stop at every launch. Never as given, whose timing is the evidence; with blocking
       // launches each launch waits for its kernel anyway.
-      one.trace_launches = index > 1 && runs.front().fault && runs.front().launch_line.empty();
+      one.trace_launches = condition.name != heuristics::kAsGiven && !runs.empty() &&
+                           runs.front().fault && runs.front().launch_line.empty();
       if (index > 1 && !spec.timeout) {
         const double first = runs.front().run.seconds;
         const double tracing = one.trace_launches ? kTracedLaunchesSeconds : 0;

@@ -35,13 +35,15 @@ const HostThread* thread_by_id(const Snapshot& s, const std::string& id) {
   return nullptr;
 }
 
+// The thread's innermost Python line of the user's own code (torch's `synchronize` is where every
+// wait surfaces, not the user's line), else its innermost Python line.
 std::string python_line(const HostThread& t) {
-  for (const auto& f : t.frames) {
-    if (f.python) {
-      return fmt::format("{} ({})", f.function, line_text({f.file, f.line, {}, {}}));
-    }
-  }
-  return {};
+  const auto user = user_python_frames(t);
+  const auto any =
+      std::find_if(t.frames.begin(), t.frames.end(), [](const Frame& f) { return f.python; });
+  const Frame* f = !user.empty() ? user.front() : (any != t.frames.end() ? &*any : nullptr);
+  return f == nullptr ? std::string()
+                      : fmt::format("{} ({})", f->function, line_text({f->file, f->line, {}, {}}));
 }
 
 // `faulted: SIGSEGV in reader at race.cpp:41 after 0.41 s`, `exited 0 after 0.52 s`.

@@ -173,7 +173,25 @@ bool traced_launch(Session& session, const StopInfo& stop, LaunchTrace& trace, L
     return false;
   }
   auto ex = session.execute("-stack-list-frames 0 24", milliseconds(30'000));
-  if (!ex.error_message()) {
+  if (const auto* result = ex.result(); result != nullptr && !ex.error_message()) {
+    // One launch can pass two of the calls (cudaLaunchKernel<char> calls cudaLaunchKernel):
+    // only the outermost counts.
+    bool inner = false;
+    bool innermost = true;
+    for (const auto f : result->results()["stack"]) {
+      const auto func = f["func"].str_or();
+      inner =
+          inner || (!innermost && std::any_of(std::begin(kLaunchCalls), std::end(kLaunchCalls),
+                                              [&](std::string_view call) {
+                                                return func == call ||
+                                                       (func.starts_with(call) &&
+                                                        func.substr(call.size()).starts_with('<'));
+                                              }));
+      innermost = false;
+    }
+    if (inner) {
+      return true;
+    }
     if (r.launch_stacks.size() == LaunchResult::kMaxLaunchStacks) {
       r.launch_stacks.erase(r.launch_stacks.begin());
     }
