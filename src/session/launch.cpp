@@ -9,6 +9,7 @@
 // its arguments byte for byte. The debugger follows the exec as it follows any.
 #include "rocplay/session/launch.hpp"
 
+#include "rocplay/core/debugger.hpp"
 #include "rocplay/core/fault.hpp"
 #include "rocplay/core/names.hpp"
 #include "rocplay/session/helper_program.hpp"
@@ -189,6 +190,9 @@ bool traced_launch(Session& session, const StopInfo& stop, LaunchTrace& trace, L
                                               }));
       innermost = false;
     }
+    // The snapshot builder forgets these frames: they are not where the program will be.
+    session.note(std::string(kLaunchTracedNote) +
+                 std::to_string(r.traced_launches + (inner ? 0 : 1)));
     if (inner) {
       return true;
     }

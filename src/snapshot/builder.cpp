@@ -287,6 +287,11 @@ struct Builder::Impl {
         state.snapshot.launch_run = std::move(*run);
         continue;
       }
+      if (note.starts_with(kLaunchTracedNote)) {
+        state.snapshot.host_threads.clear();
+        state.current_thread.clear();
+        continue;
+      }
       if (note.starts_with(kLightSymbolsNote)) {
         auto text = mi::lossy_utf8(note);
         if (std::find(notes.begin(), notes.end(), text) == notes.end()) {

@@ -29,6 +29,11 @@ DebuggerKind debugger_kind_from_banner(std::string_view banner, std::string_view
 // only (session/light_symbols.hpp); a snapshot shows that note, since frames there may read ??.
 inline constexpr std::string_view kLightSymbolsNote = "read only the exported symbols of ";
 
+// The start of the session's note after it listed the launching thread's stack at a traced kernel
+// launch (session::LaunchSpec::trace_launches): those frames are where a launch came from, not
+// where the program is when it faults or ends, so a snapshot forgets the host threads it knew.
+inline constexpr std::string_view kLaunchTracedNote = "traced kernel launch ";
+
 // The name of the directories that serve cuda-gdb as its sysroot, in which huge libraries are
 // symbol-light copies (session/light_sysroot.hpp): `$TMPDIR/rocplay-sysroot-PID-XXXXXX`. The
 // debugger names a library it read there by its path inside that directory.

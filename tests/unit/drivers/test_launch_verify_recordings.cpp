@@ -101,7 +101,8 @@ TEST_CASE("launch --verify on a GPU: the reused buffer's victim, a static fault,
 }
 
 // A race between two kernels (stream_race.cu `kernels`, session 23): `produce` spins on one stream
-// and then fills the table that `consume`, launched at once on another stream, reads.
+// and then fills the table that `consume`, launched at once on another stream, reads. The runs
+// with blocking launches traced where each kernel was launched.
 TEST_CASE("launch --verify on a GPU: a kernel reading what a kernel on another stream still "
           "writes") {
   const Incident race = read_dir("h200-kernels");
@@ -115,7 +116,18 @@ TEST_CASE("launch --verify on a GPU: a kernel reading what a kernel on another s
     CHECK(race.verify_runs[i].run.experiment == (i < 2 ? kAsGiven : "blocking launches"));
   }
   CHECK(race.verify_runs[0].fault->function == "consume");
-  // The writer, still running when the reader faulted, is named beside it.
+  // The experiments traced the launches (two to warm up, the two that race), the first runs not.
+  CHECK_FALSE(race.verify_runs[0].run.traced_launches.has_value());
+  CHECK(race.verify_runs[2].run.traced_launches == std::optional<std::uint32_t>(4));
+  // Both kernels by name and launching line: the victim at the fault, the writer still running.
+  CHECK(race.verify_runs[0].launch_line == "race_of_kernels at stream_race.cu:65");
   const auto& running = race.verify_runs[0].concurrent;
-  CHECK(std::find(running.begin(), running.end(), "kernel produce (in flight)") != running.end());
+  CHECK(std::find(running.begin(), running.end(),
+                  "kernel produce (in flight; launched from race_of_kernels at "
+                  "stream_race.cu:64)") != running.end());
+  CHECK(race.verification->summary.find("(launched from race_of_kernels at stream_race.cu:65)") !=
+        std::string::npos);
+  CHECK(race.verification->next_step.find("kernel produce (in flight; launched from "
+                                          "race_of_kernels at stream_race.cu:64)") !=
+        std::string::npos);
 }
