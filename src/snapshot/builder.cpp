@@ -289,6 +289,7 @@ struct Builder::Impl {
       }
       if (note.starts_with(kLaunchTracedNote)) {
         state.snapshot.host_threads.clear();
+        state.stacks.clear();
         state.current_thread.clear();
         continue;
       }
