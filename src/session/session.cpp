@@ -643,16 +643,15 @@ void Session::attach(std::int64_t pid) {
   // takes about as long (30 ms) as the preload of a process without debug files. A stop by copy
   // follows the walk on the same thread (a held thread's kernel wait reads as the ptrace stop),
   // still while the debugger, not attached, reads files.
-  KernelWaits waits_before_copy;
   std::future<KernelWaits> kernel_waits;
-  std::optional<Impl::PendingCopy> copy; // after waits_before_copy: destroyed first, waiting
-  if (s.copy_stop) {
+  const bool copy = s.copy_stop;
+  if (copy) {
     s.attach_sent = true;
     s.times.attach_sent = true;
     s.attach_sent_at = s.now();
-    copy = s.start_copy(
+    s.start_copy(
         pid, std::max(milliseconds(1), std::chrono::ceil<milliseconds>(deadline - Clock::now())),
-        [&waits_before_copy, pid] { waits_before_copy = process::read_kernel_waits(pid); });
+        true);
   } else {
     const auto read_waits = [pid] { return process::read_kernel_waits(pid); };
     try {
@@ -700,18 +699,11 @@ void Session::attach(std::int64_t pid) {
       }
     }
   } catch (...) {
-    if (copy) {
-      try {
-        s.account_copy(pid, *copy); // the target's account stays exact: it was let go
-      } catch (...) {
-      }
-    }
+    s.settle_copy(); // the target's account stays exact: it was let go
     throw;
   }
   if (copy) {
-    copy->capture.wait();
-    s.note_kernel_waits(waits_before_copy);
-    s.finish_copy(pid, std::move(*copy));
+    s.finish_copy(pid);
     if (s.solib_add_off) {
       s.load_unpreloaded_libraries(pid, s.options.command_timeout);
     }

@@ -47,8 +47,8 @@ std::vector<std::string> thread_name_notes(const capture::Capture& c) {
 
 } // namespace
 
-Session::Impl::PendingCopy Session::Impl::start_copy(std::int64_t target_pid, milliseconds timeout,
-                                                     std::function<void()> first) {
+void Session::Impl::start_copy(std::int64_t target_pid, milliseconds timeout,
+                               bool walk_kernel_waits) {
   if (copy_dir.empty()) {
     std::string why;
     auto dir = make_private_temp_dir("rocplay-copy", why);
@@ -62,13 +62,13 @@ Session::Impl::PendingCopy Session::Impl::start_copy(std::int64_t target_pid, mi
   capture::Options co;
   co.while_stopped = copy_while_stopped;
   co.timeout = timeout;
-  PendingCopy pending;
+  PendingCopy& pending = copy_in_flight.emplace();
   pending.asked_at = now();
-  const auto take = [this, target_pid, co, first = std::move(first)] {
-    if (first) {
-      first();
-    }
+  const auto take = [this, target_pid, co, walk_kernel_waits] {
     TakenCopy taken;
+    if (walk_kernel_waits) {
+      taken.waits = process::read_kernel_waits(target_pid);
+    }
     taken.asked_at = now(); // the session's clock: read-only here
     taken.capture = capture::take(target_pid, co);
     taken.released_at = now();
@@ -79,17 +79,18 @@ Session::Impl::PendingCopy Session::Impl::start_copy(std::int64_t target_pid, mi
   } catch (const std::system_error&) {
     pending.capture = std::async(std::launch::deferred, take); // no thread to be had
   }
-  return pending;
 }
 
 double Session::Impl::take_copy(std::int64_t target_pid, milliseconds timeout) {
-  return finish_copy(target_pid, start_copy(target_pid, timeout));
+  start_copy(target_pid, timeout, false);
+  return finish_copy(target_pid);
 }
 
-double Session::Impl::finish_copy(std::int64_t target_pid, PendingCopy pending) {
-  const double held_from = account_copy(target_pid, pending);
+double Session::Impl::finish_copy(std::int64_t target_pid) {
+  const double held_from = account_copy(target_pid);
   const std::string path = fmt::format("{}/core.{}", copy_dir, copies);
-  capture::write_core(pending.taken.capture, path);
+  capture::write_core(last_capture, path);
+  last_capture = {};
   close_core(); // the last copy's, when still open
   const auto ex = command("-target-select core " + path, options.command_timeout);
   if (const auto msg = ex.error_message()) {
@@ -102,7 +103,20 @@ double Session::Impl::finish_copy(std::int64_t target_pid, PendingCopy pending) 
   return held_from;
 }
 
-double Session::Impl::account_copy(std::int64_t target_pid, PendingCopy& pending) {
+void Session::Impl::settle_copy() noexcept {
+  if (copy_in_flight && pid) {
+    try {
+      account_copy(*pid);
+    } catch (...) {
+    }
+  }
+  copy_in_flight.reset();
+  last_capture = {};
+}
+
+double Session::Impl::account_copy(std::int64_t target_pid) {
+  PendingCopy pending = std::move(*copy_in_flight);
+  copy_in_flight.reset();
   const double asked_at_first = pending.asked_at;
   try {
     pending.taken = pending.capture.get();
@@ -118,6 +132,9 @@ double Session::Impl::account_copy(std::int64_t target_pid, PendingCopy& pending
     }
     check_target_state();
     throw;
+  }
+  if (pending.taken.waits) {
+    note_kernel_waits(*pending.taken.waits);
   }
   const capture::Capture& c = pending.taken.capture;
   const double asked_at = pending.taken.asked_at;
@@ -160,6 +177,7 @@ double Session::Impl::account_copy(std::int64_t target_pid, PendingCopy& pending
     warn("copy: " + w);
   }
   check_target_state();
+  last_capture = std::move(pending.taken.capture);
   return held_from;
 }
 

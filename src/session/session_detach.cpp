@@ -61,6 +61,7 @@ void Session::Impl::settle(bool interrupt) {
 }
 
 void Session::Impl::shutdown(bool interrupt) noexcept {
+  settle_copy();
   try {
     if (!attach_sent || times.detached) {
       return;

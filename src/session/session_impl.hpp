@@ -434,8 +434,9 @@ struct Session::Impl {
   // directory); finish_copy() waits for it, accounts for the stop and loads the copy. The
   // capture's timeout counts from start_copy().
   struct TakenCopy {
+    std::optional<KernelWaits> waits; // read first, when asked
     capture::Capture capture;
-    // On the copy's thread: when the capture was asked for (after `first`; what its own reads
+    // On the copy's thread: when the capture was asked for (after the walk; what its own reads
     // take before the hold is what a later sample asks that much early) and when it let go.
     double asked_at = 0;
     double released_at = 0;
@@ -445,13 +446,19 @@ struct Session::Impl {
     TakenCopy taken;
     double asked_at = 0; // when start_copy() was called
   };
-  // `first`: run on the copy's thread before the capture.
-  PendingCopy start_copy(std::int64_t target_pid, milliseconds timeout,
-                         std::function<void()> first = {});
-  double finish_copy(std::int64_t target_pid, PendingCopy pending);
+  std::optional<PendingCopy> copy_in_flight; // start_copy() to finish_copy()
+  capture::Capture last_capture;             // account_copy() to finish_copy(), which writes it
+  // Starts copy_in_flight; `walk_kernel_waits`: the /proc walk of the threads' waits first, on
+  // the same thread (a held thread's wait reads as the ptrace stop).
+  void start_copy(std::int64_t target_pid, milliseconds timeout, bool walk_kernel_waits);
+  // Waits for copy_in_flight, notes its kernel waits, accounts for its stop and loads it.
+  double finish_copy(std::int64_t target_pid);
   // The first half of finish_copy: the capture's outcome in the target's account and notes.
   // Throws what the capture threw (the target never left held).
-  double account_copy(std::int64_t target_pid, PendingCopy& pending);
+  double account_copy(std::int64_t target_pid);
+  // Every way out of a session waits for a copy in flight first: the target's account stays
+  // exact, and nothing looks at a target its copy still holds.
+  void settle_copy() noexcept;
   ResumeResult run_by_copy(milliseconds interval, const IntervalStart& interval_start);
   // Has the debugger let go of the copy it reads (`core-file`), and removes the file. GDB takes
   // 15-20 ms to let go of 1,000 threads: run_by_copy does it while the target runs.
