@@ -157,16 +157,22 @@ void resume(Session& session) {
   }
 }
 
-// Runs the program until a stop worth reporting, the deadline, a signal to rocplay, or its end.
-// `interrupt_on_end`: at the deadline or a signal, stop the program (launch) rather than
-// leave it running for the caller to detach (wait-for-fault).
 // The breakpoints of LaunchSpec::trace_launches, and how many launches they may trace.
 struct LaunchTrace {
   std::vector<std::string> breakpoints;
   std::size_t most = 0;
 };
 
-// A stop at a traced launch: keeps the launching thread's stack and says whether to go on.
+// `cudaLaunchKernel`, or an instance of a template of one of kLaunchCalls' names.
+bool is_launch_call(std::string_view function) {
+  return std::any_of(std::begin(kLaunchCalls), std::end(kLaunchCalls), [&](std::string_view call) {
+    return function.starts_with(call) &&
+           (function.size() == call.size() || function[call.size()] == '<');
+  });
+}
+
+// A stop at one of the traced launch calls: keeps the launching thread's stack; false for any
+// other stop. The caller resumes the program after one.
 bool traced_launch(Session& session, const StopInfo& stop, LaunchTrace& trace, LaunchResult& r) {
   if (stop.reason != "breakpoint-hit" ||
       std::find(trace.breakpoints.begin(), trace.breakpoints.end(), stop.breakpoint) ==
@@ -175,19 +181,12 @@ bool traced_launch(Session& session, const StopInfo& stop, LaunchTrace& trace, L
   }
   auto ex = session.execute("-stack-list-frames 0 24", milliseconds(30'000));
   if (const auto* result = ex.result(); result != nullptr && !ex.error_message()) {
-    // One launch can pass two of the calls (cudaLaunchKernel<char> calls cudaLaunchKernel):
-    // only the outermost counts.
+    // One launch can pass two of the calls (cudaLaunchKernel<char> calls cudaLaunchKernel,
+    // static cudart's cudaLaunchKernel calls cuLaunchKernel): only the outermost counts.
     bool inner = false;
     bool innermost = true;
     for (const auto f : result->results()["stack"]) {
-      const auto func = f["func"].str_or();
-      inner =
-          inner || (!innermost && std::any_of(std::begin(kLaunchCalls), std::end(kLaunchCalls),
-                                              [&](std::string_view call) {
-                                                return func == call ||
-                                                       (func.starts_with(call) &&
-                                                        func.substr(call.size()).starts_with('<'));
-                                              }));
+      inner = inner || (!innermost && is_launch_call(f["func"].str_or()));
       innermost = false;
     }
     // The snapshot builder forgets these frames: they are not where the program will be.
@@ -213,6 +212,9 @@ bool traced_launch(Session& session, const StopInfo& stop, LaunchTrace& trace, L
   return true;
 }
 
+// Runs the program until a stop worth reporting, the deadline, a signal to rocplay, or its end.
+// `interrupt_on_end`: at the deadline or a signal, stop the program (launch) rather than
+// leave it running for the caller to detach (wait-for-fault). `trace`: the launches to trace.
 LaunchResult run_until_fault(Session& session, Clock::time_point deadline,
                              milliseconds stop_timeout, std::size_t max_passed,
                              bool interrupt_on_end, LaunchTrace trace = {}) {
