@@ -270,9 +270,6 @@ namespace {
 std::string base_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
-} // namespace
-
-namespace {
 
 // Paths go into CLI arguments and MI parameters: keep to ones that need no quoting there.
 bool plain_path(const std::string& p) {
