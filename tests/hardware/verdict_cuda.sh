@@ -4,6 +4,7 @@
 # `cuda-gdb -q -nx -batch -p P -x CMDS` with the commands hang-triage runs (info cuda devices,
 # kernels, warps and threads, info threads, thread apply all bt 30, detach). The worker is
 # torch_item_hang.py: its main thread blocked in `.item()` behind a spin kernel that never ends.
+# WORKER=syncspin: a plain CUDA program instead (syncspin.cu, one kernel polling a flag).
 # ROUNDS rounds, the ways' order rotated every round; per way the median wall seconds. Each
 # rocplay run's stop comes from its JSON report; raw's from the stamps around its attach and
 # detach. Every run must leave the worker running (its state in /proc is checked after each).
@@ -17,8 +18,13 @@ hw_start "$work"
 rocplay=$(hw_rocplay)
 [ -n "$rocplay" ] || { say "no rocplay: nothing to do"; exit 1; }
 rounds=${ROUNDS:-5}
-cp "$here/torch_item_hang.py" "$src/"
-CUDA_VISIBLE_DEVICES=0 python3 "$src/torch_item_hang.py" >"$work/worker.out" 2>&1 &
+if [ "${WORKER:-torch}" = syncspin ]; then # a plain CUDA program: one kernel polling a flag
+  hw_nvcc syncspin
+  CUDA_VISIBLE_DEVICES=0 "$src/syncspin" >"$work/worker.out" 2>&1 &
+else
+  cp "$here/torch_item_hang.py" "$src/"
+  CUDA_VISIBLE_DEVICES=0 python3 "$src/torch_item_hang.py" >"$work/worker.out" 2>&1 &
+fi
 worker=$!
 trap 'kill -9 $worker 2>/dev/null' EXIT
 pid=$(hw_ready_pid "$work/worker.out" 120)
