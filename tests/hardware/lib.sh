@@ -85,3 +85,15 @@ hw_stamped_cuda_gdb() { # label cuda-gdb-args...
     awk 'NR>1{printf "%.0f ", ($2-p)*1000} {p=$2}')"
   grep -iE "error|cannot|no symbol|unable" "$work/$label.log" | head -3 | sed 's/^/   /' | tee -a "$summary"
 }
+
+# Runs COMMAND... on GPU 0 as the worker a timing script looks at (its output in
+# $work/worker.out, killed when the script ends) and sets pid once it says `ready pid=N` (up to
+# 120 s); the script ends when it never does.
+hw_start_worker() {
+  CUDA_VISIBLE_DEVICES=0 "$@" >"$work/worker.out" 2>&1 &
+  worker=$!
+  trap 'kill -9 $worker 2>/dev/null' EXIT
+  pid=$(hw_ready_pid "$work/worker.out" 120)
+  [ -n "$pid" ] || { say "worker did not get ready"; tail -5 "$work/worker.out"; exit 1; }
+  sleep 2
+}

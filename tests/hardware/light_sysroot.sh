@@ -12,12 +12,7 @@ work=/tmp/hw-light # outside $OUT: only the summary and one archive go back
 hw_start "$work"
 rounds=${ROUNDS:-3}
 cp "$here/torch_item_hang.py" "$here/light_mirror.py" "$src/"
-CUDA_VISIBLE_DEVICES=0 python3 "$src/torch_item_hang.py" >"$work/worker.out" 2>&1 &
-worker=$!
-trap 'kill -9 $worker 2>/dev/null' EXIT
-pid=$(hw_ready_pid "$work/worker.out" 120)
-[ -n "$pid" ] || { say "worker did not get ready"; tail -5 "$work/worker.out"; exit 1; }
-sleep 2
+hw_start_worker python3 "$src/torch_item_hang.py"
 t0=$(date +%s%N)
 python3 "$src/light_mirror.py" "$pid" /tmp/light-mirror >"$work/mirror.txt" 2>&1
 say "mirror: $(hw_ms "$t0") ms; $(tr '\n' ';' <"$work/mirror.txt")"

@@ -20,16 +20,11 @@ rocplay=$(hw_rocplay)
 rounds=${ROUNDS:-5}
 if [ "${WORKER:-torch}" = syncspin ]; then # a plain CUDA program: one kernel polling a flag
   hw_nvcc syncspin
-  CUDA_VISIBLE_DEVICES=0 "$src/syncspin" >"$work/worker.out" 2>&1 &
+  hw_start_worker "$src/syncspin"
 else
   cp "$here/torch_item_hang.py" "$src/"
-  CUDA_VISIBLE_DEVICES=0 python3 "$src/torch_item_hang.py" >"$work/worker.out" 2>&1 &
+  hw_start_worker python3 "$src/torch_item_hang.py"
 fi
-worker=$!
-trap 'kill -9 $worker 2>/dev/null' EXIT
-pid=$(hw_ready_pid "$work/worker.out" 120)
-[ -n "$pid" ] || { say "worker did not get ready"; tail -5 "$work/worker.out"; exit 1; }
-sleep 2
 say "worker pid $pid, $(ls /proc/$pid/task | wc -l) threads; load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%s\n' 'info cuda devices' 'info cuda kernels' 'info cuda warps' 'info cuda threads' \
   'info threads' 'thread apply all bt 30' 'detach' >"$work/cmds"
