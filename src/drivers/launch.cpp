@@ -193,7 +193,6 @@ constexpr double kTracedLaunchesSeconds = 60;
 // Each launched kernel's last launching line, in the order first launched, from the stacks kept
 // at the traced launches.
 std::vector<LaunchSite> launch_sites_of(const std::vector<mi::Exchange>& stacks) {
-  constexpr std::size_t kMostKernels = 64;
   std::vector<LaunchSite> sites;
   for (const auto& ex : stacks) {
     const auto* result = ex.result();
@@ -204,16 +203,8 @@ std::vector<LaunchSite> launch_sites_of(const std::vector<mi::Exchange>& stacks)
     for (const auto f : result->results()["stack"]) {
       frames.push_back(snapshot::text::frame_from_mi(f));
     }
-    auto site = launch_site(frames);
-    if (!site) {
-      continue;
-    }
-    const auto known = std::find_if(sites.begin(), sites.end(),
-                                    [&](const LaunchSite& s) { return s.kernel == site->kernel; });
-    if (known != sites.end()) {
-      known->where = std::move(site->where);
-    } else if (sites.size() < kMostKernels) {
-      sites.push_back(std::move(*site));
+    if (auto site = launch_site(frames)) {
+      add_launch_site(sites, std::move(*site));
     }
   }
   return sites;

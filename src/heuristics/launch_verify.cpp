@@ -59,12 +59,13 @@ std::string run_words(const VerifyRun& r) {
   } else {
     what = r.run.outcome.empty() ? std::string("no fault") : r.run.outcome;
   }
-  return fmt::format(
-      "run {} ({}): {} after {:.2f} s{}{}", r.run.index, r.run.experiment, what, r.run.seconds,
-      r.launch_line.empty() ? "" : fmt::format("; launched from {}", r.launch_line),
-      r.run.traced_launches ? fmt::format("; {} kernel launch{} traced", *r.run.traced_launches,
-                                          *r.run.traced_launches == 1 ? "" : "es")
-                            : std::string());
+  return fmt::format("run {} ({}): {} after {:.2f} s{}{}", r.run.index, r.run.experiment, what,
+                     r.run.seconds,
+                     r.launch_line.empty() ? "" : fmt::format("; launched from {}", r.launch_line),
+                     r.run.traced_launches.value_or(0) > 0
+                         ? fmt::format("; {} kernel launch{} traced", *r.run.traced_launches,
+                                       *r.run.traced_launches == 1 ? "" : "es")
+                         : std::string());
 }
 
 struct Tally {
@@ -174,6 +175,30 @@ std::string launch_line(const Snapshot& snapshot) {
   return {};
 }
 
+namespace {
+
+// `kernel produce (in flight)`, with its launching line when known: a concurrent_work entry, and
+// the kernel it names read back (kernel_in_flight).
+constexpr std::string_view kKernelWord = "kernel ";
+constexpr std::string_view kInFlight = " (in flight)";
+
+std::string in_flight_words(const std::string& kernel, const std::string& launched_from) {
+  return launched_from.empty() ? fmt::format("{}{}{}", kKernelWord, kernel, kInFlight)
+                               : fmt::format("{}{} (in flight; launched from {})", kKernelWord,
+                                             kernel, launched_from);
+}
+
+std::optional<std::string> kernel_in_flight(std::string_view words) {
+  if (!words.starts_with(kKernelWord) || !words.ends_with(kInFlight)) {
+    return std::nullopt;
+  }
+  words.remove_prefix(kKernelWord.size());
+  words.remove_suffix(kInFlight.size());
+  return std::string(words);
+}
+
+} // namespace
+
 std::vector<std::string> concurrent_work(const Snapshot& snapshot) {
   constexpr std::size_t kMost = 6;
   std::vector<std::string> out;
@@ -187,7 +212,7 @@ std::vector<std::string> concurrent_work(const Snapshot& snapshot) {
     for (const auto& d : snapshot.dispatches) {
       const std::string kernel = detail::kernel_label(d);
       if (!kernel.empty() && kernel != site->function) {
-        add("kernel " + short_function_name(kernel) + " (in flight)");
+        add(in_flight_words(short_function_name(kernel), {}));
       }
     }
     return out;
@@ -205,24 +230,31 @@ std::vector<std::string> concurrent_work(const Snapshot& snapshot) {
   return out;
 }
 
-void add_launch_sites(std::vector<VerifyRun>& runs) {
-  std::map<std::string, std::string> where; // kernel -> its last launching line, last run last
+std::vector<LaunchSite> launch_sites(const std::vector<VerifyRun>& runs) {
+  std::vector<LaunchSite> sites;
   for (const auto& r : runs) {
     for (const auto& site : r.launch_sites) {
-      where[site.kernel] = site.where;
+      add_launch_site(sites, site);
     }
   }
-  if (where.empty()) {
+  return sites;
+}
+
+void add_launch_sites(std::vector<VerifyRun>& runs) {
+  const auto sites = launch_sites(runs);
+  if (sites.empty()) {
     return;
   }
   const auto launched_from = [&](const std::string& kernel) -> const std::string* {
-    auto it = where.find(short_function_name(kernel));
-    if (it == where.end()) {
-      it = where.find(kernel);
+    for (const auto& name : {short_function_name(kernel), kernel}) {
+      const auto it = std::find_if(sites.begin(), sites.end(),
+                                   [&](const LaunchSite& s) { return s.kernel == name; });
+      if (it != sites.end()) {
+        return &it->where;
+      }
     }
-    return it == where.end() ? nullptr : &it->second;
+    return nullptr;
   };
-  constexpr std::string_view kInFlight = " (in flight)";
   for (auto& r : runs) {
     if (r.fault && r.fault->on_gpu && r.launch_line.empty()) {
       if (const auto* line = launched_from(r.fault->function)) {
@@ -230,10 +262,9 @@ void add_launch_sites(std::vector<VerifyRun>& runs) {
       }
     }
     for (auto& c : r.concurrent) {
-      if (c.starts_with("kernel ") && c.ends_with(kInFlight)) {
-        const std::string kernel = c.substr(7, c.size() - 7 - kInFlight.size());
-        if (const auto* line = launched_from(kernel)) {
-          c = fmt::format("kernel {} (in flight; launched from {})", kernel, *line);
+      if (const auto kernel = kernel_in_flight(c)) {
+        if (const auto* line = launched_from(*kernel)) {
+          c = in_flight_words(*kernel, *line);
         }
       }
     }

@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 namespace rocplay::report {
 
 namespace {
@@ -46,18 +44,7 @@ void write_verification_text(std::ostream& out, const Incident& incident, std::s
     write_wrapped(out, width, "  Running at the first fault: ",
                   fmt::format("{}", fmt::join(incident.verify_runs.front().concurrent, "; ")));
   }
-  std::vector<LaunchSite> sites; // each kernel's last launch line, over the runs that traced
-  for (const auto& r : incident.verify_runs) {
-    for (const auto& site : r.launch_sites) {
-      const auto known = std::find_if(sites.begin(), sites.end(),
-                                      [&](const LaunchSite& k) { return k.kernel == site.kernel; });
-      if (known == sites.end()) {
-        sites.push_back(site);
-      } else {
-        known->where = site.where;
-      }
-    }
-  }
+  const auto sites = heuristics::launch_sites(incident.verify_runs);
   if (!sites.empty()) {
     std::vector<std::string> words;
     for (const auto& site : sites) {

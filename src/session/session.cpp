@@ -298,8 +298,6 @@ void Session::Impl::on_line(const mi::RecordView& rec) {
       on_sent(token, cmd, at);
       batch_exchanges.push_back(exchanges.size() - 1);
       pending = batch_exchanges.back();
-    } else {
-      batch_open = false;
     }
   }
 }
@@ -381,35 +379,35 @@ Session::Impl::send_and_wait(const std::string& cmd, milliseconds timeout, bool 
 mi::Exchange Session::Impl::command(const std::string& cmd, milliseconds timeout) {
   ensure_open();
   const auto [w, index] = send_and_wait(cmd, timeout, false);
-  switch (w) {
-  case Wait::Done:
-    return exchanges[index];
-  case Wait::Deadline:
-    if (stall) {
-      fail(stall_error(), true);
-    }
-    fail(
-        past_end()
-            ? Error(ExitCode::Timeout,
-                    "the debugger had no result for `" + cmd +
-                        "` when this look's bound came (the run's --timeout past the sampling "
-                        "window)",
-                    "a larger --timeout gives each node longer; the target was detached and "
-                    "keeps running")
-            : Error(ExitCode::Timeout,
-                    "the debugger gave no result for `" + cmd + "` within " + seconds_text(timeout),
-                    "a slow step needs a longer timeout (the step's `timeout:` or --timeout); "
-                    "the target was detached and keeps running"),
-        true);
-    break;
-  case Wait::Dead:
-    debugger_died("while running `" + cmd + "`");
-    break;
-  case Wait::Signal:
-    interrupted();
-    break;
+  if (w != Wait::Done) {
+    no_answer(w, cmd, timeout, "the target was detached and keeps running");
   }
-  throw Error(ExitCode::Internal, "unreachable");
+  return exchanges[index];
+}
+
+void Session::Impl::no_answer(Wait w, const std::string& cmd, milliseconds timeout,
+                              std::string_view target_after) {
+  if (w == Wait::Dead) {
+    debugger_died("while running `" + cmd + "`");
+  }
+  if (w == Wait::Signal) {
+    interrupted();
+  }
+  if (stall) {
+    fail(stall_error(), true);
+  }
+  fail(past_end()
+           ? Error(ExitCode::Timeout,
+                   "the debugger had no result for `" + cmd +
+                       "` when this look's bound came (the run's --timeout past the "
+                       "sampling window)",
+                   "a larger --timeout gives each node longer; " + std::string(target_after))
+           : Error(ExitCode::Timeout,
+                   "the debugger gave no result for `" + cmd + "` within " + seconds_text(timeout),
+                   "a slow step needs a longer timeout (the step's `timeout:` or "
+                   "--timeout); " +
+                       std::string(target_after)),
+       true);
 }
 
 std::vector<mi::Exchange> Session::Impl::command_all(const std::vector<std::string>& cmds,
@@ -448,25 +446,10 @@ std::vector<mi::Exchange> Session::Impl::command_all(const std::vector<std::stri
     return options.end_by && *options.end_by < deadline ? *options.end_by : deadline;
   };
   const auto fail_on = [&](Wait w) {
-    const std::string& cmd = cmds[std::min(answered, cmds.size() - 1)];
     queued.clear(); // what gdb still reads is never waited for: the session ends
-    batch_open = false;
     pending = exchanges.size() - 1;
-    if (w == Wait::Dead) {
-      debugger_died("while running `" + cmd + "`");
-    }
-    if (w == Wait::Signal) {
-      interrupted();
-    }
-    fail(Error(ExitCode::Timeout,
-               past_end() ? "the debugger had no result for `" + cmd +
-                                "` when this look's bound came (the run's --timeout past the "
-                                "sampling window)"
-                          : "the debugger gave no result for `" + cmd + "` within " +
-                                seconds_text(timeout),
-               "a slow step needs a longer timeout (the step's `timeout:` or --timeout); the "
-               "target was let go after its copy and keeps running"),
-         true);
+    no_answer(w, cmds[std::min(answered, cmds.size() - 1)], timeout,
+              "the target was let go after its copy and keeps running");
   };
   waiting = true;
   while (answered < cmds.size()) {
@@ -478,11 +461,10 @@ std::vector<mi::Exchange> Session::Impl::command_all(const std::vector<std::stri
         text += std::to_string(token) + cmds[written] + "\n";
         // An exchange begins when gdb begins on it: at once when nothing of ours is before it,
         // else when the answer before it comes (on_line).
-        if (!batch_open) {
+        if (answered_now() == batch_exchanges.size()) {
           on_sent(token, cmds[written], now());
           batch_exchanges.push_back(exchanges.size() - 1);
           pending = batch_exchanges.back();
-          batch_open = true;
         } else {
           queued.emplace_back(token, cmds[written]);
         }

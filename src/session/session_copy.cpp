@@ -118,8 +118,9 @@ double Session::Impl::account_copy(std::int64_t target_pid) {
   PendingCopy pending = std::move(*copy_in_flight);
   copy_in_flight.reset();
   const double asked_at_first = pending.asked_at;
+  TakenCopy taken;
   try {
-    pending.taken = pending.capture.get();
+    taken = pending.capture.get();
   } catch (const Error& e) {
     if (copies == 0 &&
         (e.code() == ExitCode::PtraceDenied || e.code() == ExitCode::NoSuchProcess)) {
@@ -133,12 +134,12 @@ double Session::Impl::account_copy(std::int64_t target_pid) {
     check_target_state();
     throw;
   }
-  if (pending.taken.waits) {
-    note_kernel_waits(*pending.taken.waits);
+  if (taken.waits) {
+    note_kernel_waits(*taken.waits);
   }
-  const capture::Capture& c = pending.taken.capture;
-  const double asked_at = pending.taken.asked_at;
-  const double released_at = pending.taken.released_at;
+  const capture::Capture& c = taken.capture;
+  const double asked_at = taken.asked_at;
+  const double released_at = taken.released_at;
   const double held_from = std::max(asked_at, released_at - c.stop_seconds);
   copy_prep_seconds = held_from - asked_at;
   ++copies;
@@ -177,7 +178,7 @@ double Session::Impl::account_copy(std::int64_t target_pid) {
     warn("copy: " + w);
   }
   check_target_state();
-  last_capture = std::move(pending.taken.capture);
+  last_capture = std::move(taken.capture);
   return held_from;
 }
 

@@ -186,11 +186,9 @@ struct Session::Impl {
   std::uint64_t results_seen = 0;
   std::size_t pending = 0; // index of the command being waited for (valid while waiting)
   bool waiting = false;
-  // command_all: commands written ahead, whose exchanges begin as the answers before them come,
-  // and whether one of its exchanges is open.
+  // command_all: commands written ahead, whose exchanges begin as the answers before them come.
   std::deque<std::pair<std::uint64_t, std::string>> queued;
   std::vector<std::size_t> batch_exchanges; // their exchanges' indices, as they begin
-  bool batch_open = false;
   // Options::end_by has come: a deadline hit now is the look's bound, not a command's timeout.
   // (The time left to a deadline is rounded up to whole milliseconds, so a wait that ends at a
   // deadline taken from end_by ends at or after it.)
@@ -388,6 +386,10 @@ struct Session::Impl {
   // no live target waits), several are written ahead of their answers, saving a round trip
   // each; otherwise one at a time, as command() sends them. Fails as command() does.
   std::vector<mi::Exchange> command_all(const std::vector<std::string>& cmds, milliseconds timeout);
+  // Ends the session on a command `cmd` left unanswered (w: not Done), with the error that says
+  // why, and what became of the target.
+  [[noreturn]] void no_answer(Wait w, const std::string& cmd, milliseconds timeout,
+                              std::string_view target_after);
 
   void inject_fault();
 
@@ -443,7 +445,6 @@ struct Session::Impl {
   };
   struct PendingCopy {
     std::future<TakenCopy> capture;
-    TakenCopy taken;
     double asked_at = 0; // when start_copy() was called
   };
   std::optional<PendingCopy> copy_in_flight; // start_copy() to finish_copy()

@@ -219,4 +219,15 @@ std::optional<LaunchSite> launch_site(const std::vector<Frame>& frames) {
   return LaunchSite{kernel.empty() ? (stub + 1)->function : std::move(kernel), frame_where(*user)};
 }
 
+void add_launch_site(std::vector<LaunchSite>& sites, LaunchSite site) {
+  constexpr std::size_t kMostKernels = 64;
+  const auto known = std::find_if(sites.begin(), sites.end(),
+                                  [&](const LaunchSite& s) { return s.kernel == site.kernel; });
+  if (known != sites.end()) {
+    known->where = std::move(site.where);
+  } else if (sites.size() < kMostKernels) {
+    sites.push_back(std::move(site));
+  }
+}
+
 } // namespace rocplay

@@ -62,6 +62,10 @@ struct VerifyRun {
 // (`kernel produce (in flight; launched from main at race.cu:60)`).
 void add_launch_sites(std::vector<VerifyRun>& runs);
 
+// Each kernel's last launching line over the runs that traced their launches, in the order first
+// launched.
+std::vector<LaunchSite> launch_sites(const std::vector<VerifyRun>& runs);
+
 // The verdict over the runs (the baseline: experiment kAsGiven): a static fault (the same place
 // in every run, experiments included), an asynchronous race (an experiment made it go away: the
 // kernel at the PC is likely a victim), a fault that moved (an experiment faulted elsewhere: name

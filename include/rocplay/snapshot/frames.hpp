@@ -45,4 +45,8 @@ std::string frame_where(const Frame& frame);
 // called from a library) or without a frame of the user's.
 std::optional<LaunchSite> launch_site(const std::vector<Frame>& frames);
 
+// Adds `site` to `sites`: each kernel once, in the order first launched, with its last launching
+// line; at most 64 kernels.
+void add_launch_site(std::vector<LaunchSite>& sites, LaunchSite site);
+
 } // namespace rocplay
