@@ -50,24 +50,6 @@ bool starts_with(std::span<const std::uint8_t> bytes, std::string_view magic) {
   return bytes.size() >= magic.size() && std::memcmp(bytes.data(), magic.data(), magic.size()) == 0;
 }
 
-void init_libelf() {
-  static std::once_flag once;
-  std::call_once(once, [] { elf_version(EV_CURRENT); });
-}
-
-// A name from a string table, cut at the limit (a missing terminator cannot run past the table:
-// libelf checks that).
-std::string bounded_name(const char* s, std::size_t max) {
-  if (s == nullptr) {
-    return {};
-  }
-  return std::string(s, ::strnlen(s, max));
-}
-
-struct ElfCloser {
-  void operator()(Elf* e) const { elf_end(e); }
-};
-
 struct Section {
   std::string name;
   GElf_Shdr header{};

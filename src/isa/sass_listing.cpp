@@ -69,7 +69,8 @@ struct LabelUse {
 } // namespace
 
 SassListing read_nvdisasm_listing(std::string_view listing, std::string_view function,
-                                  std::size_t max_instructions) {
+                                  std::size_t max_instructions,
+                                  std::optional<std::uint64_t> load_address) {
   SassListing out;
   const std::string wanted = function.empty() ? std::string() : ".text." + std::string(function);
   std::string current_section;
@@ -77,6 +78,7 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
   std::vector<std::string> pending_labels; // defined, waiting for the next instruction
   std::vector<LabelUse> uses;
   std::optional<std::uint64_t> section_start;
+  std::uint64_t shift = 0; // to load_address
   std::size_t line_no = 0;
   auto resolve = [&] { // the section ended: its labels are known
     for (const auto& use : uses) {
@@ -120,8 +122,14 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
       continue; // directives (.align, .type ...) and the function's own label
     }
     const auto close = line.find("*/");
-    const auto address =
+    auto address =
         close == std::string_view::npos ? std::nullopt : parse_hex(line.substr(2, close - 2));
+    if (address && load_address && !wanted.empty()) {
+      if (!section_start) {
+        shift = *load_address - *address; // modulo 2^64, as addresses wrap
+      }
+      *address += shift;
+    }
     std::string_view text = close == std::string_view::npos ? line : trim(line.substr(close + 2));
     // `-hex` appends the encoding as a second comment: `/* 0x000fe20000000f00 */`.
     if (auto comment = text.find("/*"); comment != std::string_view::npos) {

@@ -2,6 +2,7 @@
 #include "playbook/deferred_code.hpp"
 
 #include "rocplay/codeobj/codeobj.hpp"
+#include "rocplay/codeobj/cuda_fatbin.hpp"
 #include "rocplay/core/temp_dir.hpp"
 #include "rocplay/isa/sass_listing.hpp"
 #include "rocplay/session/helper_program.hpp"
@@ -11,9 +12,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <tuple>
 
 namespace rocplay::playbook::detail {
 
@@ -27,6 +36,12 @@ constexpr std::uintmax_t kMaxCopyBytes = 64u << 20;
 constexpr std::uintmax_t kMaxWholeModuleBytes = 16u << 20;
 constexpr std::chrono::milliseconds kNvdisasmTimeout{30'000};
 constexpr std::size_t kMaxListingBytes = 64u << 20;
+// start_early decodes whole modules beside cuda-gdb's start: only a few small ones (a PyTorch
+// library's fatbin is hundreds of MiB; its kernels are left to the kept ELF after the detach).
+constexpr std::uint64_t kMaxEarlyFatbinBytes = 8u << 20;
+constexpr std::size_t kMaxEarlyBytes = 4u << 20;
+constexpr std::size_t kMaxEarlyModules = 4;
+constexpr std::size_t kMaxEarlyFiles = 64;
 
 std::string first_line(std::string_view text) {
   text = text.substr(0, text.find('\n'));
@@ -41,7 +56,175 @@ std::optional<std::vector<std::uint8_t>> read_file(const std::string& path) {
   return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
+// The window [start, end) around pc of a listing, as notes: a header, then its instructions.
+void note_window(std::string_view subject, std::uint64_t pc, std::uint64_t start, std::uint64_t end,
+                 std::string_view function, const std::string& object,
+                 const isa::SassListing& listing, const std::function<void(std::string_view)>& note,
+                 std::vector<std::string>& problems) {
+  std::vector<const isa::Instruction*> window;
+  for (const auto& in : listing.instructions) {
+    if (in.address >= start && in.address < end) {
+      window.push_back(&in);
+    }
+  }
+  if (window.empty()) {
+    problems.push_back(
+        fmt::format("code at {:#x}: nvdisasm's listing of {} does not hold it", pc, function));
+    return;
+  }
+  note(snapshot::code_window_note(subject, pc, "nvdisasm", fs::path(object).filename().string()));
+  for (const auto* in : window) {
+    note(snapshot::code_instruction_note(*in));
+  }
+}
+
+bool has_code(std::span<const std::uint8_t> cubin) {
+  const auto sections = codeobj::elf_sections(cubin);
+  return std::any_of(sections.begin(), sections.end(),
+                     [](const auto& s) { return s.name.starts_with(".text."); });
+}
+
+bool in_system_directory(std::string_view path) {
+  for (std::string_view dir : {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/libexec/"}) {
+    if (path.starts_with(dir)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 } // namespace
+
+struct DeferredCode::Early {
+  struct Module {
+    std::string origin; // the file whose .nv_fatbin held it
+    std::vector<std::uint8_t> cubin;
+    std::string path; // ours, given to nvdisasm
+    session::ProgramRun run;
+  };
+  std::atomic<bool> cancel{false};
+  std::mutex mutex;
+  std::condition_variable found_cv;
+  bool found = false;          // `modules` is final (their decoding may still run)
+  std::vector<Module> modules; // written by the thread until `found`
+  std::string dir;
+  std::thread thread;
+
+  ~Early() {
+    cancel = true;
+    if (thread.joinable()) {
+      thread.join();
+    }
+    if (!dir.empty()) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  }
+
+  void wait_found() {
+    std::unique_lock lock(mutex);
+    found_cv.wait(lock, [this] { return found; });
+  }
+
+  void find_and_decode(const std::vector<std::string>& files, const std::string& nvdisasm) {
+    std::vector<Module> found_modules;
+    try {
+      std::size_t total = 0;
+      for (const auto& file : files) {
+        if (cancel) {
+          break;
+        }
+        std::string why;
+        const auto fatbin =
+            codeobj::read_elf_file_section(file, ".nv_fatbin", kMaxEarlyFatbinBytes, why);
+        if (!fatbin) {
+          continue; // no device code, or too much to decode beside the start
+        }
+        for (const auto cubin : codeobj::fatbin_cubins(*fatbin)) {
+          if (found_modules.size() < kMaxEarlyModules && total + cubin.size() <= kMaxEarlyBytes &&
+              has_code(cubin)) {
+            found_modules.push_back({file, {cubin.begin(), cubin.end()}, {}, {}});
+            total += cubin.size();
+          }
+        }
+      }
+      std::string problem;
+      if (auto made = found_modules.empty() ? std::nullopt
+                                            : make_private_temp_dir("rocplay-code", problem)) {
+        dir = std::move(*made);
+        for (std::size_t i = 0; i < found_modules.size(); ++i) {
+          auto& m = found_modules[i];
+          m.path = fmt::format("{}/early-{}.cubin", dir, i);
+          std::ofstream(m.path, std::ios::binary)
+              .write(reinterpret_cast<const char*>(m.cubin.data()),
+                     static_cast<std::streamsize>(m.cubin.size()));
+        }
+      }
+    } catch (const std::exception&) {
+      found_modules.clear(); // out of memory or a file system fault: the kept ELFs do it all
+    }
+    {
+      std::lock_guard lock(mutex);
+      modules = dir.empty() ? std::vector<Module>() : std::move(found_modules);
+      found = true;
+    }
+    found_cv.notify_all();
+    // One nvdisasm per module, side by side: each spends its start-up on its own CPU.
+    std::vector<std::thread> decoders;
+    for (auto& m : modules) {
+      auto decode = [&m, &nvdisasm, this] {
+        m.run = session::run_program(nvdisasm, {"-c", m.path}, kNvdisasmTimeout, kMaxListingBytes,
+                                     session::Stderr::Merge, std::chrono::milliseconds(0), &cancel);
+      };
+      try {
+        decoders.emplace_back(decode);
+      } catch (const std::system_error&) {
+        decode(); // no thread to spare: one after the other
+      }
+    }
+    for (auto& d : decoders) {
+      d.join();
+    }
+  }
+};
+
+std::vector<std::string> DeferredCode::target_files(std::int64_t pid) {
+  std::vector<std::string> files{fmt::format("/proc/{}/exe", pid)};
+  std::error_code ec;
+  const auto exe = fs::read_symlink(files.front(), ec).string();
+  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
+  std::string line;
+  std::vector<std::string> seen;
+  while (std::getline(maps, line) && files.size() < kMaxEarlyFiles) {
+    const auto slash = line.find(" /");
+    if (slash == std::string::npos) {
+      continue; // anonymous, [heap], [vdso] ...
+    }
+    std::string path = line.substr(slash + 1);
+    if (path == exe || path.ends_with(" (deleted)") || in_system_directory(path) ||
+        std::find(seen.begin(), seen.end(), path) != seen.end()) {
+      continue;
+    }
+    seen.push_back(path);
+    files.push_back(fmt::format("/proc/{}/root{}", pid, path)); // its own mount namespace
+  }
+  return files;
+}
+
+void DeferredCode::start_early(std::vector<std::string> files) {
+  if (early_) {
+    return;
+  }
+  auto early = std::make_unique<Early>();
+  try {
+    early->thread = std::thread([e = early.get(), files = std::move(files), nvdisasm = nvdisasm_] {
+      e->find_and_decode(files, nvdisasm);
+    });
+  } catch (const std::system_error&) {
+    return; // no thread: the kept ELFs are decoded after the detach, as without it
+  }
+  early_ = std::move(early);
+}
 
 std::unique_ptr<DeferredCode> DeferredCode::for_debugger(const DebuggerIdentity& debugger) {
   std::vector<std::string> dirs;
@@ -63,6 +246,8 @@ std::unique_ptr<DeferredCode> DeferredCode::for_debugger(const DebuggerIdentity&
   }
   return std::make_unique<DeferredCode>(std::move(*found));
 }
+
+DeferredCode::DeferredCode(std::string nvdisasm) : nvdisasm_(std::move(nvdisasm)) {}
 
 DeferredCode::~DeferredCode() {
   if (!dir_.empty()) {
@@ -110,13 +295,57 @@ bool DeferredCode::keep(const std::string& subject, std::uint64_t pc, std::uint6
   return true;
 }
 
+std::optional<std::pair<std::size_t, std::uint64_t>>
+DeferredCode::early_match(const Window& w) const {
+  const auto kept = read_file(kept_.at(w.object));
+  const auto section = kept ? codeobj::elf_section(*kept, ".text." + w.function) : std::nullopt;
+  if (!section || section->contents.empty()) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < early_->modules.size(); ++i) {
+    const auto theirs = codeobj::elf_section(early_->modules[i].cubin, section->name);
+    if (theirs && std::equal(theirs->contents.begin(), theirs->contents.end(),
+                             section->contents.begin(), section->contents.end())) {
+      return std::pair(i, section->address);
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> DeferredCode::decode(const std::function<void(std::string_view)>& note) {
   std::vector<std::string> problems;
-  // One nvdisasm run per function of each file, shared by the windows in it.
-  std::map<std::pair<std::string, std::string>, std::optional<isa::SassListing>> listings;
-  for (const auto& w : windows_) {
+  // The windows whose code start_early is decoding; without any, its nvdisasm is stopped.
+  std::vector<std::optional<std::pair<std::size_t, std::uint64_t>>> early(windows_.size());
+  if (early_) {
+    early_->wait_found();
+    for (std::size_t i = 0; i < windows_.size(); ++i) {
+      early[i] = early_match(windows_[i]);
+    }
+    early_->cancel = std::none_of(early.begin(), early.end(), [](const auto& e) { return e; });
+    if (early_->thread.joinable()) {
+      early_->thread.join();
+    }
+  }
+  // One listing per function of each file (the kept one's, or an early module's moved to where
+  // the kept one runs), shared by the windows in it.
+  std::map<std::tuple<std::string, std::string, std::uint64_t>, std::optional<isa::SassListing>>
+      listings;
+  for (std::size_t i = 0; i < windows_.size(); ++i) {
+    const auto& w = windows_[i];
     const std::string& ours = kept_.at(w.object);
-    auto [it, fresh] = listings.try_emplace({ours, w.function}); // nullopt: it failed
+    const auto* early_run = early[i] ? &early_->modules[early[i]->first].run : nullptr;
+    if (early_run && early_run->exit_code == 0) {
+      auto [it, fresh] = listings.try_emplace(
+          {early_->modules[early[i]->first].path, w.function, early[i]->second});
+      if (fresh) {
+        it->second =
+            isa::read_nvdisasm_listing(early_run->output, w.function, 100'000, early[i]->second);
+      }
+      note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, *it->second, note,
+                  problems);
+      continue;
+    }
+    auto [it, fresh] = listings.try_emplace({ours, w.function, 0}); // nullopt: it failed
     if (fresh) {
       const auto bytes = read_file(ours);
       const auto index = bytes ? codeobj::symbol_index(*bytes, w.function) : std::nullopt;
@@ -140,24 +369,9 @@ std::vector<std::string> DeferredCode::decode(const std::function<void(std::stri
       }
       it->second = isa::read_nvdisasm_listing(run.output, w.function);
     }
-    if (!it->second) {
-      continue; // said once, for the first window of the function
-    }
-    std::vector<const isa::Instruction*> window;
-    for (const auto& in : it->second->instructions) {
-      if (in.address >= w.start && in.address < w.end) {
-        window.push_back(&in);
-      }
-    }
-    if (window.empty()) {
-      problems.push_back(fmt::format("code at {:#x}: nvdisasm's listing of {} does not hold it",
-                                     w.pc, w.function));
-      continue;
-    }
-    note(snapshot::code_window_note(w.subject, w.pc, "nvdisasm",
-                                    fs::path(w.object).filename().string()));
-    for (const auto* in : window) {
-      note(snapshot::code_instruction_note(*in));
+    if (it->second) { // else said once, for the first window of the function
+      note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, *it->second, note,
+                  problems);
     }
   }
   return problems;

@@ -2,7 +2,10 @@
 // why). In the stop the runner asks `info symbol PC` under the class's CUDA focus and hands the
 // answer here; the device ELF it names (cuda-gdb removes it at the detach) is kept, by a hard link
 // where it can be. After the detach each window is decoded by nvdisasm and written into the
-// recording as notes. Internal to src/playbook.
+// recording as notes. nvdisasm spends about 0.5 s starting whatever it decodes, so the device
+// code the target's own files hold is decoded from before the attach (start_early), beside
+// cuda-gdb's start; a window whose function has the same bytes there takes that listing.
+// Internal to src/playbook.
 #pragma once
 
 #include "rocplay/core/debugger.hpp"
@@ -23,10 +26,18 @@ public:
   // nvdisasm beside the debugger, on $PATH, or in /usr/local/cuda/bin; nullptr when there is
   // none (the runner then disassembles in the stop, as for the other debuggers).
   static std::unique_ptr<DeferredCode> for_debugger(const DebuggerIdentity& debugger);
-  explicit DeferredCode(std::string nvdisasm) : nvdisasm_(std::move(nvdisasm)) {}
+  explicit DeferredCode(std::string nvdisasm);
   DeferredCode(const DeferredCode&) = delete;
   DeferredCode& operator=(const DeferredCode&) = delete;
-  ~DeferredCode(); // removes the kept files
+  ~DeferredCode(); // stops nvdisasm where it still runs; removes the kept files
+
+  // Before the attach: on its own thread, the cubins stored uncompressed in the `.nv_fatbin`
+  // sections of `files` (the executable and the libraries the target maps: target_files) are
+  // decoded whole, a few small ones at most. Once per object.
+  void start_early(std::vector<std::string> files);
+  // The files whose device code start_early looks at: /proc/PID/exe, then the mapped files
+  // outside the system's library directories, read through /proc/PID/root.
+  static std::vector<std::string> target_files(std::int64_t pid);
 
   // In the stop: keeps the ELF named by `info symbol`'s answer, for the window [start, end)
   // around pc. False, with `why`, when it cannot (the caller disassembles in the stop).
@@ -45,7 +56,13 @@ private:
     std::string function; // linkage name: the section `.text.FUNCTION`
     std::string object;   // the file cuda-gdb named
   };
+  struct Early; // start_early's thread and what it found
+  // The module start_early found whose `.text.FUNCTION` has the bytes of the kept ELF's, with
+  // the address that section runs at there; nullopt when none does.
+  std::optional<std::pair<std::size_t, std::uint64_t>> early_match(const Window& w) const;
+
   std::string nvdisasm_;
+  std::unique_ptr<Early> early_;
   std::string dir_;                         // private, created on first keep
   std::map<std::string, std::string> kept_; // cuda-gdb's file -> ours
   std::vector<Window> windows_;

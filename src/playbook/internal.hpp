@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +21,11 @@ struct TextError : std::runtime_error {
   std::uint32_t offset; // bytes into the scalar
   std::string hint;
 };
+
+class DeferredCode; // playbook/deferred_code.hpp
+// run(), with cuda-gdb's device code decoding already under way (DeferredCode::start_early).
+RunResult run_with_code(const Playbook& playbook, Driver& driver, const RunOptions& options,
+                        std::unique_ptr<DeferredCode> deferred);
 
 // Steps that talk to the target's threads, so they need an attach before them.
 inline bool needs_target(StepKind kind) {

@@ -78,8 +78,9 @@ bool is_thread_id(std::string_view id) {
 
 class Runner final : public detail::Scope {
 public:
-  Runner(const Playbook& pb, Driver& driver, const RunOptions& options)
-      : pb_(pb), driver_(driver), options_(options) {}
+  Runner(const Playbook& pb, Driver& driver, const RunOptions& options,
+         std::unique_ptr<detail::DeferredCode> deferred)
+      : pb_(pb), driver_(driver), options_(options), deferred_(std::move(deferred)) {}
 
   const Value* lookup(std::string_view root) const override {
     for (auto it = locals_.rbegin(); it != locals_.rend(); ++it) {
@@ -941,7 +942,9 @@ private:
     }
     if (cuda && !deferred_checked_) {
       deferred_checked_ = true;
-      deferred_ = detail::DeferredCode::for_debugger(driver_.debugger());
+      if (!deferred_) {
+        deferred_ = detail::DeferredCode::for_debugger(driver_.debugger());
+      }
     }
     std::size_t failed = 0;
     for (const auto& [focus, command, pc, start, end] : commands) {
@@ -949,7 +952,7 @@ private:
         ++failed; // no focus, no device code: the window is not asked for
         continue;
       }
-      if (!focus.empty() && deferred_) {
+      if (!focus.empty() && cuda && deferred_) {
         auto ex = driver_.console(fmt::format("info symbol {:#x}", pc), timeout_of(s));
         std::string why;
         if (!ex.error_message() && deferred_->keep(focus, pc, start, end, ex.console(), why)) {
@@ -1309,7 +1312,12 @@ private:
 } // namespace
 
 RunResult run(const Playbook& playbook, Driver& driver, const RunOptions& options) {
-  Runner runner(playbook, driver, options);
+  return detail::run_with_code(playbook, driver, options, nullptr);
+}
+
+RunResult detail::run_with_code(const Playbook& playbook, Driver& driver, const RunOptions& options,
+                                std::unique_ptr<DeferredCode> deferred) {
+  Runner runner(playbook, driver, options, std::move(deferred));
   try {
     return runner.run();
   } catch (...) {

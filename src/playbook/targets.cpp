@@ -2,6 +2,8 @@
 #include "rocplay/core/source.hpp"
 #include "rocplay/playbook/run_targets.hpp"
 
+#include "playbook/deferred_code.hpp"
+#include "playbook/internal.hpp"
 #include "rocplay/core/worker_pool.hpp"
 #include "rocplay/heuristics/heuristics.hpp"
 #include "rocplay/session/process.hpp"
@@ -14,6 +16,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -214,6 +217,22 @@ void examine_one(TargetRun& t, const Playbook& playbook, const TargetsOptions& o
   t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+bool may_be_cuda_gdb(const session::Debugger& debugger) {
+  // A debugger named on the command line is known by its banner only once it runs.
+  return debugger.kind == DebuggerKind::CudaGdb ||
+         (debugger.kind == DebuggerKind::Unknown &&
+          std::filesystem::path(debugger.path).filename().string().find("cuda-gdb") !=
+              std::string::npos);
+}
+
+bool has_step(const std::vector<Step>& steps, StepKind kind) {
+  return std::any_of(steps.begin(), steps.end(),
+                     [kind](const Step& s) { return s.kind == kind || has_step(s.body, kind); });
+}
+bool has_step(const Playbook& playbook, StepKind kind) {
+  return has_step(playbook.steps, kind) || has_step(playbook.always, kind);
+}
+
 } // namespace
 
 std::vector<Target> ranked_targets(const std::vector<std::int64_t>& pids) {
@@ -255,10 +274,19 @@ std::vector<std::int64_t> other_workers_of(std::int64_t pid) {
 
 RunResult examine_target(const session::Debugger& debugger, const session::Options& session_options,
                          const Playbook& playbook, const RunOptions& run_options) {
+  // cuda-gdb's windows are decoded by nvdisasm, whose start-up (0.5 s) is paid beside the
+  // debugger's start and attach for the device code the target's own files hold.
+  std::unique_ptr<detail::DeferredCode> code;
+  if (may_be_cuda_gdb(debugger) && has_step(playbook, StepKind::Disassemble)) {
+    code = detail::DeferredCode::for_debugger(debugger);
+    if (code) {
+      code->start_early(detail::DeferredCode::target_files(run_options.pid));
+    }
+  }
   session::Session session(debugger, session_options);
   auto driver = make_driver(session);
   // run() has detached (on every path) and taken the session's times and warnings.
-  RunResult result = run(playbook, *driver, run_options);
+  RunResult result = detail::run_with_code(playbook, *driver, run_options, std::move(code));
   if (result.times.state_after == '?') {
     // Never attached, so the session never looked: the report still says how the target is.
     const auto st = process::read_stat(run_options.pid);

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <functional>
@@ -32,7 +33,8 @@ namespace bp2 = boost::process::v2;
 
 ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
                        std::chrono::milliseconds timeout, std::size_t max_output,
-                       Stderr stderr_output, std::chrono::milliseconds term_grace) {
+                       Stderr stderr_output, std::chrono::milliseconds term_grace,
+                       const std::atomic<bool>* cancel) {
   ProgramRun run;
   try {
     asio::io_context ctx;
@@ -96,9 +98,13 @@ ProgramRun run_program(const std::string& path, const std::vector<std::string>& 
     if (stderr_output == Stderr::Apart) {
       read_errors();
     }
+    const auto cancelled = [cancel] { return cancel != nullptr && cancel->load(); };
     const auto read_until = [&](std::chrono::steady_clock::time_point deadline) {
-      while (!eof && std::chrono::steady_clock::now() < deadline) {
-        ctx.run_one_until(deadline);
+      while (!eof && !cancelled() && std::chrono::steady_clock::now() < deadline) {
+        ctx.run_one_until(cancel == nullptr
+                              ? deadline
+                              : std::min(deadline, std::chrono::steady_clock::now() +
+                                                       std::chrono::milliseconds(20)));
         if (ctx.stopped()) {
           ctx.restart();
         }
@@ -106,6 +112,11 @@ ProgramRun run_program(const std::string& path, const std::vector<std::string>& 
     };
     read_until(std::chrono::steady_clock::now() + timeout);
     boost::system::error_code ec;
+    if (!eof && cancelled()) {
+      run.error = "cancelled";
+      proc.terminate(ec);
+      return run;
+    }
     if (!eof && term_grace.count() > 0) {
       run.timed_out = true;
       ::kill(static_cast<pid_t>(proc.id()), SIGTERM);

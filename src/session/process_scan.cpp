@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <thread>
 
 namespace rocplay::process {
@@ -64,11 +66,27 @@ ProcessTree scan(const ScanOptions& options) {
   std::vector<ProcessInfo> out;
   out.reserve(pids.size());
   // Processes started during the sample are picked up too (without a CPU figure).
+  std::vector<decltype(read_stat(0))> stats;
   for (const auto pid : sample ? list_pids() : pids) {
-    const auto st = read_stat(pid);
-    if (!st) {
-      continue; // gone
+    stats.push_back(read_stat(pid));
+  }
+  std::set<std::int64_t> wanted; // options.subtree and below
+  if (options.subtree) {
+    wanted.insert(*options.subtree);
+    for (bool grew = true; grew;) { // parents may have larger pids than their children
+      grew = false;
+      for (const auto& st : stats) {
+        if (st && wanted.count(st->ppid) != 0 && wanted.insert(st->pid).second) {
+          grew = true;
+        }
+      }
     }
+  }
+  for (const auto& st : stats) {
+    if (!st || (options.subtree && wanted.count(st->pid) == 0)) {
+      continue; // gone, or not asked for
+    }
+    const std::int64_t pid = st->pid;
     ProcessInfo info;
     info.pid = st->pid;
     info.ppid = st->ppid;
@@ -100,6 +118,7 @@ std::vector<ProcessInfo> workers_of(std::int64_t pid, const ScanOptions& options
                 "check the pid with `rocplay ps`");
   }
   ScanOptions opts = options;
+  opts.subtree = pid;
   auto tree = scan(opts);
   if (tree.find(pid) == nullptr) {
     throw Error(ExitCode::NoSuchProcess, "process " + std::to_string(pid) + " exited",

@@ -7,6 +7,7 @@
 
 #include "rocplay/isa/instructions.hpp"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +23,11 @@ struct SassListing {
 // function when it is empty, in listing order. Labels used as branch targets (`` `(.L_x_1) ``)
 // are replaced by the address they mark, as cuda-gdb prints them, so annotate_branches finds
 // the loops; the statement's `;` is dropped. At most max_instructions are read.
+// `load_address`: the listing is of a cubin as linked (its addresses are offsets in each section)
+// and the function's section runs at this address; its instructions and label targets are moved
+// there, as in a listing of cuda-gdb's copy of the loaded module.
 SassListing read_nvdisasm_listing(std::string_view listing, std::string_view function = {},
-                                  std::size_t max_instructions = 100'000);
+                                  std::size_t max_instructions = 100'000,
+                                  std::optional<std::uint64_t> load_address = std::nullopt);
 
 } // namespace rocplay::isa

@@ -3,6 +3,7 @@
 // Layer: src/session/ (library rocplay_session; docs/architecture.md).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -26,11 +27,13 @@ struct ProgramRun {
 enum class Stderr : std::uint8_t { Discard, Merge, Apart };
 // At `timeout` the program is killed (SIGKILL); with `term_grace` it first gets SIGTERM and
 // that long to end by itself (a launcher such as srun passes SIGTERM on to its tasks), its output
-// still read meanwhile.
+// still read meanwhile. When `cancel` becomes true (looked at every 20 ms) the program is killed
+// at once; the run then has no exit code and says "cancelled".
 ProgramRun run_program(const std::string& path, const std::vector<std::string>& args,
                        std::chrono::milliseconds timeout, std::size_t max_output,
                        Stderr stderr_output = Stderr::Merge,
-                       std::chrono::milliseconds term_grace = std::chrono::milliseconds(0));
+                       std::chrono::milliseconds term_grace = std::chrono::milliseconds(0),
+                       const std::atomic<bool>* cancel = nullptr);
 
 bool is_executable_file(const std::string& path);
 // `$PATH`'s directories in order; an empty entry is the current directory, as for a shell.

@@ -23,6 +23,9 @@ struct ScanOptions {
   // CPU% is the difference of utime+stime over this interval; 0 skips sampling.
   std::chrono::milliseconds sample{200};
   std::vector<std::string> device_prefixes; // empty: /dev/kfd and /dev/nvidia*
+  // Only this process and those below it, read whole (the others' stat only, for the parents):
+  // the open files of every process on a busy node cost more than the rest of a look's start.
+  std::optional<std::int64_t> subtree;
 };
 
 // Reads every process in /proc (sampling CPU% over options.sample).

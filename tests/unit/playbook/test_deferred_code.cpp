@@ -3,6 +3,7 @@
 // H100 for the same function; the live path is checked on the device (tests/hardware/run.sh,
 // docs/code-objects.md).
 #include "playbook/deferred_code.hpp"
+#include "rocplay/codeobj/cuda_fatbin.hpp"
 #include "rocplay/snapshot/deferred_code.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
@@ -195,4 +196,110 @@ TEST_CASE("info symbol answers: device, host library, main executable, none") {
   CHECK_FALSE(snapshot::parse_info_symbol("No symbol matches 0x10.\n"));
   CHECK_FALSE(snapshot::parse_info_symbol(" in section .text"));
   CHECK_FALSE(snapshot::parse_info_symbol("f + x in section .text"));
+}
+
+namespace {
+
+// A host executable that holds syncspin's .nv_fatbin, as nvcc links it.
+fs::path host_with_fatbin(Scratch& s, const std::string& fatbin) {
+  const fs::path host = s.dir / "host";
+  const std::string command =
+      "objcopy --add-section .nv_fatbin=" + fatbin + " /bin/true " + host.string() + " 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  return host;
+}
+
+// Stands in for nvdisasm: says what it was asked to `log`, then prints the H200's listing of the
+// file it was given (the cubin as linked, or cuda-gdb's loaded copy); `early_delay` seconds
+// first for a linked one.
+fs::path listing_nvdisasm(Scratch& s, const fs::path& log, int early_delay = 0) {
+  const fs::path dir = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-fatbin";
+  return s.write("nvdisasm",
+                 "#!/bin/sh\necho \"$@\" >>" + log.string() +
+                     "\nfor file; do :; done\ncase \"$file\" in\n*.cubin) sleep " +
+                     std::to_string(early_delay) + "; cat " + (dir / "native.sass").string() +
+                     "; echo finished >>" + log.string() + " ;;\n*) cat " +
+                     (dir / "kept.sass").string() + " ;;\nesac\n",
+                 true);
+}
+
+const std::uint64_t kLoadedAt = 0x7f94037a0000; // fixtures/cuda-fatbin/kept.elf's code
+
+std::vector<std::string> decoded(DeferredCode& code, const fs::path& kept) {
+  std::string why;
+  REQUIRE(
+      code.keep(kSubject, kLoadedAt + 0xc0, kLoadedAt, kLoadedAt + 0x140, answer_for(kept), why));
+  std::vector<std::string> notes;
+  CHECK(code.decode([&](std::string_view n) { notes.emplace_back(n); }).empty());
+  return notes;
+}
+
+} // namespace
+
+TEST_CASE("deferred code: the program's own cubin, decoded before the attach, gives the same "
+          "window") {
+  Scratch s;
+  const fs::path fixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-fatbin";
+  const fs::path host = host_with_fatbin(s, (fixtures / "native.nv_fatbin").string());
+  const fs::path kept = s.dir / "elf.562f798744c0.562f7a67aed0.o.UUWXoP";
+  fs::copy_file(fixtures / "kept.elf", kept);
+
+  const fs::path early_log = s.dir / "early.log";
+  std::vector<std::string> early_notes;
+  {
+    DeferredCode code(listing_nvdisasm(s, early_log).string());
+    code.start_early({host.string(), "/nonexistent", (fixtures / "README.md").string()});
+    early_notes = decoded(code, kept);
+  }
+  const fs::path late_log = s.dir / "late.log";
+  std::vector<std::string> late_notes;
+  {
+    DeferredCode code(listing_nvdisasm(s, late_log).string());
+    late_notes = decoded(code, kept);
+  }
+  // Early: the one module with code, whole; nothing after the detach. Late: the kept file.
+  const std::string early_args = slurp(early_log);
+  CHECK(early_args.starts_with("-c "));
+  CHECK(early_args.find(".cubin\nfinished\n") != std::string::npos);
+  CHECK(early_args.find(kept.filename().string()) == std::string::npos);
+  CHECK(slurp(late_log).find("-c -fun ") == 0);
+  REQUIRE(late_notes.size() == 1 + 20);
+  CHECK(early_notes == late_notes);
+  CHECK(early_notes[14] == "code 0x7f94037a00d0 _Z13allgather_vecPViiPKfPf+208: @!P0 BRA "
+                           "0x7f94037a00a0");
+}
+
+TEST_CASE("deferred code: code the program's files do not hold is decoded from the kept file, "
+          "and the early nvdisasm is stopped") {
+  Scratch s;
+  const fs::path fixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-fatbin";
+  const fs::path host = host_with_fatbin(s, (fixtures / "native.nv_fatbin").string());
+  // The kept module's code differs in one byte from the program's (another build, a JIT).
+  auto bytes = slurp(fixtures / "kept.elf");
+  const std::span<const std::uint8_t> image(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                            bytes.size());
+  const auto text = codeobj::elf_section(image, ".text." + kFunction);
+  REQUIRE(text);
+  bytes[static_cast<std::size_t>(text->contents.data() - image.data()) + 0x40] ^= 1;
+  const fs::path kept = s.write("elf.other.o", bytes);
+  const fs::path log = s.dir / "log";
+  DeferredCode code(listing_nvdisasm(s, log, 30).string());
+  code.start_early({host.string()});
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto notes = decoded(code, kept);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)); // not its 30 s
+  CHECK(notes.size() == 1 + 20);
+  const std::string args = slurp(log);
+  CHECK(args.find("finished") == std::string::npos); // killed
+  CHECK(args.find("-c -fun ") != std::string::npos); // the kept file's function
+}
+
+TEST_CASE("deferred code: the target's files are its executable, then its own libraries") {
+  const auto files = DeferredCode::target_files(::getpid());
+  REQUIRE_FALSE(files.empty());
+  CHECK(files.front() == "/proc/" + std::to_string(::getpid()) + "/exe");
+  for (const auto& f : files) {
+    CHECK(f.find("/usr/lib/") == std::string::npos); // libc, libstdc++: no device code
+    CHECK(f.find("/lib/x86_64") == std::string::npos);
+  }
 }
