@@ -20,6 +20,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -188,6 +189,20 @@ struct DeferredCode::Early {
   }
 };
 
+struct DeferredCode::Late {
+  std::atomic<bool> cancel{false};
+  std::thread thread;
+  std::string problem; // why there is no listing, once the thread has ended
+  std::optional<isa::SassListing> listing;
+
+  ~Late() {
+    cancel = true;
+    if (thread.joinable()) {
+      thread.join();
+    }
+  }
+};
+
 std::vector<std::string> DeferredCode::target_files(std::int64_t pid) {
   std::vector<std::string> files{fmt::format("/proc/{}/exe", pid)};
   std::error_code ec;
@@ -250,6 +265,8 @@ std::unique_ptr<DeferredCode> DeferredCode::for_debugger(const DebuggerIdentity&
 DeferredCode::DeferredCode(std::string nvdisasm) : nvdisasm_(std::move(nvdisasm)) {}
 
 DeferredCode::~DeferredCode() {
+  late_.clear(); // their nvdisasm stopped before the files it reads go
+  early_.reset();
   if (!dir_.empty()) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
@@ -292,11 +309,65 @@ bool DeferredCode::keep(const std::string& subject, std::uint64_t pc, std::uint6
     kept_.emplace(answer->object, ours);
   }
   windows_.push_back({subject, pc, start, end, answer->section.substr(6), answer->object});
+  // Decoded from now on, beside the rest of the stop and the detach, unless the program's own
+  // cubin (start_early) holds the same code.
+  const Window& w = windows_.back();
+  const auto key = std::pair(kept_.at(w.object), w.function);
+  if (!late_.contains(key) && !early_match(w, false)) {
+    late_.emplace(key, start_late(w));
+  }
   return true;
 }
 
-std::optional<std::pair<std::size_t, std::uint64_t>>
-DeferredCode::early_match(const Window& w) const {
+std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
+  auto late = std::make_unique<Late>();
+  auto work = [l = late.get(), ours = kept_.at(w.object), w, nvdisasm = nvdisasm_] {
+    const auto bytes = read_file(ours);
+    const auto index = bytes ? codeobj::symbol_index(*bytes, w.function) : std::nullopt;
+    std::vector<std::string> args{"-c"};
+    if (index) {
+      args.insert(args.end(), {"-fun", std::to_string(*index)});
+    } else if (!bytes || bytes->size() > kMaxWholeModuleBytes) {
+      l->problem = fmt::format("code at {:#x}: {} not found in {}", w.pc, w.function,
+                               fs::path(w.object).filename().string());
+      return;
+    }
+    args.push_back(ours);
+    const auto run =
+        session::run_program(nvdisasm, args, kNvdisasmTimeout, kMaxListingBytes,
+                             session::Stderr::Merge, std::chrono::milliseconds(0), &l->cancel);
+    if (run.exit_code != 0) {
+      l->problem =
+          fmt::format("code at {:#x}: {} {}", w.pc, nvdisasm,
+                      run.timed_out        ? "did not finish in 30 s"
+                      : !run.error.empty() ? "could not be run: " + run.error
+                                           : fmt::format("failed: {}", first_line(run.output)));
+      return;
+    }
+    l->listing = isa::read_nvdisasm_listing(run.output, w.function);
+  };
+  try {
+    late->thread = std::thread(work);
+  } catch (const std::system_error&) {
+    work(); // no thread to spare: now
+  }
+  return late;
+}
+
+std::optional<std::pair<std::size_t, std::uint64_t>> DeferredCode::early_match(const Window& w,
+                                                                               bool wait) const {
+  if (!early_) {
+    return std::nullopt;
+  }
+  if (wait) {
+    early_->wait_found();
+  } else if (std::lock_guard lock(early_->mutex); !early_->found) {
+    return std::nullopt; // still reading the program's files: the kept one is decoded too
+  }
+  std::error_code ec;
+  if (early_->modules.empty() || fs::file_size(kept_.at(w.object), ec) > 2 * kMaxEarlyBytes) {
+    return std::nullopt; // larger than any module start_early decodes
+  }
   const auto kept = read_file(kept_.at(w.object));
   const auto section = kept ? codeobj::elf_section(*kept, ".text." + w.function) : std::nullopt;
   if (!section || section->contents.empty()) {
@@ -314,66 +385,51 @@ DeferredCode::early_match(const Window& w) const {
 
 std::vector<std::string> DeferredCode::decode(const std::function<void(std::string_view)>& note) {
   std::vector<std::string> problems;
-  // The windows whose code start_early is decoding; without any, its nvdisasm is stopped.
+  // The windows whose code start_early decoded; without any, its nvdisasm is stopped.
   std::vector<std::optional<std::pair<std::size_t, std::uint64_t>>> early(windows_.size());
+  for (std::size_t i = 0; i < windows_.size(); ++i) {
+    early[i] = early_match(windows_[i], true);
+  }
   if (early_) {
-    early_->wait_found();
-    for (std::size_t i = 0; i < windows_.size(); ++i) {
-      early[i] = early_match(windows_[i]);
-    }
     early_->cancel = std::none_of(early.begin(), early.end(), [](const auto& e) { return e; });
     if (early_->thread.joinable()) {
       early_->thread.join();
     }
   }
-  // One listing per function of each file (the kept one's, or an early module's moved to where
-  // the kept one runs), shared by the windows in it.
-  std::map<std::tuple<std::string, std::string, std::uint64_t>, std::optional<isa::SassListing>>
-      listings;
+  // One listing per function of each module (an early module's moved to where the kept one
+  // runs), shared by the windows in it; the kept files' are the late decoders'.
+  std::map<std::pair<std::size_t, std::string>, isa::SassListing> early_listings;
+  std::set<std::pair<std::string, std::string>> said; // a late decoder's problem, once
   for (std::size_t i = 0; i < windows_.size(); ++i) {
     const auto& w = windows_[i];
-    const std::string& ours = kept_.at(w.object);
-    const auto* early_run = early[i] ? &early_->modules[early[i]->first].run : nullptr;
-    if (early_run && early_run->exit_code == 0) {
-      auto [it, fresh] = listings.try_emplace(
-          {early_->modules[early[i]->first].path, w.function, early[i]->second});
+    const auto* module = early[i] ? &early_->modules[early[i]->first] : nullptr;
+    if (module && module->run.exit_code == 0) {
+      auto [it, fresh] = early_listings.try_emplace({early[i]->first, w.function});
       if (fresh) {
         it->second =
-            isa::read_nvdisasm_listing(early_run->output, w.function, 100'000, early[i]->second);
+            isa::read_nvdisasm_listing(module->run.output, w.function, 100'000, early[i]->second);
       }
-      note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, *it->second, note,
+      note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, it->second, note,
                   problems);
       continue;
     }
-    auto [it, fresh] = listings.try_emplace({ours, w.function, 0}); // nullopt: it failed
-    if (fresh) {
-      const auto bytes = read_file(ours);
-      const auto index = bytes ? codeobj::symbol_index(*bytes, w.function) : std::nullopt;
-      std::vector<std::string> args{"-c"};
-      if (index) {
-        args.insert(args.end(), {"-fun", std::to_string(*index)});
-      } else if (!bytes || bytes->size() > kMaxWholeModuleBytes) {
-        problems.push_back(fmt::format("code at {:#x}: {} not found in {}", w.pc, w.function,
-                                       fs::path(w.object).filename().string()));
-        continue;
-      }
-      args.push_back(ours);
-      const auto run = session::run_program(nvdisasm_, args, kNvdisasmTimeout, kMaxListingBytes);
-      if (run.exit_code != 0) {
-        problems.push_back(fmt::format("code at {:#x}: {} {}", w.pc, nvdisasm_,
-                                       run.timed_out ? "did not finish in 30 s"
-                                       : !run.error.empty()
-                                           ? "could not be run: " + run.error
-                                           : fmt::format("failed: {}", first_line(run.output))));
-        continue;
-      }
-      it->second = isa::read_nvdisasm_listing(run.output, w.function);
+    const auto key = std::pair(kept_.at(w.object), w.function);
+    auto& late = late_[key];
+    if (!late) {
+      late = start_late(w); // it matched an early module whose decoding failed
     }
-    if (it->second) { // else said once, for the first window of the function
-      note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, *it->second, note,
+    if (late->thread.joinable()) {
+      late->thread.join();
+    }
+    if (!late->problem.empty() && said.insert(key).second) {
+      problems.push_back(late->problem);
+    }
+    if (late->listing) {
+      note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, *late->listing, note,
                   problems);
     }
   }
+  late_.clear(); // stops any no window needed
   return problems;
 }
 

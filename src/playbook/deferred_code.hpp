@@ -1,10 +1,11 @@
 // cuda-gdb's device code, decoded after the detach (see rocplay/snapshot/deferred_code.hpp for
 // why). In the stop the runner asks `info symbol PC` under the class's CUDA focus and hands the
 // answer here; the device ELF it names (cuda-gdb removes it at the detach) is kept, by a hard link
-// where it can be. After the detach each window is decoded by nvdisasm and written into the
-// recording as notes. nvdisasm spends about 0.5 s starting whatever it decodes, so the device
-// code the target's own files hold is decoded from before the attach (start_early), beside
-// cuda-gdb's start; a window whose function has the same bytes there takes that listing.
+// where it can be, and nvdisasm starts decoding its function at once, beside the rest of the stop
+// and the detach; after the detach the windows are written into the recording as notes.
+// nvdisasm spends about 0.5 s starting whatever it decodes, so the device code the target's own
+// files hold is decoded from before the attach (start_early), beside cuda-gdb's start; a window
+// whose function has the same bytes there takes that listing and needs no nvdisasm of its own.
 // Internal to src/playbook.
 #pragma once
 
@@ -45,7 +46,8 @@ public:
             std::string_view info_symbol_answer, std::string& why);
   bool empty() const { return windows_.empty(); }
 
-  // After the detach: decodes every kept window and passes the notes to `note`, in order.
+  // After the detach: the notes of every kept window, in order, to `note`; the decoding began
+  // before the attach (start_early) or when the window was kept.
   // Returns what went wrong, one line each.
   std::vector<std::string> decode(const std::function<void(std::string_view)>& note);
 
@@ -57,15 +59,20 @@ private:
     std::string object;   // the file cuda-gdb named
   };
   struct Early; // start_early's thread and what it found
+  struct Late;  // one nvdisasm of a kept file's function, from the stop on
   // The module start_early found whose `.text.FUNCTION` has the bytes of the kept ELF's, with
-  // the address that section runs at there; nullopt when none does.
-  std::optional<std::pair<std::size_t, std::uint64_t>> early_match(const Window& w) const;
+  // the address that section runs at there; nullopt when none does (or, without `wait`, when
+  // start_early is still reading the program's files).
+  std::optional<std::pair<std::size_t, std::uint64_t>> early_match(const Window& w,
+                                                                   bool wait) const;
+  std::unique_ptr<Late> start_late(const Window& w);
 
   std::string nvdisasm_;
   std::unique_ptr<Early> early_;
   std::string dir_;                         // private, created on first keep
   std::map<std::string, std::string> kept_; // cuda-gdb's file -> ours
   std::vector<Window> windows_;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<Late>> late_; // (ours, function)
 };
 
 } // namespace rocplay::playbook::detail

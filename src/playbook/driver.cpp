@@ -23,6 +23,7 @@ public:
     return s_.execute_all(commands, timeout);
   }
   void detach() override { s_.detach(); }
+  void end() override { s_.end(); }
   bool has_mi_command(const std::string& name) const override { return s_.has_mi_command(name); }
   const session::Debugger& debugger() const override { return s_.debugger(); }
   const std::vector<mi::Exchange>& exchanges() const override { return s_.exchanges(); }

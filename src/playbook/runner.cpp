@@ -144,6 +144,7 @@ public:
                             "this is a bug in rocplay; please report it with the playbook");
     }
     final_detach();
+    driver_.end(); // its exit goes on beside nvdisasm's decoding
     decode_deferred_code();
     finish_snapshot();
     result_.times = driver_.times();

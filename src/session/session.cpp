@@ -905,6 +905,11 @@ void Session::detach() {
   }
 }
 
+void Session::end() {
+  detach();
+  impl_->quit();
+}
+
 void Session::note(std::string_view text) {
   impl_->on_note(text);
   impl_->flush_recording();

@@ -170,8 +170,9 @@ bool Session::Impl::reap(milliseconds grace) {
     if (Clock::now() >= deadline) {
       return false;
     }
-    // Keep reading its output meanwhile so it never blocks on a full pipe.
-    ioc.run_one_for(milliseconds(10));
+    // Keep reading its output meanwhile so it never blocks on a full pipe; look again soon, as
+    // a look's report waits for this exit.
+    ioc.run_one_for(milliseconds(1));
     if (ioc.stopped()) {
       ioc.restart();
     }

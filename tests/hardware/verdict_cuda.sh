@@ -5,6 +5,8 @@
 # kernels, warps and threads, info threads, thread apply all bt 30, detach). The worker is
 # torch_item_hang.py: its main thread blocked in `.item()` behind a spin kernel that never ends.
 # WORKER=syncspin: a plain CUDA program instead (syncspin.cu, one kernel polling a flag).
+# WAYS: the ways to run (default "raw one two"); `plain` is raw without the Python stamps
+# (which start cuda-gdb's Python before the attach).
 # ROUNDS rounds, the ways' order rotated every round; per way the median wall seconds. Each
 # rocplay run's stop comes from its JSON report; raw's from the stamps around its attach and
 # detach. Every run must leave the worker running (its state in /proc is checked after each).
@@ -48,6 +50,7 @@ run_way() { # way round
   raw) cuda-gdb -q -nx -batch -iex 'python import time; print("T", time.monotonic())' \
     -p "$pid" -x "$work/cmds" -ex 'python import time; print("T", time.monotonic())' \
     >"$work/raw-$2.log" 2>&1 ;;
+  plain) cuda-gdb -q -nx -batch -p "$pid" -x "$work/cmds" >"$work/plain-$2.log" 2>&1 ;;
   one) "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb --samples 1 -q --format json \
     --output "$work/one-$2.json" >"$work/one-$2.log" 2>&1 ;;
   two) "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb -q --format json \
@@ -56,15 +59,16 @@ run_way() { # way round
   ms=$(hw_ms "$t0")
   echo "$1 $ms" >>"$work/times"
   case $1 in
+  plain) echo "$1 $ms ms $(running)" ;;
   raw) echo "$1 $ms ms (attach to detach $(grep '^T ' "$work/raw-$2.log" |
     awk 'NR>1{printf "%.0f", ($2-p)*1000} {p=$2}') ms) $(running)" ;;
   *) echo "$1 $ms ms (stops $(stop_of "$work/$1-$2.json") s) $(running)" ;;
   esac
 }
-ways=(raw one two)
+read -r -a ways <<<"${WAYS:-raw one two}"
 for ((r = 0; r < rounds; ++r)); do
-  for ((i = 0; i < 3; ++i)); do
-    say "round $r: $(run_way "${ways[$(((i + r) % 3))]}" "$r")"
+  for ((i = 0; i < ${#ways[@]}; ++i)); do
+    say "round $r: $(run_way "${ways[$(((i + r) % ${#ways[@]}))]}" "$r")"
   done
 done
 for w in "${ways[@]}"; do

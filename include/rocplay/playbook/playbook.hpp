@@ -215,6 +215,8 @@ public:
   virtual std::vector<mi::Exchange> execute_all(const std::vector<std::string>& commands,
                                                 std::optional<std::chrono::milliseconds> timeout);
   virtual void detach() = 0; // idempotent, never throws
+  // Once detached: ends the debugger now (session::Session::end); nothing by default.
+  virtual void end() {}
   virtual bool has_mi_command(const std::string& name) const = 0;
   virtual const session::Debugger& debugger() const = 0;
   virtual const std::vector<mi::Exchange>& exchanges() const = 0;

@@ -240,6 +240,10 @@ public:
                        std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // Idempotent. Never throws; problems become warnings().
   void detach();
+  // Detaches, then ends the debugger (`-gdb-exit`, its exit waited for), so that its exit
+  // overlaps what comes next rather than the end of the session; the recording stays open for
+  // notes. Idempotent. Never throws; problems become warnings().
+  void end();
   // Lets the attached, stopped target run for `interval` inside this session, then stops it
   // again: `-exec-continue`, a wait, SIGINT to the debugger, the `*stopped` (all-stop: every
   // thread). Returns early when the target stops or exits by itself. Throws like execute(), and

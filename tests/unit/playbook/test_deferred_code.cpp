@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 using namespace rocplay;
 using rocplay::playbook::detail::DeferredCode;
@@ -81,6 +82,11 @@ TEST_CASE("deferred code: the ELF kept in the stop outlives cuda-gdb's, decoded 
                     why)); // a later sample: kept once
     CHECK_FALSE(code.keep(kSubject, 0x10, 0, 0x90, "No symbol matches 0x10.\n", why));
     CHECK(why.find("named no device function") != std::string::npos);
+    // nvdisasm started in the stop, not after the detach.
+    for (int i = 0; i < 500 && !fs::exists(args); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    CHECK(fs::exists(args));
     fs::remove(elf); // cuda-gdb removes its files at the detach
     std::vector<std::string> notes;
     const auto problems = code.decode([&](std::string_view n) { notes.emplace_back(n); });
