@@ -417,3 +417,29 @@ steps:
   CHECK(call->status == StepStatus::Ignored);
   require_running_again(target);
 }
+
+TEST_CASE("a run ends the debugger right after the detach, before the session ends") {
+  SpinTarget target;
+  session::Session s(test_gdb(), test_options());
+  auto driver = playbook::make_driver(s);
+  const std::int64_t gdb = s.debugger_pid();
+  REQUIRE(gdb > 0);
+  playbook::RunOptions ro;
+  ro.pid = target.pid();
+  const auto r = playbook::run(playbook::find_playbook("host-stacks"), *driver, ro);
+  REQUIRE_FALSE(r.fatal.has_value());
+  CHECK(r.times.detached);
+  // Gone and reaped while the session object still lives: its exit overlapped the analysis.
+  CHECK(::kill(static_cast<pid_t>(gdb), 0) == -1);
+  const auto& ex = s.exchanges();
+  std::vector<std::string> commands;
+  for (const auto& e : ex) {
+    if (!e.command.empty()) {
+      commands.push_back(e.command);
+    }
+  }
+  REQUIRE(commands.size() >= 2);
+  CHECK(commands.back().find("-gdb-exit") != std::string::npos);
+  CHECK(commands[commands.size() - 2].find("-target-detach") != std::string::npos);
+  CHECK(target.advances()); // and the target goes on
+}

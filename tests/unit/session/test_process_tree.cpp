@@ -160,6 +160,22 @@ TEST_CASE("workers of a server: its children that hold the GPU", "[session][ps]"
   // The same through the scanning overload.
   CHECK(process::workers_of(server, options).size() == 2);
 
+  // A scan of the server's subtree: it and everything below it, nothing else (not this test).
+  options.subtree = server;
+  const auto below = process::scan(options);
+  std::set<std::int64_t> expected{server};
+  for (const auto* d : tree.descendants(server)) {
+    expected.insert(d->pid);
+  }
+  std::set<std::int64_t> scanned;
+  for (const auto& p : below.processes()) {
+    scanned.insert(p.pid);
+  }
+  CHECK(scanned == expected);
+  CHECK(expected.size() == 5); // two workers, the first one's helper, the tokenizer
+  CHECK(below.find(pids[1])->holds_gpu());
+  CHECK(process::workers_of(below, server).size() == 2);
+
   for (const auto* d : tree.descendants(server)) {
     ::kill(static_cast<pid_t>(d->pid), SIGKILL);
   }
