@@ -47,7 +47,7 @@ run tests/fuzz fuzz_snapshot $(( (seconds + 1) / 2 ))
 # Code objects: the small ELFs and the bundle (not the 1 MB benchmark object).
 mkdir -p "$work/codeobj-corpus"
 cp tests/codeobj/kernels-*.elf tests/codeobj/kernels.hsaco fixtures/cuda-gdb/h100-nvdisasm/*.sass \
-  "$work/codeobj-corpus/"
+  fixtures/cuda-fatbin/*.nv_fatbin fixtures/cuda-fatbin/native.cubin "$work/codeobj-corpus/"
 codeobj_seconds=$(( (seconds + 2) / 3 ))
 if [ "$codeobj_seconds" -gt 20 ]; then codeobj_seconds=20; fi
 run tests/fuzz fuzz_codeobj "$codeobj_seconds" "$work/codeobj-corpus" 131072

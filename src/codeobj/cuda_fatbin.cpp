@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 
@@ -22,6 +23,7 @@ constexpr std::size_t kEntryHeaderMinBytes = 64;
 constexpr std::uint16_t kEntryKindElf = 2;
 constexpr std::uint64_t kEntryCompressed = 0x8000; // in the entry's flags, at byte 40
 constexpr std::size_t kMaxSections = 65'536;
+constexpr std::array<std::uint8_t, 4> kElfMagic{0x7f, 'E', 'L', 'F'};
 
 template <typename T> T load(std::span<const std::uint8_t> bytes, std::size_t at) {
   T v{};
@@ -105,10 +107,8 @@ std::vector<std::span<const std::uint8_t>> fatbin_cubins(std::span<const std::ui
         break;
       }
       const auto bytes = fatbin.subspan(entry + entry_header, static_cast<std::size_t>(payload));
-      const bool elf = bytes.size() >= 4 && std::memcmp(bytes.data(),
-                                                        "\x7f"
-                                                        "ELF",
-                                                        4) == 0;
+      const bool elf = bytes.size() >= kElfMagic.size() &&
+                       std::equal(kElfMagic.begin(), kElfMagic.end(), bytes.begin());
       if (kind == kEntryKindElf && (flags & kEntryCompressed) == 0 && elf &&
           std::none_of(out.begin(), out.end(), [&](const auto& seen) {
             return std::equal(seen.begin(), seen.end(), bytes.begin(), bytes.end());

@@ -23,7 +23,6 @@
 #include <set>
 #include <system_error>
 #include <thread>
-#include <tuple>
 
 namespace rocplay::playbook::detail {
 
@@ -98,7 +97,6 @@ bool in_system_directory(std::string_view path) {
 
 struct DeferredCode::Early {
   struct Module {
-    std::string origin; // the file whose .nv_fatbin held it
     std::vector<std::uint8_t> cubin;
     std::string path; // ours, given to nvdisasm
     session::ProgramRun run;
@@ -144,7 +142,7 @@ struct DeferredCode::Early {
         for (const auto cubin : codeobj::fatbin_cubins(*fatbin)) {
           if (found_modules.size() < kMaxEarlyModules && total + cubin.size() <= kMaxEarlyBytes &&
               has_code(cubin)) {
-            found_modules.push_back({file, {cubin.begin(), cubin.end()}, {}, {}});
+            found_modules.push_back({{cubin.begin(), cubin.end()}, {}, {}});
             total += cubin.size();
           }
         }

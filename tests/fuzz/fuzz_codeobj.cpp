@@ -1,8 +1,10 @@
 // libFuzzer target: any bytes as a code object (ELF, offload bundle, or a host ELF embedding
 // bundles) through the reader, the metadata note, the kernel descriptors, the ISA fit on every
 // known architecture and kernel-info's JSON; the same bytes as an ELF's .symtab lookup (nvdisasm
-// -fun) and as an nvdisasm listing. Disassembly is left out: it is LLVM's decoder.
+// -fun), as a CUDA .nv_fatbin section (and each cubin in it as an ELF's sections), and as an
+// nvdisasm listing, also moved to a load address. Disassembly is left out: it is LLVM's decoder.
 #include "rocplay/codeobj/codeobj.hpp"
+#include "rocplay/codeobj/cuda_fatbin.hpp"
 #include "rocplay/codeobj/fit.hpp"
 #include "rocplay/isa/sass_listing.hpp"
 #include "rocplay/report/kernel_report.hpp"
@@ -35,8 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
               .size();
   sink += codeobj::symbol_index({data, size}, "spin_kernel").value_or(0);
-  const auto listing = isa::read_nvdisasm_listing({reinterpret_cast<const char*>(data), size},
-                                                  size % 2 == 0 ? "_Z1fv" : "", 4096);
+  for (const auto cubin : codeobj::fatbin_cubins({data, size}, 8)) {
+    sink += codeobj::elf_sections(cubin).size();
+  }
+  sink += codeobj::elf_sections({data, size}).size();
+  const auto listing = isa::read_nvdisasm_listing(
+      {reinterpret_cast<const char*>(data), size}, size % 2 == 0 ? "_Z1fv" : "", 4096,
+      size % 3 == 0 ? std::optional<std::uint64_t>(0x7f0000000000) : std::nullopt);
   sink += listing.instructions.size() + listing.problems.size();
   return sink == 0xdeadbeef ? 1 : 0;
 }
