@@ -2,10 +2,11 @@
 """Issue 46: where a `--samples 1` look's time goes outside the debugger session.
 
 Runs `rocplay run hang-triage --pid PID --debugger cuda-gdb --samples 1 --record REC` ROUNDS
-times and splits each wall time at the recording's creation (the session's start) and its
-stamps: before the session (rocplay's own start), the session to the detach, the detach to
-cuda-gdb's `^exit`, the last stamp, and after it (the wait for the debugger's exit, the
-analysis and the report).
+times and splits each wall time at the recording's stamps (seconds since the session began): the
+detach, cuda-gdb's `^exit`, the last stamp (the code window's notes), and `outside`, the wall time
+less the last stamp: rocplay's own start before the session and its end after it (the analysis,
+the report). The recording file appears at its first flush, not when the session begins, so it
+says nothing of where the session began.
 
     rocplay_phases.py ROCPLAY PID ROUNDS OUTDIR
 """
@@ -26,11 +27,7 @@ for i in range(rounds):
                           "--samples", "1", "-q", "--format", "json", "--output",
                           os.path.join(outdir, "phases.json"), "--record", rec],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    created = None
-    while p.poll() is None:
-        if created is None and os.path.exists(rec):
-            created = time.monotonic()
-        time.sleep(0.0002)
+    p.wait()
     end = time.monotonic()
     stamps, detach, exit_answer = [], None, None
     for line in open(rec).read().splitlines():
@@ -41,8 +38,8 @@ for i in range(rounds):
                 detach = t
             if "^exit" in line:
                 exit_answer = t
-    row = {"wall": end - t0, "pre": created - t0, "detach": detach, "exit": exit_answer,
-           "last": stamps[-1], "post": end - created - stamps[-1]}
+    row = {"wall": end - t0, "detach": detach, "exit": exit_answer, "last": stamps[-1],
+           "outside": end - t0 - stamps[-1]}
     rows.append(row)
     print(" ".join(f"{k} {v * 1000:.0f}" for k, v in row.items() if v is not None), flush=True)
 print("medians: " + " ".join(
