@@ -78,7 +78,7 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
   std::vector<std::string> pending_labels; // defined, waiting for the next instruction
   std::vector<LabelUse> uses;
   std::optional<std::uint64_t> section_start;
-  std::uint64_t shift = 0; // to load_address
+  std::optional<std::uint64_t> shift; // of the section's addresses, to load_address
   std::size_t line_no = 0;
   auto resolve = [&] { // the section ended: its labels are known
     for (const auto& use : uses) {
@@ -94,6 +94,7 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
     labels.clear();
     pending_labels.clear();
     section_start.reset();
+    shift.reset();
   };
   std::size_t pos = 0;
   while (pos < listing.size() && out.instructions.size() < max_instructions) {
@@ -125,10 +126,10 @@ SassListing read_nvdisasm_listing(std::string_view listing, std::string_view fun
     auto address =
         close == std::string_view::npos ? std::nullopt : parse_hex(line.substr(2, close - 2));
     if (address && load_address && !wanted.empty()) {
-      if (!section_start) {
-        shift = *load_address - *address; // modulo 2^64, as addresses wrap
+      if (!shift) {
+        shift = *load_address - *address; // from the section's first address, modulo 2^64
       }
-      *address += shift;
+      *address += *shift;
     }
     std::string_view text = close == std::string_view::npos ? line : trim(line.substr(close + 2));
     // `-hex` appends the encoding as a second comment: `/* 0x000fe20000000f00 */`.

@@ -128,6 +128,15 @@ TEST_CASE(
   REQUIRE(loaded.instructions.size() == 40);
   CHECK(linked.instructions == loaded.instructions); // label targets moved too
   CHECK(linked.instructions[13].text == "@!P0 BRA 0x7f94037a00a0");
+  // A first line that does not read still sets where the section starts.
+  auto text = text_of(fixture("native.sass"));
+  const auto first = text.find("/*0000*/");
+  REQUIRE(first != std::string::npos);
+  text.replace(first, text.find('\n', first) - first, "/*0000*/ ;");
+  const auto damaged = isa::read_nvdisasm_listing(text, fn, 100'000, 0x7f94037a0000);
+  REQUIRE(damaged.instructions.size() == 39);
+  CHECK(damaged.instructions[0].address == 0x7f94037a0010);
+  CHECK(damaged.problems.size() == 1);
   // Without the address, the listing's own offsets.
   CHECK(isa::read_nvdisasm_listing(text_of(fixture("native.sass")), fn).instructions[13].text ==
         "@!P0 BRA 0xa0");
