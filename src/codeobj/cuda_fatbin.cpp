@@ -2,6 +2,7 @@
 #include "rocplay/codeobj/cuda_fatbin.hpp"
 
 #include "codeobj/internal.hpp"
+#include "rocplay/core/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -30,15 +31,6 @@ template <typename T> T load(std::span<const std::uint8_t> bytes, std::size_t at
   std::memcpy(&v, bytes.data() + at, sizeof v); // little-endian, as x86-64 hosts write it
   return v;
 }
-
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) {
-      ::close(fd);
-    }
-  }
-};
 
 } // namespace
 
@@ -127,13 +119,13 @@ std::optional<std::vector<std::uint8_t>> read_elf_file_section(const std::string
                                                                std::uint64_t max_bytes,
                                                                std::string& why) {
   init_libelf();
-  const FdCloser file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (file.fd < 0) {
+  const UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.get() < 0) {
     why = std::strerror(errno);
     return std::nullopt;
   }
   // Headers only: libelf reads the section table and names, never the sections' contents.
-  std::unique_ptr<Elf, ElfCloser> e(elf_begin(file.fd, ELF_C_READ, nullptr));
+  std::unique_ptr<Elf, ElfCloser> e(elf_begin(file.get(), ELF_C_READ, nullptr));
   std::size_t shstrndx = 0;
   if (!e || elf_kind(e.get()) != ELF_K_ELF || elf_getshdrstrndx(e.get(), &shstrndx) != 0) {
     why = "not an ELF file";
@@ -152,7 +144,8 @@ std::optional<std::vector<std::uint8_t>> read_elf_file_section(const std::string
       return std::nullopt;
     }
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(sh.sh_size));
-    const auto got = ::pread(file.fd, bytes.data(), bytes.size(), static_cast<off_t>(sh.sh_offset));
+    const auto got =
+        ::pread(file.get(), bytes.data(), bytes.size(), static_cast<off_t>(sh.sh_offset));
     if (got < 0 || static_cast<std::size_t>(got) != bytes.size()) {
       why = "the section runs past the end of the file";
       return std::nullopt;

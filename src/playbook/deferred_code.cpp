@@ -3,6 +3,7 @@
 
 #include "rocplay/codeobj/codeobj.hpp"
 #include "rocplay/codeobj/cuda_fatbin.hpp"
+#include "rocplay/core/mapped_objects.hpp"
 #include "rocplay/core/temp_dir.hpp"
 #include "rocplay/isa/sass_listing.hpp"
 #include "rocplay/session/helper_program.hpp"
@@ -205,33 +206,27 @@ std::vector<std::string> DeferredCode::target_files(std::int64_t pid) {
   std::vector<std::string> files{fmt::format("/proc/{}/exe", pid)};
   std::error_code ec;
   const auto exe = fs::read_symlink(files.front(), ec).string();
-  std::ifstream maps(fmt::format("/proc/{}/maps", pid));
-  std::string line;
-  std::vector<std::string> seen;
-  while (std::getline(maps, line) && files.size() < kMaxEarlyFiles) {
-    const auto slash = line.find(" /");
-    if (slash == std::string::npos) {
-      continue; // anonymous, [heap], [vdso] ...
+  const auto objects =
+      process::read_mapped_objects(pid).value_or(std::vector<process::MappedObject>());
+  for (const auto& object : objects) {
+    if (files.size() >= kMaxEarlyFiles) {
+      break;
     }
-    std::string path = line.substr(slash + 1);
-    if (path == exe || path.ends_with(" (deleted)") || in_system_directory(path) ||
-        std::find(seen.begin(), seen.end(), path) != seen.end()) {
-      continue;
+    if (object.path != exe && !in_system_directory(object.path)) {
+      files.push_back(fmt::format("/proc/{}/root{}", pid, object.path)); // its mount namespace
     }
-    seen.push_back(path);
-    files.push_back(fmt::format("/proc/{}/root{}", pid, path)); // its own mount namespace
   }
   return files;
 }
 
-void DeferredCode::start_early(std::vector<std::string> files) {
+void DeferredCode::start_early(std::int64_t pid) {
   if (early_) {
     return;
   }
   auto early = std::make_unique<Early>();
   try {
-    early->thread = std::thread([e = early.get(), files = std::move(files), nvdisasm = nvdisasm_] {
-      e->find_and_decode(files, nvdisasm);
+    early->thread = std::thread([e = early.get(), pid, nvdisasm = nvdisasm_] {
+      e->find_and_decode(target_files(pid), nvdisasm);
     });
   } catch (const std::system_error&) {
     return; // no thread: the kept ELFs are decoded after the detach, as without it

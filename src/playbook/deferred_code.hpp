@@ -33,9 +33,9 @@ public:
   ~DeferredCode(); // stops nvdisasm where it still runs; removes the kept files
 
   // Before the attach: on its own thread, the cubins stored uncompressed in the `.nv_fatbin`
-  // sections of `files` (the executable and the libraries the target maps: target_files) are
-  // decoded whole, a few small ones at most. Once per object.
-  void start_early(std::vector<std::string> files);
+  // sections of pid's files (target_files) are decoded whole, a few small ones at most. Once per
+  // object.
+  void start_early(std::int64_t pid);
   // The files whose device code start_early looks at: /proc/PID/exe, then the mapped files
   // outside the system's library directories, read through /proc/PID/root.
   static std::vector<std::string> target_files(std::int64_t pid);

@@ -280,7 +280,7 @@ RunResult examine_target(const session::Debugger& debugger, const session::Optio
   if (may_be_cuda_gdb(debugger) && has_step(playbook, StepKind::Disassemble)) {
     code = detail::DeferredCode::for_debugger(debugger);
     if (code) {
-      code->start_early(detail::DeferredCode::target_files(run_options.pid));
+      code->start_early(run_options.pid);
     }
   }
   session::Session session(debugger, session_options);

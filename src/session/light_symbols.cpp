@@ -2,6 +2,7 @@
 #include "session/light_symbols.hpp"
 
 #include "rocplay/core/temp_dir.hpp"
+#include "rocplay/core/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -29,22 +30,6 @@ constexpr std::uint64_t kShfAlloc = 2;
 constexpr std::size_t kEhdrSize = 64;
 constexpr std::size_t kShdrSize = 64;
 constexpr std::uint64_t kMaxShstrtab = 64ull << 20;
-
-class File {
-public:
-  explicit File(int fd) : fd_(fd) {}
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  ~File() {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-  }
-  int get() const { return fd_; }
-
-private:
-  int fd_;
-};
 
 bool read_at(int fd, void* buffer, std::size_t size, std::uint64_t offset) {
   auto* out = static_cast<unsigned char*>(buffer);
@@ -252,7 +237,7 @@ bool write_copy(int source, const Elf& elf, int dest) {
 } // namespace
 
 std::optional<std::uint64_t> symtab_entries(const std::string& path) {
-  const File fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     return std::nullopt;
   }
@@ -270,7 +255,7 @@ std::optional<std::uint64_t> symtab_entries(const std::string& path) {
 }
 
 bool write_light_copy(const std::string& source, const std::string& dest) {
-  const File in(::open(source.c_str(), O_RDONLY | O_CLOEXEC));
+  const UniqueFd in(::open(source.c_str(), O_RDONLY | O_CLOEXEC));
   if (in.get() < 0) {
     return false;
   }
@@ -280,7 +265,7 @@ bool write_light_copy(const std::string& source, const std::string& dest) {
   }
   bool ok = false;
   {
-    const File out(::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    const UniqueFd out(::open(dest.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
     if (out.get() < 0) {
       return false; // never unlink a file this call did not create
     }

@@ -11,8 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -206,14 +208,35 @@ TEST_CASE("info symbol answers: device, host library, main executable, none") {
 
 namespace {
 
-// A host executable that holds syncspin's .nv_fatbin, as nvcc links it.
-fs::path host_with_fatbin(Scratch& s, const std::string& fatbin) {
-  const fs::path host = s.dir / "host";
-  const std::string command =
-      "objcopy --add-section .nv_fatbin=" + fatbin + " /bin/true " + host.string() + " 2>&1";
-  REQUIRE(std::system(command.c_str()) == 0);
-  return host;
-}
+// A running host program that holds syncspin's .nv_fatbin as nvcc links it (`sleep` with the
+// section added), killed at the end.
+struct Host {
+  pid_t pid = -1;
+  Host(Scratch& s, const std::string& fatbin) {
+    const fs::path host = s.dir / "host";
+    const std::string command =
+        "objcopy --add-section .nv_fatbin=" + fatbin + " /bin/sleep " + host.string() + " 2>&1";
+    REQUIRE(std::system(command.c_str()) == 0);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::execl(host.c_str(), "host", "30", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    // Until the new program runs: its /proc/PID/exe names the host.
+    const fs::path exe = "/proc/" + std::to_string(pid) + "/exe";
+    std::error_code ec;
+    for (int i = 0; i < 500 && fs::read_symlink(exe, ec) != host; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+  ~Host() {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+};
 
 // Stands in for nvdisasm: says what it was asked to `log`, then prints the H200's listing of the
 // file it was given (the cubin as linked, or cuda-gdb's loaded copy); `early_delay` seconds
@@ -246,7 +269,7 @@ TEST_CASE("deferred code: the program's own cubin, decoded before the attach, gi
           "window") {
   Scratch s;
   const fs::path fixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-fatbin";
-  const fs::path host = host_with_fatbin(s, (fixtures / "native.nv_fatbin").string());
+  const Host host(s, (fixtures / "native.nv_fatbin").string());
   const fs::path kept = s.dir / "elf.562f798744c0.562f7a67aed0.o.UUWXoP";
   fs::copy_file(fixtures / "kept.elf", kept);
 
@@ -254,7 +277,7 @@ TEST_CASE("deferred code: the program's own cubin, decoded before the attach, gi
   std::vector<std::string> early_notes;
   {
     DeferredCode code(listing_nvdisasm(s, early_log).string());
-    code.start_early({host.string(), "/nonexistent", (fixtures / "README.md").string()});
+    code.start_early(host.pid);
     early_notes = decoded(code, kept);
   }
   const fs::path late_log = s.dir / "late.log";
@@ -279,7 +302,7 @@ TEST_CASE("deferred code: code the program's files do not hold is decoded from t
           "and the early nvdisasm is stopped") {
   Scratch s;
   const fs::path fixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-fatbin";
-  const fs::path host = host_with_fatbin(s, (fixtures / "native.nv_fatbin").string());
+  const Host host(s, (fixtures / "native.nv_fatbin").string());
   // The kept module's code differs in one byte from the program's (another build, a JIT).
   auto bytes = slurp(fixtures / "kept.elf");
   const std::span<const std::uint8_t> image(reinterpret_cast<const std::uint8_t*>(bytes.data()),
@@ -290,7 +313,7 @@ TEST_CASE("deferred code: code the program's files do not hold is decoded from t
   const fs::path kept = s.write("elf.other.o", bytes);
   const fs::path log = s.dir / "log";
   DeferredCode code(listing_nvdisasm(s, log, 30).string());
-  code.start_early({host.string()});
+  code.start_early(host.pid);
   const auto t0 = std::chrono::steady_clock::now();
   const auto notes = decoded(code, kept);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)); // not its 30 s
