@@ -126,11 +126,11 @@ struct DeferredCode::Early {
     found_cv.wait(lock, [this] { return found; });
   }
 
-  void find_and_decode(const std::vector<std::string>& files, const std::string& nvdisasm) {
+  void find_and_decode(std::int64_t pid, const std::string& nvdisasm) {
     std::vector<Module> found_modules;
     try {
       std::size_t total = 0;
-      for (const auto& file : files) {
+      for (const auto& file : target_files(pid)) {
         if (cancel) {
           break;
         }
@@ -225,9 +225,8 @@ void DeferredCode::start_early(std::int64_t pid) {
   }
   auto early = std::make_unique<Early>();
   try {
-    early->thread = std::thread([e = early.get(), pid, nvdisasm = nvdisasm_] {
-      e->find_and_decode(target_files(pid), nvdisasm);
-    });
+    early->thread = std::thread(
+        [e = early.get(), pid, nvdisasm = nvdisasm_] { e->find_and_decode(pid, nvdisasm); });
   } catch (const std::system_error&) {
     return; // no thread: the kept ELFs are decoded after the detach, as without it
   }
@@ -306,7 +305,7 @@ bool DeferredCode::keep(const std::string& subject, std::uint64_t pc, std::uint6
   // cubin (start_early) holds the same code.
   const Window& w = windows_.back();
   const auto key = std::pair(kept_.at(w.object), w.function);
-  if (!late_.contains(key) && !early_match(w, false)) {
+  if (!late_.contains(key) && !early_match(w)) {
     late_.emplace(key, start_late(w));
   }
   return true;
@@ -347,16 +346,13 @@ std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
   return late;
 }
 
-std::optional<std::pair<std::size_t, std::uint64_t>> DeferredCode::early_match(const Window& w,
-                                                                               bool wait) const {
+std::optional<std::pair<std::size_t, std::uint64_t>>
+DeferredCode::early_match(const Window& w) const {
   if (!early_) {
     return std::nullopt;
   }
-  if (wait) {
-    early_->wait_found();
-  } else if (std::lock_guard lock(early_->mutex); !early_->found) {
-    return std::nullopt; // still reading the program's files: the kept one is decoded too
-  }
+  // Reading the program's files began before the debugger started: long done by the stop.
+  early_->wait_found();
   std::error_code ec;
   if (early_->modules.empty() || fs::file_size(kept_.at(w.object), ec) > 2 * kMaxEarlyBytes) {
     return std::nullopt; // larger than any module start_early decodes
@@ -381,7 +377,7 @@ std::vector<std::string> DeferredCode::decode(const std::function<void(std::stri
   // The windows whose code start_early decoded; without any, its nvdisasm is stopped.
   std::vector<std::optional<std::pair<std::size_t, std::uint64_t>>> early(windows_.size());
   for (std::size_t i = 0; i < windows_.size(); ++i) {
-    early[i] = early_match(windows_[i], true);
+    early[i] = early_match(windows_[i]);
   }
   if (early_) {
     early_->cancel = std::none_of(early.begin(), early.end(), [](const auto& e) { return e; });

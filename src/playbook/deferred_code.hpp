@@ -61,10 +61,8 @@ private:
   struct Early; // start_early's thread and what it found
   struct Late;  // one nvdisasm of a kept file's function, from the stop on
   // The module start_early found whose `.text.FUNCTION` has the bytes of the kept ELF's, with
-  // the address that section runs at there; nullopt when none does (or, without `wait`, when
-  // start_early is still reading the program's files).
-  std::optional<std::pair<std::size_t, std::uint64_t>> early_match(const Window& w,
-                                                                   bool wait) const;
+  // the address that section runs at there; nullopt when none does.
+  std::optional<std::pair<std::size_t, std::uint64_t>> early_match(const Window& w) const;
   std::unique_ptr<Late> start_late(const Window& w);
 
   std::string nvdisasm_;
