@@ -3,6 +3,7 @@
 
 #include "rocplay/codeobj/codeobj.hpp"
 #include "rocplay/codeobj/cuda_fatbin.hpp"
+#include "rocplay/codeobj/listing_cache.hpp"
 #include "rocplay/core/mapped_objects.hpp"
 #include "rocplay/core/temp_dir.hpp"
 #include "rocplay/isa/sass_listing.hpp"
@@ -10,6 +11,7 @@
 #include "rocplay/snapshot/deferred_code.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <unistd.h>
 
@@ -108,6 +110,7 @@ struct DeferredCode::Early {
   bool found = false;          // `modules` is final (their decoding may still run)
   std::vector<Module> modules; // written by the thread until `found`
   std::string dir;
+  std::optional<codeobj::ListingCache> cache;
   std::thread thread;
 
   ~Early() {
@@ -169,12 +172,21 @@ struct DeferredCode::Early {
       found = true;
     }
     found_cv.notify_all();
-    // One nvdisasm per module, side by side: each spends its start-up on its own CPU.
+    // One nvdisasm per module, side by side: each spends its start-up on its own CPU; none for
+    // a module an earlier look decoded.
     std::vector<std::thread> decoders;
     for (auto& m : modules) {
+      if (auto listing = cache ? cache->find(m.cubin, "-c", kMaxListingBytes) : std::nullopt) {
+        m.run.exit_code = 0;
+        m.run.output = std::move(*listing);
+        continue;
+      }
       auto decode = [&m, &nvdisasm, this] {
         m.run = session::run_program(nvdisasm, {"-c", m.path}, kNvdisasmTimeout, kMaxListingBytes,
                                      session::Stderr::Merge, std::chrono::milliseconds(0), &cancel);
+        if (cache && m.run.exit_code == 0 && !m.run.truncated) {
+          cache->store(m.cubin, "-c", m.run.output);
+        }
       };
       try {
         decoders.emplace_back(decode);
@@ -224,6 +236,7 @@ void DeferredCode::start_early(std::int64_t pid) {
     return;
   }
   auto early = std::make_unique<Early>();
+  early->cache = cache_;
   try {
     early->thread = std::thread(
         [e = early.get(), pid, nvdisasm = nvdisasm_] { e->find_and_decode(pid, nvdisasm); });
@@ -251,10 +264,16 @@ std::unique_ptr<DeferredCode> DeferredCode::for_debugger(const DebuggerIdentity&
   if (!found) {
     return nullptr;
   }
-  return std::make_unique<DeferredCode>(std::move(*found));
+  auto cache = codeobj::ListingCache::default_dir();
+  return std::make_unique<DeferredCode>(std::move(*found), std::move(cache));
 }
 
-DeferredCode::DeferredCode(std::string nvdisasm) : nvdisasm_(std::move(nvdisasm)) {}
+DeferredCode::DeferredCode(std::string nvdisasm, std::optional<std::string> cache_dir)
+    : nvdisasm_(std::move(nvdisasm)) {
+  if (cache_dir) {
+    cache_.emplace(std::move(*cache_dir), codeobj::decoder_identity(nvdisasm_));
+  }
+}
 
 DeferredCode::~DeferredCode() {
   late_.clear(); // their nvdisasm stopped before the files it reads go
@@ -313,7 +332,7 @@ bool DeferredCode::keep(const std::string& subject, std::uint64_t pc, std::uint6
 
 std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
   auto late = std::make_unique<Late>();
-  auto work = [l = late.get(), ours = kept_.at(w.object), w, nvdisasm = nvdisasm_] {
+  auto work = [l = late.get(), ours = kept_.at(w.object), w, nvdisasm = nvdisasm_, cache = cache_] {
     const auto bytes = read_file(ours);
     const auto index = bytes ? codeobj::symbol_index(*bytes, w.function) : std::nullopt;
     std::vector<std::string> args{"-c"};
@@ -324,10 +343,19 @@ std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
                                fs::path(w.object).filename().string());
       return;
     }
+    // The cache's key: the arguments without our file's name, which differs every look.
+    const std::string asked = fmt::format("{}", fmt::join(args, " "));
+    if (auto listing = cache ? cache->find(*bytes, asked, kMaxListingBytes) : std::nullopt) {
+      l->listing = isa::read_nvdisasm_listing(*listing, w.function);
+      return;
+    }
     args.push_back(ours);
     const auto run =
         session::run_program(nvdisasm, args, kNvdisasmTimeout, kMaxListingBytes,
                              session::Stderr::Merge, std::chrono::milliseconds(0), &l->cancel);
+    if (cache && run.exit_code == 0 && !run.truncated) {
+      cache->store(*bytes, asked, run.output);
+    }
     if (run.exit_code != 0) {
       l->problem =
           fmt::format("code at {:#x}: {} {}", w.pc, nvdisasm,

@@ -9,6 +9,7 @@
 // Internal to src/playbook.
 #pragma once
 
+#include "rocplay/codeobj/listing_cache.hpp"
 #include "rocplay/core/debugger.hpp"
 
 #include <cstdint>
@@ -26,8 +27,10 @@ class DeferredCode {
 public:
   // nvdisasm beside the debugger, on $PATH, or in /usr/local/cuda/bin; nullptr when there is
   // none (the runner then disassembles in the stop, as for the other debuggers).
+  // Listings are kept between looks in codeobj::ListingCache::default_dir().
   static std::unique_ptr<DeferredCode> for_debugger(const DebuggerIdentity& debugger);
-  explicit DeferredCode(std::string nvdisasm);
+  // With cache_dir, a module or function decoded by an earlier look is not decoded again.
+  explicit DeferredCode(std::string nvdisasm, std::optional<std::string> cache_dir = std::nullopt);
   DeferredCode(const DeferredCode&) = delete;
   DeferredCode& operator=(const DeferredCode&) = delete;
   ~DeferredCode(); // stops nvdisasm where it still runs; removes the kept files
@@ -66,6 +69,7 @@ private:
   std::unique_ptr<Late> start_late(const Window& w);
 
   std::string nvdisasm_;
+  std::optional<codeobj::ListingCache> cache_;
   std::unique_ptr<Early> early_;
   std::string dir_;                         // private, created on first keep
   std::map<std::string, std::string> kept_; // cuda-gdb's file -> ours

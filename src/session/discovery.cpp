@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace rocplay::session {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // The first line `PROGRAM --version` prints, or nullopt when it cannot be run in time.
 std::optional<std::string> version_banner(const std::string& path,
@@ -20,6 +23,28 @@ std::optional<std::string> version_banner(const std::string& path,
     return std::nullopt;
   }
   return first;
+}
+
+// CUDA 12's and 13's `cuda-gdb` is a shell script: it runs `BINARY --version` for the binaries
+// it might start, those with Python and the TUI first, then starts the first that answered, a
+// second start-up of the same binary (0.2 s before cuda-gdb is ready, on an H200 host). rocplay
+// needs neither Python nor the TUI (it reads Python frames itself), so it starts the minimal
+// binary beside the script. The script's own CUDA_GDB_BINARIES, when set, keeps its choice.
+std::string without_cuda_gdb_wrapper(const std::string& path) {
+  const fs::path script(path);
+  if (script.filename() != "cuda-gdb") {
+    return path;
+  }
+  if (const char* own = std::getenv("CUDA_GDB_BINARIES"); own && *own) {
+    return path;
+  }
+  std::ifstream in(path, std::ios::binary);
+  char magic[2] = {};
+  if (!in.read(magic, 2) || magic[0] != '#' || magic[1] != '!') {
+    return path; // the debugger itself, not a script
+  }
+  const std::string minimal = (script.parent_path() / "cuda-gdb-minimal").string();
+  return is_executable_file(minimal) ? minimal : path;
 }
 
 } // namespace
@@ -143,17 +168,22 @@ Debugger find_debugger(const std::string& requested, const SearchEnv& env, Debug
     defer = std::count_if(candidates.begin(), candidates.end(),
                           [](const std::string& p) { return is_executable_file(p); }) == 1;
   }
-  for (const auto& path : candidates) {
-    trace.tried.push_back(path);
-    if (!is_executable_file(path)) {
+  for (const auto& candidate : candidates) {
+    trace.tried.push_back(candidate);
+    if (!is_executable_file(candidate)) {
       continue;
     }
+    std::string path = without_cuda_gdb_wrapper(candidate);
     if (defer) {
       Debugger dbg; // kind and version come from the session's `-gdb-version`
       dbg.path = path;
       return dbg;
     }
-    const auto banner = version_banner(path, env.version_timeout);
+    auto banner = version_banner(path, env.version_timeout);
+    if (!banner && path != candidate) {
+      path = candidate; // the minimal binary does not run here; the script finds one that does
+      banner = version_banner(path, env.version_timeout);
+    }
     if (!banner) {
       if (explicit_choice) {
         throw Error(ExitCode::DebuggerNotFound,

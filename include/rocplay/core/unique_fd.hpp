@@ -1,5 +1,5 @@
 // A file descriptor closed when it goes out of scope: the ELF readers (codeobj's section reader,
-// session's light copies) open, read and leave on every path.
+// session's light copies) and the listing cache open, read and leave on every path.
 // Layer: src/core/ (library rocplay_core).
 #pragma once
 

@@ -332,3 +332,69 @@ TEST_CASE("deferred code: the target's files are its executable, then its own li
     CHECK(f.find("/lib/x86_64") == std::string::npos);
   }
 }
+
+TEST_CASE("deferred code: a second look takes the listings of the first from the cache, with no "
+          "nvdisasm") {
+  Scratch s;
+  const fs::path fixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-fatbin";
+  const fs::path kept = s.dir / "elf.562f798744c0.562f7a67aed0.o.UUWXoP";
+  fs::copy_file(fixtures / "kept.elf", kept);
+  const std::string cache = (s.dir / "cache").string();
+  const fs::path first_log = s.dir / "first.log"; // what the stand-in nvdisasm was asked
+  const fs::path nvdisasm = listing_nvdisasm(s, first_log);
+
+  SECTION("the program's own cubin, decoded before the attach") {
+    const Host host(s, (fixtures / "native.nv_fatbin").string());
+    std::vector<std::string> first, second;
+    {
+      DeferredCode code(nvdisasm.string(), cache);
+      code.start_early(host.pid);
+      first = decoded(code, kept);
+    }
+    REQUIRE(slurp(first_log).find(".cubin\nfinished\n") != std::string::npos);
+    fs::remove(first_log);
+    {
+      DeferredCode code(nvdisasm.string(), cache);
+      code.start_early(host.pid);
+      second = decoded(code, kept);
+    }
+    CHECK_FALSE(fs::exists(first_log)); // not run
+    REQUIRE(first.size() == 1 + 20);
+    CHECK(second == first);
+  }
+  SECTION("a kept file's function") {
+    std::vector<std::string> first, second;
+    {
+      DeferredCode code(nvdisasm.string(), cache);
+      first = decoded(code, kept);
+    }
+    REQUIRE(slurp(first_log).find("-c -fun ") == 0);
+    fs::remove(first_log);
+    // The next look keeps the same module under another name.
+    const fs::path again = s.dir / "elf.562f798744c0.562f7a67aed0.o.Zq81Ab";
+    fs::rename(kept, again);
+    {
+      DeferredCode code(nvdisasm.string(), cache);
+      second = decoded(code, again);
+    }
+    CHECK_FALSE(fs::exists(first_log));
+    REQUIRE(first.size() == 1 + 20);
+    // The same window; the header names the file this look kept.
+    CHECK(std::vector(second.begin() + 1, second.end()) ==
+          std::vector(first.begin() + 1, first.end()));
+    CHECK(second[0].find("Zq81Ab") != std::string::npos);
+  }
+  SECTION("not without a cache") {
+    {
+      DeferredCode code(nvdisasm.string());
+      decoded(code, kept);
+    }
+    fs::remove(first_log);
+    {
+      DeferredCode code(nvdisasm.string());
+      decoded(code, kept);
+    }
+    CHECK(slurp(first_log).find("-c -fun ") == 0);
+    CHECK_FALSE(fs::exists(cache));
+  }
+}

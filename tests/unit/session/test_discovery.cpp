@@ -93,6 +93,45 @@ TEST_CASE("a wrapper's exec: line is not taken for the banner", "[session][disco
   CHECK(dbg.version == "NVIDIA (R) cuda-gdb 13.0");
 }
 
+TEST_CASE("cuda-gdb's wrapper script is passed over for the minimal binary beside it",
+          "[session][discovery]") {
+  FakeBin bin;
+  const auto wrapper = bin.add("cuda/bin", "cuda-gdb",
+                               "exec: /usr/local/cuda/bin/cuda-gdb-python3.12-tui --version\n"
+                               "NVIDIA (R) cuda-gdb 13.0");
+  const auto minimal = bin.add("cuda/bin", "cuda-gdb-minimal", "NVIDIA (R) cuda-gdb 13.0");
+  ::unsetenv("CUDA_GDB_BINARIES");
+  auto env = env_with(bin.dir("cuda/bin"));
+
+  for (const bool defer : {false, true}) {
+    env.defer_banner = defer;
+    for (const std::string& named : {std::string(), std::string("cuda-gdb"), wrapper}) {
+      const auto d = session::find_debugger(named, env);
+      CHECK(d.path == minimal);
+      CHECK(d.kind == (defer ? DebuggerKind::Unknown : DebuggerKind::CudaGdb));
+    }
+  }
+  env.defer_banner = false;
+  // The script's own list of binaries keeps its choice.
+  ::setenv("CUDA_GDB_BINARIES", "cuda-gdb-python3.12-tui", 1);
+  CHECK(session::find_debugger(wrapper, env).path == wrapper);
+  ::unsetenv("CUDA_GDB_BINARIES");
+  // A minimal binary that does not run here: the script, which finds one that does.
+  {
+    std::ofstream out(minimal);
+    out << "#!/bin/sh\nexit 127\n";
+  }
+  const auto d = session::find_debugger(wrapper, env);
+  CHECK(d.path == wrapper);
+  CHECK(d.version == "NVIDIA (R) cuda-gdb 13.0");
+  // A cuda-gdb that is the debugger itself (not a script) is run as it is.
+  fs::remove(wrapper);
+  fs::copy_file("/bin/true", wrapper);
+  bin.add("cuda/bin", "cuda-gdb-minimal", "NVIDIA (R) cuda-gdb 13.0");
+  env.defer_banner = true;
+  CHECK(session::find_debugger(wrapper, env).path == wrapper);
+}
+
 TEST_CASE("search order: rocgdb, then cuda-gdb, then gdb", "[session][discovery]") {
   FakeBin bin;
   const auto gdb = bin.add("a", "gdb", "GNU gdb (Debian 13.1-3) 13.1");
