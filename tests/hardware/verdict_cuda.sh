@@ -7,7 +7,8 @@
 # WORKER=syncspin: a plain CUDA program instead (syncspin.cu, one kernel polling a flag).
 # WAYS: the ways to run (default "raw one two"); `plain` is raw without the Python stamps
 # (which start cuda-gdb's Python before the attach); `onemin` is `one` with cuda-gdb's minimal
-# binary (no Python, no TUI) named by --debugger.
+# binary (no Python, no TUI) named by --debugger; `onecold` is `one` without the listing cache
+# (ROCPLAY_CACHE_DIR=off: every look a first look).
 # ROUNDS rounds, the ways' order rotated every round; per way the median wall seconds. Each
 # rocplay run's stop comes from its JSON report; raw's from the stamps around its attach and
 # detach. Every run must leave the worker running (its state in /proc is checked after each).
@@ -54,6 +55,8 @@ run_way() { # way round
   plain) cuda-gdb -q -nx -batch -p "$pid" -x "$work/cmds" >"$work/plain-$2.log" 2>&1 ;;
   one) "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb --samples 1 -q --format json \
     --output "$work/one-$2.json" >"$work/one-$2.log" 2>&1 ;;
+  onecold) ROCPLAY_CACHE_DIR=off "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb \
+    --samples 1 -q --format json --output "$work/onecold-$2.json" >"$work/onecold-$2.log" 2>&1 ;;
   onemin) "$rocplay" run hang-triage --pid "$pid" --samples 1 -q --format json \
     --debugger "$(dirname "$(readlink -f "$(command -v cuda-gdb)")")/cuda-gdb-minimal" \
     --output "$work/onemin-$2.json" >"$work/onemin-$2.log" 2>&1 ;;
