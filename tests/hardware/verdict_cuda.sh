@@ -24,7 +24,10 @@ rocplay=$(hw_rocplay)
 rounds=${ROUNDS:-5}
 if [ "${WORKER:-torch}" = syncspin ]; then # a plain CUDA program: one kernel polling a flag
   hw_nvcc syncspin
+  export HW_STOP_LOG=$work/stops # the target's own account of each look's stop (common.cuh)
+  : >"$HW_STOP_LOG"
   hw_start_worker "$src/syncspin"
+  unset HW_STOP_LOG
 else
   cp "$here/torch_item_hang.py" "$src/"
   hw_start_worker python3 "$src/torch_item_hang.py"
@@ -38,15 +41,20 @@ running() { # the worker's state after a run: anything but t/T
   st=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
   [ "$st" != t ] && [ "$st" != T ] && [ "$st" != gone ] && echo ok || echo "LEFT $st (FAIL)"
 }
-stop_of() { # the target's stop seconds per sample from a rocplay JSON report
+stop_of() { # the target's stop in seconds, all samples together, by a rocplay JSON report
   python3 - "$1" <<'PY' 2>/dev/null
 import json, sys
 j = json.load(open(sys.argv[1]))
-print(",".join(f"{s.get('stop_seconds', 0):.3f}" for s in j.get("samples", [])) or "-")
+print(f"{j['run']['target']['stop_seconds']:.3f}")
 PY
 }
+stopped() { # the target's stops since line FROM of its stop log: "N ms in K stops"
+  [ -f "$work/stops" ] || return 0
+  tail -n +"$(($1 + 1))" "$work/stops" | awk '{s+=$1; n++} END {printf "target stopped %.0f ms in %d; ", s, n}'
+}
 run_way() { # way round
-  local t0 ms
+  local t0 ms seen
+  seen=$(wc -l <"$work/stops" 2>/dev/null || echo 0)
   t0=$(date +%s%N)
   case $1 in
   raw) cuda-gdb -q -nx -batch -iex 'python import time; print("T", time.monotonic())' \
@@ -64,12 +72,14 @@ run_way() { # way round
     --output "$work/two-$2.json" >"$work/two-$2.log" 2>&1 ;;
   esac
   ms=$(hw_ms "$t0")
+  sleep 0.05 # the meter's line for a stop that ended with the run
   echo "$1 $ms" >>"$work/times"
+  [ -f "$work/stops" ] && echo "$1 $(tail -n +"$((seen + 1))" "$work/stops" | awk '{s+=$1} END {print s+0}')" >>"$work/stopped"
   case $1 in
-  plain) echo "$1 $ms ms $(running)" ;;
-  raw) echo "$1 $ms ms (attach to detach $(grep '^T ' "$work/raw-$2.log" |
+  plain) echo "$1 $ms ms ($(stopped "$seen")) $(running)" ;;
+  raw) echo "$1 $ms ms ($(stopped "$seen")attach to detach $(grep '^T ' "$work/raw-$2.log" |
     awk 'NR>1{printf "%.0f", ($2-p)*1000} {p=$2}') ms) $(running)" ;;
-  *) echo "$1 $ms ms (stops $(stop_of "$work/$1-$2.json") s) $(running)" ;;
+  *) echo "$1 $ms ms ($(stopped "$seen")by its report $(stop_of "$work/$1-$2.json") s) $(running)" ;;
   esac
 }
 read -r -a ways <<<"${WAYS:-raw one two}"
@@ -79,10 +89,12 @@ for ((r = 0; r < rounds; ++r)); do
   done
 done
 for w in "${ways[@]}"; do
+  [ -f "$work/stopped" ] && say "$w: the target stopped, median $(grep "^$w " "$work/stopped" |
+    cut -d' ' -f2 | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}') ms"
   say "$w: median $(grep "^$w " "$work/times" | cut -d' ' -f2 | sort -n |
     awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}') ms over $rounds"
 done
 say "interval of the default playbook: $(grep -m1 'interval' "$repo/playbooks/hang-triage.yaml")"
 say "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-(cd "$work" && tar czf "$out/verdict.tar.gz" summary.txt times ./*.log ./*.json cmds worker.out 2>/dev/null)
+(cd "$work" && tar czf "$out/verdict.tar.gz" summary.txt times stopped stops ./*.log ./*.json cmds worker.out 2>/dev/null)
 cp "$summary" "$out/verdict-summary.txt"
