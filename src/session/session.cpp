@@ -356,6 +356,9 @@ Session::Impl::send_and_wait(const std::string& cmd, milliseconds timeout, bool 
     times.attach_sent = true;
     attach_sent_at = sent_at;
     attach_stops_before = stops_seen;
+    if (pid && !stop_meter && !process::is_stopped(target.state_before)) {
+      stop_meter = std::make_unique<detail::StopMeter>(*pid, t0);
+    }
   }
   const std::size_t index = exchanges.size() - 1;
   pending = index;

@@ -104,12 +104,20 @@ void Session::Impl::shutdown(bool interrupt) noexcept {
       times.run_windows.emplace_back(run_began, now());
       run_began = 0;
     }
-    times.stop_seconds = now() - attach_sent_at;
-    for (const auto* windows : {&times.attach_run_windows, &times.run_windows}) {
-      for (const auto& [from, to] : *windows) {
-        *times.stop_seconds -= to - from; // it ran then
+    if (const auto stops = stop_meter ? stop_meter->finish() : std::nullopt) {
+      times.stop_seconds = stopped_within(*stops, 0, now());
+      for (auto& note : target_stops_notes(*stops)) {
+        on_note(std::move(note));
+      }
+    } else { // what the debugger said: the attach to the detach, less the runs it reported
+      times.stop_seconds = now() - attach_sent_at;
+      for (const auto* windows : {&times.attach_run_windows, &times.run_windows}) {
+        for (const auto& [from, to] : *windows) {
+          *times.stop_seconds -= to - from; // it ran then
+        }
       }
     }
+    stop_meter.reset();
     times.total_seconds = now();
     if (target_end == TargetEnd::Kill) {
       end_program();

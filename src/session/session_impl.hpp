@@ -19,6 +19,7 @@
 #include "session/light_sysroot.hpp"
 #include "session/recorder.hpp"
 #include "session/signal_guard.hpp"
+#include "session/stop_meter.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -215,6 +216,9 @@ struct Session::Impl {
   std::optional<std::int64_t> pid;
   TargetInfo target;
   TargetTimes times;
+  // From -target-attach to the detach: how long the target really is stopped (cuda-gdb stops it
+  // inside its attach and detach without saying so); none for a target stopped before.
+  std::unique_ptr<detail::StopMeter> stop_meter;
   std::optional<Error> closed; // the session can run no more commands, and why
   // While the attach is in progress: looks every ~200 ms for a reason it can never finish (another
   // tracer on a thread, a thread in an uninterruptible wait); a stall ends the wait at once and is

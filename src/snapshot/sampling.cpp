@@ -2,6 +2,7 @@
 #include "rocplay/snapshot/sampling.hpp"
 
 #include "rocplay/core/clock.hpp"
+#include "rocplay/core/target_stops.hpp"
 
 #include <fmt/format.h>
 
@@ -242,6 +243,7 @@ std::vector<std::string> unchanged_stacks_notes(const std::vector<std::int64_t>&
 
 struct SampleBuilder::Impl {
   BuildOptions options;
+  StopIntervals measured_stops; // the session's notes of the target's stops (core/target_stops)
   std::optional<Builder> builder;
   SampleWindow window; // of the sample being built
   // Samples whose exchanges are all in, finished by finish(): a live run adds a sample's first
@@ -313,6 +315,9 @@ void SampleBuilder::add(const mi::Exchange& ex) {
       } else {
         s.pending_copy = copy; // the next sample's: its note follows
       }
+      continue;
+    }
+    if (parse_target_stops_note(n, s.measured_stops)) {
       continue;
     }
     if (auto run = parse_attach_run(n); run && s.done.empty()) {
@@ -447,6 +452,23 @@ std::vector<Sample> SampleBuilder::finish(unsigned threads) {
   std::vector<Sample> out;
   std::vector<SourceLine> known;
   const double origin = s.done.empty() ? 0 : s.done.front().first.stop_began;
+  // The session's measured stops, each to the sample in whose span its middle lies: from the
+  // sample's stop to the next one's (the debugger reports a stop after it began and lets the
+  // target go after it said so; a stop between samples is the earlier sample's).
+  std::vector<double> measured(s.done.size(), 0);
+  const bool use_measured = !s.measured_stops.empty() &&
+                            std::all_of(s.done.begin(), s.done.end(),
+                                        [](const auto& d) { return d.first.stop_began > 0; });
+  if (use_measured) {
+    for (const auto& [from, to] : s.measured_stops) {
+      const double middle = (from + to) / 2;
+      std::size_t i = 0;
+      while (i + 1 < s.done.size() && s.done[i + 1].first.stop_began <= middle) {
+        ++i;
+      }
+      measured[i] += to - from;
+    }
+  }
   std::size_t next = 0;
   for (auto& [w, builder] : s.done) {
     Sample sample;
@@ -468,7 +490,8 @@ std::vector<Sample> SampleBuilder::finish(unsigned threads) {
       sample.snapshot.taken_at = iso_time(w.unix_time);
     }
     if (w.stop_began > 0 && w.stop_ended > w.stop_began) {
-      sample.stop_seconds = std::max(0.0, w.stop_ended - w.stop_began - w.ran);
+      sample.stop_seconds =
+          use_measured ? measured[next - 1] : std::max(0.0, w.stop_ended - w.stop_began - w.ran);
       sample.ran_in_stop = w.runs;
       sample.snapshot.stop_seconds = sample.stop_seconds;
     }

@@ -4,6 +4,7 @@
 #include "../finding_of.hpp"
 #include "../snapshot/support.hpp"
 
+#include "rocplay/core/target_stops.hpp"
 #include "rocplay/heuristics/progress.hpp"
 #include "rocplay/snapshot/sampling.hpp"
 
@@ -156,4 +157,40 @@ TEST_CASE("sampling: a session's exchanges split at the sample notes, with stop 
   // No notes: one sample, as before.
   std::vector<mi::Exchange> plain(exchanges.begin(), exchanges.begin() + 3);
   CHECK(snapshot::build_samples(plain).size() == 1);
+}
+
+TEST_CASE("sampling: the session's measured stops give each sample its stop") {
+  auto ex = [](std::string cmd, double sent, double done) {
+    mi::Exchange e;
+    e.command = std::move(cmd);
+    e.sent_at = sent;
+    e.done_at = done;
+    return e;
+  };
+  // cuda-gdb's shape: stopped in pieces inside the attach (the MI records say 1.0 to 1.5 less a
+  // run of 1.1 to 1.4), stopped past `-exec-continue`'s answer, the second sample's stop begun
+  // before its *stopped; and the detach.
+  std::vector<mi::Exchange> exchanges;
+  exchanges.push_back(ex("-target-attach 42", 1.0, 1.1));
+  exchanges.back().notes.push_back("the target ran during the attach: the debugger resumed every "
+                                   "thread at 1.100000 s and stopped them at 1.400000 s");
+  exchanges.push_back(ex("-thread-info", 1.42, 1.43));
+  exchanges.back().notes.push_back(snapshot::sample_note(1, 1.0, 1000.0));
+  exchanges.push_back(ex("-exec-continue", 1.45, 1.5));
+  exchanges.push_back(ex("", 3.5, 0));
+  exchanges.back().notes.push_back(snapshot::sample_note(2, 3.5, 1002.5));
+  exchanges.push_back(ex("-target-detach", 3.6, 3.7));
+  for (auto& note : target_stops_notes({{1.001, 1.05}, {1.2, 1.25}, {1.3, 1.52}, {3.49, 3.69}})) {
+    exchanges.back().notes.push_back(std::move(note));
+  }
+  const auto samples = snapshot::build_samples(exchanges);
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[0].stop_seconds == Approx(0.049 + 0.05 + 0.22));
+  CHECK(samples[1].stop_seconds == Approx(0.2));
+  // Without the notes: the debugger's account, as before.
+  exchanges.back().notes.clear();
+  const auto told = snapshot::build_samples(exchanges);
+  REQUIRE(told.size() == 2);
+  CHECK(told[0].stop_seconds == Approx(0.5 - 0.3));
+  CHECK(told[1].stop_seconds == Approx(0.2));
 }
