@@ -52,36 +52,6 @@ inline void start_heartbeat(int argc, char** argv) {
   }).detach();
 }
 
-// With HW_STOP_LOG=FILE, a thread that wakes every millisecond appends `GAP_MS` to FILE whenever
-// it woke more than 5 ms late: the process was stopped (by a debugger) that long. The sum of the
-// lines a look added is how long that look stopped the process, measured the same way for every
-// tool (verdict_cuda.sh).
-inline void start_stop_meter() {
-  const char* path = std::getenv("HW_STOP_LOG");
-  if (path == nullptr) {
-    return;
-  }
-  std::string file = path;
-  std::thread([file] {
-    pthread_setname_np(pthread_self(), "stop-meter");
-    using clock = std::chrono::steady_clock;
-    auto last = clock::now();
-    for (;;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      const auto now = clock::now();
-      const double gap = std::chrono::duration<double, std::milli>(now - last).count();
-      last = now;
-      if (gap > 5.0) {
-        if (std::FILE* f = std::fopen(file.c_str(), "a")) {
-          std::fprintf(f, "%.1f\n", gap);
-          std::fclose(f);
-        }
-        last = clock::now();
-      }
-    }
-  }).detach();
-}
-
 inline void ready(const char* what) {
   std::printf("ready pid=%d %s\n", static_cast<int>(getpid()), what);
   std::fflush(stdout);

@@ -28,7 +28,6 @@ __global__ void allgather_vec(volatile int* flags, int ngpus, const float* in, f
 
 int main(int argc, char** argv) {
   hw::start_heartbeat(argc, argv);
-  hw::start_stop_meter();
   int* flags = nullptr;
   float* in = nullptr;
   float* out = nullptr;

@@ -22,15 +22,17 @@ hw_start "$work"
 rocplay=$(hw_rocplay)
 [ -n "$rocplay" ] || { say "no rocplay: nothing to do"; exit 1; }
 rounds=${ROUNDS:-5}
+# The worker's own account of each look's stop (stop_meter.c, preloaded into it alone).
+gcc -O2 -shared -fPIC -pthread -o "$src/stop_meter.so" "$here/stop_meter.c" ||
+  { say "stop_meter.c does not build"; exit 1; }
+: >"$work/stops"
+meter=(env LD_PRELOAD="$src/stop_meter.so" HW_STOP_LOG="$work/stops")
 if [ "${WORKER:-torch}" = syncspin ]; then # a plain CUDA program: one kernel polling a flag
   hw_nvcc syncspin
-  export HW_STOP_LOG=$work/stops # the target's own account of each look's stop (common.cuh)
-  : >"$HW_STOP_LOG"
-  hw_start_worker "$src/syncspin"
-  unset HW_STOP_LOG
+  hw_start_worker "${meter[@]}" "$src/syncspin"
 else
   cp "$here/torch_item_hang.py" "$src/"
-  hw_start_worker python3 "$src/torch_item_hang.py"
+  hw_start_worker "${meter[@]}" python3 "$src/torch_item_hang.py"
 fi
 say "worker pid $pid, $(ls /proc/$pid/task | wc -l) threads; load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%s\n' 'info cuda devices' 'info cuda kernels' 'info cuda warps' 'info cuda threads' \
