@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 namespace rocplay {
 
@@ -16,7 +17,7 @@ constexpr std::string_view kHead =
 std::optional<double> read_number(std::string_view& text) {
   double v = 0;
   const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || !(v >= 0)) {
+  if (ec != std::errc() || !std::isfinite(v) || v < 0) {
     return std::nullopt;
   }
   text.remove_prefix(static_cast<std::size_t>(p - text.data()));

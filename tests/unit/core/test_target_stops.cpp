@@ -44,4 +44,6 @@ TEST_CASE("target stops: other notes and garbled ones") {
   stops.clear();
   CHECK(parse_target_stops_note(head + "nan-inf 1e400-1e401", stops));
   CHECK(stops.empty());
+  CHECK(parse_target_stops_note(head + "1.0-inf", stops));
+  CHECK(stops.empty()); // never an endless stop
 }
