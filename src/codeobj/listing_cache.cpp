@@ -6,13 +6,16 @@
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 namespace rocplay::codeobj {
@@ -154,6 +157,16 @@ bool ListingCache::usable() const {
          (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
+bool ListingCache::made() const {
+  if (usable()) {
+    return true;
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path(dir_).parent_path(), ec);
+  ::mkdir(dir_.c_str(), 0700); // another look may make it first: what counts is whose it is
+  return usable();
+}
+
 std::optional<std::string> ListingCache::find(std::span<const std::uint8_t> object,
                                               std::string_view arguments,
                                               std::size_t max_bytes) const {
@@ -184,12 +197,8 @@ void ListingCache::store(std::span<const std::uint8_t> object, std::string_view 
   if (object.empty() || object.size() > max_object_bytes) {
     return;
   }
-  if (!usable()) {
-    std::error_code ec;
-    fs::create_directories(fs::path(dir_).parent_path(), ec);
-    if (::mkdir(dir_.c_str(), 0700) != 0 || !usable()) {
-      return;
-    }
+  if (!made()) {
+    return;
   }
   const std::string path = entry_path(object, arguments);
   const std::string_view bytes(reinterpret_cast<const char*>(object.data()), object.size());
@@ -198,6 +207,31 @@ void ListingCache::store(std::span<const std::uint8_t> object, std::string_view 
       write_atomically(path + ".obj", {bytes})) {
     prune(dir_, max_total_bytes_);
   }
+}
+
+UniqueFd ListingCache::wait_turn(std::span<const std::uint8_t> object, std::string_view arguments,
+                                 const std::atomic<bool>& cancel,
+                                 std::chrono::milliseconds max_wait) const {
+  if (object.empty() || object.size() > max_object_bytes) {
+    return UniqueFd();
+  }
+  if (!made()) {
+    return UniqueFd();
+  }
+  const std::string path = entry_path(object, arguments) + ".lock";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (fd.get() < 0) {
+    return UniqueFd();
+  }
+  // Polled, not blocking: a cancelled look must not wait out another's nvdisasm.
+  const auto until = std::chrono::steady_clock::now() + max_wait;
+  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK || cancel || std::chrono::steady_clock::now() >= until) {
+      return UniqueFd();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return fd;
 }
 
 std::string decoder_identity(const std::string& program) {

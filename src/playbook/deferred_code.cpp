@@ -6,6 +6,7 @@
 #include "rocplay/codeobj/listing_cache.hpp"
 #include "rocplay/core/mapped_objects.hpp"
 #include "rocplay/core/temp_dir.hpp"
+#include "rocplay/core/unique_fd.hpp"
 #include "rocplay/isa/sass_listing.hpp"
 #include "rocplay/session/helper_program.hpp"
 #include "rocplay/snapshot/deferred_code.hpp"
@@ -103,6 +104,7 @@ struct DeferredCode::Early {
     std::vector<std::uint8_t> cubin;
     std::string path; // ours, given to nvdisasm
     session::ProgramRun run;
+    bool kept = false; // the listing came from the cache
   };
   std::atomic<bool> cancel{false};
   std::mutex mutex;
@@ -122,6 +124,17 @@ struct DeferredCode::Early {
       std::error_code ec;
       fs::remove_all(dir, ec);
     }
+  }
+
+  // The module's listing from an earlier look, when the cache keeps one.
+  bool take_kept(Module& m) {
+    auto listing = cache ? cache->find(m.cubin, "-c", kMaxListingBytes) : std::nullopt;
+    if (listing) {
+      m.run.exit_code = 0;
+      m.run.output = std::move(*listing);
+      m.kept = true;
+    }
+    return listing.has_value();
   }
 
   void wait_found() {
@@ -176,12 +189,16 @@ struct DeferredCode::Early {
     // a module an earlier look decoded.
     std::vector<std::thread> decoders;
     for (auto& m : modules) {
-      if (auto listing = cache ? cache->find(m.cubin, "-c", kMaxListingBytes) : std::nullopt) {
-        m.run.exit_code = 0;
-        m.run.output = std::move(*listing);
+      if (take_kept(m)) {
         continue;
       }
       auto decode = [&m, &nvdisasm, this] {
+        // Another look at the same program (a rank of the same job) may be decoding it now.
+        const UniqueFd turn =
+            cache ? cache->wait_turn(m.cubin, "-c", cancel, kNvdisasmTimeout) : UniqueFd();
+        if (take_kept(m)) {
+          return;
+        }
         m.run = session::run_program(nvdisasm, {"-c", m.path}, kNvdisasmTimeout, kMaxListingBytes,
                                      session::Stderr::Merge, std::chrono::milliseconds(0), &cancel);
         if (cache && m.run.exit_code == 0 && !m.run.truncated) {
@@ -205,6 +222,7 @@ struct DeferredCode::Late {
   std::thread thread;
   std::string problem; // why there is no listing, once the thread has ended
   std::optional<isa::SassListing> listing;
+  bool kept = false; // the listing came from the cache
 
   ~Late() {
     cancel = true;
@@ -345,8 +363,20 @@ std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
     }
     // The cache's key: the arguments without our file's name, which differs every look.
     const std::string asked = fmt::format("{}", fmt::join(args, " "));
-    if (auto listing = cache ? cache->find(*bytes, asked, kMaxListingBytes) : std::nullopt) {
-      l->listing = isa::read_nvdisasm_listing(*listing, w.function);
+    auto take_kept = [&] {
+      auto listing = cache ? cache->find(*bytes, asked, kMaxListingBytes) : std::nullopt;
+      if (listing) {
+        l->listing = isa::read_nvdisasm_listing(*listing, w.function);
+        l->kept = true;
+      }
+      return listing.has_value();
+    };
+    if (take_kept()) {
+      return;
+    }
+    const UniqueFd turn =
+        cache ? cache->wait_turn(*bytes, asked, l->cancel, kNvdisasmTimeout) : UniqueFd();
+    if (take_kept()) {
       return;
     }
     args.push_back(ours);
@@ -417,6 +447,13 @@ std::vector<std::string> DeferredCode::decode(const std::function<void(std::stri
   // runs), shared by the windows in it; the kept files' are the late decoders'.
   std::map<std::pair<std::size_t, std::string>, isa::SassListing> early_listings;
   std::set<std::pair<std::string, std::string>> said; // a late decoder's problem, once
+  std::set<std::string> kept_said;                    // where a cached listing came from, once
+  auto say_kept = [&](const std::string& what) {
+    if (cache_ && kept_said.insert(what).second) {
+      note(fmt::format("nvdisasm's listing of {} kept from an earlier look, in {}", what,
+                       cache_->dir()));
+    }
+  };
   for (std::size_t i = 0; i < windows_.size(); ++i) {
     const auto& w = windows_[i];
     const auto* module = early[i] ? &early_->modules[early[i]->first] : nullptr;
@@ -425,6 +462,9 @@ std::vector<std::string> DeferredCode::decode(const std::function<void(std::stri
       if (fresh) {
         it->second =
             isa::read_nvdisasm_listing(module->run.output, w.function, 100'000, early[i]->second);
+      }
+      if (module->kept) {
+        say_kept(w.function + " (the program's own cubin)");
       }
       note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, it->second, note,
                   problems);
@@ -440,6 +480,9 @@ std::vector<std::string> DeferredCode::decode(const std::function<void(std::stri
     }
     if (!late->problem.empty() && said.insert(key).second) {
       problems.push_back(late->problem);
+    }
+    if (late->listing && late->kept) {
+      say_kept(w.function + " (cuda-gdb's copy of the module)");
     }
     if (late->listing) {
       note_window(w.subject, w.pc, w.start, w.end, w.function, w.object, *late->listing, note,

@@ -6,6 +6,10 @@
 // Implemented in src/codeobj/listing_cache.cpp.
 #pragma once
 
+#include "rocplay/core/unique_fd.hpp"
+
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -37,6 +41,13 @@ public:
   void store(std::span<const std::uint8_t> object, std::string_view arguments,
              std::string_view listing) const;
 
+  // Waits until this look's turn to decode `object` with `arguments`: while another look (an
+  // 8-rank job's looks start together) decodes the same, find() after the wait takes its
+  // listing, and the object is decoded once. The turn lasts while the returned descriptor is
+  // open; it is not held (-1) when the cache is unusable, after max_wait, or once `cancel`.
+  UniqueFd wait_turn(std::span<const std::uint8_t> object, std::string_view arguments,
+                     const std::atomic<bool>& cancel, std::chrono::milliseconds max_wait) const;
+
   const std::string& dir() const { return dir_; }
 
   static constexpr std::size_t max_object_bytes = 8u << 20;
@@ -44,6 +55,7 @@ public:
 private:
   std::string entry_path(std::span<const std::uint8_t> object, std::string_view arguments) const;
   bool usable() const;
+  bool made() const; // usable, made (0700) when missing
 
   std::string dir_;
   std::string decoder_;

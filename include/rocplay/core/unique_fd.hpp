@@ -1,5 +1,6 @@
 // A file descriptor closed when it goes out of scope: the ELF readers (codeobj's section reader,
-// session's light copies) and the listing cache open, read and leave on every path.
+// session's light copies) and the listing cache (and its turns) open, read and leave on every
+// path.
 // Layer: src/core/ (library rocplay_core).
 #pragma once
 
@@ -9,9 +10,10 @@ namespace rocplay {
 
 class UniqueFd {
 public:
-  explicit UniqueFd(int fd) : fd_(fd) {}
+  explicit UniqueFd(int fd = -1) : fd_(fd) {}
   UniqueFd(const UniqueFd&) = delete;
   UniqueFd& operator=(const UniqueFd&) = delete;
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   ~UniqueFd() {
     if (fd_ >= 0) {
       ::close(fd_);

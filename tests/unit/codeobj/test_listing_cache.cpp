@@ -7,11 +7,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <thread>
 
 using namespace rocplay;
@@ -199,4 +201,38 @@ TEST_CASE("listing cache: the decoder's identity changes with the program") {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::ofstream(program) << "other";
   CHECK(codeobj::decoder_identity(program.string()) != first);
+}
+
+TEST_CASE("listing cache: one look's turn at a time per object, given up on cancel or time") {
+  Home home;
+  const auto cubin = bytes_of(kFixtures / "native.cubin");
+  const codeobj::ListingCache cache(home.dir.string() + "/listings", "nvdisasm 1");
+  std::atomic<bool> cancel{false};
+  std::optional<UniqueFd> first;
+  first.emplace(cache.wait_turn(cubin, "-c", cancel, std::chrono::seconds(5)));
+  REQUIRE(first->get() >= 0);
+  // Another object, or other arguments: not the same turn.
+  auto other = cubin;
+  other[0] ^= 1;
+  CHECK(cache.wait_turn(other, "-c", cancel, std::chrono::milliseconds(0)).get() >= 0);
+  CHECK(cache.wait_turn(cubin, "-c -fun 1", cancel, std::chrono::milliseconds(0)).get() >= 0);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(cache.wait_turn(cubin, "-c", cancel, std::chrono::milliseconds(100)).get() < 0);
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(100));
+  cancel = true;
+  CHECK(cache.wait_turn(cubin, "-c", cancel, std::chrono::seconds(30)).get() < 0); // at once
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  cancel = false;
+  // A look that waits gets its turn when the one before gives it back.
+  std::atomic<bool> got{false};
+  std::thread waiter([&] {
+    const UniqueFd turn = cache.wait_turn(cubin, "-c", cancel, std::chrono::seconds(30));
+    got = turn.get() >= 0;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(got);
+  first.reset();
+  waiter.join();
+  CHECK(got);
 }

@@ -360,7 +360,11 @@ TEST_CASE("deferred code: a second look takes the listings of the first from the
     }
     CHECK_FALSE(fs::exists(first_log)); // not run
     REQUIRE(first.size() == 1 + 20);
-    CHECK(second == first);
+    // The same window, and a note of where its listing came from.
+    REQUIRE(second.size() == first.size() + 1);
+    CHECK(second[0] == "nvdisasm's listing of " + kFunction +
+                           " (the program's own cubin) kept from an earlier look, in " + cache);
+    CHECK(std::vector(second.begin() + 1, second.end()) == first);
   }
   SECTION("a kept file's function") {
     std::vector<std::string> first, second;
@@ -380,9 +384,12 @@ TEST_CASE("deferred code: a second look takes the listings of the first from the
     CHECK_FALSE(fs::exists(first_log));
     REQUIRE(first.size() == 1 + 20);
     // The same window; the header names the file this look kept.
-    CHECK(std::vector(second.begin() + 1, second.end()) ==
+    REQUIRE(second.size() == first.size() + 1);
+    CHECK(second[0].find("(cuda-gdb's copy of the module) kept from an earlier look") !=
+          std::string::npos);
+    CHECK(std::vector(second.begin() + 2, second.end()) ==
           std::vector(first.begin() + 1, first.end()));
-    CHECK(second[0].find("Zq81Ab") != std::string::npos);
+    CHECK(second[1].find("Zq81Ab") != std::string::npos);
   }
   SECTION("not without a cache") {
     {
@@ -397,4 +404,41 @@ TEST_CASE("deferred code: a second look takes the listings of the first from the
     CHECK(slurp(first_log).find("-c -fun ") == 0);
     CHECK_FALSE(fs::exists(cache));
   }
+}
+
+TEST_CASE("deferred code: looks at two ranks at once decode their common module once") {
+  Scratch s;
+  const fs::path fixtures = fs::path(ROCPLAY_SOURCE_DIR) / "fixtures/cuda-fatbin";
+  const std::string cache = (s.dir / "cache").string();
+  const fs::path log = s.dir / "log";
+  // A stand-in that takes a second over the kept file's function, as nvdisasm does about half.
+  const fs::path nvdisasm = s.write("nvdisasm",
+                                    "#!/bin/sh\necho \"$@\" >>" + log.string() + "\nsleep 1\ncat " +
+                                        (fixtures / "kept.sass").string() + "\n",
+                                    true);
+  std::vector<std::string> notes[2];
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      const fs::path kept = s.dir / ("elf.rank" + std::to_string(r) + ".o");
+      fs::copy_file(fixtures / "kept.elf", kept);
+      DeferredCode code(nvdisasm.string(), cache);
+      std::string why;
+      if (code.keep(kSubject, kLoadedAt + 0xc0, kLoadedAt, kLoadedAt + 0x140, answer_for(kept),
+                    why)) {
+        code.decode([&](std::string_view n) { notes[r].emplace_back(n); });
+      }
+    });
+  }
+  for (auto& t : ranks) {
+    t.join();
+  }
+  const std::string runs = slurp(log);
+  CHECK(std::count(runs.begin(), runs.end(), '\n') == 1);   // one nvdisasm for both
+  REQUIRE(notes[0].size() + notes[1].size() == 2 * 21 + 1); // one took the other's listing
+  const auto& waited = notes[0].size() == 22 ? notes[0] : notes[1];
+  const auto& decoded = notes[0].size() == 22 ? notes[1] : notes[0];
+  CHECK(waited[0].find("kept from an earlier look") != std::string::npos);
+  CHECK(std::vector(waited.begin() + 2, waited.end()) ==
+        std::vector(decoded.begin() + 1, decoded.end()));
 }
