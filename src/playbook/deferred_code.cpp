@@ -39,6 +39,10 @@ constexpr std::uintmax_t kMaxCopyBytes = 64u << 20;
 // Whole-module listings (when nvdisasm cannot be given the function) only for modules this small.
 constexpr std::uintmax_t kMaxWholeModuleBytes = 16u << 20;
 constexpr std::chrono::milliseconds kNvdisasmTimeout{30'000};
+// `-ndf`: no dataflow analysis after the disassembly. The listings are the same on every cubin
+// tried (the hardware scenarios' and PyTorch's, up to 1.3 million instructions) and a small one
+// decodes in 375 ms rather than 526 (tests/hardware/nvdisasm_ab.sh, nvdisasm_ndf.sh).
+constexpr std::string_view kWholeModule = "-c -ndf";
 constexpr std::size_t kMaxListingBytes = 64u << 20;
 // start_early decodes whole modules beside cuda-gdb's start: only a few small ones (a PyTorch
 // library's fatbin is hundreds of MiB; its kernels are left to the kept ELF after the detach).
@@ -128,7 +132,7 @@ struct DeferredCode::Early {
 
   // The module's listing from an earlier look, when the cache keeps one.
   bool take_kept(Module& m) {
-    auto listing = cache ? cache->find(m.cubin, "-c", kMaxListingBytes) : std::nullopt;
+    auto listing = cache ? cache->find(m.cubin, kWholeModule, kMaxListingBytes) : std::nullopt;
     if (listing) {
       m.run.exit_code = 0;
       m.run.output = std::move(*listing);
@@ -195,14 +199,15 @@ struct DeferredCode::Early {
       auto decode = [&m, &nvdisasm, this] {
         // Another look at the same program (a rank of the same job) may be decoding it now.
         const UniqueFd turn =
-            cache ? cache->wait_turn(m.cubin, "-c", cancel, kNvdisasmTimeout) : UniqueFd();
+            cache ? cache->wait_turn(m.cubin, kWholeModule, cancel, kNvdisasmTimeout) : UniqueFd();
         if (take_kept(m)) {
           return;
         }
-        m.run = session::run_program(nvdisasm, {"-c", m.path}, kNvdisasmTimeout, kMaxListingBytes,
-                                     session::Stderr::Merge, std::chrono::milliseconds(0), &cancel);
+        m.run = session::run_program(nvdisasm, {"-c", "-ndf", m.path}, kNvdisasmTimeout,
+                                     kMaxListingBytes, session::Stderr::Merge,
+                                     std::chrono::milliseconds(0), &cancel);
         if (cache && m.run.exit_code == 0 && !m.run.truncated) {
-          cache->store(m.cubin, "-c", m.run.output);
+          cache->store(m.cubin, kWholeModule, m.run.output);
         }
       };
       try {
@@ -353,7 +358,7 @@ std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
   auto work = [l = late.get(), ours = kept_.at(w.object), w, nvdisasm = nvdisasm_, cache = cache_] {
     const auto bytes = read_file(ours);
     const auto index = bytes ? codeobj::symbol_index(*bytes, w.function) : std::nullopt;
-    std::vector<std::string> args{"-c"};
+    std::vector<std::string> args{"-c", "-ndf"};
     if (index) {
       args.insert(args.end(), {"-fun", std::to_string(*index)});
     } else if (!bytes || bytes->size() > kMaxWholeModuleBytes) {

@@ -95,8 +95,8 @@ TEST_CASE("deferred code: the ELF kept in the stop outlives cuda-gdb's, decoded 
     CHECK(problems.empty());
     // No .symtab index: the whole (small) module, by its kept name.
     const std::string used = slurp(args);
-    REQUIRE(used.starts_with("-c "));
-    kept = used.substr(3, used.size() - 4);
+    REQUIRE(used.starts_with("-c -ndf "));
+    kept = used.substr(8, used.size() - 9);
     CHECK(fs::exists(kept));
     REQUIRE(notes.size() == 1 + 20); // the header, then 0x...200 to 0x...330
     CHECK(notes[0] == "code window for " + kSubject +
@@ -288,10 +288,10 @@ TEST_CASE("deferred code: the program's own cubin, decoded before the attach, gi
   }
   // Early: the one module with code, whole; nothing after the detach. Late: the kept file.
   const std::string early_args = slurp(early_log);
-  CHECK(early_args.starts_with("-c "));
+  CHECK(early_args.starts_with("-c -ndf "));
   CHECK(early_args.find(".cubin\nfinished\n") != std::string::npos);
   CHECK(early_args.find(kept.filename().string()) == std::string::npos);
-  CHECK(slurp(late_log).find("-c -fun ") == 0);
+  CHECK(slurp(late_log).find("-c -ndf -fun ") == 0);
   REQUIRE(late_notes.size() == 1 + 20);
   CHECK(early_notes == late_notes);
   CHECK(early_notes[14] == "code 0x7f94037a00d0 _Z13allgather_vecPViiPKfPf+208: @!P0 BRA "
@@ -320,7 +320,7 @@ TEST_CASE("deferred code: code the program's files do not hold is decoded from t
   CHECK(notes.size() == 1 + 20);
   const std::string args = slurp(log);
   CHECK(args.find("finished") == std::string::npos); // killed
-  CHECK(args.find("-c -fun ") != std::string::npos); // the kept file's function
+  CHECK(args.find("-c -ndf -fun ") != std::string::npos); // the kept file's function
 }
 
 TEST_CASE("deferred code: the target's files are its executable, then its own libraries") {
@@ -372,7 +372,7 @@ TEST_CASE("deferred code: a second look takes the listings of the first from the
       DeferredCode code(nvdisasm.string(), cache);
       first = decoded(code, kept);
     }
-    REQUIRE(slurp(first_log).find("-c -fun ") == 0);
+    REQUIRE(slurp(first_log).find("-c -ndf -fun ") == 0);
     fs::remove(first_log);
     // The next look keeps the same module under another name.
     const fs::path again = s.dir / "elf.562f798744c0.562f7a67aed0.o.Zq81Ab";
@@ -401,7 +401,7 @@ TEST_CASE("deferred code: a second look takes the listings of the first from the
       DeferredCode code(nvdisasm.string());
       decoded(code, kept);
     }
-    CHECK(slurp(first_log).find("-c -fun ") == 0);
+    CHECK(slurp(first_log).find("-c -ndf -fun ") == 0);
     CHECK_FALSE(fs::exists(cache));
   }
 }
