@@ -9,9 +9,11 @@
 # (which start cuda-gdb's Python before the attach); `onemin` is `one` with cuda-gdb's minimal
 # binary (no Python, no TUI) named by --debugger; `onecold` is `one` without the listing cache
 # (ROCPLAY_CACHE_DIR=off: every look a first look).
-# ROUNDS rounds, the ways' order rotated every round; per way the median wall seconds. Each
-# rocplay run's stop comes from its JSON report; raw's from the stamps around its attach and
-# detach. Every run must leave the worker running (its state in /proc is checked after each).
+# ROUNDS rounds, the ways' order rotated every round; per way the median wall seconds and the
+# median stop as the worker lived it (stop_meter.c, preloaded into it: the gaps over 5 ms in its
+# millisecond ticks that the run caused), the same measure for every way; beside it each rocplay
+# run's own figure (its JSON report) and raw's attach to detach (the stamps around them). Every
+# run must leave the worker running (its state in /proc is checked after each).
 #
 #   ROCPLAY=/path/to/rocplay OUT=/path/to/out ROUNDS=5 tests/hardware/verdict_cuda.sh
 set -u
