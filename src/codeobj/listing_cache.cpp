@@ -131,10 +131,16 @@ std::optional<std::string> ListingCache::default_dir() {
     }
     return std::string(d) + "/listings";
   }
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
-    return std::string(xdg) + "/rocplay/listings";
+  // Only in a home of ours: `sudo rocplay` that kept a user's $HOME must not leave directories
+  // of root's there.
+  auto ours = [](const char* dir) {
+    struct stat st {};
+    return dir != nullptr && *dir == '/' && ::stat(dir, &st) == 0 && st.st_uid == ::geteuid();
+  };
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return ours(xdg) ? std::optional(std::string(xdg) + "/rocplay/listings") : std::nullopt;
   }
-  if (const char* home = std::getenv("HOME"); home && *home == '/') {
+  if (const char* home = std::getenv("HOME"); ours(home)) {
     return std::string(home) + "/.cache/rocplay/listings";
   }
   return std::nullopt;

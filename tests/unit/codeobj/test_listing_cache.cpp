@@ -170,6 +170,11 @@ TEST_CASE("listing cache: past its bound, the entries used longest ago go") {
 }
 
 TEST_CASE("listing cache: where it lives, and turned off") {
+  Home dirs;
+  const std::string xdg_dir = (dirs.dir / "xdg").string();
+  const std::string home_dir = (dirs.dir / "home").string();
+  fs::create_directories(xdg_dir);
+  fs::create_directories(home_dir);
   {
     EnvVar own("ROCPLAY_CACHE_DIR", "/srv/cache");
     CHECK(codeobj::ListingCache::default_dir() == "/srv/cache/listings");
@@ -180,13 +185,22 @@ TEST_CASE("listing cache: where it lives, and turned off") {
   }
   EnvVar own("ROCPLAY_CACHE_DIR", nullptr);
   {
-    EnvVar xdg("XDG_CACHE_HOME", "/x/cache");
-    CHECK(codeobj::ListingCache::default_dir() == "/x/cache/rocplay/listings");
+    EnvVar xdg("XDG_CACHE_HOME", xdg_dir.c_str());
+    CHECK(codeobj::ListingCache::default_dir() == xdg_dir + "/rocplay/listings");
   }
   EnvVar xdg("XDG_CACHE_HOME", nullptr);
   {
-    EnvVar home("HOME", "/home/u");
-    CHECK(codeobj::ListingCache::default_dir() == "/home/u/.cache/rocplay/listings");
+    EnvVar home("HOME", home_dir.c_str());
+    CHECK(codeobj::ListingCache::default_dir() == home_dir + "/.cache/rocplay/listings");
+  }
+  {
+    EnvVar home("HOME", (dirs.dir / "missing").c_str());
+    CHECK_FALSE(codeobj::ListingCache::default_dir());
+  }
+  if (::geteuid() == 0) { // `sudo rocplay` with a user's $HOME: not there
+    REQUIRE(::chown(home_dir.c_str(), 65534, 65534) == 0);
+    EnvVar home("HOME", home_dir.c_str());
+    CHECK_FALSE(codeobj::ListingCache::default_dir());
   }
   EnvVar home("HOME", nullptr);
   CHECK_FALSE(codeobj::ListingCache::default_dir());
