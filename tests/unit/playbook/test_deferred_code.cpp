@@ -319,7 +319,7 @@ TEST_CASE("deferred code: code the program's files do not hold is decoded from t
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)); // not its 30 s
   CHECK(notes.size() == 1 + 20);
   const std::string args = slurp(log);
-  CHECK(args.find("finished") == std::string::npos); // killed
+  CHECK(args.find("finished") == std::string::npos);      // killed
   CHECK(args.find("-c -ndf -fun ") != std::string::npos); // the kept file's function
 }
 
