@@ -342,12 +342,13 @@ bool DeferredCode::keep(const std::string& subject, std::uint64_t pc, std::uint6
     }
     kept_.emplace(answer->object, ours);
   }
-  windows_.push_back({subject, pc, start, end, answer->section.substr(6), answer->object});
+  windows_.push_back({subject, pc, start, end, answer->section.substr(6), answer->object, {}});
   // Decoded from now on, beside the rest of the stop and the detach, unless the program's own
   // cubin (start_early) holds the same code.
-  const Window& w = windows_.back();
+  Window& w = windows_.back();
+  w.early = early_match(w);
   const auto key = std::pair(kept_.at(w.object), w.function);
-  if (!late_.contains(key) && !early_match(w)) {
+  if (!w.early && !late_.contains(key)) {
     late_.emplace(key, start_late(w));
   }
   return true;
@@ -437,13 +438,10 @@ DeferredCode::early_match(const Window& w) const {
 
 std::vector<std::string> DeferredCode::decode(const std::function<void(std::string_view)>& note) {
   std::vector<std::string> problems;
-  // The windows whose code start_early decoded; without any, its nvdisasm is stopped.
-  std::vector<std::optional<std::pair<std::size_t, std::uint64_t>>> early(windows_.size());
-  for (std::size_t i = 0; i < windows_.size(); ++i) {
-    early[i] = early_match(windows_[i]);
-  }
+  // Without a window whose code start_early decoded, its nvdisasm is stopped.
   if (early_) {
-    early_->cancel = std::none_of(early.begin(), early.end(), [](const auto& e) { return e; });
+    early_->cancel = std::none_of(windows_.begin(), windows_.end(),
+                                  [](const Window& w) { return w.early.has_value(); });
     if (early_->thread.joinable()) {
       early_->thread.join();
     }
@@ -461,12 +459,13 @@ std::vector<std::string> DeferredCode::decode(const std::function<void(std::stri
   };
   for (std::size_t i = 0; i < windows_.size(); ++i) {
     const auto& w = windows_[i];
-    const auto* module = early[i] ? &early_->modules[early[i]->first] : nullptr;
+    const auto& early = w.early;
+    const auto* module = early ? &early_->modules[early->first] : nullptr;
     if (module && module->run.exit_code == 0) {
-      auto [it, fresh] = early_listings.try_emplace({early[i]->first, w.function});
+      auto [it, fresh] = early_listings.try_emplace({early->first, w.function});
       if (fresh) {
         it->second =
-            isa::read_nvdisasm_listing(module->run.output, w.function, 100'000, early[i]->second);
+            isa::read_nvdisasm_listing(module->run.output, w.function, 100'000, early->second);
       }
       if (module->kept) {
         say_kept(w.function + " (the program's own cubin)");

@@ -60,6 +60,8 @@ private:
     std::uint64_t pc = 0, start = 0, end = 0;
     std::string function; // linkage name: the section `.text.FUNCTION`
     std::string object;   // the file cuda-gdb named
+    // The start_early module with this function's bytes, and where its section runs here.
+    std::optional<std::pair<std::size_t, std::uint64_t>> early;
   };
   struct Early; // start_early's thread and what it found
   struct Late;  // one nvdisasm of a kept file's function, from the stop on
