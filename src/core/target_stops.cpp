@@ -1,6 +1,8 @@
 // The target's stops in a recording (rocplay/core/target_stops.hpp).
 #include "rocplay/core/target_stops.hpp"
 
+#include "rocplay/core/notes.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,21 +29,12 @@ std::optional<double> read_number(std::string_view& text) {
 } // namespace
 
 std::vector<std::string> target_stops_notes(const StopIntervals& stops) {
-  constexpr std::size_t kNoteBytes = 3'000;
-  std::vector<std::string> notes;
-  std::string note;
+  std::vector<std::string> words;
+  words.reserve(stops.size());
   for (const auto& [from, to] : stops) {
-    note += note.empty() ? std::string(kHead) : " ";
-    note += fmt::format("{:.6f}-{:.6f}", from, to);
-    if (note.size() > kNoteBytes) {
-      notes.push_back(std::move(note));
-      note.clear();
-    }
+    words.push_back(fmt::format("{:.6f}-{:.6f}", from, to));
   }
-  if (!note.empty()) {
-    notes.push_back(std::move(note));
-  }
-  return notes;
+  return list_notes(kHead, words);
 }
 
 bool parse_target_stops_note(std::string_view note, StopIntervals& stops, std::size_t max_stops) {

@@ -2,6 +2,7 @@
 #include "rocplay/snapshot/sampling.hpp"
 
 #include "rocplay/core/clock.hpp"
+#include "rocplay/core/notes.hpp"
 #include "rocplay/core/target_stops.hpp"
 
 #include <fmt/format.h>
@@ -220,25 +221,12 @@ std::optional<std::vector<std::uint64_t>> parse_unchanged_stacks(std::string_vie
 } // namespace
 
 std::vector<std::string> unchanged_stacks_notes(const std::vector<std::int64_t>& lwps) {
-  constexpr std::size_t kNoteBytes = 3'000;
-  std::vector<std::string> notes;
-  std::string note;
+  std::vector<std::string> words;
+  words.reserve(lwps.size());
   for (const auto lwp : lwps) {
-    if (note.empty()) {
-      note = kUnchangedStacks;
-    } else {
-      note += ' ';
-    }
-    note += std::to_string(lwp);
-    if (note.size() > kNoteBytes) {
-      notes.push_back(std::move(note));
-      note.clear();
-    }
+    words.push_back(std::to_string(lwp));
   }
-  if (!note.empty()) {
-    notes.push_back(std::move(note));
-  }
-  return notes;
+  return list_notes(kUnchangedStacks, words);
 }
 
 struct SampleBuilder::Impl {
