@@ -35,6 +35,14 @@ const ProgressEntry* entry(const SampleProgress& p, std::string_view kind) {
   return nullptr;
 }
 
+mi::Exchange ex(std::string cmd, double sent, double done) {
+  mi::Exchange e;
+  e.command = std::move(cmd);
+  e.sent_at = sent;
+  e.done_at = done;
+  return e;
+}
+
 } // namespace
 
 TEST_CASE("progress: reconstructed rocgdb queue stall reads stuck, and queue-stall runs") {
@@ -123,13 +131,6 @@ TEST_CASE("progress: one sample says it cannot tell") {
 }
 
 TEST_CASE("sampling: a session's exchanges split at the sample notes, with stop times") {
-  auto ex = [](std::string cmd, double sent, double done) {
-    mi::Exchange e;
-    e.command = std::move(cmd);
-    e.sent_at = sent;
-    e.done_at = done;
-    return e;
-  };
   std::vector<mi::Exchange> exchanges;
   exchanges.push_back(ex("-gdb-set pagination off", 0.1, 0.2));
   exchanges.push_back(ex("-target-attach 42", 1.0, 1.1));
@@ -160,13 +161,6 @@ TEST_CASE("sampling: a session's exchanges split at the sample notes, with stop 
 }
 
 TEST_CASE("sampling: the session's measured stops give each sample its stop") {
-  auto ex = [](std::string cmd, double sent, double done) {
-    mi::Exchange e;
-    e.command = std::move(cmd);
-    e.sent_at = sent;
-    e.done_at = done;
-    return e;
-  };
   // cuda-gdb's shape: stopped in pieces inside the attach (the MI records say 1.0 to 1.5 less a
   // run of 1.1 to 1.4), stopped past `-exec-continue`'s answer, the second sample's stop begun
   // before its *stopped; and the detach.
