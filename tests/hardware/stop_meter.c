@@ -1,6 +1,7 @@
 /* How long a process was stopped, by its own clock: preloaded (LD_PRELOAD) with HW_STOP_LOG=FILE,
- * a thread that wakes every millisecond appends `GAP_MS` to FILE whenever it woke more than 5 ms
- * late, the process having been stopped (by a debugger) that long. The lines a look added, summed,
+ * a thread that wakes every millisecond appends `GAP_MS END_S` to FILE whenever it woke more than
+ * 5 ms late, the process having been stopped (by a debugger) that long; END_S is when it woke, in
+ * CLOCK_MONOTONIC seconds, the clock of gdb's `set debug timestamp` (stop_pieces.sh). The lines a look added, summed,
  * are how long that look stopped the process, measured the same way for every tool
  * (verdict_cuda.sh). Built there with `gcc -O2 -shared -fPIC -pthread`. */
 #define _GNU_SOURCE
@@ -24,7 +25,7 @@ static void* meter(void* file) {
     if (now - last > 5.0) {
       FILE* f = fopen((const char*)file, "a");
       if (f != NULL) {
-        fprintf(f, "%.1f\n", now - last);
+        fprintf(f, "%.1f %.6f\n", now - last, now / 1e3);
         fclose(f);
       }
     }

@@ -8,7 +8,8 @@
 # WAYS: the ways to run (default "raw one two"); `plain` is raw without the Python stamps
 # (which start cuda-gdb's Python before the attach); `onemin` is `one` with cuda-gdb's minimal
 # binary (no Python, no TUI) named by --debugger; `onecold` is `one` without the listing cache
-# (ROCPLAY_CACHE_DIR=off: every look a first look).
+# (ROCPLAY_CACHE_DIR=off: every look a first look); `bare` is cuda-gdb attaching and detaching
+# with no command between: the least stop any look through cuda-gdb can cause.
 # ROUNDS rounds, the ways' order rotated every round; per way the median wall seconds and the
 # median stop as the worker lived it (stop_meter.c, preloaded into it: the gaps over 5 ms in its
 # millisecond ticks that the run caused), the same measure for every way; beside it each rocplay
@@ -65,6 +66,7 @@ run_way() { # way round
     -p "$pid" -x "$work/cmds" -ex 'python import time; print("T", time.monotonic())' \
     >"$work/raw-$2.log" 2>&1 ;;
   plain) cuda-gdb -q -nx -batch -p "$pid" -x "$work/cmds" >"$work/plain-$2.log" 2>&1 ;;
+  bare) cuda-gdb -q -nx -batch -p "$pid" -ex detach >"$work/bare-$2.log" 2>&1 ;;
   one) "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb --samples 1 -q --format json \
     --output "$work/one-$2.json" >"$work/one-$2.log" 2>&1 ;;
   onecold) ROCPLAY_CACHE_DIR=off "$rocplay" run hang-triage --pid "$pid" --debugger cuda-gdb \
@@ -80,7 +82,7 @@ run_way() { # way round
   echo "$1 $ms" >>"$work/times"
   [ -f "$work/stops" ] && echo "$1 $(tail -n +"$((seen + 1))" "$work/stops" | awk '{s+=$1} END {print s+0}')" >>"$work/stopped"
   case $1 in
-  plain) echo "$1 $ms ms ($(stopped "$seen")) $(running)" ;;
+  plain | bare) echo "$1 $ms ms ($(stopped "$seen")) $(running)" ;;
   raw) echo "$1 $ms ms ($(stopped "$seen")attach to detach $(grep '^T ' "$work/raw-$2.log" |
     awk 'NR>1{printf "%.0f", ($2-p)*1000} {p=$2}') ms) $(running)" ;;
   *) echo "$1 $ms ms ($(stopped "$seen")by its report $(stop_of "$work/$1-$2.json") s) $(running)" ;;
