@@ -509,16 +509,36 @@ bool is_runtime_helper_thread(std::string_view name) {
   return false;
 }
 
+// The C runtime's and the thread library's entry points: every stack ends in one.
+static bool is_entry_function(std::string_view function) {
+  for (std::string_view entry : {"_start", "__libc_start_main", "__libc_start_call_main",
+                                 "start_thread", "clone", "clone3", "__clone", "__clone3"}) {
+    if (function == entry) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string thread_where(const HostThread& t) {
   if (const Frame* user = innermost_user_frame(t)) {
     return frame_where(*user);
   }
-  // Every frame is the system's: the call that waits, and the frame outside it.
+  // Every frame is the system's: the call that waits, and the frame outside it. Under the
+  // interpreter alone (no Python frames read) that frame is the Python code, not its C API.
   for (std::size_t i = 0; i < t.frames.size(); ++i) {
     if (!t.frames[i].function.empty() && is_wait_function(t.frames[i].function)) {
+      const auto outside = t.frames.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+      if (std::any_of(outside, t.frames.end(), is_interpreter_frame)) {
+        return fmt::format("Python code waiting in {}", short_function_name(t.frames[i].function));
+      }
+      // Where the thread or program began (`_start`, `start_thread`) names no caller either.
+      const auto says_nothing = [](const Frame& f) {
+        return f.function.empty() || is_wait_function(f.function) ||
+               is_entry_function(short_function_name(f.function));
+      };
       std::size_t j = i + 1;
-      while (j < t.frames.size() &&
-             (t.frames[j].function.empty() || is_wait_function(t.frames[j].function))) {
+      while (j < t.frames.size() && says_nothing(t.frames[j])) {
         ++j;
       }
       if (j < t.frames.size()) {

@@ -61,10 +61,7 @@ std::string where_of(const HostThread& t) {
   if (framework != nullptr) {
     return frame_where(*framework);
   }
-  if (const Frame* f = innermost_user_frame(t)) {
-    return frame_where(*f);
-  }
-  return t.frames.empty() ? std::string() : frame_where(t.frames.front());
+  return t.frames.empty() ? std::string() : detail::thread_where(t);
 }
 
 // The user's Python frames as a call path, innermost first.

@@ -47,8 +47,21 @@ constexpr std::array<std::string_view, 22> kSystemFunctions = {
     "nanosleep",  "clock_nanosleep", "sem_",    "do_futex_wait", "start_thread",
     "clone",      "__clone"};
 
-// The Python interpreter: its executable or library, its C sources (`../Python/ceval.c`), or,
-// without a file, its C API and evaluation loop names.
+// The CUDA runtime as nvcc links it by default (statically, into the program: no shared object
+// names it) and the launch stubs nvcc writes: `libcudart_static_<hash>`, `cudaLaunchKernel`,
+// `__cudaLaunchKernel_helper` (crt/device_functions.h), `__device_stub__...` (*.cudafe1.stub.c).
+bool is_cuda_runtime_frame(const Frame& f) {
+  if (f.function.starts_with("libcudart_static_") || f.function.starts_with("__cuda") ||
+      f.function.starts_with("__device_stub__") || contains(f.file, ".cudafe1.stub.c") ||
+      contains(f.file, "/include/crt/")) {
+    return true;
+  }
+  return f.file.empty() && f.function.starts_with("cuda") && f.function.size() > 4 &&
+         f.function[4] >= 'A' && f.function[4] <= 'Z'; // cudaLaunchKernel, not cudaify_grid
+}
+
+} // namespace
+
 bool is_interpreter_frame(const Frame& f) {
   if (!f.from.empty()) {
     const auto object = base_name(f.from);
@@ -83,21 +96,6 @@ bool is_interpreter_frame(const Frame& f) {
   return false;
 }
 
-// The CUDA runtime as nvcc links it by default (statically, into the program: no shared object
-// names it) and the launch stubs nvcc writes: `libcudart_static_<hash>`, `cudaLaunchKernel`,
-// `__cudaLaunchKernel_helper` (crt/device_functions.h), `__device_stub__...` (*.cudafe1.stub.c).
-bool is_cuda_runtime_frame(const Frame& f) {
-  if (f.function.starts_with("libcudart_static_") || f.function.starts_with("__cuda") ||
-      f.function.starts_with("__device_stub__") || contains(f.file, ".cudafe1.stub.c") ||
-      contains(f.file, "/include/crt/")) {
-    return true;
-  }
-  return f.file.empty() && f.function.starts_with("cuda") && f.function.size() > 4 &&
-         f.function[4] >= 'A' && f.function[4] <= 'Z'; // cudaLaunchKernel, not cudaify_grid
-}
-
-} // namespace
-
 bool is_system_frame(const Frame& f) {
   if (f.python) {
     return false; // the user's code, or the standard library's: either says where it is
@@ -120,6 +118,9 @@ bool is_system_frame(const Frame& f) {
     if (f.file.starts_with(path) || contains(f.file, inside)) {
       return true;
     }
+  }
+  if (f.function == "_start") { // the C runtime's entry (crt1.o), linked into every executable
+    return true;
   }
   if (f.file.empty()) {
     for (auto fn : kSystemFunctions) {

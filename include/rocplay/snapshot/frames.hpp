@@ -17,6 +17,10 @@ namespace rocplay {
 // executable or libpython, its C sources, its evaluation loop), or one with no name at all.
 bool is_system_frame(const Frame& frame);
 
+// A frame of the Python interpreter: its executable or libpython, its C sources
+// (`../Python/ceval.c`), or, without a file, its C API and evaluation loop names.
+bool is_interpreter_frame(const Frame& frame);
+
 // The innermost frame in the user's own code, nullptr when every frame is a system one. A Python
 // frame of the standard library (threading.py, queue.py, subprocess.py, `<frozen ...>`) counts
 // only when no frame of the user's code is on the stack: the user's line that called it names

@@ -3,6 +3,7 @@
 // from one rank, missing-rank's quorum, host mutex deadlocks and the other host waits, and the
 // caller-frame line (PC - 1) offline.
 #include "../snapshot/support.hpp"
+#include "heuristics/common.hpp"
 #include "rocplay/heuristics/heuristics.hpp"
 #include "rocplay/snapshot/frames.hpp"
 #include "snapshot/text.hpp"
@@ -467,6 +468,36 @@ TEST_CASE("system frames collapse to the innermost frame of the user's code", "[
       make_frame("hipStreamSynchronize", "", {}, "/opt/rocm/lib/libamdhip64.so.6")));
   CHECK_FALSE(is_system_frame(
       make_frame("at::native::_local_scalar_dense_cuda", "", {}, "/opt/venv/lib/libtorch_hip.so")));
+  // The C runtime's entry, whatever object it is linked into; a user's `_start_job` is not it.
+  CHECK(is_system_frame(make_frame("_start", "", {}, "")));
+  CHECK_FALSE(is_system_frame(make_frame("_start_job", "job.cpp", 3)));
+}
+
+TEST_CASE("a thread waiting under the interpreter alone is placed in Python code",
+          "[snapshot][host]") {
+  // No Python frames were read (cuda-gdb without the frame walk): the frame outside the wait is
+  // the interpreter's C API, which says nothing to the user.
+  HostThread t;
+  t.id = "1";
+  t.frames = {make_frame("clock_nanosleep", "", {}, "/lib/x86_64-linux-gnu/libc.so.6"),
+              make_frame("", "", {}, ""),
+              make_frame("PyObject_Vectorcall", "", {}, ""),
+              make_frame("_PyEval_EvalFrameDefault", "", {}, ""),
+              make_frame("__libc_start_main", "", {}, "/lib/x86_64-linux-gnu/libc.so.6"),
+              make_frame("_start", "", {}, "")};
+  CHECK(innermost_user_frame(t) == nullptr);
+  CHECK(heuristics::detail::thread_where(t) == "Python code waiting in clock_nanosleep");
+  // Without the interpreter, the frame outside the wait names the caller; where the program
+  // began names none, so the wait itself is said.
+  t.frames = {make_frame("clock_nanosleep", "", {}, "/lib/x86_64-linux-gnu/libc.so.6"),
+              make_frame("sleep", "", {}, "/lib/x86_64-linux-gnu/libc.so.6"),
+              make_frame("std::thread::_State_impl::_M_run()", "", {},
+                         "/lib/x86_64-linux-gnu/libstdc++.so.6"),
+              make_frame("_start", "", {}, "")};
+  CHECK(heuristics::detail::thread_where(t) ==
+        "_M_run from libstdc++.so.6 (waits in clock_nanosleep)");
+  t.frames.erase(t.frames.begin() + 2);
+  CHECK(heuristics::detail::thread_where(t) == "clock_nanosleep from libc.so.6");
 }
 
 TEST_CASE("caller frames take the line of the call (PC - 1), the innermost its own PC",
