@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # ROCPLAY_BUILD_DIR: use an existing build there instead of building into build/.
 # Only what the demo runs is built (rocplay and the target): the tests and benchmarks are the
 # test command's business (scripts/test.sh builds everything).
-# The first build takes 6 CPU-minutes, about 3 minutes on 2 idle cores (README.md); a later demo
+# The first build takes 7 CPU-minutes, about 3.5 minutes on 2 idle cores (README.md); a later demo
 # on an unchanged tree reuses it without even configuring (build/.demo-tree records the tree).
 build_dir=${ROCPLAY_BUILD_DIR:-}
 if [ -z "$build_dir" ]; then
