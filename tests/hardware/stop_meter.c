@@ -1,9 +1,9 @@
 /* How long a process was stopped, by its own clock: preloaded (LD_PRELOAD) with HW_STOP_LOG=FILE,
  * a thread that wakes every millisecond appends `GAP_MS END_S` to FILE whenever it woke more than
  * 5 ms late, the process having been stopped (by a debugger) that long; END_S is when it woke, in
- * CLOCK_MONOTONIC seconds, the clock of gdb's `set debug timestamp` (stop_pieces.sh). The lines a look added, summed,
- * are how long that look stopped the process, measured the same way for every tool
- * (verdict_cuda.sh). Built there with `gcc -O2 -shared -fPIC -pthread`. */
+ * CLOCK_MONOTONIC seconds, the clock of gdb's `set debug timestamp` (stop_pieces.sh). The lines a
+ * look added, summed, are how long that look stopped the process, measured the same way for every
+ * tool (verdict_cuda.sh). Built there with `gcc -O2 -shared -fPIC -pthread`. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
