@@ -509,17 +509,6 @@ bool is_runtime_helper_thread(std::string_view name) {
   return false;
 }
 
-// The C runtime's and the thread library's entry points: every stack ends in one.
-static bool is_entry_function(std::string_view function) {
-  for (std::string_view entry : {"_start", "__libc_start_main", "__libc_start_call_main",
-                                 "start_thread", "clone", "clone3", "__clone", "__clone3"}) {
-    if (function == entry) {
-      return true;
-    }
-  }
-  return false;
-}
-
 std::string thread_where(const HostThread& t) {
   if (const Frame* user = innermost_user_frame(t)) {
     return frame_where(*user);
@@ -534,8 +523,7 @@ std::string thread_where(const HostThread& t) {
       }
       // Where the thread or program began (`_start`, `start_thread`) names no caller either.
       const auto says_nothing = [](const Frame& f) {
-        return f.function.empty() || is_wait_function(f.function) ||
-               is_entry_function(short_function_name(f.function));
+        return f.function.empty() || is_wait_function(f.function) || is_entry_frame(f);
       };
       std::size_t j = i + 1;
       while (j < t.frames.size() && says_nothing(t.frames[j])) {

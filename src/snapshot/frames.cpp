@@ -39,6 +39,12 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kSystemPa
     {"libio/", "/libio/"},
 }};
 
+bool in_system_path(std::string_view file) {
+  return std::any_of(kSystemPaths.begin(), kSystemPaths.end(), [&](const auto& p) {
+    return file.starts_with(p.first) || contains(file, p.second);
+  });
+}
+
 // Function names of the C library and the runtime that carry no user meaning.
 constexpr std::array<std::string_view, 22> kSystemFunctions = {
     "futex_wait", "__futex",         "lll_",    "pthread_",      "___pthread",
@@ -96,6 +102,16 @@ bool is_interpreter_frame(const Frame& f) {
   return false;
 }
 
+bool is_entry_frame(const Frame& f) {
+  constexpr std::array<std::string_view, 8> kEntries = {
+      "_start",  "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
+      "__clone", "__clone3"};
+  if (f.python || std::find(kEntries.begin(), kEntries.end(), f.function) == kEntries.end()) {
+    return false;
+  }
+  return f.file.empty() || in_system_path(f.file);
+}
+
 bool is_system_frame(const Frame& f) {
   if (f.python) {
     return false; // the user's code, or the standard library's: either says where it is
@@ -114,12 +130,7 @@ bool is_system_frame(const Frame& f) {
       }
     }
   }
-  for (const auto& [path, inside] : kSystemPaths) {
-    if (f.file.starts_with(path) || contains(f.file, inside)) {
-      return true;
-    }
-  }
-  if (f.function == "_start") { // the C runtime's entry (crt1.o), linked into every executable
+  if (in_system_path(f.file) || is_entry_frame(f)) {
     return true;
   }
   if (f.file.empty()) {

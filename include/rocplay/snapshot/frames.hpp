@@ -17,6 +17,11 @@ namespace rocplay {
 // executable or libpython, its C sources, its evaluation loop), or one with no name at all.
 bool is_system_frame(const Frame& frame);
 
+// Where a program or a thread began: `_start` (crt1.o, in every executable), the C library's
+// `__libc_start_main`, `start_thread`, `clone`; never the user's own source. Every stack ends in
+// one, and it names no caller.
+bool is_entry_frame(const Frame& frame);
+
 // A frame of the Python interpreter: its executable or libpython, its C sources
 // (`../Python/ceval.c`), or, without a file, its C API and evaluation loop names.
 bool is_interpreter_frame(const Frame& frame);
