@@ -240,6 +240,17 @@ UniqueFd ListingCache::wait_turn(std::span<const std::uint8_t> object, std::stri
   return fd;
 }
 
+std::optional<std::string>
+ListingCache::find_or_take_turn(std::span<const std::uint8_t> object, std::string_view arguments,
+                                std::size_t max_bytes, const std::atomic<bool>& cancel,
+                                std::chrono::milliseconds max_wait, UniqueFd& turn) const {
+  if (auto listing = find(object, arguments, max_bytes)) {
+    return listing;
+  }
+  turn = wait_turn(object, arguments, cancel, max_wait);
+  return find(object, arguments, max_bytes);
+}
+
 std::string decoder_identity(const std::string& program) {
   std::error_code ec;
   const auto real = fs::canonical(program, ec);

@@ -39,10 +39,6 @@ constexpr std::uintmax_t kMaxCopyBytes = 64u << 20;
 // Whole-module listings (when nvdisasm cannot be given the function) only for modules this small.
 constexpr std::uintmax_t kMaxWholeModuleBytes = 16u << 20;
 constexpr std::chrono::milliseconds kNvdisasmTimeout{30'000};
-// `-ndf`: no dataflow analysis after the disassembly. The listings are the same on every cubin
-// tried (the hardware scenarios' and PyTorch's, up to 1.3 million instructions) and a small one
-// decodes in 375 ms rather than 526 (tests/hardware/nvdisasm_ab.sh, nvdisasm_ndf.sh).
-constexpr std::string_view kWholeModule = "-c -ndf";
 constexpr std::size_t kMaxListingBytes = 64u << 20;
 // start_early decodes whole modules beside cuda-gdb's start: only a few small ones (a PyTorch
 // library's fatbin is hundreds of MiB; its kernels are left to the kept ELF after the detach).
@@ -101,6 +97,19 @@ bool in_system_directory(std::string_view path) {
   return false;
 }
 
+// nvdisasm's arguments before the function and the file. `-ndf`: no dataflow analysis after the
+// disassembly. The listings are the same on every cubin tried (the hardware scenarios' and
+// PyTorch's, up to 1.3 million instructions) and a small one decodes in 375 ms rather than 526
+// (tests/hardware/nvdisasm_ab.sh, nvdisasm_ndf.sh).
+std::vector<std::string> nvdisasm_arguments() {
+  return {"-c", "-ndf"};
+}
+
+// The listing cache's key: the arguments without our file's name, which differs every look.
+std::string cache_key(const std::vector<std::string>& arguments) {
+  return fmt::format("{}", fmt::join(arguments, " "));
+}
+
 } // namespace
 
 struct DeferredCode::Early {
@@ -128,17 +137,6 @@ struct DeferredCode::Early {
       std::error_code ec;
       fs::remove_all(dir, ec);
     }
-  }
-
-  // The module's listing from an earlier look, when the cache keeps one.
-  bool take_kept(Module& m) {
-    auto listing = cache ? cache->find(m.cubin, kWholeModule, kMaxListingBytes) : std::nullopt;
-    if (listing) {
-      m.run.exit_code = 0;
-      m.run.output = std::move(*listing);
-      m.kept = true;
-    }
-    return listing.has_value();
   }
 
   void wait_found() {
@@ -190,24 +188,27 @@ struct DeferredCode::Early {
     }
     found_cv.notify_all();
     // One nvdisasm per module, side by side: each spends its start-up on its own CPU; none for
-    // a module an earlier look decoded.
+    // a module an earlier look decoded, or that another look at the same program (a rank of the
+    // same job) decodes now.
     std::vector<std::thread> decoders;
     for (auto& m : modules) {
-      if (take_kept(m)) {
-        continue;
-      }
       auto decode = [&m, &nvdisasm, this] {
-        // Another look at the same program (a rank of the same job) may be decoding it now.
-        const UniqueFd turn =
-            cache ? cache->wait_turn(m.cubin, kWholeModule, cancel, kNvdisasmTimeout) : UniqueFd();
-        if (take_kept(m)) {
+        auto args = nvdisasm_arguments();
+        const std::string key = cache_key(args);
+        UniqueFd turn;
+        if (auto listing = cache ? cache->find_or_take_turn(m.cubin, key, kMaxListingBytes, cancel,
+                                                            kNvdisasmTimeout, turn)
+                                 : std::nullopt) {
+          m.run.exit_code = 0;
+          m.run.output = std::move(*listing);
+          m.kept = true;
           return;
         }
-        m.run = session::run_program(nvdisasm, {"-c", "-ndf", m.path}, kNvdisasmTimeout,
-                                     kMaxListingBytes, session::Stderr::Merge,
-                                     std::chrono::milliseconds(0), &cancel);
+        args.push_back(m.path);
+        m.run = session::run_program(nvdisasm, args, kNvdisasmTimeout, kMaxListingBytes,
+                                     session::Stderr::Merge, std::chrono::milliseconds(0), &cancel);
         if (cache && m.run.exit_code == 0 && !m.run.truncated) {
-          cache->store(m.cubin, kWholeModule, m.run.output);
+          cache->store(m.cubin, key, m.run.output);
         }
       };
       try {
@@ -359,7 +360,7 @@ std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
   auto work = [l = late.get(), ours = kept_.at(w.object), w, nvdisasm = nvdisasm_, cache = cache_] {
     const auto bytes = read_file(ours);
     const auto index = bytes ? codeobj::symbol_index(*bytes, w.function) : std::nullopt;
-    std::vector<std::string> args{"-c", "-ndf"};
+    auto args = nvdisasm_arguments();
     if (index) {
       args.insert(args.end(), {"-fun", std::to_string(*index)});
     } else if (!bytes || bytes->size() > kMaxWholeModuleBytes) {
@@ -367,22 +368,13 @@ std::unique_ptr<DeferredCode::Late> DeferredCode::start_late(const Window& w) {
                                fs::path(w.object).filename().string());
       return;
     }
-    // The cache's key: the arguments without our file's name, which differs every look.
-    const std::string asked = fmt::format("{}", fmt::join(args, " "));
-    auto take_kept = [&] {
-      auto listing = cache ? cache->find(*bytes, asked, kMaxListingBytes) : std::nullopt;
-      if (listing) {
-        l->listing = isa::read_nvdisasm_listing(*listing, w.function);
-        l->kept = true;
-      }
-      return listing.has_value();
-    };
-    if (take_kept()) {
-      return;
-    }
-    const UniqueFd turn =
-        cache ? cache->wait_turn(*bytes, asked, l->cancel, kNvdisasmTimeout) : UniqueFd();
-    if (take_kept()) {
+    const std::string asked = cache_key(args);
+    UniqueFd turn;
+    if (auto listing = cache ? cache->find_or_take_turn(*bytes, asked, kMaxListingBytes, l->cancel,
+                                                        kNvdisasmTimeout, turn)
+                             : std::nullopt) {
+      l->listing = isa::read_nvdisasm_listing(*listing, w.function);
+      l->kept = true;
       return;
     }
     args.push_back(ours);

@@ -48,6 +48,15 @@ public:
   UniqueFd wait_turn(std::span<const std::uint8_t> object, std::string_view arguments,
                      const std::atomic<bool>& cancel, std::chrono::milliseconds max_wait) const;
 
+  // find(), and on a miss wait_turn() and find() again: the listing of an earlier look, or of the
+  // look that was decoding the same object. nullopt when this look is to decode it; `turn` then
+  // holds the others back until it is closed, after store().
+  std::optional<std::string> find_or_take_turn(std::span<const std::uint8_t> object,
+                                               std::string_view arguments, std::size_t max_bytes,
+                                               const std::atomic<bool>& cancel,
+                                               std::chrono::milliseconds max_wait,
+                                               UniqueFd& turn) const;
+
   const std::string& dir() const { return dir_; }
 
   static constexpr std::size_t max_object_bytes = 8u << 20;
