@@ -35,14 +35,6 @@ const ProgressEntry* entry(const SampleProgress& p, std::string_view kind) {
   return nullptr;
 }
 
-mi::Exchange ex(std::string cmd, double sent, double done) {
-  mi::Exchange e;
-  e.command = std::move(cmd);
-  e.sent_at = sent;
-  e.done_at = done;
-  return e;
-}
-
 } // namespace
 
 TEST_CASE("progress: reconstructed rocgdb queue stall reads stuck, and queue-stall runs") {
@@ -132,19 +124,19 @@ TEST_CASE("progress: one sample says it cannot tell") {
 
 TEST_CASE("sampling: a session's exchanges split at the sample notes, with stop times") {
   std::vector<mi::Exchange> exchanges;
-  exchanges.push_back(ex("-gdb-set pagination off", 0.1, 0.2));
-  exchanges.push_back(ex("-target-attach 42", 1.0, 1.1));
-  exchanges.push_back(ex("-thread-info", 1.2, 1.3));
+  exchanges.push_back(test::exchange("-gdb-set pagination off", 0.1, 0.2));
+  exchanges.push_back(test::exchange("-target-attach 42", 1.0, 1.1));
+  exchanges.push_back(test::exchange("-thread-info", 1.2, 1.3));
   exchanges.back().notes.push_back(snapshot::sample_note(1, 1.0, 1000.0));
-  exchanges.push_back(ex("-exec-continue", 1.4, 1.5));
-  exchanges.push_back(ex("", 3.5, 0));
+  exchanges.push_back(test::exchange("-exec-continue", 1.4, 1.5));
+  exchanges.push_back(test::exchange("", 3.5, 0));
   exchanges.back().notes.push_back(snapshot::sample_note(2, 3.5, 1002.5));
-  exchanges.push_back(ex("-thread-info", 3.7, 3.8));
-  exchanges.push_back(ex("-exec-continue", 3.9, 4.0));
-  exchanges.push_back(ex("", 6.0, 0));
+  exchanges.push_back(test::exchange("-thread-info", 3.7, 3.8));
+  exchanges.push_back(test::exchange("-exec-continue", 3.9, 4.0));
+  exchanges.push_back(test::exchange("", 6.0, 0));
   exchanges.back().notes.push_back(snapshot::sample_note(4, 6.0, 1005.0)); // not 3: ignored
   exchanges.back().notes.push_back(snapshot::sample_note(3, 6.0, 1005.0));
-  exchanges.push_back(ex("-target-detach", 6.2, 6.3));
+  exchanges.push_back(test::exchange("-target-detach", 6.2, 6.3));
   const auto samples = snapshot::build_samples(exchanges);
   REQUIRE(samples.size() == 3);
   CHECK(samples[0].at == Approx(0));
@@ -165,15 +157,15 @@ TEST_CASE("sampling: the session's measured stops give each sample its stop") {
   // run of 1.1 to 1.4), stopped past `-exec-continue`'s answer, the second sample's stop begun
   // before its *stopped; and the detach.
   std::vector<mi::Exchange> exchanges;
-  exchanges.push_back(ex("-target-attach 42", 1.0, 1.1));
+  exchanges.push_back(test::exchange("-target-attach 42", 1.0, 1.1));
   exchanges.back().notes.push_back("the target ran during the attach: the debugger resumed every "
                                    "thread at 1.100000 s and stopped them at 1.400000 s");
-  exchanges.push_back(ex("-thread-info", 1.42, 1.43));
+  exchanges.push_back(test::exchange("-thread-info", 1.42, 1.43));
   exchanges.back().notes.push_back(snapshot::sample_note(1, 1.0, 1000.0));
-  exchanges.push_back(ex("-exec-continue", 1.45, 1.5));
-  exchanges.push_back(ex("", 3.5, 0));
+  exchanges.push_back(test::exchange("-exec-continue", 1.45, 1.5));
+  exchanges.push_back(test::exchange("", 3.5, 0));
   exchanges.back().notes.push_back(snapshot::sample_note(2, 3.5, 1002.5));
-  exchanges.push_back(ex("-target-detach", 3.6, 3.7));
+  exchanges.push_back(test::exchange("-target-detach", 3.6, 3.7));
   for (auto& note : target_stops_notes({{1.001, 1.05}, {1.2, 1.25}, {1.3, 1.52}, {3.49, 3.69}})) {
     exchanges.back().notes.push_back(std::move(note));
   }

@@ -1,8 +1,9 @@
-// Shared by the snapshot, heuristics and report tests: loading fixtures and check_invariants(),
-// which every snapshot built in a test goes through (waves attributed or flagged, unique ids,
-// grouping accounts for every wave, JSON round-trips exactly).
+// Shared by the snapshot, heuristics and report tests: loading fixtures, recorded exchanges, and
+// check_invariants(), which every snapshot built in a test goes through (waves attributed or
+// flagged, unique ids, grouping accounts for every wave, JSON round-trips exactly).
 #pragma once
 
+#include "rocplay/mi/transcript.hpp"
 #include "rocplay/snapshot/grouping.hpp"
 #include "rocplay/snapshot/snapshot.hpp"
 
@@ -20,6 +21,15 @@ namespace rocplay::test {
 
 inline std::filesystem::path fixture_path(const std::string& rel) {
   return std::filesystem::path(ROCPLAY_SOURCE_DIR) / "fixtures" / rel;
+}
+
+// An exchange as a session records it: the command, when it was sent and when it was answered.
+inline mi::Exchange exchange(std::string command, double sent, double done) {
+  mi::Exchange e;
+  e.command = std::move(command);
+  e.sent_at = sent;
+  e.done_at = done;
+  return e;
 }
 
 inline std::string read_file(const std::filesystem::path& p) {

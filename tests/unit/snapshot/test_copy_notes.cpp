@@ -1,5 +1,7 @@
 // Stops by copy (session::Session::stop_by_copy): the session's notes for each copy's hold and for
 // the threads' names, which a core file does not carry, as the snapshot and the samples read them.
+#include "support.hpp"
+
 #include "rocplay/mi/parser.hpp"
 #include "rocplay/snapshot/sampling.hpp"
 
@@ -8,16 +10,9 @@
 #include <map>
 
 using namespace rocplay;
+using test::exchange;
 
 namespace {
-
-mi::Exchange exchange(std::string command, double sent, double done) {
-  mi::Exchange e;
-  e.command = std::move(command);
-  e.sent_at = sent;
-  e.done_at = done;
-  return e;
-}
 
 // A -thread-info answer as gdb 13 gives it for a core file: no `name`, `LWP n` target ids.
 mi::Exchange core_thread_info(double at) {
