@@ -29,9 +29,10 @@ constexpr std::array<std::string_view, 24> kSystemObjects = {
 
 // Source paths of system code (glibc's own build paths, system headers), at the start of a
 // path or after a slash.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kSystemPaths = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kSystemPaths = {{
     {"./nptl/", "/./nptl/"},
     {"../sysdeps/", "/../sysdeps/"},
+    {"../csu/", "/../csu/"}, // the C start-up: __libc_start_main
     {"./misc/", "/./misc/"},
     {"/usr/include/", "//usr/include/"},
     {"/usr/lib/gcc/", "//usr/lib/gcc/"},
@@ -103,9 +104,15 @@ bool is_interpreter_frame(const Frame& f) {
 }
 
 bool is_entry_frame(const Frame& f) {
-  constexpr std::array<std::string_view, 8> kEntries = {
-      "_start",  "__libc_start_main", "__libc_start_call_main", "start_thread", "clone", "clone3",
-      "__clone", "__clone3"};
+  constexpr std::array<std::string_view, 9> kEntries = {"_start",
+                                                        "__libc_start_main",
+                                                        "__libc_start_main_impl",
+                                                        "__libc_start_call_main",
+                                                        "start_thread",
+                                                        "clone",
+                                                        "clone3",
+                                                        "__clone",
+                                                        "__clone3"};
   if (f.python || std::find(kEntries.begin(), kEntries.end(), f.function) == kEntries.end()) {
     return false;
   }

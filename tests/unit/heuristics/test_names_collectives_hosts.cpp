@@ -498,6 +498,17 @@ TEST_CASE("a thread waiting under the interpreter alone is placed in Python code
         "_M_run from libstdc++.so.6 (waits in clock_nanosleep)");
   t.frames.erase(t.frames.begin() + 2);
   CHECK(heuristics::detail::thread_where(t) == "clock_nanosleep from libc.so.6");
+  // `sleep 300` (coreutils, stripped) under gdb with glibc's debug files: the C start-up's frames
+  // carry glibc's source paths, and are not the program's.
+  t.frames = {
+      make_frame("__GI___clock_nanosleep", "../sysdeps/unix/sysv/linux/clock_nanosleep.c", 71),
+      make_frame("__GI___nanosleep", "../sysdeps/unix/sysv/linux/nanosleep.c", 25),
+      make_frame(""),
+      make_frame("__libc_start_call_main", "../sysdeps/nptl/libc_start_call_main.h", 58),
+      make_frame("__libc_start_main_impl", "../csu/libc-start.c", 360),
+      make_frame("")};
+  CHECK(innermost_user_frame(t) == nullptr);
+  CHECK(heuristics::detail::thread_where(t) == "__GI___clock_nanosleep at clock_nanosleep.c:71");
 }
 
 TEST_CASE("caller frames take the line of the call (PC - 1), the innermost its own PC",
